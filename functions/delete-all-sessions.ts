@@ -1,0 +1,10 @@
+import { api } from '../shared/http/api';
+import { noContent } from '../shared/http/response';
+import { logger } from '../shared/logger';
+import { clearedSessionCookie, destroyAllSessions } from '../shared/sessions/store';
+
+export const handler = api({ access: 'user' }).handler(async ({ principal }) => {
+  const ended = await destroyAllSessions(principal.userId);
+  logger.info('Signed out everywhere', { userId: principal.userId, sessionsEnded: ended });
+  return noContent({ cookies: [clearedSessionCookie()] });
+});

@@ -1,0 +1,9 @@
+import { api } from '../shared/http/api';
+import { noContent } from '../shared/http/response';
+import { clearedSessionCookie, destroySession, parseSessionCookie, SESSION_COOKIE } from '../shared/sessions/store';
+
+export const handler = api({ access: 'user' }).handler(async ({ cookieMap }) => {
+  // Authentication already proved the cookie parses and names a live session.
+  await destroySession(parseSessionCookie(cookieMap[SESSION_COOKIE])!);
+  return noContent({ cookies: [clearedSessionCookie()] });
+});

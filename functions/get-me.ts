@@ -1,0 +1,6 @@
+import { api } from '../shared/http/api';
+import { json } from '../shared/http/response';
+
+export const handler = api({ access: 'user' }).handler(async ({ principal }) =>
+  json(200, { id: principal.userId, email: principal.email, role: principal.role }),
+);

@@ -1,0 +1,102 @@
+/**
+ * Every Lambda of Surge and what triggers it. The local twin serves from this table and the CDK
+ * stack is generated from it, so a route, queue binding or SES rule is described here and nowhere else.
+ */
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** What a function reads from its environment; each need maps to the variables in shared/config.ts. */
+export type EnvNeed = 'redis' | 'database' | 'orderQueue' | 'mailBucket' | 'sessions';
+
+export interface QueueSpec {
+  name: string;
+  deadLetterName: string;
+  /** Receives before SQS moves a message to the dead-letter queue. */
+  maxReceiveCount: number;
+}
+
+export const queues = {
+  orders: { name: 'surge-orders', deadLetterName: 'surge-orders-dlq', maxReceiveCount: 5 },
+} as const satisfies Record<string, QueueSpec>;
+
+export type QueueName = keyof typeof queues;
+
+export const buckets = {
+  rawMail: { name: 'surge-raw-mail' },
+} as const;
+
+export type Trigger =
+  | { kind: 'http'; method: HttpMethod; path: string }
+  | {
+      kind: 'queue';
+      queue: QueueName;
+      batchSize: number;
+      maxBatchingWindowSeconds: number;
+      /** Concurrent batches, as the event source mapping's maximum concurrency. */
+      maxConcurrency: number;
+    }
+  | { kind: 'ses' };
+
+export interface FunctionSpec {
+  /** kebab-case; also the entry file's name under functions/. */
+  id: string;
+  description: string;
+  trigger: Trigger;
+  memoryMb: number;
+  timeoutSeconds: number;
+  env: readonly EnvNeed[];
+}
+
+const api = { memoryMb: 512, timeoutSeconds: 10 } as const;
+
+export const functions: readonly FunctionSpec[] = [
+  {
+    id: 'health',
+    description: 'Reports whether Redis, MySQL and the order queue answer',
+    trigger: { kind: 'http', method: 'GET', path: '/health' },
+    ...api,
+    timeoutSeconds: 5,
+    env: ['redis', 'database', 'orderQueue'],
+  },
+  {
+    id: 'create-session',
+    description: 'Signs a user in and sets the session cookie',
+    trigger: { kind: 'http', method: 'POST', path: '/sessions' },
+    ...api,
+    env: ['redis', 'database', 'sessions'],
+  },
+  {
+    id: 'delete-current-session',
+    description: 'Signs out of the session that made the request',
+    trigger: { kind: 'http', method: 'DELETE', path: '/sessions/current' },
+    ...api,
+    env: ['redis', 'sessions'],
+  },
+  {
+    id: 'delete-all-sessions',
+    description: "Signs out of every one of the user's sessions",
+    trigger: { kind: 'http', method: 'DELETE', path: '/sessions' },
+    ...api,
+    env: ['redis', 'sessions'],
+  },
+  {
+    id: 'get-me',
+    description: 'Returns the signed-in user',
+    trigger: { kind: 'http', method: 'GET', path: '/me' },
+    ...api,
+    env: ['redis', 'sessions'],
+  },
+];
+
+/**
+ * SQS visibility timeout for a queue: six times its consumer's timeout, as AWS advises for event
+ * source mappings, so a slow batch is not delivered twice while it is still being processed.
+ */
+export function visibilityTimeoutSeconds(queue: QueueName): number {
+  const consumers = functions.filter((f) => f.trigger.kind === 'queue' && f.trigger.queue === queue);
+  return 6 * Math.max(5, ...consumers.map((f) => f.timeoutSeconds));
+}
+
+export function entryFile(spec: FunctionSpec): string {
+  return `functions/${spec.id}.ts`;
+}

@@ -1,0 +1,37 @@
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { buckets, queues, visibilityTimeoutSeconds, type QueueName } from '../../functions/table';
+
+export interface ProvisionedQueue {
+  url: string;
+  arn: string;
+  deadLetterUrl: string;
+}
+
+/** Creates in the emulator what the CDK stack creates on AWS: each queue with its DLQ, and the buckets. */
+export async function provision(sqs: SQSClient, s3: S3Client): Promise<Record<QueueName, ProvisionedQueue>> {
+  const entries = await Promise.all(
+    (Object.keys(queues) as QueueName[]).map(async (name) => {
+      const spec = queues[name];
+      const dlq = await sqs.send(new CreateQueueCommand({ QueueName: spec.deadLetterName, Attributes: { MessageRetentionPeriod: '1209600' } }));
+      const dlqArn = await queueArn(sqs, dlq.QueueUrl!);
+      const queue = await sqs.send(
+        new CreateQueueCommand({
+          QueueName: spec.name,
+          Attributes: {
+            VisibilityTimeout: String(visibilityTimeoutSeconds(name)),
+            RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: spec.maxReceiveCount }),
+          },
+        }),
+      );
+      return [name, { url: queue.QueueUrl!, arn: await queueArn(sqs, queue.QueueUrl!), deadLetterUrl: dlq.QueueUrl! }] as const;
+    }),
+  );
+  await Promise.all(Object.values(buckets).map((b) => s3.send(new CreateBucketCommand({ Bucket: b.name }))));
+  return Object.fromEntries(entries) as Record<QueueName, ProvisionedQueue>;
+}
+
+export async function queueArn(sqs: SQSClient, queueUrl: string): Promise<string> {
+  const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));
+  return Attributes!.QueueArn!;
+}

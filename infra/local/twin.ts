@@ -1,0 +1,126 @@
+import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { APIGatewayProxyEventV2, SQSEvent } from 'aws-lambda';
+import { buckets, functions, type FunctionSpec, type QueueName } from '../../functions/table';
+import { migrate } from '../../shared/db/migrate';
+import { startGateway, type Gateway, type HttpRoute } from './gateway';
+import { LocalLambda } from './lambda';
+import { startPoller, type Poller } from './poller';
+import { provision, type ProvisionedQueue } from './provision';
+import { seed } from './seed';
+import { startDatabase, startEmulator, startRedis, type Service } from './services';
+
+export interface TwinOptions {
+  port: number;
+  stateDir: string;
+  database: string;
+  /** Off for a twin that only serves HTTP, e.g. while a test drains queues by hand. */
+  pollers?: boolean;
+}
+
+export interface Twin {
+  url: string;
+  redisUrl: string;
+  databaseUrl: string;
+  emulatorUrl: string;
+  queues: Record<QueueName, ProvisionedQueue>;
+  /** Processes the twin started, by service, for CPU accounting in benchmarks. */
+  pids: Record<string, number | undefined>;
+  stop(): Promise<void>;
+}
+
+const REGION = 'us-east-1';
+
+/** A trivial function served through the same gateway: the ceiling that benchmarks compare against. */
+export const CEILING_PATH = '/__twin/ceiling';
+
+function logFunctionError(functionId: string, error: Error): void {
+  process.stderr.write(`${JSON.stringify({ level: 'ERROR', source: 'twin', function: functionId, message: error.message })}\n`);
+}
+
+/** The environment every function reads, pointed at the twin's services. */
+export function functionEnvironment(services: Record<'redis' | 'database' | 'emulator', Pick<Service, 'url'>>, provisioned: Record<QueueName, ProvisionedQueue>) {
+  return {
+    REDIS_URL: services.redis.url,
+    DATABASE_URL: services.database.url,
+    AWS_ENDPOINT_URL: services.emulator.url,
+    AWS_REGION: REGION,
+    // The emulator accepts any credentials; the SDK only needs some to sign with.
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    ORDER_QUEUE_URL: provisioned.orders.url,
+    RAW_MAIL_BUCKET: buckets.rawMail.name,
+    COOKIE_SECURE: 'false',
+  };
+}
+
+export async function startTwin(options: TwinOptions): Promise<Twin> {
+  // The SDK versions pinned here support Node 20; its notice about future versions is noise in the twin.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const [redis, database, emulator] = await Promise.all([
+    startRedis(options.stateDir),
+    startDatabase(options.stateDir, options.database),
+    startEmulator(options.stateDir),
+  ]);
+  const stopServices = () => Promise.all([redis.stop(), database.stop(), emulator.stop()]);
+  try {
+    const clientOptions = { region: REGION, endpoint: emulator.url, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
+    const sqs = new SQSClient(clientOptions);
+    const provisioned = await provision(sqs, new S3Client({ ...clientOptions, forcePathStyle: true }));
+    await migrate(database.url);
+    await seed(database.url);
+
+    // Handlers read their configuration at import, as on a Lambda cold start, so this comes first.
+    Object.assign(process.env, functionEnvironment({ redis, database, emulator }, provisioned));
+
+    const lambdas = new Map<string, LocalLambda>(functions.map((spec) => [spec.id, new LocalLambda(spec)]));
+    const httpRoutes: HttpRoute[] = functions.flatMap((spec: FunctionSpec) => {
+      if (spec.trigger.kind !== 'http') return [];
+      const lambda = lambdas.get(spec.id)!;
+      return [{ method: spec.trigger.method, path: spec.trigger.path, invoke: (event: APIGatewayProxyEventV2) => lambda.invoke(event) }];
+    });
+    httpRoutes.push({ method: 'GET', path: CEILING_PATH, invoke: async () => ({ statusCode: 200, body: '{"ok":true}' }) });
+    await Promise.all([...lambdas.values()].map((l) => l.warm()));
+
+    const gateway: Gateway = await startGateway(httpRoutes, options.port, logFunctionError);
+
+    const pollers: Poller[] =
+      options.pollers === false
+        ? []
+        : functions.flatMap((spec) => {
+            if (spec.trigger.kind !== 'queue') return [];
+            const queue = provisioned[spec.trigger.queue];
+            const lambda = lambdas.get(spec.id)!;
+            return [
+              startPoller({
+                sqs,
+                queueUrl: queue.url,
+                queueArn: queue.arn,
+                region: REGION,
+                batchSize: spec.trigger.batchSize,
+                maxBatchingWindowSeconds: spec.trigger.maxBatchingWindowSeconds,
+                maxConcurrency: spec.trigger.maxConcurrency,
+                invoke: (event: SQSEvent) => lambda.invoke(event),
+                onError: (error) => logFunctionError(spec.id, error),
+              }),
+            ];
+          });
+
+    return {
+      url: gateway.url,
+      redisUrl: redis.url,
+      databaseUrl: database.url,
+      emulatorUrl: emulator.url,
+      queues: provisioned,
+      pids: { gateway: process.pid, redis: redis.pid, database: database.pid, emulator: emulator.pid },
+      async stop() {
+        await gateway.close();
+        await Promise.all(pollers.map((p) => p.stop()));
+        await stopServices();
+      },
+    };
+  } catch (error) {
+    await stopServices();
+    throw error;
+  }
+}

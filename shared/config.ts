@@ -1,0 +1,44 @@
+import { z } from 'zod';
+
+/** Thrown at cold start so a misconfigured function fails before it serves anything. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const flag = z.enum(['true', 'false']).transform((v) => v === 'true');
+const seconds = z.coerce.number().int().positive();
+
+export function readEnv<S extends z.ZodObject>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConfigError(`Invalid environment: ${problems}`);
+  }
+  return parsed.data;
+}
+
+export const redisEnv = z.object({
+  REDIS_URL: z.url({ protocol: /^rediss?$/ }),
+});
+
+export const databaseEnv = z.object({
+  DATABASE_URL: z.url({ protocol: /^mysql$/ }),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+});
+
+/** AWS_ENDPOINT_URL is set only in the local twin; on AWS the SDK finds the regional endpoint itself. */
+export const awsEnv = z.object({
+  AWS_REGION: z.string().min(1).default('us-east-1'),
+  AWS_ENDPOINT_URL: z.url().optional(),
+});
+
+export const orderQueueEnv = z.object({ ORDER_QUEUE_URL: z.url() });
+
+export const rawMailBucketEnv = z.object({ RAW_MAIL_BUCKET: z.string().min(3) });
+
+export const sessionEnv = z.object({
+  SESSION_IDLE_SECONDS: seconds.default(30 * 60),
+  SESSION_ABSOLUTE_SECONDS: seconds.default(12 * 60 * 60),
+  /** Off only in the twin, which serves plain HTTP on loopback. */
+  COOKIE_SECURE: flag.default(true),
+});

@@ -1,0 +1,61 @@
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { createConnection, type RowDataPacket } from 'mysql2/promise';
+
+const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
+const FILE_NAME = /^(\d{4})-[a-z0-9-]+\.sql$/;
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+  checksum: string;
+}
+
+export async function loadMigrations(dir: URL = MIGRATIONS_DIR): Promise<Migration[]> {
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.sql')).sort();
+  return Promise.all(
+    files.map(async (name) => {
+      const match = FILE_NAME.exec(name);
+      if (!match) throw new Error(`Migration file must be named NNNN-description.sql: ${name}`);
+      const sql = await readFile(new URL(name, dir), 'utf8');
+      return { version: Number(match[1]), name, sql, checksum: createHash('sha256').update(sql).digest('hex') };
+    }),
+  );
+}
+
+/**
+ * Applies each migration not yet recorded in schema_migrations, in version order, once.
+ * A named lock serialises concurrent migrators (the twin, test workers, a deploy trigger).
+ * An applied file that has since changed is an error: migrations are append-only.
+ */
+export async function migrate(databaseUrl: string, migrations?: Migration[]): Promise<number[]> {
+  const all = migrations ?? (await loadMigrations());
+  const conn = await createConnection({ uri: databaseUrl, multipleStatements: true });
+  try {
+    await conn.query("SELECT GET_LOCK('surge_migrate', 60)");
+    await conn.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version    INT UNSIGNED NOT NULL PRIMARY KEY,
+      name       VARCHAR(255) NOT NULL,
+      checksum   CHAR(64)     NOT NULL,
+      applied_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)
+    ) ENGINE = InnoDB`);
+    const [rows] = await conn.query<RowDataPacket[]>('SELECT version, checksum FROM schema_migrations');
+    const applied = new Map(rows.map((r) => [Number(r.version), String(r.checksum)]));
+    const done: number[] = [];
+    for (const m of all) {
+      const known = applied.get(m.version);
+      if (known !== undefined) {
+        if (known !== m.checksum) throw new Error(`Migration ${m.name} changed after it was applied`);
+        continue;
+      }
+      await conn.query(m.sql);
+      await conn.query('INSERT INTO schema_migrations (version, name, checksum) VALUES (?, ?, ?)', [m.version, m.name, m.checksum]);
+      done.push(m.version);
+    }
+    return done;
+  } finally {
+    await conn.query("SELECT RELEASE_LOCK('surge_migrate')").catch(() => undefined);
+    await conn.end();
+  }
+}

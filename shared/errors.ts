@@ -1,0 +1,61 @@
+/**
+ * Every error a client can be shown, with its status, in one place. Handlers throw AppError with a
+ * code; the HTTP error handler turns it into {"error":{"code","message"}}. Anything else is a 500.
+ */
+export const errorStatus = {
+  BAD_JSON: 400,
+  VALIDATION_FAILED: 400,
+  UNAUTHENTICATED: 401,
+  INVALID_CREDENTIALS: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  PAYLOAD_TOO_LARGE: 413,
+  UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof errorStatus;
+
+export class AppError extends Error {
+  override name = 'AppError';
+  readonly status: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+    this.status = errorStatus[code];
+  }
+}
+
+export class UnauthenticatedError extends AppError {
+  override name = 'UnauthenticatedError';
+  constructor(message = 'Sign in first') {
+    super('UNAUTHENTICATED', message);
+  }
+}
+
+export class ForbiddenError extends AppError {
+  override name = 'ForbiddenError';
+  constructor(message = 'You may not do that') {
+    super('FORBIDDEN', message);
+  }
+}
+
+export class NotFoundError extends AppError {
+  override name = 'NotFoundError';
+  constructor(message = 'Not found') {
+    super('NOT_FOUND', message);
+  }
+}
+
+/** A dependency failed in a way the client may retry; unlike other 5xx it is shown as such. */
+export class UnavailableError extends AppError {
+  override name = 'UnavailableError';
+  constructor(message = 'Try again shortly') {
+    super('UNAVAILABLE', message);
+  }
+}

@@ -1,0 +1,125 @@
+import middy, { type MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import type { z } from 'zod';
+import { AppError, ForbiddenError, UnauthenticatedError, UnavailableError } from '../errors';
+import { logger } from '../logger';
+import { parseSessionCookie, resolveSession, SESSION_COOKIE, type Principal } from '../sessions/store';
+import type { Role } from '../sessions/users';
+import { json, type ApiResult } from './response';
+
+/** Request bodies past this are refused before parsing; no endpoint takes more. */
+const MAX_BODY_BYTES = 64 * 1024;
+
+export interface ApiEvent<Body = undefined> extends APIGatewayProxyEventV2 {
+  /** Cookies by name; the first occurrence of a name wins. */
+  cookieMap: Record<string, string>;
+  /** The body, parsed and validated against the function's schema. */
+  json: Body;
+}
+
+export type AuthedEvent<Body = undefined> = ApiEvent<Body> & { principal: Principal };
+
+type Access = 'public' | Role;
+
+interface ApiOptions<Body extends z.ZodType | undefined, A extends Access> {
+  access: A;
+  body?: Body;
+}
+
+type EventOf<A extends Access, Body> = A extends 'public' ? ApiEvent<Body> : AuthedEvent<Body>;
+type BodyOf<S> = S extends z.ZodType ? z.infer<S> : undefined;
+
+/**
+ * The one middleware stack of every HTTP function: event normalisation, authentication,
+ * body parsing and validation, then the error handler last. Handlers only see valid input, typed
+ * by the options; the exported Lambda handler takes the plain API Gateway event.
+ */
+export function api<A extends Access, S extends z.ZodType | undefined = undefined>(options: ApiOptions<S, A>) {
+  const stack = middy<APIGatewayProxyEventV2, ApiResult>().use(normaliseEvent());
+  if (options.access !== 'public') stack.use(authenticate(options.access));
+  if (options.body) stack.use(parseJsonBody(options.body));
+  stack.use(errorHandler());
+  return {
+    handler: (fn: (event: EventOf<A, BodyOf<S>>, context: Context) => Promise<ApiResult>) =>
+      stack.handler((event, context) => fn(event as EventOf<A, BodyOf<S>>, context)),
+  };
+}
+
+function normaliseEvent(): MiddlewareObj<APIGatewayProxyEventV2> {
+  return {
+    name: 'normaliseEvent',
+    before: ({ event }) => {
+      const headers: Record<string, string | undefined> = {};
+      for (const [name, value] of Object.entries(event.headers ?? {})) headers[name.toLowerCase()] = value;
+      event.headers = headers;
+      const cookieMap: Record<string, string> = {};
+      for (const cookie of event.cookies ?? []) {
+        const eq = cookie.indexOf('=');
+        if (eq <= 0) continue;
+        const name = cookie.slice(0, eq).trim();
+        if (!(name in cookieMap)) cookieMap[name] = cookie.slice(eq + 1).trim();
+      }
+      (event as ApiEvent<unknown>).cookieMap = cookieMap;
+    },
+  };
+}
+
+function authenticate(role: Role): MiddlewareObj<APIGatewayProxyEventV2> {
+  return {
+    name: 'authenticate',
+    before: async (request) => {
+      const event = request.event as AuthedEvent<unknown>;
+      const handle = parseSessionCookie(event.cookieMap[SESSION_COOKIE]);
+      if (!handle) throw new UnauthenticatedError();
+      try {
+        event.principal = await resolveSession(handle);
+      } catch (error) {
+        throw error instanceof AppError ? error : new UnavailableError('Sessions are unavailable, try again shortly');
+      }
+      if (role === 'admin' && event.principal.role !== 'admin') throw new ForbiddenError('Admins only');
+    },
+  };
+}
+
+function parseJsonBody(schema: z.ZodType): MiddlewareObj<APIGatewayProxyEventV2> {
+  return {
+    name: 'parseJsonBody',
+    before: ({ event }) => {
+      const contentType = event.headers['content-type'] ?? '';
+      if (!/^application\/(.+\+)?json\s*(;|$)/i.test(contentType)) {
+        throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send a JSON body with content-type application/json');
+      }
+      const raw = event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : (event.body ?? '');
+      if (Buffer.byteLength(raw) > MAX_BODY_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', `Bodies are limited to ${MAX_BODY_BYTES} bytes`);
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(raw);
+      } catch {
+        throw new AppError('BAD_JSON', 'The body is not valid JSON');
+      }
+      const result = schema.safeParse(parsed);
+      if (!result.success) {
+        const details = result.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+        throw new AppError('VALIDATION_FAILED', 'The body does not match the schema', details);
+      }
+      (event as ApiEvent<unknown>).json = result.data;
+    },
+  };
+}
+
+function errorHandler(): MiddlewareObj<APIGatewayProxyEventV2, ApiResult, Error, Context> {
+  return {
+    name: 'errorHandler',
+    onError: (request) => {
+      const { error } = request;
+      if (error instanceof AppError) {
+        if (error.status >= 500) logger.warn('Dependency unavailable', { code: error.code, message: error.message });
+        const body = { error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) } };
+        request.response = json(error.status, body);
+        return;
+      }
+      logger.error('Unhandled error', { awsRequestId: request.context.awsRequestId, error: error as Error });
+      request.response = json(500, { error: { code: 'INTERNAL', message: 'Internal error' } });
+    },
+  };
+}

@@ -1,0 +1,37 @@
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import type { Cluster, Redis } from 'ioredis';
+
+export type RedisClient = Redis | Cluster;
+type ScriptArg = string | number;
+
+export interface LuaScript<Keys extends string[], Args extends ScriptArg[]> {
+  readonly name: string;
+  readonly numberOfKeys: number;
+  run(client: RedisClient, keys: Keys, args: Args): Promise<unknown>;
+}
+
+const FILE_NAME = /^([a-z][a-z0-9-]*)-(\d+)\.lua$/;
+
+/**
+ * Loads `<name>-<numKeys>.lua` and runs it through ioredis defineCommand, which sends EVALSHA and
+ * falls back to EVAL once after a NOSCRIPT (a Redis restart or failover). Request data only ever
+ * travels in KEYS and ARGV, never in the script's source.
+ */
+export function luaScript<Keys extends string[], Args extends ScriptArg[]>(file: URL): LuaScript<Keys, Args> {
+  const match = FILE_NAME.exec(basename(file.pathname));
+  if (!match) throw new Error(`Lua script file must be named <name>-<numKeys>.lua: ${file.pathname}`);
+  const name = match[1]!;
+  const numberOfKeys = Number(match[2]);
+  const lua = readFileSync(file, 'utf8');
+  return {
+    name,
+    numberOfKeys,
+    run(client, keys, args) {
+      if (keys.length !== numberOfKeys) throw new Error(`${name} takes ${numberOfKeys} keys, got ${keys.length}`);
+      const commands = client as unknown as Record<string, (...a: ScriptArg[]) => Promise<unknown>>;
+      if (typeof commands[name] !== 'function') client.defineCommand(name, { numberOfKeys, lua });
+      return commands[name]!(...keys, ...args);
+    },
+  };
+}

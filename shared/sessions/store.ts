@@ -1,0 +1,98 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { redis } from '../clients/redis';
+import { readEnv, sessionEnv } from '../config';
+import { isScriptCode, scriptError } from '../redis/script-codes';
+import { luaScript } from '../redis/script';
+import type { Role } from './users';
+
+const settings = readEnv(sessionEnv);
+const idleMs = settings.SESSION_IDLE_SECONDS * 1000;
+const absoluteMs = settings.SESSION_ABSOLUTE_SECONDS * 1000;
+
+const createScript = luaScript<[session: string, index: string], [string, number, Role, string, number, number, number]>(
+  new URL('./lua/session-create-2.lua', import.meta.url),
+);
+const touchScript = luaScript<[session: string], [now: number, idleMs: number]>(
+  new URL('./lua/session-touch-1.lua', import.meta.url),
+);
+const destroyAllScript = luaScript<[index: string], [sessionKeyPrefix: string]>(
+  new URL('./lua/sessions-destroy-all-1.lua', import.meta.url),
+);
+
+export const SESSION_COOKIE = 'sid';
+
+/** The signed-in caller, as handlers see it. */
+export interface Principal {
+  userId: number;
+  role: Role;
+  email: string;
+  /** Safe to log: a hash, never the session id itself. */
+  sessionRef: string;
+}
+
+/**
+ * The cookie carries `<userId>.<sessionId>` so that a session and its user's index share the
+ * hash tag {user:<id>}: sign-in and sign-out-everywhere stay atomic in ElastiCache cluster mode.
+ * The user id in it is no credential: only the 128-bit random session id is.
+ */
+export interface SessionHandle {
+  userId: number;
+  sessionId: string;
+}
+
+const COOKIE_VALUE = /^([1-9][0-9]{0,15})\.([A-Za-z0-9_-]{22})$/;
+
+export function parseSessionCookie(value: string | undefined): SessionHandle | undefined {
+  const match = value === undefined ? null : COOKIE_VALUE.exec(value);
+  return match ? { userId: Number(match[1]), sessionId: match[2]! } : undefined;
+}
+
+const userTag = (userId: number) => `{user:${userId}}`;
+const sessionKeyPrefix = (userId: number) => `${userTag(userId)}:session:`;
+const sessionKey = ({ userId, sessionId }: SessionHandle) => sessionKeyPrefix(userId) + sessionId;
+const indexKey = (userId: number) => `${userTag(userId)}:sessions`;
+
+export const sessionRef = (sessionId: string) => createHash('sha256').update(sessionId).digest('hex').slice(0, 12);
+
+export function cookieValue(handle: SessionHandle): string {
+  return `${handle.userId}.${handle.sessionId}`;
+}
+
+export function sessionCookie(handle: SessionHandle): string {
+  return serializeCookie(cookieValue(handle), settings.SESSION_ABSOLUTE_SECONDS);
+}
+
+export function clearedSessionCookie(): string {
+  return serializeCookie('', 0);
+}
+
+function serializeCookie(value: string, maxAgeSeconds: number): string {
+  const secure = settings.COOKIE_SECURE ? '; Secure' : '';
+  return `${SESSION_COOKIE}=${value}; Max-Age=${maxAgeSeconds}; Path=/; HttpOnly; SameSite=Lax${secure}`;
+}
+
+export async function createSession(user: { id: number; role: Role; email: string }, now = Date.now()) {
+  const handle: SessionHandle = { userId: user.id, sessionId: randomBytes(16).toString('base64url') };
+  await createScript.run(
+    redis,
+    [sessionKey(handle), indexKey(user.id)],
+    [handle.sessionId, user.id, user.role, user.email, now, idleMs, absoluteMs],
+  );
+  return handle;
+}
+
+/** One Redis round trip: loads the session and slides its idle timeout in the same script. */
+export async function resolveSession(handle: SessionHandle, now = Date.now()): Promise<Principal> {
+  const reply = await touchScript.run(redis, [sessionKey(handle)], [now, idleMs]);
+  if (isScriptCode(reply)) throw scriptError(reply);
+  const [userId, role, email] = reply as [string, Role, string];
+  return { userId: Number(userId), role, email, sessionRef: sessionRef(handle.sessionId) };
+}
+
+export async function destroySession(handle: SessionHandle): Promise<void> {
+  await redis.multi().del(sessionKey(handle)).zrem(indexKey(handle.userId), handle.sessionId).exec();
+}
+
+export async function destroyAllSessions(userId: number): Promise<number> {
+  return Number(await destroyAllScript.run(redis, [indexKey(userId)], [sessionKeyPrefix(userId)]));
+}

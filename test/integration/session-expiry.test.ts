@@ -1,0 +1,44 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+
+type Store = typeof import('../../shared/sessions/store');
+let store: Store;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('session lifetimes', () => {
+  beforeAll(async () => {
+    // Read at cold start, so set before the store is first imported in this file's process.
+    process.env.SESSION_IDLE_SECONDS = '1';
+    process.env.SESSION_ABSOLUTE_SECONDS = '3';
+    store = await import('../../shared/sessions/store');
+  });
+
+  it('ends a session left idle past the idle timeout', async () => {
+    const handle = await store.createSession({ id: 9_000_001, role: 'user', email: 'idle@surge.test' });
+
+    await sleep(1_300);
+
+    await expect(store.resolveSession(handle)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+  });
+
+  it('slides the idle timeout on each use', async () => {
+    const handle = await store.createSession({ id: 9_000_002, role: 'user', email: 'busy@surge.test' });
+
+    for (let i = 0; i < 4; i++) {
+      await sleep(500);
+      await store.resolveSession(handle);
+    }
+
+    await expect(store.resolveSession(handle)).resolves.toMatchObject({ userId: 9_000_002 });
+  });
+
+  it('ends a session at its absolute lifetime however busy it is', async () => {
+    // Created as if 2.5 s ago, so 0.5 s of its 3 s lifetime remain.
+    const handle = await store.createSession({ id: 9_000_003, role: 'user', email: 'old@surge.test' }, Date.now() - 2_500);
+    await store.resolveSession(handle);
+
+    await sleep(700);
+
+    await expect(store.resolveSession(handle)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+  });
+});

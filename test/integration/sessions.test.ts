@@ -1,0 +1,152 @@
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handler as createSession } from '../../functions/create-session';
+import { handler as deleteAllSessions } from '../../functions/delete-all-sessions';
+import { handler as deleteCurrentSession } from '../../functions/delete-current-session';
+import { handler as getMe } from '../../functions/get-me';
+import { redis } from '../../shared/clients/redis';
+import { httpEvent, lambdaContext } from '../support/events';
+import { createUser, type TestUser } from '../support/factories';
+
+type Result = APIGatewayProxyStructuredResultV2;
+
+const body = (result: Result) => JSON.parse(result.body ?? 'null');
+const sidCookie = (result: Result) => result.cookies?.find((c) => c.startsWith('sid='))?.split(';')[0];
+
+async function signIn(user: { email: string; password: string }, cookies?: string[]): Promise<Result> {
+  return createSession(httpEvent('post-sessions', { body: { email: user.email, password: user.password }, ...(cookies ? { cookies } : {}) }), lambdaContext());
+}
+
+const me = (cookie: string | undefined) => getMe(httpEvent('get-me', { cookies: cookie ? [cookie] : [] }), lambdaContext());
+
+describe('sessions', () => {
+  let user: TestUser;
+
+  beforeAll(async () => {
+    user = await createUser();
+  });
+
+  it('signs in, reads /me with the cookie, and signs out', async () => {
+    // Prepare
+    const signedIn = await signIn(user);
+    const cookie = sidCookie(signedIn);
+
+    // Act
+    const before = await me(cookie);
+    const signedOut = await deleteCurrentSession(httpEvent('get-me', { method: 'DELETE', path: '/sessions/current', cookies: [cookie!] }), lambdaContext());
+    const after = await me(cookie);
+
+    // Assess
+    expect(signedIn.statusCode).toBe(201);
+    expect(signedIn.cookies![0]).toMatch(/^sid=\d+\.[A-Za-z0-9_-]{22}; Max-Age=43200; Path=\/; HttpOnly; SameSite=Lax$/);
+    expect(body(before)).toEqual({ id: user.id, email: user.email, role: 'user' });
+    expect(signedOut.statusCode).toBe(204);
+    expect(signedOut.cookies![0]).toMatch(/^sid=; Max-Age=0/);
+    expect(after.statusCode).toBe(401);
+    expect(body(after).error.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('refuses a wrong password and an unknown user alike', async () => {
+    const wrong = await signIn({ email: user.email, password: 'not it' });
+    const unknown = await signIn({ email: 'nobody@surge.test', password: user.password });
+
+    for (const result of [wrong, unknown]) {
+      expect(result.statusCode).toBe(401);
+      expect(body(result)).toEqual({ error: { code: 'INVALID_CREDENTIALS', message: 'Email or password is wrong' } });
+      expect(result.cookies).toBeUndefined();
+    }
+  });
+
+  it.each([
+    ['malformed JSON', { rawBody: '{"email":' }, 400, 'BAD_JSON'],
+    ['a missing password', { body: { email: 'a@b.test' } }, 400, 'VALIDATION_FAILED'],
+    ['a non-email', { body: { email: 'not-an-email', password: 'x' } }, 400, 'VALIDATION_FAILED'],
+    ['a number for a password', { body: { email: 'a@b.test', password: 1 } }, 400, 'VALIDATION_FAILED'],
+    ['a non-JSON content type', { body: { email: 'a@b.test', password: 'x' }, headers: { 'content-type': 'text/plain' } }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
+    ['an oversized body', { body: { email: 'a@b.test', password: 'x'.repeat(70_000) } }, 413, 'PAYLOAD_TOO_LARGE'],
+  ])('answers %s with a JSON 4xx', async (_, changes, status, code) => {
+    const result = await createSession(httpEvent('post-sessions', changes), lambdaContext());
+
+    expect(result.statusCode).toBe(status);
+    expect(result.headers?.['content-type']).toMatch(/^application\/json/);
+    expect(body(result).error.code).toBe(code);
+  });
+
+  it.each([
+    ['no cookie', undefined],
+    ['a forged cookie', 'sid=1.not-a-session-id'],
+    ['an unknown session id', 'sid=1.AAAAAAAAAAAAAAAAAAAAAA'],
+    ['a session id under another user', 'sid=999999.AAAAAAAAAAAAAAAAAAAAAA'],
+    ['an injection attempt', 'sid=1.*}{redis.call("FLUSHALL")--'],
+  ])('answers /me with %s with 401', async (_, cookie) => {
+    const result = await me(cookie);
+
+    expect(result.statusCode).toBe(401);
+    expect(body(result).error.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('destroys the session presented at sign-in (rotation)', async () => {
+    const first = sidCookie(await signIn(user));
+
+    const second = sidCookie(await signIn(user, [first!]));
+
+    expect(second).not.toBe(first);
+    expect((await me(first)).statusCode).toBe(401);
+    expect((await me(second)).statusCode).toBe(200);
+  });
+
+  it('signs out everywhere through the per-user index', async () => {
+    const other = await createUser();
+    const cookies = await Promise.all([1, 2, 3].map(async () => sidCookie(await signIn(other))));
+    const bystander = sidCookie(await signIn(user));
+
+    const result = await deleteAllSessions(httpEvent('get-me', { method: 'DELETE', path: '/sessions', cookies: [cookies[0]!] }), lambdaContext());
+
+    expect(result.statusCode).toBe(204);
+    for (const cookie of cookies) expect((await me(cookie)).statusCode).toBe(401);
+    expect((await me(bystander)).statusCode).toBe(200);
+    expect(await redis.exists(`{user:${other.id}}:sessions`)).toBe(0);
+  });
+
+  it('tells the role to handlers', async () => {
+    const admin = await createUser('admin');
+
+    const result = await me(sidCookie(await signIn(admin)));
+
+    expect(body(result).role).toBe('admin');
+  });
+
+  describe('Redis round trips per authenticated request', () => {
+    let monitor: Redis;
+
+    beforeAll(() => {
+      monitor = new Redis(process.env.REDIS_URL!);
+    });
+    afterAll(() => monitor.disconnect());
+
+    it('is exactly one, counted by the server', async () => {
+      // Prepare: watch every command the server receives from the functions' own connection.
+      const cookie = sidCookie(await signIn(user));
+      const clientInfo = String(await redis.client('INFO'));
+      const address = /addr=(\S+)/.exec(clientInfo)![1]!;
+      const seen: string[] = [];
+      const feed = await monitor.monitor();
+      feed.on('monitor', (_time: string, args: string[], source: string) => {
+        // Commands a script runs are reported with a "lua" source; they are not round trips.
+        if (source.endsWith(address)) seen.push(args[0]!.toLowerCase());
+      });
+      await new Promise((r) => setTimeout(r, 50));
+
+      // Act
+      const requests = 20;
+      for (let i = 0; i < requests; i++) expect((await me(cookie)).statusCode).toBe(200);
+      await new Promise((r) => setTimeout(r, 100));
+      feed.disconnect();
+
+      // Assess
+      expect(seen.length).toBe(requests);
+      expect(new Set(seen)).toEqual(new Set(['evalsha']));
+    });
+  });
+});

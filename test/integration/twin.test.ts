@@ -1,0 +1,50 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { demoAccounts } from '../../infra/local/seed';
+import { startTwin, type Twin } from '../../infra/local/twin';
+
+describe('the local twin over HTTP', () => {
+  let twin: Twin;
+
+  beforeAll(async () => {
+    twin = await startTwin({ port: 0, stateDir: '.local/test', database: 'surge_test' });
+  });
+  afterAll(() => twin.stop());
+
+  it('reports every dependency healthy', async () => {
+    const res = await fetch(`${twin.url}/health`);
+
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ok', down: [], dependencies: { redis: 'ok', database: 'ok', queue: 'ok' } });
+  });
+
+  it('signs the demo user in, serves /me, and signs out', async () => {
+    // Prepare
+    const demo = demoAccounts.find((a) => a.role === 'user')!;
+
+    // Act
+    const login = await fetch(`${twin.url}/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: demo.email, password: demo.password }),
+    });
+    const cookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
+    const me = await fetch(`${twin.url}/me`, { headers: { cookie } });
+    const logout = await fetch(`${twin.url}/sessions/current`, { method: 'DELETE', headers: { cookie } });
+    const after = await fetch(`${twin.url}/me`, { headers: { cookie } });
+
+    // Assess
+    expect(login.status).toBe(201);
+    expect(me.status).toBe(200);
+    expect(await me.json()).toMatchObject({ email: demo.email, role: 'user' });
+    expect(logout.status).toBe(204);
+    expect(after.status).toBe(401);
+    expect(await after.json()).toEqual({ error: { code: 'UNAUTHENTICATED', message: 'Session expired or unknown' } });
+  });
+
+  it('answers an unknown route with 404 JSON', async () => {
+    const res = await fetch(`${twin.url}/no/such/route`);
+
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ message: 'Not Found' });
+  });
+});

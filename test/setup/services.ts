@@ -1,0 +1,50 @@
+/**
+ * Starts the real services the tests talk to, once per run: redis-server, MariaDB and the SQS/S3
+ * emulator (or reuses them through REDIS_URL, DATABASE_URL, AWS_ENDPOINT_URL), with a fresh
+ * database migrated from the same files the twin and the deploy use.
+ */
+import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { createConnection } from 'mysql2/promise';
+import type { TestProject } from 'vitest/node';
+import { migrate } from '../../shared/db/migrate';
+import { provision } from '../../infra/local/provision';
+import { startDatabase, startEmulator, startRedis } from '../../infra/local/services';
+import { functionEnvironment } from '../../infra/local/twin';
+
+const STATE_DIR = '.local/test';
+export const TEST_DATABASE = 'surge_test';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    env: Record<string, string>;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+  const [redis, database, emulator] = await Promise.all([
+    startRedis(STATE_DIR),
+    startDatabase(STATE_DIR, TEST_DATABASE),
+    startEmulator(STATE_DIR),
+  ]);
+
+  const admin = await createConnection({ uri: database.url });
+  await admin.query(`DROP DATABASE ${TEST_DATABASE}`);
+  await admin.query(`CREATE DATABASE ${TEST_DATABASE} CHARACTER SET utf8mb4`);
+  await admin.end();
+  await migrate(database.url);
+
+  const clientOptions = { region: 'us-east-1', endpoint: emulator.url, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
+  const provisioned = await provision(new SQSClient(clientOptions), new S3Client({ ...clientOptions, forcePathStyle: true }));
+
+  project.provide('env', {
+    ...functionEnvironment({ redis, database, emulator }, provisioned),
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    POWERTOOLS_LOG_LEVEL: 'ERROR',
+  });
+
+  return async () => {
+    await Promise.all([redis.stop(), database.stop(), emulator.stop()]);
+  };
+}
