@@ -45,11 +45,13 @@ function decode(segment: string): string {
 function joinHeaders(req: IncomingMessage): { headers: Record<string, string>; cookies?: string[] } {
   const headers: Record<string, string> = {};
   let cookies: string[] | undefined;
-  for (const [name, value] of Object.entries(req.headersDistinct)) {
-    if (!value) continue;
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    const value = raw[i + 1]!;
     // Payload 2.0 moves cookies out of the headers into their own array.
-    if (name === 'cookie') cookies = value.flatMap((v) => v.split(';')).map((c) => c.trim()).filter(Boolean);
-    else headers[name] = value.join(',');
+    if (name === 'cookie') (cookies ??= []).push(...value.split(';').map((c) => c.trim()).filter(Boolean));
+    else headers[name] = name in headers ? `${headers[name]},${value}` : value;
   }
   return { headers, cookies };
 }
@@ -63,9 +65,18 @@ function queryParameters(rawQueryString: string): Record<string, string> | undef
   return params;
 }
 
-function requestTime(date: Date): string {
-  const [, day, month, year, time] = date.toUTCString().split(' ');
-  return `${day}/${month}/${year}:${time} +0000`;
+let lastSecond = 0;
+let lastTime = '';
+
+/** requestContext.time, e.g. 17/Jun/2024:15:52:39 +0000; formatted once per second. */
+function requestTime(epochMs: number): string {
+  const second = Math.floor(epochMs / 1000);
+  if (second !== lastSecond) {
+    const [, day, month, year, time] = new Date(epochMs).toUTCString().split(' ');
+    lastSecond = second;
+    lastTime = `${day}/${month}/${year}:${time} +0000`;
+  }
+  return lastTime;
 }
 
 export function toEvent(
@@ -79,7 +90,7 @@ export function toEvent(
   const rawPath = q < 0 ? url : url.slice(0, q);
   const rawQueryString = q < 0 ? '' : url.slice(q + 1);
   const { headers, cookies } = joinHeaders(req);
-  const now = new Date();
+  const now = Date.now();
   const text = TEXT_TYPES.test(headers['content-type'] ?? '');
   const host = headers.host ?? '127.0.0.1';
   return {
@@ -107,7 +118,7 @@ export function toEvent(
       routeKey: route?.routeKey ?? '$default',
       stage: '$default',
       time: requestTime(now),
-      timeEpoch: now.getTime(),
+      timeEpoch: now,
     },
     ...(body.length ? { body: text ? body.toString('utf8') : body.toString('base64') } : {}),
     isBase64Encoded: body.length > 0 && !text,

@@ -1,10 +1,37 @@
+import type { ResultSetHeader } from 'mysql2';
 import { createConnection } from 'mysql2/promise';
 import { hashPassword } from '../../shared/sessions/password';
+import type { Role } from '../../shared/sessions/users';
 
 export const demoAccounts = [
   { email: 'demo@surge.test', password: 'surge-demo-password', role: 'user' },
   { email: 'admin@surge.test', password: 'surge-admin-password', role: 'admin' },
 ] as const;
+
+export interface CreatedUser {
+  id: number;
+  email: string;
+  password: string;
+  role: Role;
+}
+
+/**
+ * Inserts users sharing one password with a single multi-row INSERT (one hash, since hashing is
+ * slow on purpose). For tests and benchmarks that need many distinct signed-in users.
+ */
+export async function insertUsers(databaseUrl: string, emails: string[], password: string, role: Role = 'user'): Promise<CreatedUser[]> {
+  const conn = await createConnection({ uri: databaseUrl });
+  try {
+    const hash = await hashPassword(password);
+    const [result] = await conn.query<ResultSetHeader>('INSERT INTO users (email, password_hash, role) VALUES ?', [
+      emails.map((email) => [email, hash, role]),
+    ]);
+    // InnoDB hands a multi-row INSERT consecutive auto-increment ids.
+    return emails.map((email, i) => ({ id: result.insertId + i, email, password, role }));
+  } finally {
+    await conn.end();
+  }
+}
 
 /** Demo data for the twin. Passwords are reset on every start so the printed credentials always work. */
 export async function seed(databaseUrl: string): Promise<void> {

@@ -27,7 +27,7 @@ export interface Principal {
   role: Role;
   email: string;
   /** Safe to log: a hash, never the session id itself. */
-  sessionRef: string;
+  readonly sessionRef: string;
 }
 
 /**
@@ -86,7 +86,15 @@ export async function resolveSession(handle: SessionHandle, now = Date.now()): P
   const reply = await touchScript.run(redis, [sessionKey(handle)], [now, idleMs]);
   if (isScriptCode(reply)) throw scriptError(reply);
   const [userId, role, email] = reply as [string, Role, string];
-  return { userId: Number(userId), role, email, sessionRef: sessionRef(handle.sessionId) };
+  return {
+    userId: Number(userId),
+    role,
+    email,
+    // Hashed only when something logs it, not on every request.
+    get sessionRef() {
+      return sessionRef(handle.sessionId);
+    },
+  };
 }
 
 export async function destroySession(handle: SessionHandle): Promise<void> {

@@ -1,0 +1,69 @@
+/**
+ * `npm run bench -- <scenario> [--connections N] [--duration S]`
+ *
+ * Loads the running twin (or starts one) with autocannon, measures the gateway's ceiling (a trivial
+ * function behind the same gateway) in the same run, and prints one JSON object as its last line.
+ * Progress goes to stderr. Exits non-zero when an invariant does not hold.
+ */
+import { parseArgs } from 'node:util';
+import { CEILING_PATH } from '../infra/local/twin';
+import { drive, round, type LoadResult } from './support/measure';
+import { acquireTwin, type BenchTwin } from './support/twin';
+
+export interface ScenarioContext {
+  twin: BenchTwin;
+  connections: number;
+  duration: number;
+  log(message: string): void;
+}
+
+export interface ScenarioResult {
+  load: LoadResult;
+  baseline?: Record<string, unknown>;
+  extra?: Record<string, unknown>;
+  invariants: Record<string, { expected: unknown; actual: unknown }>;
+}
+
+export type Scenario = (context: ScenarioContext) => Promise<ScenarioResult>;
+
+const scenarios: Record<string, () => Promise<Scenario>> = {
+  sessions: async () => (await import('./scenarios/sessions')).sessions,
+};
+
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: { connections: { type: 'string', default: '50' }, duration: { type: 'string', default: '10' } },
+});
+const name = positionals[0] ?? '';
+if (!(name in scenarios)) {
+  process.stderr.write(`usage: npm run bench -- <${Object.keys(scenarios).join('|')}> [--connections N] [--duration S]\n`);
+  process.exit(2);
+}
+const log = (message: string) => process.stderr.write(`bench: ${message}\n`);
+const connections = Number(values.connections);
+const duration = Number(values.duration);
+
+const twin = await acquireTwin(log);
+try {
+  const run = await scenarios[name]!();
+  const ceiling = await drive({ url: `${twin.url}${CEILING_PATH}`, connections, duration }, 'ceiling', log);
+  const result = await run({ twin, connections, duration, log });
+  const invariants = Object.fromEntries(
+    Object.entries(result.invariants).map(([key, v]) => [key, { ...v, ok: JSON.stringify(v.expected) === JSON.stringify(v.actual) }]),
+  );
+  const report = {
+    scenario: name,
+    ...result.load,
+    ceiling_rps: ceiling.rps,
+    ratio_to_ceiling: round(result.load.rps / ceiling.rps, 3),
+    ...(result.baseline ? { baseline: result.baseline } : {}),
+    ...result.extra,
+    connections,
+    duration_s: duration,
+    invariants,
+  };
+  process.stdout.write(`${JSON.stringify(report)}\n`);
+  process.exitCode = Object.values(invariants).every((v) => v.ok) ? 0 : 1;
+} finally {
+  await twin.stop();
+}

@@ -1,0 +1,80 @@
+/**
+ * Authenticated GET /me from many distinct signed-in users. Reports Redis round trips per request
+ * (expected 1: load and sliding refresh in one script) and commands per request.
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { insertUsers } from '../../infra/local/seed';
+import { round, startCpuMeter, drive } from '../support/measure';
+import { commandsProcessed, countRoundTrips } from '../support/redis-calls';
+import type { Scenario } from '../bench';
+
+const USERS = 200;
+const SAMPLE_REQUESTS = 500;
+
+async function signIn(url: string, email: string, password: string): Promise<string> {
+  const res = await fetch(`${url}/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+  if (res.status !== 201) throw new Error(`sign-in failed with ${res.status}`);
+  return res.headers.getSetCookie()[0]!.split(';')[0]!;
+}
+
+async function inBatches<T, R>(items: T[], size: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += size) out.push(...(await Promise.all(items.slice(i, i + size).map(fn))));
+  return out;
+}
+
+export const sessions: Scenario = async ({ twin, connections, duration, log }) => {
+  log(`signing in ${USERS} users`);
+  const tag = randomBytes(4).toString('hex');
+  const users = await insertUsers(twin.databaseUrl, Array.from({ length: USERS }, (_, i) => `bench-${tag}-${i}@surge.test`), `bench-${tag}`);
+  const cookies = await inBatches(users, 8, (u) => signIn(twin.url, u.email, u.password));
+
+  const redis = new Redis(twin.redisUrl);
+  try {
+    let next = 0;
+    const commandsBefore = await commandsProcessed(redis);
+    const cpu = startCpuMeter({ gateway: twin.pids.gateway, redis: twin.pids.redis });
+    const load = await drive(
+      {
+        url: twin.url,
+        connections,
+        duration,
+        requests: [{ method: 'GET', path: '/me', setupRequest: (req) => ({ ...req, headers: { ...req.headers, cookie: cookies[next++ % cookies.length]! } }) }],
+      },
+      'GET /me',
+      log,
+    );
+    const cpuPerRequest = cpu.perRequest(load.requests);
+    // The INFO calls themselves are two of the commands counted.
+    const commands = (await commandsProcessed(redis)) - commandsBefore - 2;
+
+    log(`counting round trips over ${SAMPLE_REQUESTS} requests with MONITOR`);
+    let sampleOk = 0;
+    const trips = await countRoundTrips(twin.redisUrl, async () => {
+      await inBatches(Array.from({ length: SAMPLE_REQUESTS }, (_, i) => cookies[i % cookies.length]!), 10, async (cookie) => {
+        const res = await fetch(`${twin.url}/me`, { headers: { cookie } });
+        await res.arrayBuffer();
+        if (res.ok) sampleOk += 1;
+      });
+    });
+    const tripsPerRequest = round(trips / SAMPLE_REQUESTS, 3);
+
+    return {
+      load,
+      extra: {
+        users: USERS,
+        redis_round_trips_per_request: tripsPerRequest,
+        redis_commands_per_request: round(commands / load.requests, 3),
+        cpu_ms_per_request: cpuPerRequest,
+      },
+      invariants: {
+        redis_round_trips_per_request: { expected: 1, actual: tripsPerRequest },
+        non_2xx: { expected: 0, actual: load.errors },
+        sample_ok: { expected: SAMPLE_REQUESTS, actual: sampleOk },
+      },
+    };
+  } finally {
+    redis.disconnect();
+  }
+};

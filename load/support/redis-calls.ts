@@ -1,0 +1,32 @@
+import { Redis } from 'ioredis';
+
+/** Commands Redis has executed so far, script internals included. */
+export async function commandsProcessed(redis: Redis): Promise<number> {
+  const stats = await redis.info('stats');
+  return Number(/total_commands_processed:(\d+)/.exec(stats)![1]);
+}
+
+/**
+ * Round trips to Redis made while `act` runs, counted by the server through MONITOR: every command
+ * a client sent, excluding those a Lua script ran inside its single call. MONITOR slows Redis, so
+ * this runs on a small sample apart from the timed load.
+ */
+export async function countRoundTrips(redisUrl: string, act: () => Promise<void>): Promise<number> {
+  const monitorClient = new Redis(redisUrl);
+  const monitor = await monitorClient.monitor();
+  const ownAddress = /addr=(\S+)/.exec(String(await monitorClient.client('INFO').catch(() => '')))?.[1];
+  let trips = 0;
+  monitor.on('monitor', (_time: string, _args: string[], source: string) => {
+    if (source === 'lua' || source.endsWith(' lua') || (ownAddress && source.endsWith(ownAddress))) return;
+    trips += 1;
+  });
+  await new Promise((r) => setTimeout(r, 50));
+  try {
+    await act();
+    await new Promise((r) => setTimeout(r, 200));
+    return trips;
+  } finally {
+    monitor.disconnect();
+    monitorClient.disconnect();
+  }
+}
