@@ -13,7 +13,7 @@ const Credentials = z.object({
 });
 
 export const handler = api({ access: 'public', body: Credentials }).handler(async (event) => {
-  const { email, password } = event.json;
+  const { email, password } = event.input.body;
   const user = await findUserByEmail(email);
   if (!(await verifyPassword(password, user?.passwordHash)) || !user) {
     throw new AppError('INVALID_CREDENTIALS', 'Email or password is wrong');

@@ -86,6 +86,42 @@ export const functions: readonly FunctionSpec[] = [
     ...api,
     env: ['redis', 'sessions'],
   },
+  {
+    id: 'put-item-stock',
+    description: 'Opens a flash sale: initial stock in MySQL, live counter in Redis (admin)',
+    trigger: { kind: 'http', method: 'PUT', path: '/items/{itemId}/stock' },
+    ...api,
+    env: ['redis', 'database', 'sessions'],
+  },
+  {
+    id: 'get-item',
+    description: 'Returns an item with its live remaining stock',
+    trigger: { kind: 'http', method: 'GET', path: '/items/{itemId}' },
+    ...api,
+    env: ['redis', 'database', 'sessions'],
+  },
+  {
+    id: 'create-order',
+    description: 'Reserves stock in one Lua call and hands the order to the queue',
+    trigger: { kind: 'http', method: 'POST', path: '/items/{itemId}/orders' },
+    ...api,
+    env: ['redis', 'orderQueue', 'sessions'],
+  },
+  {
+    id: 'get-order',
+    description: "Returns the status of one of the caller's orders",
+    trigger: { kind: 'http', method: 'GET', path: '/orders/{orderId}' },
+    ...api,
+    env: ['redis', 'database', 'sessions'],
+  },
+  {
+    id: 'write-orders',
+    description: 'Stores queued orders in MySQL, exactly once, under the stock guard',
+    trigger: { kind: 'queue', queue: 'orders', batchSize: 100, maxBatchingWindowSeconds: 1, maxConcurrency: 4 },
+    memoryMb: 512,
+    timeoutSeconds: 30,
+    env: ['redis', 'database'],
+  },
 ];
 
 /**

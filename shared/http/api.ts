@@ -10,38 +10,42 @@ import { json, type ApiResult } from './response';
 /** Request bodies past this are refused before parsing; no endpoint takes more. */
 const MAX_BODY_BYTES = 64 * 1024;
 
-export interface ApiEvent<Body = undefined> extends APIGatewayProxyEventV2 {
-  /** Cookies by name; the first occurrence of a name wins. */
-  cookieMap: Record<string, string>;
-  /** The body, parsed and validated against the function's schema. */
-  json: Body;
+/** Schemas for the parts of a request a function reads; each is validated before the handler runs. */
+export interface InputSchemas {
+  params?: z.ZodType;
+  query?: z.ZodType;
+  headers?: z.ZodType;
+  body?: z.ZodType;
 }
 
-export type AuthedEvent<Body = undefined> = ApiEvent<Body> & { principal: Principal };
+type Parsed<S extends InputSchemas> = { [K in keyof S]: S[K] extends z.ZodType ? z.infer<S[K]> : never };
+
+export interface ApiEvent<In = unknown> extends APIGatewayProxyEventV2 {
+  /** Cookies by name; the first occurrence of a name wins. */
+  cookieMap: Record<string, string>;
+  /** Path parameters, query, headers and body, validated against the function's schemas. */
+  input: In;
+}
+
+export type AuthedEvent<In = unknown> = ApiEvent<In> & { principal: Principal };
 
 type Access = 'public' | Role;
 
-interface ApiOptions<Body extends z.ZodType | undefined, A extends Access> {
-  access: A;
-  body?: Body;
-}
-
-type EventOf<A extends Access, Body> = A extends 'public' ? ApiEvent<Body> : AuthedEvent<Body>;
-type BodyOf<S> = S extends z.ZodType ? z.infer<S> : undefined;
+type EventOf<A extends Access, In> = A extends 'public' ? ApiEvent<In> : AuthedEvent<In>;
 
 /**
- * The one middleware stack of every HTTP function: event normalisation, authentication,
- * body parsing and validation, then the error handler last. Handlers only see valid input, typed
- * by the options; the exported Lambda handler takes the plain API Gateway event.
+ * The one middleware stack of every HTTP function: event normalisation, authentication, input
+ * validation (path, query, headers, JSON body), then the error handler last. Handlers only see
+ * valid input, typed by the schemas; the exported Lambda handler takes the plain API Gateway event.
  */
-export function api<A extends Access, S extends z.ZodType | undefined = undefined>(options: ApiOptions<S, A>) {
+export function api<A extends Access, S extends InputSchemas = {}>(options: { access: A } & S) {
   const stack = middy<APIGatewayProxyEventV2, ApiResult>().use(normaliseEvent());
   if (options.access !== 'public') stack.use(authenticate(options.access));
-  if (options.body) stack.use(parseJsonBody(options.body));
+  stack.use(validateInput(options));
   stack.use(errorHandler());
   return {
-    handler: (fn: (event: EventOf<A, BodyOf<S>>, context: Context) => Promise<ApiResult>) =>
-      stack.handler((event, context) => fn(event as EventOf<A, BodyOf<S>>, context)),
+    handler: (fn: (event: EventOf<A, Parsed<S>>, context: Context) => Promise<ApiResult>) =>
+      stack.handler((event, context) => fn(event as EventOf<A, Parsed<S>>, context)),
   };
 }
 
@@ -59,7 +63,7 @@ function normaliseEvent(): MiddlewareObj<APIGatewayProxyEventV2> {
         const name = cookie.slice(0, eq).trim();
         if (!(name in cookieMap)) cookieMap[name] = cookie.slice(eq + 1).trim();
       }
-      (event as ApiEvent<unknown>).cookieMap = cookieMap;
+      (event as ApiEvent).cookieMap = cookieMap;
     },
   };
 }
@@ -68,7 +72,7 @@ function authenticate(role: Role): MiddlewareObj<APIGatewayProxyEventV2> {
   return {
     name: 'authenticate',
     before: async (request) => {
-      const event = request.event as AuthedEvent<unknown>;
+      const event = request.event as AuthedEvent;
       const handle = parseSessionCookie(event.cookieMap[SESSION_COOKIE]);
       if (!handle) throw new UnauthenticatedError();
       try {
@@ -81,28 +85,37 @@ function authenticate(role: Role): MiddlewareObj<APIGatewayProxyEventV2> {
   };
 }
 
-function parseJsonBody(schema: z.ZodType): MiddlewareObj<APIGatewayProxyEventV2> {
+function check(schema: z.ZodType, value: unknown, what: string): unknown {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const details = result.error.issues.map((i) => ({ path: [what, ...i.path].join('.'), message: i.message }));
+  throw new AppError('VALIDATION_FAILED', `The request's ${what} is not valid`, details);
+}
+
+function parseJsonBody(event: APIGatewayProxyEventV2): unknown {
+  const contentType = event.headers['content-type'] ?? '';
+  if (!/^application\/(.+\+)?json\s*(;|$)/i.test(contentType)) {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send a JSON body with content-type application/json');
+  }
+  const raw = event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : (event.body ?? '');
+  if (Buffer.byteLength(raw) > MAX_BODY_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', `Bodies are limited to ${MAX_BODY_BYTES} bytes`);
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new AppError('BAD_JSON', 'The body is not valid JSON');
+  }
+}
+
+function validateInput(schemas: InputSchemas): MiddlewareObj<APIGatewayProxyEventV2> {
   return {
-    name: 'parseJsonBody',
+    name: 'validateInput',
     before: ({ event }) => {
-      const contentType = event.headers['content-type'] ?? '';
-      if (!/^application\/(.+\+)?json\s*(;|$)/i.test(contentType)) {
-        throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send a JSON body with content-type application/json');
-      }
-      const raw = event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : (event.body ?? '');
-      if (Buffer.byteLength(raw) > MAX_BODY_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', `Bodies are limited to ${MAX_BODY_BYTES} bytes`);
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(raw);
-      } catch {
-        throw new AppError('BAD_JSON', 'The body is not valid JSON');
-      }
-      const result = schema.safeParse(parsed);
-      if (!result.success) {
-        const details = result.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
-        throw new AppError('VALIDATION_FAILED', 'The body does not match the schema', details);
-      }
-      (event as ApiEvent<unknown>).json = result.data;
+      const input: Record<string, unknown> = {};
+      if (schemas.params) input.params = check(schemas.params, event.pathParameters ?? {}, 'path');
+      if (schemas.query) input.query = check(schemas.query, event.queryStringParameters ?? {}, 'query');
+      if (schemas.headers) input.headers = check(schemas.headers, event.headers, 'headers');
+      if (schemas.body) input.body = check(schemas.body, parseJsonBody(event), 'body');
+      (event as ApiEvent).input = input;
     },
   };
 }

@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { UnavailableError } from '../shared/errors';
+import { api } from '../shared/http/api';
+import { json } from '../shared/http/response';
+import { logger } from '../shared/logger';
+import { IdempotencyKey, ItemId, Quantity } from '../shared/orders/model';
+import { orderQueue } from '../shared/orders/queue';
+import { release, reserve } from '../shared/orders/reservations';
+
+const Params = z.object({ itemId: ItemId });
+const Headers = z.object({ 'idempotency-key': IdempotencyKey });
+const Order = z.strictObject({ quantity: Quantity });
+
+/**
+ * Reserves in Redis (one script, one round trip), then hands the order to the queue. If the
+ * hand-off fails, the reservation is released and the client told to retry with the same key; a
+ * release the writer already beat means the message did arrive, and the order stands.
+ */
+export const handler = api({ access: 'user', params: Params, headers: Headers, body: Order }).handler(async ({ input, principal }) => {
+  const idempotencyKey = input.headers['idempotency-key'];
+  const { order, remaining, replayed } = await reserve({
+    itemId: input.params.itemId,
+    userId: principal.userId,
+    quantity: input.body.quantity,
+    idempotencyKey,
+  });
+  if (!replayed) {
+    try {
+      await orderQueue.send(JSON.stringify(order));
+    } catch (sendError) {
+      // A failed release (Redis away) leaves the order in the outbox, where the relay sends it later.
+      const released = await release(order, idempotencyKey).catch(() => false);
+      logger.warn('Order hand-off failed', { orderId: order.orderId, released, error: sendError as Error });
+      if (released) throw new UnavailableError('The order could not be placed; retry with the same Idempotency-Key');
+    }
+  }
+  return json(202, { orderId: order.orderId, status: 'pending', remaining });
+});

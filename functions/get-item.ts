@@ -1,0 +1,16 @@
+import { z } from 'zod';
+import { NotFoundError } from '../shared/errors';
+import { api } from '../shared/http/api';
+import { json } from '../shared/http/response';
+import { findItem } from '../shared/orders/items';
+import { ItemId } from '../shared/orders/model';
+import { remainingStock } from '../shared/orders/reservations';
+
+const Params = z.object({ itemId: ItemId });
+
+export const handler = api({ access: 'public', params: Params }).handler(async ({ input }) => {
+  const { itemId } = input.params;
+  const [item, remaining] = await Promise.all([findItem(itemId), remainingStock(itemId)]);
+  if (!item) throw new NotFoundError('No such item');
+  return json(200, { id: item.id, initialStock: item.initialStock, remaining: remaining ?? 0, confirmed: item.sold, perUserLimit: item.perUserLimit });
+});

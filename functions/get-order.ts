@@ -1,0 +1,29 @@
+import type { RowDataPacket } from 'mysql2';
+import { z } from 'zod';
+import { db } from '../shared/clients/mysql';
+import { NotFoundError } from '../shared/errors';
+import { api } from '../shared/http/api';
+import { json } from '../shared/http/response';
+import { itemOfOrder, OrderId } from '../shared/orders/model';
+import { pendingOrder } from '../shared/orders/reservations';
+
+const Params = z.object({ orderId: OrderId });
+
+async function storedOrder(orderId: string) {
+  const [rows] = await db.query<RowDataPacket[]>('SELECT item_id, user_id, quantity, status FROM orders WHERE id = ?', [orderId]);
+  const row = rows[0];
+  return row && { itemId: String(row.item_id), userId: Number(row.user_id), quantity: Number(row.quantity), status: String(row.status) };
+}
+
+/** Another user's order answers exactly like a missing one. */
+export const handler = api({ access: 'user', params: Params }).handler(async ({ input, principal }) => {
+  const { orderId } = input.params;
+  // MySQL first, then the outbox, then MySQL again: the writer stores before it clears the outbox,
+  // so an order moving between the two in the meantime is still found.
+  const order =
+    (await storedOrder(orderId)) ??
+    (await pendingOrder(orderId, itemOfOrder(orderId)).then((p) => p && { ...p, status: 'pending' })) ??
+    (await storedOrder(orderId));
+  if (!order || order.userId !== principal.userId) throw new NotFoundError('No such order');
+  return json(200, { orderId, itemId: order.itemId, quantity: order.quantity, status: order.status });
+});

@@ -1,0 +1,24 @@
+import { z } from 'zod';
+import { AppError } from '../shared/errors';
+import { api } from '../shared/http/api';
+import { json } from '../shared/http/response';
+import { upsertItemStock } from '../shared/orders/items';
+import { ItemId, MAX_ORDER_QUANTITY } from '../shared/orders/model';
+import { openSale } from '../shared/orders/reservations';
+
+const Params = z.object({ itemId: ItemId });
+const Stock = z.strictObject({
+  quantity: z.number().int().min(1).max(10_000_000),
+  perUserLimit: z.number().int().min(1).max(MAX_ORDER_QUANTITY),
+});
+
+/** Opens a sale: MySQL records the initial stock first, then Redis gets the live counter. */
+export const handler = api({ access: 'admin', params: Params, body: Stock }).handler(async ({ input }) => {
+  const { itemId } = input.params;
+  const { quantity, perUserLimit } = input.body;
+  if (!(await upsertItemStock(itemId, quantity, perUserLimit))) {
+    throw new AppError('SALE_STARTED', 'This sale already has orders; its stock can no longer be reset');
+  }
+  await openSale(itemId, quantity, perUserLimit);
+  return json(200, { id: itemId, initialStock: quantity, remaining: quantity, perUserLimit });
+});

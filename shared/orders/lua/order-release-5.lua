@@ -1,0 +1,30 @@
+--[[
+  Compensates a reservation whose hand-off to the queue failed: puts the stock and the buyer's
+  count back and forgets the idempotency record, so the client may retry with the same key.
+  Refuses once the writer has claimed the order: then its message did arrive, and the order stands.
+
+  KEYS[1] sale hash         {item:<id>}:sale
+  KEYS[2] buyers hash       {item:<id>}:bought
+  KEYS[3] idempotency key   {item:<id>}:idem:<user id>:<Idempotency-Key>
+  KEYS[4] outbox hash       {item:<id>}:outbox
+  KEYS[5] claimed set       {item:<id>}:claimed   order ids the writer is storing
+
+  ARGV[1] order id
+  ARGV[2] user id
+  ARGV[3] quantity
+
+  Returns 1 when released, 0 when the order was claimed by the writer or is no longer pending.
+]]
+if redis.call('SISMEMBER', KEYS[5], ARGV[1]) == 1 then
+  return 0
+end
+if redis.call('HDEL', KEYS[4], ARGV[1]) == 0 then
+  return 0
+end
+local quantity = tonumber(ARGV[3])
+redis.call('HINCRBY', KEYS[1], 'stock', quantity)
+if redis.call('HINCRBY', KEYS[2], ARGV[2], -quantity) <= 0 then
+  redis.call('HDEL', KEYS[2], ARGV[2])
+end
+redis.call('DEL', KEYS[3])
+return 1

@@ -1,0 +1,45 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+
+/** Item ids are chosen by admins; kept to characters that are safe in keys, paths and logs. */
+export const ItemId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'use 1–64 of A–Z, a–z, 0–9, _ and -');
+export const IdempotencyKey = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'use 1–64 of A–Z, a–z, 0–9, _ and -');
+export const MAX_ORDER_QUANTITY = 100;
+export const Quantity = z.number().int().min(1).max(MAX_ORDER_QUANTITY);
+
+/** What the reservation hands to the writer through the queue, and keeps in the outbox meanwhile. */
+export const OrderRecord = z.object({
+  orderId: z.string().max(96),
+  itemId: ItemId,
+  userId: z.number().int().positive(),
+  quantity: Quantity,
+  reservedAt: z.number().int().positive(),
+});
+export type OrderRecord = z.infer<typeof OrderRecord>;
+
+/**
+ * `<itemId>.<time><random>`: time-ordered, and it names its item, so an order's pending state
+ * can be found in that item's outbox (one hash slot) from the id alone.
+ */
+export function newOrderId(itemId: string, now = Date.now()): string {
+  return `${itemId}.${now.toString(36).padStart(9, '0')}${randomBytes(10).toString('base64url')}`;
+}
+
+const ORDER_ID = /^([A-Za-z0-9_-]{1,64})\.([0-9a-z]{9}[A-Za-z0-9_-]{14})$/;
+export const OrderId = z.string().regex(ORDER_ID, 'not an order id');
+
+export function itemOfOrder(orderId: string): string {
+  return ORDER_ID.exec(orderId)![1]!;
+}
+
+/** Every key of one item's sale shares the hash tag {item:<id>}, so its scripts run in one slot. */
+export const itemKeys = (itemId: string) => {
+  const tag = `{item:${itemId}}`;
+  return {
+    sale: `${tag}:sale`,
+    bought: `${tag}:bought`,
+    outbox: `${tag}:outbox`,
+    claimed: `${tag}:claimed`,
+    idempotency: (userId: number, key: string) => `${tag}:idem:${userId}:${key}`,
+  };
+};

@@ -1,0 +1,102 @@
+import { redis } from '../clients/redis';
+import { isScriptCode, scriptError } from '../redis/script-codes';
+import { luaScript } from '../redis/script';
+import { itemKeys, newOrderId, type OrderRecord } from './model';
+
+const reserveScript = luaScript<[string, string, string, string], [number, number, string, string, number, string]>(
+  new URL('./lua/order-reserve-4.lua', import.meta.url),
+);
+const releaseScript = luaScript<[string, string, string, string, string], [string, number, number]>(
+  new URL('./lua/order-release-5.lua', import.meta.url),
+);
+const claimScript = luaScript<[string, string], string[]>(new URL('./lua/order-claim-2.lua', import.meta.url));
+const openScript = luaScript<[string, string, string], [number, number]>(new URL('./lua/sale-open-3.lua', import.meta.url));
+const resetScript = luaScript<[string], [number, number]>(new URL('./lua/sale-stock-reset-1.lua', import.meta.url));
+
+/** A retry is "the same request" when it asks for the same quantity (item and buyer are in the key). */
+const fingerprint = (quantity: number) => `q${quantity}`;
+const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+export interface Reservation {
+  order: OrderRecord;
+  remaining: number;
+  /** True when this answers a retry of an earlier request with the same Idempotency-Key. */
+  replayed: boolean;
+}
+
+export interface ReservationRequest {
+  itemId: string;
+  userId: number;
+  quantity: number;
+  idempotencyKey: string;
+}
+
+/** One Redis round trip: the whole decision and, if accepted, every write, in one script. */
+export async function reserve(request: ReservationRequest, now = Date.now()): Promise<Reservation> {
+  const keys = itemKeys(request.itemId);
+  const order: OrderRecord = {
+    orderId: newOrderId(request.itemId, now),
+    itemId: request.itemId,
+    userId: request.userId,
+    quantity: request.quantity,
+    reservedAt: now,
+  };
+  const reply = await reserveScript.run(
+    redis,
+    [keys.sale, keys.bought, keys.idempotency(request.userId, request.idempotencyKey), keys.outbox],
+    [request.userId, request.quantity, order.orderId, fingerprint(request.quantity), IDEMPOTENCY_TTL_MS, JSON.stringify(order)],
+  );
+  if (isScriptCode(reply)) throw scriptError(reply);
+  const [orderId, remaining, replayed] = reply as [string, number, number];
+  return { order: { ...order, orderId }, remaining, replayed: replayed === 1 };
+}
+
+/** Undoes a reservation whose hand-off failed; false when the writer already has the order. */
+export async function release(order: OrderRecord, idempotencyKey: string): Promise<boolean> {
+  const keys = itemKeys(order.itemId);
+  const reply = await releaseScript.run(
+    redis,
+    [keys.sale, keys.bought, keys.idempotency(order.userId, idempotencyKey), keys.outbox, keys.claimed],
+    [order.orderId, order.userId, order.quantity],
+  );
+  return reply === 1;
+}
+
+/** Claims one item's orders for writing; returns the ids still pending (the others are dropped). */
+export async function claim(itemId: string, orderIds: string[]): Promise<Set<string>> {
+  const keys = itemKeys(itemId);
+  const flags = (await claimScript.run(redis, [keys.outbox, keys.claimed], orderIds)) as number[];
+  return new Set(orderIds.filter((_, i) => flags[i] === 1));
+}
+
+/** Written orders leave the outbox and the claimed set. */
+export async function settle(itemId: string, orderIds: string[]): Promise<void> {
+  if (orderIds.length === 0) return;
+  const keys = itemKeys(itemId);
+  await redis.multi().hdel(keys.outbox, ...orderIds).srem(keys.claimed, ...orderIds).exec();
+}
+
+export async function openSale(itemId: string, stock: number, perUserLimit: number): Promise<void> {
+  const keys = itemKeys(itemId);
+  const reply = await openScript.run(redis, [keys.sale, keys.bought, keys.outbox], [stock, perUserLimit]);
+  if (isScriptCode(reply)) throw scriptError(reply);
+}
+
+export async function remainingStock(itemId: string): Promise<number | undefined> {
+  const stock = await redis.hget(itemKeys(itemId).sale, 'stock');
+  return stock === null ? undefined : Number(stock);
+}
+
+export async function pendingOrder(orderId: string, itemId: string): Promise<OrderRecord | undefined> {
+  const raw = await redis.hget(itemKeys(itemId).outbox, orderId);
+  return raw ? (JSON.parse(raw) as OrderRecord) : undefined;
+}
+
+export async function outbox(itemId: string): Promise<OrderRecord[]> {
+  const entries = await redis.hvals(itemKeys(itemId).outbox);
+  return entries.map((raw) => JSON.parse(raw) as OrderRecord);
+}
+
+export async function resetStock(itemId: string, measured: number, target: number): Promise<boolean> {
+  return (await resetScript.run(redis, [itemKeys(itemId).sale], [measured, target])) === 1;
+}
