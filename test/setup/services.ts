@@ -41,7 +41,7 @@ export default async function setup(project: TestProject) {
   project.provide('env', {
     ...functionEnvironment({ redis, database, emulator }, provisioned),
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    POWERTOOLS_LOG_LEVEL: 'ERROR',
+    POWERTOOLS_LOG_LEVEL: 'CRITICAL',
   });
 
   return async () => {

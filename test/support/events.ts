@@ -9,7 +9,15 @@ export function fixture<T>(path: string): T {
 /** An HTTP API payload 2.0 event built from a recorded-shape fixture, with the parts a test changes. */
 export function httpEvent(
   name: 'post-sessions' | 'get-me',
-  changes: { method?: string; path?: string; body?: unknown; rawBody?: string; cookies?: string[]; headers?: Record<string, string> } = {},
+  changes: {
+    method?: string;
+    path?: string;
+    pathParameters?: Record<string, string>;
+    body?: unknown;
+    rawBody?: string;
+    cookies?: string[];
+    headers?: Record<string, string>;
+  } = {},
 ): APIGatewayProxyEventV2 {
   const event = fixture<APIGatewayProxyEventV2>(`apigw-http/${name}.json`);
   if (changes.method || changes.path) {
@@ -19,6 +27,7 @@ export function httpEvent(
     event.requestContext.http = { ...event.requestContext.http, method, path };
     event.routeKey = event.requestContext.routeKey = `${method} ${path}`;
   }
+  if (changes.pathParameters) event.pathParameters = changes.pathParameters;
   if (changes.body !== undefined) event.body = JSON.stringify(changes.body);
   if (changes.rawBody !== undefined) event.body = changes.rawBody;
   if (changes.cookies) event.cookies = changes.cookies;

@@ -1,0 +1,114 @@
+import { createServer, type Server } from 'node:http';
+import type { APIGatewayProxyStructuredResultV2, SQSEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPoller } from '../../infra/local/poller';
+import { redis } from '../../shared/clients/redis';
+import { upsertItemStock } from '../../shared/orders/items';
+import { itemKeys } from '../../shared/orders/model';
+import { openSale, remainingStock } from '../../shared/orders/reservations';
+import { lambdaContext } from '../support/events';
+import { orderEvent } from '../support/order-events';
+import { orderRows, uniqueItemId } from '../support/orders';
+import { depth, queueWithDeadLetters, testSqs } from '../support/queues';
+import { signedInUsers } from '../support/sessions';
+import { until } from '../support/wait';
+
+/**
+ * Faults of the hand-off that the emulator cannot produce itself, made by a proxy in front of it:
+ * 'down' drops every connection (the queue is unreachable); 'late' forwards the send, so the
+ * message does arrive, but answers only after the sender has given up (an unknown outcome).
+ */
+let mode: 'down' | 'late' = 'down';
+const emulator = process.env.AWS_ENDPOINT_URL!;
+// The test itself (and the writer) reach the emulator directly, never through the faulty proxy.
+const sqs = testSqs(emulator);
+const proxy: Server = createServer(async (req, res) => {
+  if (mode === 'down') return req.socket.destroy();
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== 'host' && k !== 'content-length')) as Record<string, string>;
+  const upstream = await fetch(`${emulator}${req.url}`, { method: req.method, headers, body: Buffer.concat(chunks) });
+  const reply = Buffer.from(await upstream.arrayBuffer());
+  setTimeout(() => {
+    if (res.destroyed) return;
+    res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
+    res.end(reply);
+  }, 4_000);
+});
+await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+const address = proxy.address();
+process.env.AWS_ENDPOINT_URL = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+
+const queue = await queueWithDeadLetters(sqs, 5, 30);
+process.env.ORDER_QUEUE_URL = queue.url;
+const { handler: createOrder } = await import('../../functions/create-order');
+const { handler: writeOrders } = await import('../../functions/write-orders');
+
+const body = (r: APIGatewayProxyStructuredResultV2) => JSON.parse(r.body ?? 'null');
+
+async function openItem(stock: number) {
+  const itemId = uniqueItemId('handoff');
+  await upsertItemStock(itemId, stock, 1);
+  await openSale(itemId, stock, 1);
+  return itemId;
+}
+
+async function redisState(itemId: string) {
+  const keys = itemKeys(itemId);
+  return { stock: await remainingStock(itemId), bought: await redis.hlen(keys.bought), pending: await redis.hlen(keys.outbox), idempotency: (await redis.keys(`{item:${itemId}}:idem:*`)).length };
+}
+
+describe('the hand-off to the order queue', () => {
+  afterAll(() => new Promise<void>((resolve) => proxy.close(() => resolve())));
+
+  describe('when the queue is unreachable', () => {
+    beforeAll(() => {
+      mode = 'down';
+    });
+
+    it('restores the stock and answers 503, so a retry with the same key can succeed', async () => {
+      const itemId = await openItem(5);
+      const [buyer] = await signedInUsers(1);
+
+      const result = await createOrder(orderEvent(itemId, buyer!.cookie, 'retry-me', { quantity: 1 }), lambdaContext());
+
+      expect(result.statusCode).toBe(503);
+      expect(body(result).error.code).toBe('UNAVAILABLE');
+      expect(await redisState(itemId)).toEqual({ stock: 5, bought: 0, pending: 0, idempotency: 0 });
+    });
+  });
+
+  describe('when a send times out but its message arrives anyway', () => {
+    beforeAll(() => {
+      mode = 'late';
+    });
+
+    it('compensates, and the writer drops the late message instead of writing it', async () => {
+      // Prepare
+      const itemId = await openItem(5);
+      const [buyer] = await signedInUsers(1);
+
+      // Act
+      const result = await createOrder(orderEvent(itemId, buyer!.cookie, 'late', { quantity: 1 }), lambdaContext());
+      await until(async () => (await depth(sqs, queue.url)) === 1, 10_000, 'late message arrived');
+      const poller = startPoller({
+        sqs,
+        queueUrl: queue.url,
+        queueArn: queue.arn,
+        region: 'us-east-1',
+        batchSize: 10,
+        maxBatchingWindowSeconds: 0,
+        maxConcurrency: 1,
+        invoke: (event: SQSEvent) => writeOrders(event, lambdaContext()),
+        onError: () => undefined,
+      });
+      await until(async () => poller.invocations >= 1, 10_000, 'writer ran');
+      await poller.stop();
+
+      // Assess
+      expect(result.statusCode).toBe(503);
+      expect(await redisState(itemId)).toEqual({ stock: 5, bought: 0, pending: 0, idempotency: 0 });
+      expect(await orderRows(itemId)).toEqual([]);
+    });
+  });
+});

@@ -1,0 +1,110 @@
+import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import type { SQSEvent } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { startPoller } from '../../infra/local/poller';
+import { handler as writeOrders } from '../../functions/write-orders';
+import { redis } from '../../shared/clients/redis';
+import { upsertItemStock } from '../../shared/orders/items';
+import { itemKeys, type OrderRecord } from '../../shared/orders/model';
+import { openSale, reserve } from '../../shared/orders/reservations';
+import { fixture, lambdaContext } from '../support/events';
+import { orderRows, soldCount, uniqueItemId } from '../support/orders';
+import { depth, queueWithDeadLetters, testSqs } from '../support/queues';
+import { until } from '../support/wait';
+
+async function saleWithReservations(count: number, options: { dbStock?: number; redisStock?: number; withItemRow?: boolean } = {}) {
+  const itemId = uniqueItemId('writer');
+  const redisStock = options.redisStock ?? count;
+  if (options.withItemRow !== false) await upsertItemStock(itemId, options.dbStock ?? redisStock, 100);
+  await openSale(itemId, redisStock, 100);
+  const orders: OrderRecord[] = [];
+  for (let i = 0; i < count; i++) orders.push((await reserve({ itemId, userId: 1_000 + i, quantity: 1, idempotencyKey: `k${i}` })).order);
+  return { itemId, orders };
+}
+
+function sqsEventFor(bodies: string[]): SQSEvent {
+  const template = fixture<SQSEvent>('sqs/order-records.json').Records[0]!;
+  return { Records: bodies.map((body, i) => ({ ...template, messageId: `m-${i}`, body })) };
+}
+
+describe('the order writer', () => {
+  it('fails a malformed record alone and writes the rest of its batch', async () => {
+    // Prepare: the recorded event's second record is malformed; its first is made a real reservation.
+    const { itemId, orders } = await saleWithReservations(1);
+    const event = fixture<SQSEvent>('sqs/order-records.json');
+    event.Records[0]!.body = JSON.stringify(orders[0]);
+
+    // Act
+    const result = await writeOrders(event, lambdaContext());
+
+    // Assess
+    expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: event.Records[1]!.messageId }] });
+    expect((await orderRows(itemId)).map((r) => r.id)).toEqual([orders[0]!.orderId]);
+    expect(await redis.hlen(itemKeys(itemId).outbox)).toBe(0);
+  });
+
+  it('falls back to one write per record and fails only the record that cannot be written', async () => {
+    const good = await saleWithReservations(2);
+    const orphan = await saleWithReservations(1, { withItemRow: false });
+
+    const result = await writeOrders(sqsEventFor([...good.orders, ...orphan.orders].map((o) => JSON.stringify(o))), lambdaContext());
+
+    expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: 'm-2' }] });
+    expect(await orderRows(good.itemId)).toHaveLength(2);
+    expect(await redis.hlen(itemKeys(orphan.itemId).outbox)).toBe(1);
+  });
+
+  it('stores an order that would oversell as rejected, even when Redis let it through', async () => {
+    // Redis believes in 5 units, MySQL's initial stock is 3: Redis lost writes.
+    const { itemId, orders } = await saleWithReservations(5, { dbStock: 3, redisStock: 5 });
+
+    const result = await writeOrders(sqsEventFor(orders.map((o) => JSON.stringify(o))), lambdaContext());
+
+    expect(result.batchItemFailures).toEqual([]);
+    const rows = await orderRows(itemId);
+    expect(rows.filter((r) => r.status === 'confirmed')).toHaveLength(3);
+    expect(rows.filter((r) => r.status === 'rejected')).toHaveLength(2);
+    expect(await soldCount(itemId)).toBe(3);
+  });
+
+  it('counts each order once when its message comes twice in one batch', async () => {
+    const { itemId, orders } = await saleWithReservations(2);
+    const bodies = orders.map((o) => JSON.stringify(o));
+
+    const result = await writeOrders(sqsEventFor([...bodies, ...bodies]), lambdaContext());
+
+    expect(result.batchItemFailures).toEqual([]);
+    expect(await orderRows(itemId)).toHaveLength(2);
+    expect(await soldCount(itemId)).toBe(2);
+  });
+
+  it('lets a malformed message reach the DLQ after 5 receives without holding back the others', async () => {
+    // Prepare
+    const sqs = testSqs();
+    const queue = await queueWithDeadLetters(sqs, 5, 1);
+    const { itemId, orders } = await saleWithReservations(3);
+    const bodies = ['{"orderId":', ...orders.map((o) => JSON.stringify(o))];
+    await sqs.send(new SendMessageBatchCommand({ QueueUrl: queue.url, Entries: bodies.map((b, i) => ({ Id: String(i), MessageBody: b })) }));
+
+    // Act
+    const poller = startPoller({
+      sqs,
+      queueUrl: queue.url,
+      queueArn: queue.arn,
+      region: 'us-east-1',
+      batchSize: 10,
+      maxBatchingWindowSeconds: 0,
+      maxConcurrency: 1,
+      invoke: (event: SQSEvent) => writeOrders(event, lambdaContext()),
+      onError: () => undefined,
+    });
+    await until(async () => (await orderRows(itemId)).length === 3, 5_000, 'good orders written');
+    const writtenWhileMalformedWasRetried = await depth(sqs, queue.url);
+    await until(async () => (await depth(sqs, queue.dlqUrl)) === 1, 20_000, 'malformed message in the DLQ');
+    await poller.stop();
+
+    // Assess
+    expect(writtenWhileMalformedWasRetried).toBe(1);
+    expect(await depth(sqs, queue.url)).toBe(0);
+  });
+});

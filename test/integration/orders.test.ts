@@ -1,0 +1,189 @@
+import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import type { APIGatewayProxyStructuredResultV2, SQSEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPoller, type Poller } from '../../infra/local/poller';
+import { redis } from '../../shared/clients/redis';
+import { upsertItemStock } from '../../shared/orders/items';
+import { itemKeys, type OrderRecord } from '../../shared/orders/model';
+import { openSale, remainingStock } from '../../shared/orders/reservations';
+import { lambdaContext } from '../support/events';
+import { getOrderEvent, orderEvent } from '../support/order-events';
+import { orderRows, soldCount, uniqueItemId } from '../support/orders';
+import { depth, queueWithDeadLetters, testSqs } from '../support/queues';
+import { signedInUsers, type SignedInUser } from '../support/sessions';
+import { until } from '../support/wait';
+
+// This file's own order queue, set before the handlers read their configuration.
+const sqs = testSqs();
+const queue = await queueWithDeadLetters(sqs, 5, 30);
+process.env.ORDER_QUEUE_URL = queue.url;
+const { handler: createOrder } = await import('../../functions/create-order');
+const { handler: getOrder } = await import('../../functions/get-order');
+const { handler: writeOrders } = await import('../../functions/write-orders');
+
+type Result = APIGatewayProxyStructuredResultV2;
+const body = (r: Result) => JSON.parse(r.body ?? 'null');
+
+async function openItem(stock: number, perUserLimit = 1): Promise<string> {
+  const itemId = uniqueItemId('order');
+  await upsertItemStock(itemId, stock, perUserLimit);
+  await openSale(itemId, stock, perUserLimit);
+  return itemId;
+}
+
+async function redisState(itemId: string) {
+  const keys = itemKeys(itemId);
+  const [stock, bought, pending, all] = await Promise.all([
+    remainingStock(itemId),
+    redis.hlen(keys.bought),
+    redis.hlen(keys.outbox),
+    redis.keys(`{item:${itemId}}*`),
+  ]);
+  return { stock, bought, pending, keys: all.sort() };
+}
+
+describe('flash-sale orders', () => {
+  let poller: Poller;
+  let buyers: SignedInUser[];
+
+  beforeAll(async () => {
+    buyers = await signedInUsers(2_000);
+    poller = startPoller({
+      sqs,
+      queueUrl: queue.url,
+      queueArn: queue.arn,
+      region: 'us-east-1',
+      batchSize: 100,
+      maxBatchingWindowSeconds: 1,
+      maxConcurrency: 2,
+      invoke: (event: SQSEvent) => writeOrders(event, lambdaContext()),
+      onError: (error) => console.error(error),
+    });
+  });
+  afterAll(() => poller.stop());
+
+  it('sells 1,000 units to exactly 1,000 of 2,000 concurrent buyers, and stores each once', async () => {
+    // Prepare
+    const itemId = await openItem(1_000);
+
+    // Act
+    const results = await Promise.all(buyers.map((b, i) => createOrder(orderEvent(itemId, b.cookie, `buy-${i}`, { quantity: 1 }), lambdaContext())));
+    const accepted = results.filter((r) => r.statusCode === 202).map(body);
+    const refused = results.filter((r) => r.statusCode === 409).map((r) => body(r).error.code);
+    await until(async () => (await orderRows(itemId)).length === 1_000, 30_000, '1,000 rows');
+
+    // Assess
+    expect(accepted).toHaveLength(1_000);
+    expect(new Set(refused)).toEqual(new Set(['SOLD_OUT']));
+    expect(refused).toHaveLength(1_000);
+    expect(await remainingStock(itemId)).toBe(0);
+    const rows = await orderRows(itemId);
+    expect(new Set(rows.map((r) => r.id))).toEqual(new Set(accepted.map((a) => a.orderId)));
+    expect(new Set(rows.map((r) => r.user_id)).size).toBe(1_000);
+    expect(rows.every((r) => r.status === 'confirmed')).toBe(true);
+    expect(await soldCount(itemId)).toBe(1_000);
+    await until(async () => (await redis.hlen(itemKeys(itemId).outbox)) === 0, 10_000, 'outbox drained');
+  });
+
+  it('stores nothing twice when every message is delivered twice', async () => {
+    // Prepare: orders written once…
+    const itemId = await openItem(30);
+    const placed = await Promise.all(buyers.slice(0, 30).map((b, i) => createOrder(orderEvent(itemId, b.cookie, `twice-${i}`, { quantity: 1 }), lambdaContext())));
+    await until(async () => (await orderRows(itemId)).length === 30, 20_000, '30 rows');
+    const before = await orderRows(itemId);
+
+    // Act: …then each of their messages arrives again.
+    const records: OrderRecord[] = placed.map((r, i) => ({ orderId: body(r).orderId, itemId, userId: buyers[i]!.id, quantity: 1, reservedAt: Date.now() }));
+    for (let i = 0; i < records.length; i += 10) {
+      await sqs.send(new SendMessageBatchCommand({ QueueUrl: queue.url, Entries: records.slice(i, i + 10).map((r, n) => ({ Id: String(n), MessageBody: JSON.stringify(r) })) }));
+    }
+    await until(async () => (await depth(sqs, queue.url)) === 0, 20_000, 'queue drained');
+
+    // Assess
+    expect(await orderRows(itemId)).toEqual(before);
+    expect(await soldCount(itemId)).toBe(30);
+  });
+
+  it('replays a retry with the same Idempotency-Key and refuses a different payload under it', async () => {
+    const itemId = await openItem(10, 5);
+    const buyer = buyers[0]!;
+
+    const first = await createOrder(orderEvent(itemId, buyer.cookie, 'same-key', { quantity: 2 }), lambdaContext());
+    const retry = await createOrder(orderEvent(itemId, buyer.cookie, 'same-key', { quantity: 2 }), lambdaContext());
+    const other = await createOrder(orderEvent(itemId, buyer.cookie, 'same-key', { quantity: 3 }), lambdaContext());
+
+    expect(first.statusCode).toBe(202);
+    expect(body(retry)).toEqual(body(first));
+    expect(other.statusCode).toBe(409);
+    expect(body(other).error.code).toBe('IDEMPOTENCY_MISMATCH');
+    expect(await remainingStock(itemId)).toBe(8);
+  });
+
+  it('shows an order to its owner, pending and then confirmed, and to no one else', async () => {
+    const itemId = await openItem(5);
+    const [owner, stranger] = [buyers[1]!, buyers[2]!];
+    const placed = body(await createOrder(orderEvent(itemId, owner.cookie, 'mine', { quantity: 1 }), lambdaContext()));
+
+    const early = await getOrder(getOrderEvent(placed.orderId, owner.cookie), lambdaContext());
+    await until(async () => (await orderRows(itemId)).length === 1, 20_000, 'row');
+    const later = await getOrder(getOrderEvent(placed.orderId, owner.cookie), lambdaContext());
+    const foreign = await getOrder(getOrderEvent(placed.orderId, stranger.cookie), lambdaContext());
+
+    expect(['pending', 'confirmed']).toContain(body(early).status);
+    expect(body(later)).toEqual({ orderId: placed.orderId, itemId, quantity: 1, status: 'confirmed' });
+    expect(foreign.statusCode).toBe(404);
+    expect(body(foreign).error.code).toBe('NOT_FOUND');
+  });
+
+  describe('bad input gets a 4xx and changes nothing', () => {
+    let itemId: string;
+    let before: Awaited<ReturnType<typeof redisState>>;
+
+    beforeAll(async () => {
+      itemId = await openItem(10, 5);
+      before = await redisState(itemId);
+    });
+
+    it.each([
+      ['quantity as a string', { quantity: '1' }, 'k-1'],
+      ['quantity 0', { quantity: 0 }, 'k-2'],
+      ['a negative quantity', { quantity: -1 }, 'k-3'],
+      ['a fractional quantity', { quantity: 1.5 }, 'k-4'],
+      ['a huge quantity', { quantity: 1e9 }, 'k-5'],
+      ['an unknown field (a user id in the body)', { quantity: 1, userId: 1 }, 'k-6'],
+      ['no Idempotency-Key', { quantity: 1 }, undefined],
+      ['an empty Idempotency-Key', { quantity: 1 }, ''],
+      ['an oversized Idempotency-Key', { quantity: 1 }, 'k'.repeat(65)],
+      ['an Idempotency-Key with Lua in it', { quantity: 1 }, "x') redis.call('FLUSHALL') --"],
+    ])('%s', async (_, payload, key) => {
+      const result = await createOrder(orderEvent(itemId, buyers[3]!.cookie, key, payload), lambdaContext());
+
+      expect(result.statusCode).toBe(400);
+      expect(body(result).error.code).toBe('VALIDATION_FAILED');
+      expect(await redisState(itemId)).toEqual(before);
+    });
+
+    it.each(['{item}', 'it*', "x'..redis.call('FLUSHALL')..'", 'a'.repeat(65), 'white space'])('an item id like %j', async (badId) => {
+      const result = await createOrder(orderEvent(badId, buyers[3]!.cookie, 'k-7', { quantity: 1 }), lambdaContext());
+
+      expect(result.statusCode).toBe(400);
+      expect(await redis.keys(`{item:${badId}}*`)).toEqual([]);
+      expect(await redisState(itemId)).toEqual(before);
+    });
+
+    it('refuses without a session', async () => {
+      const result = await createOrder(orderEvent(itemId, 'sid=1.AAAAAAAAAAAAAAAAAAAAAA', 'k-8', { quantity: 1 }), lambdaContext());
+
+      expect(result.statusCode).toBe(401);
+      expect(await redisState(itemId)).toEqual(before);
+    });
+
+    it('answers a malformed order id with 400 and an unknown one with 404', async () => {
+      const malformed = await getOrder(getOrderEvent('{x}*', buyers[3]!.cookie), lambdaContext());
+      const unknown = await getOrder(getOrderEvent(`${itemId}.000000000AAAAAAAAAAAAAA`, buyers[3]!.cookie), lambdaContext());
+
+      expect(malformed.statusCode).toBe(400);
+      expect(unknown.statusCode).toBe(404);
+    });
+  });
+});

@@ -1,0 +1,29 @@
+import { randomBytes } from 'node:crypto';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { queueArn } from '../../infra/local/provision';
+
+export const testSqs = (endpoint = process.env.AWS_ENDPOINT_URL!) =>
+  new SQSClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+
+/** A queue of the test's own, with a DLQ, so no other test's poller takes its messages. */
+export async function queueWithDeadLetters(sqs: SQSClient, maxReceiveCount: number, visibilityTimeoutSeconds = 1) {
+  const name = `test-${randomBytes(4).toString('hex')}`;
+  const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `${name}-dlq` }));
+  const queue = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: name,
+      Attributes: {
+        VisibilityTimeout: String(visibilityTimeoutSeconds),
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: await queueArn(sqs, dlq.QueueUrl!), maxReceiveCount }),
+      },
+    }),
+  );
+  return { url: queue.QueueUrl!, arn: await queueArn(sqs, queue.QueueUrl!), dlqUrl: dlq.QueueUrl! };
+}
+
+export async function depth(sqs: SQSClient, url: string): Promise<number> {
+  const { Attributes } = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+  );
+  return Number(Attributes!.ApproximateNumberOfMessages) + Number(Attributes!.ApproximateNumberOfMessagesNotVisible);
+}
