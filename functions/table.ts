@@ -35,7 +35,8 @@ export type Trigger =
       /** Concurrent batches, as the event source mapping's maximum concurrency. */
       maxConcurrency: number;
     }
-  | { kind: 'ses' };
+  | { kind: 'ses' }
+  | { kind: 'schedule'; rateMinutes: number };
 
 export interface FunctionSpec {
   /** kebab-case; also the entry file's name under functions/. */
@@ -121,6 +122,14 @@ export const functions: readonly FunctionSpec[] = [
     memoryMb: 512,
     timeoutSeconds: 30,
     env: ['redis', 'database'],
+  },
+  {
+    id: 'reconcile-orders',
+    description: 'Checks stock conservation per item and relays orders whose send was lost',
+    trigger: { kind: 'schedule', rateMinutes: 5 },
+    memoryMb: 512,
+    timeoutSeconds: 60,
+    env: ['redis', 'database', 'orderQueue'],
   },
 ];
 

@@ -1,6 +1,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import type { APIGatewayProxyEventV2, SQSEvent } from 'aws-lambda';
+import { randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEventV2, ScheduledEvent, SQSEvent } from 'aws-lambda';
 import { buckets, functions, type FunctionSpec, type QueueName } from '../../functions/table';
 import { migrate } from '../../shared/db/migrate';
 import { startGateway, type Gateway, type HttpRoute } from './gateway';
@@ -65,6 +66,21 @@ export function functionEnvironment(services: Record<'redis' | 'database' | 'emu
   };
 }
 
+/** The EventBridge event a schedule rule sends. */
+function scheduledEvent(functionId: string): ScheduledEvent {
+  return {
+    version: '0',
+    id: randomUUID(),
+    'detail-type': 'Scheduled Event',
+    source: 'aws.events',
+    account: '000000000000',
+    time: new Date().toISOString(),
+    region: REGION,
+    resources: [`arn:aws:events:${REGION}:000000000000:rule/surge-${functionId}`],
+    detail: {},
+  };
+}
+
 export async function startTwin(options: TwinOptions): Promise<Twin> {
   // The SDK versions pinned here support Node 20; its notice about future versions is noise in the twin.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -118,6 +134,16 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
             ];
           });
 
+    const schedules = functions.flatMap((spec) => {
+      if (spec.trigger.kind !== 'schedule') return [];
+      const lambda = lambdas.get(spec.id)!;
+      const timer = setInterval(() => {
+        lambda.invoke(scheduledEvent(spec.id)).catch((error: Error) => logFunctionError(spec.id, error));
+      }, spec.trigger.rateMinutes * 60_000);
+      timer.unref();
+      return [timer];
+    });
+
     return {
       url: gateway.url,
       redisUrl: redis.url,
@@ -126,6 +152,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
       queues: provisioned,
       pids: { gateway: process.pid, redis: redis.pid, database: database.pid, emulator: emulator.pid },
       async stop() {
+        for (const timer of schedules) clearInterval(timer);
         await gateway.close();
         await Promise.all(pollers.map((p) => p.stop()));
         await stopServices();

@@ -1,0 +1,28 @@
+import middy from '@middy/core';
+import type { ScheduledEvent } from 'aws-lambda';
+import { logger } from '../shared/logger';
+import { listItems } from '../shared/orders/items';
+import { reconcileItem } from '../shared/orders/reconcile';
+
+/** Older than this, an outbox entry's send is taken as lost and relayed. */
+const RELAY_AFTER_MS = 60_000;
+
+/**
+ * Every few minutes: relays lost sends and reports drift. Counters are never reset unattended;
+ * that is `npm run reconcile -- --repair`, after a person has looked.
+ */
+export const handler = middy<ScheduledEvent, { items: number; drifted: number }>().handler(async () => {
+  const items = await listItems();
+  let drifted = 0;
+  for (const item of items) {
+    const report = await reconcileItem(item.id, { relayOlderThanMs: RELAY_AFTER_MS, resetCounter: false });
+    if (!report) continue;
+    if (report.drift !== 0 || report.rejected > 0) {
+      drifted += 1;
+      logger.error('Stock drift', { ...report });
+    } else if (report.relayed > 0) {
+      logger.warn('Relayed lost order sends', { itemId: report.itemId, relayed: report.relayed });
+    }
+  }
+  return { items: items.length, drifted };
+});

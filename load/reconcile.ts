@@ -1,0 +1,49 @@
+/**
+ * `npm run reconcile -- [itemId ...] [--repair] [--relay-after-s 60]`
+ *
+ * Checks initial = remaining (Redis) + confirmed (MySQL) + pending (outbox) for each item (all by
+ * default) of the running twin, or of REDIS_URL / DATABASE_URL / ORDER_QUEUE_URL when set. Prints
+ * one JSON line per item and exits 1 when any item drifts. --repair relays outbox entries older
+ * than --relay-after-s and resets drifted counters.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: { repair: { type: 'boolean', default: false }, 'relay-after-s': { type: 'string', default: '60' } },
+});
+
+const twinState = '.local/twin/twin.json';
+if (!process.env.REDIS_URL && existsSync(twinState)) {
+  const twin = JSON.parse(readFileSync(twinState, 'utf8'));
+  Object.assign(process.env, {
+    REDIS_URL: twin.redisUrl,
+    DATABASE_URL: twin.databaseUrl,
+    AWS_ENDPOINT_URL: twin.emulatorUrl,
+    ORDER_QUEUE_URL: twin.queues.orders.url,
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  });
+}
+
+const { listItems } = await import('../shared/orders/items');
+const { reconcileItem } = await import('../shared/orders/reconcile');
+
+const itemIds = positionals.length ? positionals : (await listItems()).map((i) => i.id);
+let drifted = 0;
+for (const itemId of itemIds) {
+  const report = await reconcileItem(itemId, {
+    relayOlderThanMs: values.repair ? Number(values['relay-after-s']) * 1000 : Number.POSITIVE_INFINITY,
+    resetCounter: values.repair,
+  });
+  if (!report) {
+    process.stdout.write(`${JSON.stringify({ itemId, error: 'no such item' })}\n`);
+    drifted += 1;
+    continue;
+  }
+  if (report.drift !== 0 && !report.counterReset) drifted += 1;
+  process.stdout.write(`${JSON.stringify(report)}\n`);
+}
+process.exit(drifted ? 1 : 0);

@@ -1,0 +1,62 @@
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { describe, expect, it } from 'vitest';
+import { redis } from '../../shared/clients/redis';
+import { upsertItemStock } from '../../shared/orders/items';
+import { itemKeys, OrderRecord } from '../../shared/orders/model';
+import { openSale, remainingStock, reserve } from '../../shared/orders/reservations';
+import { writeOrders } from '../../shared/orders/writer';
+import { uniqueItemId } from '../support/orders';
+import { queueWithDeadLetters, testSqs } from '../support/queues';
+
+const sqs = testSqs();
+const queue = await queueWithDeadLetters(sqs, 5, 30);
+process.env.ORDER_QUEUE_URL = queue.url;
+const { reconcileItem } = await import('../../shared/orders/reconcile');
+
+const report = { relayOlderThanMs: 60_000, resetCounter: false };
+
+async function saleWith(stock: number, reservations: number) {
+  const itemId = uniqueItemId('recon');
+  await upsertItemStock(itemId, stock, 10);
+  await openSale(itemId, stock, 10);
+  const orders: OrderRecord[] = [];
+  for (let i = 0; i < reservations; i++) orders.push((await reserve({ itemId, userId: 500 + i, quantity: 2, idempotencyKey: `r${i}` })).order);
+  return { itemId, orders };
+}
+
+describe('reconciliation', () => {
+  it('finds no drift when every unit is remaining, confirmed or pending', async () => {
+    const { itemId, orders } = await saleWith(10, 3);
+    await writeOrders(orders.slice(0, 2));
+
+    expect(await reconcileItem(itemId, report)).toMatchObject({ initial: 10, remaining: 4, confirmed: 4, pending: 2, drift: 0, relayed: 0 });
+  });
+
+  it('relays an order whose send was lost, so the writer stores it', async () => {
+    // Prepare: reserved, but never sent.
+    const { itemId, orders } = await saleWith(10, 1);
+
+    // Act
+    const result = await reconcileItem(itemId, { relayOlderThanMs: 0, resetCounter: false });
+    const { Messages } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queue.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 2 }));
+    await writeOrders((Messages ?? []).map((m) => OrderRecord.parse(JSON.parse(m.Body!))));
+
+    // Assess
+    expect(result).toMatchObject({ relayed: 1, drift: 0 });
+    expect(Messages?.map((m) => JSON.parse(m.Body!).orderId)).toEqual([orders[0]!.orderId]);
+    expect(await reconcileItem(itemId, report)).toMatchObject({ confirmed: 2, pending: 0, drift: 0 });
+  });
+
+  it('reports a drifted counter and resets it only on request', async () => {
+    const { itemId } = await saleWith(10, 1);
+    await redis.hset(itemKeys(itemId).sale, 'stock', 11);
+
+    const seen = await reconcileItem(itemId, report);
+    const repaired = await reconcileItem(itemId, { ...report, resetCounter: true });
+
+    expect(seen).toMatchObject({ remaining: 11, pending: 2, drift: -3, counterReset: false });
+    expect(repaired).toMatchObject({ drift: -3, counterReset: true });
+    expect(await remainingStock(itemId)).toBe(8);
+    expect(await reconcileItem(itemId, report)).toMatchObject({ drift: 0 });
+  });
+});
