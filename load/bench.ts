@@ -28,6 +28,7 @@ export type Scenario = (context: ScenarioContext) => Promise<ScenarioResult>;
 
 const scenarios: Record<string, () => Promise<Scenario>> = {
   sessions: async () => (await import('./scenarios/sessions')).sessions,
+  orders: async () => (await import('./scenarios/orders')).orders,
 };
 
 const { positionals, values } = parseArgs({
@@ -43,7 +44,7 @@ const log = (message: string) => process.stderr.write(`bench: ${message}\n`);
 const connections = Number(values.connections);
 const duration = Number(values.duration);
 
-const twin = await acquireTwin(log);
+const twin = await acquireTwin(log, name !== 'sessions');
 try {
   const run = await scenarios[name]!();
   const ceiling = await drive({ url: `${twin.url}${CEILING_PATH}`, connections, duration }, 'ceiling', log);

@@ -14,11 +14,17 @@ const env = z
     PORT: z.coerce.number().int().min(0).max(65535).default(3000),
     SURGE_STATE_DIR: z.string().default('.local/twin'),
     SURGE_DATABASE: z.string().regex(/^[A-Za-z0-9_]+$/).default('surge'),
+    SURGE_BASELINES: z.enum(['true', 'false']).default('false'),
   })
   .parse(process.env);
 
 mkdirSync(env.SURGE_STATE_DIR, { recursive: true });
-const twin = await startTwin({ port: env.PORT, stateDir: env.SURGE_STATE_DIR, database: env.SURGE_DATABASE });
+const twin = await startTwin({
+  port: env.PORT,
+  stateDir: env.SURGE_STATE_DIR,
+  database: env.SURGE_DATABASE,
+  baselines: env.SURGE_BASELINES === 'true',
+});
 
 // Read by `npm run bench` and `npm run reconcile` to find a running twin.
 const stateFile = join(env.SURGE_STATE_DIR, 'twin.json');

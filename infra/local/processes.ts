@@ -62,3 +62,16 @@ export async function waitFor(what: string, attempt: () => Promise<unknown>, tim
   }
   throw new Error(`${what} did not come up within ${timeoutMs} ms: ${(lastError as Error)?.message}`);
 }
+
+/** Resolves when the process prints a line matching `ready`; rejects if it exits first. */
+export function readyLine(proc: Spawned, ready: RegExp, logFile: string): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    let output = '';
+    proc.child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = ready.exec(output);
+      if (match) resolve(match);
+    });
+    proc.child.once('exit', (code) => reject(new Error(`process exited with ${code} before it was ready; see ${logFile}`)));
+  });
+}

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { createConnection } from 'mysql2/promise';
-import { freePort, spawnService, waitFor } from './processes';
+import { freePort, readyLine, spawnService, waitFor } from './processes';
 
 export interface Service {
   url: string;
@@ -71,8 +71,6 @@ export async function startDatabase(stateDir: string, database: string): Promise
       '--skip-name-resolve',
       '--max-connections=500',
       '--innodb-buffer-pool-size=256M',
-      // A twin favours throughput over surviving a power cut; Aurora's durability is AWS's job.
-      '--innodb-flush-log-at-trx-commit=2',
     ],
     join(stateDir, 'mariadbd.log'),
   );
@@ -96,14 +94,7 @@ export async function startEmulator(stateDir: string): Promise<Service> {
   if (process.env.AWS_ENDPOINT_URL) return external(process.env.AWS_ENDPOINT_URL);
   const entry = new URL('./emulator.ts', import.meta.url).pathname;
   const proc = spawnService(process.execPath, ['--import', 'tsx', entry], join(stateDir, 'emulator.log'));
-  const port = await new Promise<number>((resolvePort, reject) => {
-    let output = '';
-    proc.child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /ready (\d+)/.exec(output);
-      if (match) resolvePort(Number(match[1]));
-    });
-    proc.child.once('exit', (code) => reject(new Error(`emulator exited with ${code}; see ${stateDir}/emulator.log`)));
-  });
+  const logFile = join(stateDir, 'emulator.log');
+  const port = Number((await readyLine(proc, /ready (\d+)/, logFile))[1]);
   return { url: `http://127.0.0.1:${port}`, pid: proc.child.pid, stop: proc.stop };
 }

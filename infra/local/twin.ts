@@ -1,6 +1,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, ScheduledEvent, SQSEvent } from 'aws-lambda';
 import { buckets, functions, type FunctionSpec, type QueueName } from '../../functions/table';
 import { migrate } from '../../shared/db/migrate';
@@ -9,14 +10,21 @@ import { LocalLambda } from './lambda';
 import { startPoller, type Poller } from './poller';
 import { provision, type ProvisionedQueue } from './provision';
 import { seed } from './seed';
+import { readyLine, spawnService } from './processes';
 import { startDatabase, startEmulator, startRedis, type Service } from './services';
 
 export interface TwinOptions {
   port: number;
   stateDir: string;
   database: string;
-  /** Off for a twin that only serves HTTP, e.g. while a test drains queues by hand. */
-  pollers?: boolean;
+  /**
+   * Where queue consumers (the pollers and the functions they invoke) run: in a process of their
+   * own by default, as on AWS where the event source mapping and the consumer are not the API's
+   * instances; in this process for tests; or not at all.
+   */
+  consumers?: 'process' | 'in-process' | 'off';
+  /** Also serve load/baselines under /__baseline/…, for benchmarks. */
+  baselines?: boolean;
 }
 
 export interface Twin {
@@ -66,6 +74,32 @@ export function functionEnvironment(services: Record<'redis' | 'database' | 'emu
   };
 }
 
+/** Carries the provisioned queues to the consumers' process. */
+export const QUEUES_ENV = 'SURGE_QUEUES';
+
+/** The twin's event source mappings: a poller per queue trigger in the table, invoking its function. */
+export function startConsumers(provisioned: Record<QueueName, ProvisionedQueue>, sqs: SQSClient): { stop(): Promise<void> } {
+  const pollers: Poller[] = functions.flatMap((spec) => {
+    if (spec.trigger.kind !== 'queue') return [];
+    const queue = provisioned[spec.trigger.queue];
+    const lambda = new LocalLambda(spec);
+    return [
+      startPoller({
+        sqs,
+        queueUrl: queue.url,
+        queueArn: queue.arn,
+        region: REGION,
+        batchSize: spec.trigger.batchSize,
+        maxBatchingWindowSeconds: spec.trigger.maxBatchingWindowSeconds,
+        maxConcurrency: spec.trigger.maxConcurrency,
+        invoke: (event: SQSEvent) => lambda.invoke(event),
+        onError: (error) => logFunctionError(spec.id, error),
+      }),
+    ];
+  });
+  return { stop: async () => void (await Promise.all(pollers.map((p) => p.stop()))) };
+}
+
 /** The EventBridge event a schedule rule sends. */
 function scheduledEvent(functionId: string): ScheduledEvent {
   return {
@@ -100,7 +134,9 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     // Handlers read their configuration at import, as on a Lambda cold start, so this comes first.
     Object.assign(process.env, functionEnvironment({ redis, database, emulator }, provisioned));
 
-    const lambdas = new Map<string, LocalLambda>(functions.map((spec) => [spec.id, new LocalLambda(spec)]));
+    const lambdas = new Map<string, LocalLambda>(
+      functions.filter((spec) => spec.trigger.kind !== 'queue').map((spec) => [spec.id, new LocalLambda(spec)]),
+    );
     const httpRoutes: HttpRoute[] = functions.flatMap((spec: FunctionSpec) => {
       if (spec.trigger.kind !== 'http') return [];
       const lambda = lambdas.get(spec.id)!;
@@ -108,31 +144,35 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     });
     const ceiling = new LocalLambda(ceilingSpec, async () => async () => ({ statusCode: 200, body: '{"ok":true}' }));
     httpRoutes.push({ method: 'GET', path: CEILING_PATH, invoke: (event) => ceiling.invoke(event) });
+    if (options.baselines) {
+      const { baselines } = await import('../../load/baselines/table');
+      for (const spec of baselines) {
+        if (spec.trigger.kind !== 'http') continue;
+        const lambda = new LocalLambda(spec, spec.load);
+        httpRoutes.push({ method: spec.trigger.method, path: spec.trigger.path, invoke: (event) => lambda.invoke(event) });
+      }
+    }
     await Promise.all([...lambdas.values()].map((l) => l.warm()));
 
     const gateway: Gateway = await startGateway(httpRoutes, options.port, logFunctionError);
 
-    const pollers: Poller[] =
-      options.pollers === false
-        ? []
-        : functions.flatMap((spec) => {
-            if (spec.trigger.kind !== 'queue') return [];
-            const queue = provisioned[spec.trigger.queue];
-            const lambda = lambdas.get(spec.id)!;
-            return [
-              startPoller({
-                sqs,
-                queueUrl: queue.url,
-                queueArn: queue.arn,
-                region: REGION,
-                batchSize: spec.trigger.batchSize,
-                maxBatchingWindowSeconds: spec.trigger.maxBatchingWindowSeconds,
-                maxConcurrency: spec.trigger.maxConcurrency,
-                invoke: (event: SQSEvent) => lambda.invoke(event),
-                onError: (error) => logFunctionError(spec.id, error),
-              }),
-            ];
+    const consumers = await (async (): Promise<{ pid?: number; stop(): Promise<void> } | undefined> => {
+      switch (options.consumers ?? 'process') {
+        case 'off':
+          return undefined;
+        case 'in-process':
+          return startConsumers(provisioned, sqs);
+        case 'process': {
+          const entry = new URL('./consumers.ts', import.meta.url).pathname;
+          const proc = spawnService(process.execPath, ['--import', 'tsx', entry], join(options.stateDir, 'consumers.log'), {
+            ...process.env,
+            [QUEUES_ENV]: JSON.stringify(provisioned),
           });
+          await readyLine(proc, /^ready/m, join(options.stateDir, 'consumers.log'));
+          return { pid: proc.child.pid, stop: proc.stop };
+        }
+      }
+    })();
 
     const schedules = functions.flatMap((spec) => {
       if (spec.trigger.kind !== 'schedule') return [];
@@ -150,11 +190,11 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
       databaseUrl: database.url,
       emulatorUrl: emulator.url,
       queues: provisioned,
-      pids: { gateway: process.pid, redis: redis.pid, database: database.pid, emulator: emulator.pid },
+      pids: { gateway: process.pid, consumers: consumers?.pid ?? (consumers ? process.pid : undefined), redis: redis.pid, database: database.pid, emulator: emulator.pid },
       async stop() {
         for (const timer of schedules) clearInterval(timer);
         await gateway.close();
-        await Promise.all(pollers.map((p) => p.stop()));
+        await consumers?.stop();
         await stopServices();
       },
     };

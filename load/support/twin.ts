@@ -39,10 +39,15 @@ async function healthy(info: TwinInfo): Promise<boolean> {
 }
 
 /** The twin `npm start` left running, or a fresh one in its own state dir that is stopped afterwards. */
-export async function acquireTwin(log: (msg: string) => void): Promise<BenchTwin> {
+async function servesBaselines(info: TwinInfo): Promise<boolean> {
+  const res = await fetch(`${info.url}/__baseline/items/probe/orders`, { method: 'POST' });
+  return res.status !== 404;
+}
+
+export async function acquireTwin(log: (msg: string) => void, needsBaselines: boolean): Promise<BenchTwin> {
   if (existsSync(RUNNING_STATE)) {
     const info = JSON.parse(readFileSync(RUNNING_STATE, 'utf8')) as TwinInfo;
-    if (alive(info.pids.gateway) && (await healthy(info))) {
+    if (alive(info.pids.gateway) && (await healthy(info)) && (!needsBaselines || (await servesBaselines(info)))) {
       log(`using the running twin at ${info.url}`);
       return { ...info, owned: false, stop: async () => undefined };
     }
@@ -52,7 +57,7 @@ export async function acquireTwin(log: (msg: string) => void): Promise<BenchTwin
   rmSync(stateFile, { force: true });
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'infra/local/main.ts'], {
     stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, PORT: '0', SURGE_STATE_DIR: BENCH_STATE_DIR, SURGE_DATABASE: 'surge_bench', POWERTOOLS_LOG_LEVEL: 'WARN' },
+    env: { ...process.env, PORT: '0', SURGE_STATE_DIR: BENCH_STATE_DIR, SURGE_DATABASE: 'surge_bench', SURGE_BASELINES: 'true', POWERTOOLS_LOG_LEVEL: 'WARN' },
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const deadline = Date.now() + 60_000;

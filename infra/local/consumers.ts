@@ -1,0 +1,16 @@
+/**
+ * The twin's queue consumers in a process of their own: what AWS runs apart from the API's
+ * instances (the event source mappings and the consumer functions). Started by the twin.
+ */
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { z } from 'zod';
+import { QUEUES_ENV, startConsumers } from './twin';
+
+const env = z.object({ AWS_ENDPOINT_URL: z.url(), AWS_REGION: z.string(), [QUEUES_ENV]: z.string() }).parse(process.env);
+const sqs = new SQSClient({ region: env.AWS_REGION, endpoint: env.AWS_ENDPOINT_URL });
+const consumers = startConsumers(JSON.parse(env[QUEUES_ENV]), sqs);
+process.stdout.write('ready\n');
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => void consumers.stop().finally(() => process.exit(0)));
+}

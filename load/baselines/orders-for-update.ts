@@ -1,0 +1,48 @@
+/**
+ * The baseline Surge's orders are measured against: the original service's way, one MySQL
+ * transaction per order that locks the item row (SELECT … FOR UPDATE), checks stock and the
+ * buyer's limit, then updates and inserts. Served by the twin's gateway under
+ * /__baseline/… (SURGE_BASELINES=true) so both are measured alike; never deployed.
+ */
+import type { Pool, PoolConnection, RowDataPacket } from 'mysql2/promise';
+import { z } from 'zod';
+import { db } from '../../shared/clients/mysql';
+import { AppError, NotFoundError } from '../../shared/errors';
+import { api } from '../../shared/http/api';
+import { json } from '../../shared/http/response';
+import { ItemId, newOrderId, Quantity } from '../../shared/orders/model';
+
+export async function placeOrderForUpdate(pool: Pool, itemId: string, userId: number, quantity: number): Promise<string> {
+  const conn: PoolConnection = await pool.getConnection();
+  try {
+    await conn.beginTransaction();
+    const [items] = await conn.query<RowDataPacket[]>('SELECT initial_stock, sold, per_user_limit FROM items WHERE id = ? FOR UPDATE', [itemId]);
+    const item = items[0];
+    if (!item) throw new NotFoundError('No such item');
+    if (Number(item.sold) + quantity > Number(item.initial_stock)) throw new AppError('SOLD_OUT', 'Not enough stock left');
+    const [bought] = await conn.query<RowDataPacket[]>('SELECT COALESCE(SUM(quantity), 0) AS n FROM orders WHERE item_id = ? AND user_id = ?', [itemId, userId]);
+    if (Number(bought[0]!.n) + quantity > Number(item.per_user_limit)) throw new AppError('LIMIT_EXCEEDED', 'That would exceed the per-buyer limit');
+    const orderId = newOrderId(itemId);
+    await conn.query('UPDATE items SET sold = sold + ? WHERE id = ?', [quantity, itemId]);
+    await conn.query("INSERT INTO orders (id, item_id, user_id, quantity, status, reserved_at) VALUES (?, ?, ?, ?, 'confirmed', NOW(3))", [
+      orderId,
+      itemId,
+      userId,
+      quantity,
+    ]);
+    await conn.commit();
+    return orderId;
+  } catch (error) {
+    await conn.rollback().catch(() => undefined);
+    throw error;
+  } finally {
+    conn.release();
+  }
+}
+
+export const handler = api({ access: 'user', params: z.object({ itemId: ItemId }), body: z.strictObject({ quantity: Quantity }) }).handler(
+  async ({ input, principal }) => {
+    const orderId = await placeOrderForUpdate(db, input.params.itemId, principal.userId, input.body.quantity);
+    return json(201, { orderId, status: 'confirmed' });
+  },
+);

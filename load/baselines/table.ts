@@ -1,0 +1,19 @@
+import type { FunctionSpec } from '../../functions/table';
+import type { Handler } from '../../infra/local/lambda';
+
+export interface BaselineSpec extends FunctionSpec {
+  load(): Promise<Handler>;
+}
+
+/** Baselines the twin serves beside the real functions when SURGE_BASELINES=true; never deployed. */
+export const baselines: BaselineSpec[] = [
+  {
+    id: 'baseline-orders-for-update',
+    description: 'POST an order the way the original service did: a MySQL transaction with SELECT … FOR UPDATE',
+    trigger: { kind: 'http', method: 'POST', path: '/__baseline/items/{itemId}/orders' },
+    memoryMb: 512,
+    timeoutSeconds: 10,
+    env: ['redis', 'database', 'sessions'],
+    load: async () => (await import('./orders-for-update')).handler as Handler,
+  },
+];
