@@ -26,7 +26,7 @@ export const handler = api({ access: 'user', params: Params, headers: Headers, b
   });
   if (!replayed) {
     try {
-      await orderQueue.send(JSON.stringify(order));
+      await orderQueue.send(order);
     } catch (sendError) {
       // A failed release (Redis away) leaves the order in the outbox, where the relay sends it later.
       const released = await release(order, idempotencyKey).catch(() => false);

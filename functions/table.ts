@@ -118,7 +118,7 @@ export const functions: readonly FunctionSpec[] = [
   {
     id: 'write-orders',
     description: 'Stores queued orders in MySQL, exactly once, under the stock guard',
-    trigger: { kind: 'queue', queue: 'orders', batchSize: 100, maxBatchingWindowSeconds: 1, maxConcurrency: 4 },
+    trigger: { kind: 'queue', queue: 'orders', batchSize: 10, maxBatchingWindowSeconds: 0, maxConcurrency: 4 },
     memoryMb: 512,
     timeoutSeconds: 30,
     env: ['redis', 'database'],

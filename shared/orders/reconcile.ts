@@ -58,7 +58,7 @@ export async function reconcileItem(itemId: string, options: ReconcileOptions): 
   const drift = item.initialStock - (measured + stored.confirmed + pending);
 
   const stale = pendingOrders.filter((o) => now - o.reservedAt >= options.relayOlderThanMs);
-  await Promise.all(stale.map((o) => orderQueue.send(JSON.stringify(o))));
+  await Promise.all(stale.map((o) => orderQueue.send(o)));
   await settle(itemId, [...written]);
   const counterReset =
     options.resetCounter && drift !== 0 && remaining !== undefined && (await resetStock(itemId, measured, Math.max(0, measured + drift)));

@@ -1,37 +1,48 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 
 /** SQS takes at most 10 messages per SendMessageBatch. */
-const BATCH_LIMIT = 10;
+const ENTRIES_PER_CALL = 10;
 
 export class QueueSendError extends Error {
   override name = 'QueueSendError';
 }
 
-interface Pending {
-  body: string;
+interface Pending<T> {
+  item: T;
   resolve(): void;
   reject(error: Error): void;
 }
 
+export interface BatchedSenderOptions<T> {
+  queueUrl: string;
+  /** A send with no answer within this is failed, and its callers compensate. */
+  timeoutMs: number;
+  /** Items packed into one message at most. */
+  itemsPerMessage: number;
+  /** The body of one message carrying these items. */
+  encode(items: T[]): string;
+}
+
 /**
- * Sends messages one call at a time to the caller, but coalesces every send made in the same turn
- * of the event loop into SendMessageBatch calls. A lone request (a classic Lambda instance) pays
- * nothing for it; a process serving many requests at once (the twin, multi-concurrency Lambda)
- * pays one API call per ten messages instead of one each. Each caller learns its own message's fate.
+ * Takes one item at a time from each caller, but coalesces every item sent in the same turn of
+ * the event loop: up to itemsPerMessage items per message, up to ten messages per
+ * SendMessageBatch call. A lone request (a classic Lambda instance) sends one item in one call
+ * with no added wait; a process serving many requests at once (the twin, multi-concurrency
+ * Lambda) makes a fraction of the calls, and its consumer receives and deletes as many fewer
+ * messages. Each caller learns the fate of the message that carried its item.
  */
-export class BatchedSender {
-  private pending: Pending[] = [];
+export class BatchedSender<T> {
+  private pending: Pending<T>[] = [];
   private scheduled = false;
 
   constructor(
     private readonly sqs: SQSClient,
-    private readonly queueUrl: string,
-    private readonly timeoutMs: number,
+    private readonly options: BatchedSenderOptions<T>,
   ) {}
 
-  send(body: string): Promise<void> {
+  send(item: T): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.pending.push({ body, resolve, reject });
+      this.pending.push({ item, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => this.flush());
@@ -40,28 +51,39 @@ export class BatchedSender {
   }
 
   private flush(): void {
-    const batch = this.pending;
+    const waiting = this.pending;
     this.pending = [];
     this.scheduled = false;
-    for (let i = 0; i < batch.length; i += BATCH_LIMIT) void this.sendChunk(batch.slice(i, i + BATCH_LIMIT));
+    const messages: Pending<T>[][] = [];
+    for (let i = 0; i < waiting.length; i += this.options.itemsPerMessage) messages.push(waiting.slice(i, i + this.options.itemsPerMessage));
+    for (let i = 0; i < messages.length; i += ENTRIES_PER_CALL) void this.sendCall(messages.slice(i, i + ENTRIES_PER_CALL));
   }
 
-  private async sendChunk(chunk: Pending[]): Promise<void> {
+  private async sendCall(messages: Pending<T>[][]): Promise<void> {
+    const settle = (message: Pending<T>[], error?: Error) => {
+      for (const p of message) {
+        if (error) p.reject(error);
+        else p.resolve();
+      }
+    };
     try {
       const result = await this.sqs.send(
-        new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: chunk.map((p, i) => ({ Id: String(i), MessageBody: p.body })) }),
-        { abortSignal: AbortSignal.timeout(this.timeoutMs) },
+        new SendMessageBatchCommand({
+          QueueUrl: this.options.queueUrl,
+          Entries: messages.map((message, i) => ({ Id: String(i), MessageBody: this.options.encode(message.map((p) => p.item)) })),
+        }),
+        { abortSignal: AbortSignal.timeout(this.options.timeoutMs) },
       );
       const sent = new Set(result.Successful?.map((s) => s.Id));
       const failed = new Map(result.Failed?.map((f) => [f.Id, f]));
-      chunk.forEach((p, i) => {
+      messages.forEach((message, i) => {
         const id = String(i);
-        if (sent.has(id)) return p.resolve();
+        if (sent.has(id)) return settle(message);
         const failure = failed.get(id);
-        p.reject(new QueueSendError(failure ? `${failure.Code}: ${failure.Message ?? ''}` : 'The queue gave no answer for this message'));
+        settle(message, new QueueSendError(failure ? `${failure.Code}: ${failure.Message ?? ''}` : 'The queue gave no answer for this message'));
       });
     } catch (error) {
-      for (const p of chunk) p.reject(error as Error);
+      for (const message of messages) settle(message, error as Error);
     }
   }
 }

@@ -5,7 +5,7 @@ import { startPoller } from '../../infra/local/poller';
 import { handler as writeOrders } from '../../functions/write-orders';
 import { redis } from '../../shared/clients/redis';
 import { upsertItemStock } from '../../shared/orders/items';
-import { itemKeys, type OrderRecord } from '../../shared/orders/model';
+import { encodeOrderMessage, itemKeys, type OrderRecord } from '../../shared/orders/model';
 import { openSale, reserve } from '../../shared/orders/reservations';
 import { fixture, lambdaContext } from '../support/events';
 import { orderRows, soldCount, uniqueItemId } from '../support/orders';
@@ -32,7 +32,7 @@ describe('the order writer', () => {
     // Prepare: the recorded event's second record is malformed; its first is made a real reservation.
     const { itemId, orders } = await saleWithReservations(1);
     const event = fixture<SQSEvent>('sqs/order-records.json');
-    event.Records[0]!.body = JSON.stringify(orders[0]);
+    event.Records[0]!.body = encodeOrderMessage([orders[0]!]);
 
     // Act
     const result = await writeOrders(event, lambdaContext());
@@ -47,7 +47,7 @@ describe('the order writer', () => {
     const good = await saleWithReservations(2);
     const orphan = await saleWithReservations(1, { withItemRow: false });
 
-    const result = await writeOrders(sqsEventFor([...good.orders, ...orphan.orders].map((o) => JSON.stringify(o))), lambdaContext());
+    const result = await writeOrders(sqsEventFor([...good.orders, ...orphan.orders].map((o) => encodeOrderMessage([o]))), lambdaContext());
 
     expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: 'm-2' }] });
     expect(await orderRows(good.itemId)).toHaveLength(2);
@@ -58,7 +58,7 @@ describe('the order writer', () => {
     // Redis believes in 5 units, MySQL's initial stock is 3: Redis lost writes.
     const { itemId, orders } = await saleWithReservations(5, { dbStock: 3, redisStock: 5 });
 
-    const result = await writeOrders(sqsEventFor(orders.map((o) => JSON.stringify(o))), lambdaContext());
+    const result = await writeOrders(sqsEventFor([encodeOrderMessage(orders)]), lambdaContext());
 
     expect(result.batchItemFailures).toEqual([]);
     const rows = await orderRows(itemId);
@@ -69,7 +69,7 @@ describe('the order writer', () => {
 
   it('counts each order once when its message comes twice in one batch', async () => {
     const { itemId, orders } = await saleWithReservations(2);
-    const bodies = orders.map((o) => JSON.stringify(o));
+    const bodies = orders.map((o) => encodeOrderMessage([o]));
 
     const result = await writeOrders(sqsEventFor([...bodies, ...bodies]), lambdaContext());
 
@@ -83,7 +83,7 @@ describe('the order writer', () => {
     const sqs = testSqs();
     const queue = await queueWithDeadLetters(sqs, 5, 1);
     const { itemId, orders } = await saleWithReservations(3);
-    const bodies = ['{"orderId":', ...orders.map((o) => JSON.stringify(o))];
+    const bodies = ['{"orders":[{"orderId":', ...orders.map((o) => encodeOrderMessage([o]))];
     await sqs.send(new SendMessageBatchCommand({ QueueUrl: queue.url, Entries: bodies.map((b, i) => ({ Id: String(i), MessageBody: b })) }));
 
     // Act

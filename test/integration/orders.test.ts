@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPoller, type Poller } from '../../infra/local/poller';
 import { redis } from '../../shared/clients/redis';
 import { upsertItemStock } from '../../shared/orders/items';
-import { itemKeys, type OrderRecord } from '../../shared/orders/model';
+import { encodeOrderMessage, itemKeys, type OrderRecord } from '../../shared/orders/model';
 import { openSale, remainingStock } from '../../shared/orders/reservations';
 import { lambdaContext } from '../support/events';
 import { getOrderEvent, orderEvent } from '../support/order-events';
@@ -53,8 +53,8 @@ describe('flash-sale orders', () => {
       queueUrl: queue.url,
       queueArn: queue.arn,
       region: 'us-east-1',
-      batchSize: 100,
-      maxBatchingWindowSeconds: 1,
+      batchSize: 10,
+      maxBatchingWindowSeconds: 0,
       maxConcurrency: 2,
       invoke: (event: SQSEvent) => writeOrders(event, lambdaContext()),
       onError: (error) => console.error(error),
@@ -95,7 +95,7 @@ describe('flash-sale orders', () => {
     // Act: …then each of their messages arrives again.
     const records: OrderRecord[] = placed.map((r, i) => ({ orderId: body(r).orderId, itemId, userId: buyers[i]!.id, quantity: 1, reservedAt: Date.now() }));
     for (let i = 0; i < records.length; i += 10) {
-      await sqs.send(new SendMessageBatchCommand({ QueueUrl: queue.url, Entries: records.slice(i, i + 10).map((r, n) => ({ Id: String(n), MessageBody: JSON.stringify(r) })) }));
+      await sqs.send(new SendMessageBatchCommand({ QueueUrl: queue.url, Entries: records.slice(i, i + 10).map((r, n) => ({ Id: String(n), MessageBody: encodeOrderMessage([r]) })) }));
     }
     await until(async () => (await depth(sqs, queue.url)) === 0, 20_000, 'queue drained');
 
