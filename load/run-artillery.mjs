@@ -31,6 +31,7 @@ const result = spawnSync(
       SURGE_TARGET: 'http://127.0.0.1:3000',
       SURGE_EMAIL: 'demo@surge.test',
       SURGE_PASSWORD: 'surge-demo-password',
+      SURGE_ITEM: 'demo-item',
       ...process.env,
       ARTILLERY_DISABLE_TELEMETRY: 'true',
     },

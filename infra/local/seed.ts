@@ -33,8 +33,21 @@ export async function insertUsers(databaseUrl: string, emails: string[], passwor
   }
 }
 
-/** Demo data for the twin. Passwords are reset on every start so the printed credentials always work. */
+export const demoItem = { id: 'demo-item', stock: 1_000, perUserLimit: 100 };
+
+/**
+ * Demo data for the twin. Passwords are reset on every start so the printed credentials always
+ * work; the demo sale is opened once and left alone after its first order. Runs after the
+ * functions' environment is set, since it opens the sale through the same code they use.
+ */
 export async function seed(databaseUrl: string): Promise<void> {
+  const { upsertItemStock } = await import('../../shared/orders/items');
+  const { openSale } = await import('../../shared/orders/reservations');
+  if (await upsertItemStock(demoItem.id, demoItem.stock, demoItem.perUserLimit)) {
+    await openSale(demoItem.id, demoItem.stock, demoItem.perUserLimit).catch((error: { code?: string }) => {
+      if (error.code !== 'SALE_STARTED') throw error;
+    });
+  }
   const conn = await createConnection({ uri: databaseUrl });
   try {
     for (const account of demoAccounts) {

@@ -13,12 +13,20 @@ export interface Service {
 
 const external = (url: string): Service => ({ url, stop: async () => undefined });
 
-export async function startRedis(stateDir: string): Promise<Service> {
+/**
+ * A durable Redis keeps its data in stateDir (append-only file, fsync every second), so the live
+ * counters survive a restart of the twin just as the MySQL rows beside them do. Tests use a
+ * throwaway one.
+ */
+export async function startRedis(stateDir: string, durable: boolean): Promise<Service> {
   if (process.env.REDIS_URL) return external(process.env.REDIS_URL);
   const port = await freePort();
+  const dataDir = resolve(stateDir, 'redis');
+  mkdirSync(dataDir, { recursive: true });
+  const persistence = durable ? ['--appendonly', 'yes', '--appendfsync', 'everysec'] : ['--appendonly', 'no'];
   const proc = spawnService(
     'redis-server',
-    ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no', '--protected-mode', 'yes'],
+    ['--bind', '127.0.0.1', '--port', String(port), '--dir', dataDir, '--save', '', ...persistence, '--protected-mode', 'yes'],
     join(stateDir, 'redis.log'),
   );
   const url = `redis://127.0.0.1:${port}`;

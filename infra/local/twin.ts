@@ -119,7 +119,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
   // The SDK versions pinned here support Node 20; its notice about future versions is noise in the twin.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const [redis, database, emulator] = await Promise.all([
-    startRedis(options.stateDir),
+    startRedis(options.stateDir, true),
     startDatabase(options.stateDir, options.database),
     startEmulator(options.stateDir),
   ]);
@@ -129,10 +129,10 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     const sqs = new SQSClient(clientOptions);
     const provisioned = await provision(sqs, new S3Client({ ...clientOptions, forcePathStyle: true }));
     await migrate(database.url);
-    await seed(database.url);
 
     // Handlers read their configuration at import, as on a Lambda cold start, so this comes first.
     Object.assign(process.env, functionEnvironment({ redis, database, emulator }, provisioned));
+    await seed(database.url);
 
     const lambdas = new Map<string, LocalLambda>(
       functions.filter((spec) => spec.trigger.kind !== 'queue').map((spec) => [spec.id, new LocalLambda(spec)]),

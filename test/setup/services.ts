@@ -24,7 +24,7 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
   const [redis, database, emulator] = await Promise.all([
-    startRedis(STATE_DIR),
+    startRedis(STATE_DIR, false),
     startDatabase(STATE_DIR, TEST_DATABASE),
     startEmulator(STATE_DIR),
   ]);
