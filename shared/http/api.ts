@@ -53,9 +53,13 @@ function normaliseEvent(): MiddlewareObj<APIGatewayProxyEventV2> {
   return {
     name: 'normaliseEvent',
     before: ({ event }) => {
-      const headers: Record<string, string | undefined> = {};
-      for (const [name, value] of Object.entries(event.headers ?? {})) headers[name.toLowerCase()] = value;
-      event.headers = headers;
+      // API Gateway sends header names lower-cased already; only a hand-made event needs the copy.
+      const names = Object.keys(event.headers ?? {});
+      if (!event.headers || names.some((name) => name !== name.toLowerCase())) {
+        const headers: Record<string, string | undefined> = {};
+        for (const name of names) headers[name.toLowerCase()] = event.headers[name];
+        event.headers = headers;
+      }
       const cookieMap: Record<string, string> = {};
       for (const cookie of event.cookies ?? []) {
         const eq = cookie.indexOf('=');
