@@ -124,6 +124,27 @@ export const functions: readonly FunctionSpec[] = [
     env: ['redis', 'database'],
   },
   {
+    id: 'list-programs',
+    description: 'Returns a page of the catalog through the lock-guarded cache',
+    trigger: { kind: 'http', method: 'GET', path: '/programs' },
+    ...api,
+    env: ['redis', 'database'],
+  },
+  {
+    id: 'create-program',
+    description: 'Adds a program to the catalog and bumps its cache version (admin)',
+    trigger: { kind: 'http', method: 'POST', path: '/programs' },
+    ...api,
+    env: ['redis', 'database', 'sessions'],
+  },
+  {
+    id: 'update-program',
+    description: 'Changes a program and bumps the catalog cache version (admin)',
+    trigger: { kind: 'http', method: 'PUT', path: '/programs/{id}' },
+    ...api,
+    env: ['redis', 'database', 'sessions'],
+  },
+  {
     id: 'reconcile-orders',
     description: 'Checks stock conservation per item and relays orders whose send was lost',
     trigger: { kind: 'schedule', rateMinutes: 5 },

@@ -35,6 +35,19 @@ export async function insertUsers(databaseUrl: string, emails: string[], passwor
 
 export const demoItem = { id: 'demo-item', stock: 1_000, perUserLimit: 100 };
 
+const CAREER_TAGS = ['backend', 'frontend', 'data', 'devops', 'design', 'product'];
+const PROGRAM_TYPES = ['bootcamp', 'course', 'mentoring', 'workshop'];
+const DEMO_PROGRAMS = 120;
+
+/** Enough catalog to page through: every career tag with every type, five of each. */
+function demoPrograms(): unknown[][] {
+  return Array.from({ length: DEMO_PROGRAMS }, (_, i) => {
+    const tag = CAREER_TAGS[i % CAREER_TAGS.length]!;
+    const type = PROGRAM_TYPES[Math.floor(i / CAREER_TAGS.length) % PROGRAM_TYPES.length]!;
+    return [`${tag[0]!.toUpperCase()}${tag.slice(1)} ${type} #${i + 1}`, tag, type, `A ${type} for ${tag} careers.`];
+  });
+}
+
 /**
  * Demo data for the twin. Passwords are reset on every start so the printed credentials always
  * work; the demo sale is opened once and left alone after its first order. Runs after the
@@ -50,6 +63,10 @@ export async function seed(databaseUrl: string): Promise<void> {
   }
   const conn = await createConnection({ uri: databaseUrl });
   try {
+    const [[{ programs }]] = (await conn.query('SELECT COUNT(*) AS programs FROM programs')) as unknown as [[{ programs: number }]];
+    if (Number(programs) === 0) {
+      await conn.query('INSERT INTO programs (title, career_tag, type, description) VALUES ?', [demoPrograms()]);
+    }
     for (const account of demoAccounts) {
       await conn.query(
         `INSERT INTO users (email, password_hash, role) VALUES (?, ?, ?)

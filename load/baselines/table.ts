@@ -16,4 +16,13 @@ export const baselines: BaselineSpec[] = [
     env: ['redis', 'database', 'sessions'],
     load: async () => (await import('./orders-for-update')).handler as Handler,
   },
+  {
+    id: 'baseline-programs-no-cache',
+    description: 'GET a page of programs straight from MySQL, without the cache',
+    trigger: { kind: 'http', method: 'GET', path: '/__baseline/programs' },
+    memoryMb: 512,
+    timeoutSeconds: 10,
+    env: ['database'],
+    load: async () => (await import('./programs-no-cache')).handler as Handler,
+  },
 ];

@@ -1,0 +1,188 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { logger } from '../logger';
+import { luaScript, type RedisClient } from '../redis/script';
+
+const readScript = luaScript<[version: string], [prefix: string, suffix: string]>(new URL('./lua/cache-read-1.lua', import.meta.url));
+const fillScript = luaScript<[entry: string, lease: string], [string, string, number, number, number, string]>(
+  new URL('./lua/cache-fill-2.lua', import.meta.url),
+);
+const releaseScript = luaScript<[lease: string], [token: string, channel: string]>(new URL('./lua/cache-release-1.lua', import.meta.url));
+
+/**
+ * Where an entry lives: `<prefix>v<version>:<suffix>`, the version read from `versionKey` in the
+ * same call. Prefix and version key must carry the same hash tag (one cluster slot).
+ */
+export interface CacheKey {
+  versionKey: string;
+  prefix: string;
+  suffix: string;
+}
+
+export interface FillOptions {
+  ttlSeconds: number;
+  /** Spread of the TTL, as a fraction, so entries filled together do not expire together. */
+  jitter?: number;
+  /** How long an expired entry may still be served while one caller refreshes it. */
+  staleSeconds?: number;
+  /** How long a filler may take before another caller may take over. */
+  leaseMs?: number;
+  /** The longest a caller waits for someone else's fill before loading itself. */
+  maxWaitMs?: number;
+  /** XFetch β: refresh early with rising probability as expiry nears; 0 turns it off. */
+  earlyRefreshBeta?: number;
+}
+
+export interface LockedCache {
+  getOrFill<T>(key: CacheKey, options: FillOptions, loader: () => Promise<T>): Promise<T>;
+  bumpVersion(versionKey: string): Promise<number>;
+}
+
+const entryKeyOf = (key: CacheKey, version: string) => `${key.prefix}v${version}:${key.suffix}`;
+const leaseKeyOf = (entryKey: string) => `${entryKey}:lease`;
+const channelOf = (entryKey: string) => `${entryKey}:filled`;
+
+/**
+ * Callers waiting for a fill, woken by pub/sub on the entry's channel. One subscriber connection
+ * per instance, opened on first use: an instance that never waits never opens it.
+ */
+class FillWaiters {
+  private subscriber?: Redis;
+  private readonly waiting = new Map<string, Set<() => void>>();
+
+  constructor(private readonly connect: () => Redis) {}
+
+  /** Subscribes, then runs `recheck` (so no fill can slip between the two), then waits. */
+  async wait(channel: string, timeoutMs: number, recheck: () => Promise<boolean>): Promise<void> {
+    this.subscriber ??= this.connect().on('message', (ch: string) => {
+      for (const wake of this.waiting.get(ch) ?? []) wake();
+    });
+    let wake!: () => void;
+    const woken = new Promise<void>((resolve) => (wake = resolve));
+    let set = this.waiting.get(channel);
+    if (!set) {
+      set = new Set();
+      this.waiting.set(channel, set);
+    }
+    set.add(wake);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await this.subscriber.subscribe(channel);
+      if (await recheck()) return;
+      await Promise.race([woken, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    } finally {
+      clearTimeout(timer);
+      set.delete(wake);
+      if (set.size === 0) {
+        this.waiting.delete(channel);
+        await this.subscriber.unsubscribe(channel).catch(() => undefined);
+      }
+    }
+  }
+}
+
+const UNREACHABLE = new Set(['reconnecting', 'close', 'end']);
+let degradedLogged = false;
+
+/**
+ * A look-aside cache whose fills are coordinated through Redis, so that across every instance
+ * one caller loads a missing value while the others wait to be woken (a lease, as in Facebook's
+ * memcache). A lease holder that pauses past its lease cannot overwrite a newer value; one that
+ * dies is replaced by one waiter when the lease expires. Hot entries are refreshed early (XFetch)
+ * and served stale while one caller refreshes them. Without Redis, the loader is called directly.
+ */
+export function createLockedCache(redis: RedisClient, connectSubscriber: () => Redis): LockedCache {
+  const waiters = new FillWaiters(connectSubscriber);
+
+  async function read(key: CacheKey) {
+    const [version, value, expires, delta] = (await readScript.run(redis, [key.versionKey], [key.prefix, key.suffix])) as [
+      string,
+      string | null,
+      string | null,
+      string | null,
+    ];
+    return { version, value, expires: Number(expires), delta: Number(delta) };
+  }
+
+  async function fill<T>(entryKey: string, token: string, options: FillOptions, loader: () => Promise<T>): Promise<T> {
+    const started = Date.now();
+    let value: T;
+    try {
+      value = await loader();
+    } catch (error) {
+      // Let a waiter take over now rather than when the lease runs out.
+      await releaseScript.run(redis, [leaseKeyOf(entryKey)], [token, channelOf(entryKey)]).catch(() => undefined);
+      throw error;
+    }
+    const now = Date.now();
+    const ttlMs = options.ttlSeconds * 1000 * (1 + (options.jitter ?? 0.1) * (Math.random() * 2 - 1));
+    const physicalMs = Math.ceil(ttlMs + (options.staleSeconds ?? 60) * 1000);
+    await fillScript.run(
+      redis,
+      [entryKey, leaseKeyOf(entryKey)],
+      [token, JSON.stringify(value), Math.floor(now + ttlMs), now - started, physicalMs, channelOf(entryKey)],
+    );
+    return value;
+  }
+
+  async function tryLease(entryKey: string, leaseMs: number): Promise<string | undefined> {
+    const token = randomBytes(12).toString('base64url');
+    return (await redis.set(leaseKeyOf(entryKey), token, 'PX', leaseMs, 'NX')) === 'OK' ? token : undefined;
+  }
+
+  async function getOrFill<T>(key: CacheKey, options: FillOptions, loader: () => Promise<T>): Promise<T> {
+    const leaseMs = options.leaseMs ?? 5_000;
+    const deadline = Date.now() + (options.maxWaitMs ?? 10_000);
+    let current: Awaited<ReturnType<typeof read>>;
+    try {
+      // Still connecting at a cold start is fine (commands queue); lost is not worth waiting for.
+      if (UNREACHABLE.has(redis.status)) throw new Error(`Redis is ${redis.status}`);
+      current = await read(key);
+    } catch (error) {
+      if (!degradedLogged) {
+        degradedLogged = true;
+        logger.error('Cache unavailable; reading through to the source', { error: error as Error });
+      }
+      return loader();
+    }
+
+    const entryKey = entryKeyOf(key, current.version);
+    if (current.value !== null) {
+      const now = Date.now();
+      const beta = options.earlyRefreshBeta ?? 1;
+      const stale = now >= current.expires;
+      const refreshEarly = !stale && beta > 0 && now - current.delta * beta * Math.log(Math.random()) >= current.expires;
+      if (stale || refreshEarly) {
+        const token = await tryLease(entryKey, leaseMs);
+        if (token) return fill(entryKey, token, options, loader);
+      }
+      return JSON.parse(current.value) as T;
+    }
+
+    while (Date.now() < deadline) {
+      const token = await tryLease(entryKey, leaseMs);
+      if (token) {
+        // Double-checked: the previous holder may have filled between our read and our lease.
+        const filled = (await read(key)).value;
+        if (filled === null) return fill(entryKey, token, options, loader);
+        await releaseScript.run(redis, [leaseKeyOf(entryKey)], [token, channelOf(entryKey)]);
+        return JSON.parse(filled) as T;
+      }
+      let found: string | null = null;
+      const recheck = async () => {
+        found = (await read(key)).value;
+        return found !== null;
+      };
+      await waiters.wait(channelOf(entryKey), Math.min(leaseMs, Math.max(0, deadline - Date.now())), recheck);
+      if (found === null) await recheck();
+      if (found !== null) return JSON.parse(found) as T;
+    }
+    logger.warn('Gave up waiting for a cache fill; loading directly', { key: entryKey });
+    return loader();
+  }
+
+  return {
+    getOrFill,
+    bumpVersion: async (versionKey) => redis.incr(versionKey),
+  };
+}

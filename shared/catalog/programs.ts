@@ -1,0 +1,95 @@
+import type { ResultSetHeader, RowDataPacket } from 'mysql2';
+import { z } from 'zod';
+import { db } from '../clients/mysql';
+
+export const PROGRAM_TYPES = ['bootcamp', 'course', 'mentoring', 'workshop'] as const;
+const CareerTag = z.string().regex(/^[a-z0-9-]{1,50}$/, 'use 1–50 of a–z, 0–9 and -');
+
+/** Query string of GET /programs; unknown types, pages below 1 and sizes above 50 are refused. */
+export const ProgramQuery = z.strictObject({
+  careerTag: CareerTag.optional(),
+  types: z
+    .string()
+    .transform((raw) => raw.split(','))
+    .pipe(z.array(z.enum(PROGRAM_TYPES)).min(1).max(PROGRAM_TYPES.length))
+    .transform((types) => [...new Set(types)].sort())
+    .optional(),
+  page: z.coerce.number().int().min(1).max(10_000).default(1),
+  size: z.coerce.number().int().min(1).max(50).default(20),
+});
+export type ProgramQuery = z.infer<typeof ProgramQuery>;
+
+export const ProgramInput = z.strictObject({
+  title: z.string().trim().min(1).max(200),
+  careerTag: CareerTag,
+  type: z.enum(PROGRAM_TYPES),
+  description: z.string().max(2000).default(''),
+});
+export type ProgramInput = z.infer<typeof ProgramInput>;
+
+export interface Program {
+  id: number;
+  title: string;
+  careerTag: string;
+  type: (typeof PROGRAM_TYPES)[number];
+  description: string;
+}
+
+export interface ProgramPage {
+  page: number;
+  size: number;
+  total: number;
+  items: Program[];
+}
+
+/** One cache entry per distinct query: the same query always normalises to the same key. */
+export function normaliseQuery(q: ProgramQuery): string {
+  return `tag=${q.careerTag ?? '*'}&types=${q.types?.join(',') ?? '*'}&page=${q.page}&size=${q.size}`;
+}
+
+/** One SQL query per page, the total included (a window count), so a fill costs exactly one query. */
+export async function loadProgramPage(q: ProgramQuery): Promise<ProgramPage> {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (q.careerTag) {
+    where.push('career_tag = ?');
+    params.push(q.careerTag);
+  }
+  if (q.types) {
+    where.push('type IN (?)');
+    params.push(q.types);
+  }
+  const [rows] = await db.query<RowDataPacket[]>(
+    `SELECT id, title, career_tag, type, description, COUNT(*) OVER () AS total
+       FROM programs ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+      ORDER BY id LIMIT ? OFFSET ?`,
+    [...params, q.size, (q.page - 1) * q.size],
+  );
+  return {
+    page: q.page,
+    size: q.size,
+    total: Number(rows[0]?.total ?? 0),
+    items: rows.map((r) => ({ id: Number(r.id), title: r.title, careerTag: r.career_tag, type: r.type, description: r.description })),
+  };
+}
+
+export async function insertProgram(input: ProgramInput): Promise<Program> {
+  const [result] = await db.query<ResultSetHeader>('INSERT INTO programs (title, career_tag, type, description) VALUES (?, ?, ?, ?)', [
+    input.title,
+    input.careerTag,
+    input.type,
+    input.description,
+  ]);
+  return { id: result.insertId, ...input };
+}
+
+export async function updateProgram(id: number, input: ProgramInput): Promise<Program | undefined> {
+  const [result] = await db.query<ResultSetHeader>('UPDATE programs SET title = ?, career_tag = ?, type = ?, description = ? WHERE id = ?', [
+    input.title,
+    input.careerTag,
+    input.type,
+    input.description,
+    id,
+  ]);
+  return result.affectedRows ? { id, ...input } : undefined;
+}

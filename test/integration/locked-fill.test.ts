@@ -1,0 +1,181 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLockedCache, type CacheKey, type LockedCache } from '../../shared/cache/locked-fill';
+
+/**
+ * Each "instance" stands for one Lambda instance: its own Redis connection, its own subscriber and
+ * its own MySQL connection. Queries are counted by MySQL itself (each connection's Com_select).
+ */
+interface Instance {
+  cache: LockedCache;
+  redis: Redis;
+  mysql: Connection;
+}
+
+const INSTANCES = 50;
+let instances: Instance[] = [];
+
+async function selectsSoFar(): Promise<number> {
+  const counts = await Promise.all(
+    instances.map(async (i) => {
+      const [rows] = await i.mysql.query<RowDataPacket[]>("SHOW SESSION STATUS LIKE 'Com_select'");
+      return Number(rows[0]!.Value);
+    }),
+  );
+  return counts.reduce((a, b) => a + b, 0);
+}
+
+const loadFrom = (instance: Instance, label: string, pauseMs = 0) => async () => {
+  const [rows] = await instance.mysql.query<RowDataPacket[]>('SELECT ? AS label, SLEEP(?) AS paused', [label, pauseMs / 1000]);
+  return String(rows[0]!.label);
+};
+
+const freshKey = (): CacheKey => {
+  const tag = `{test-${randomBytes(5).toString('hex')}}`;
+  return { versionKey: `${tag}:version`, prefix: `${tag}:entries:`, suffix: 'q=1' };
+};
+
+const options = { ttlSeconds: 60, leaseMs: 2_000, maxWaitMs: 10_000, earlyRefreshBeta: 0 };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+beforeAll(async () => {
+  instances = await Promise.all(
+    Array.from({ length: INSTANCES }, async () => {
+      const redis = new Redis(process.env.REDIS_URL!);
+      return { redis, cache: createLockedCache(redis, () => redis.duplicate()), mysql: await createConnection({ uri: process.env.DATABASE_URL! }) };
+    }),
+  );
+});
+
+afterAll(async () => {
+  for (const i of instances) {
+    i.redis.disconnect();
+    await i.mysql.end();
+  }
+});
+
+describe('getOrFill across instances', () => {
+  it('turns 1,000 concurrent cold misses into exactly one MySQL query', async () => {
+    // Prepare
+    const key = freshKey();
+    const before = await selectsSoFar();
+
+    // Act
+    const values = await Promise.all(
+      Array.from({ length: 1_000 }, (_, n) => {
+        const instance = instances[n % INSTANCES]!;
+        return instance.cache.getOrFill(key, options, loadFrom(instance, 'value', 200));
+      }),
+    );
+
+    // Assess
+    expect(await selectsSoFar()).toBe(before + 1);
+    expect(new Set(values)).toEqual(new Set(['value']));
+  });
+
+  it('never lets a filler that paused past its lease overwrite a newer value', async () => {
+    // Prepare: a leases briefly and stalls; b takes over once a's lease has expired.
+    const key = freshKey();
+    const [a, b, reader] = [instances[0]!, instances[1]!, instances[2]!];
+    const slow = a.cache.getOrFill(key, { ...options, leaseMs: 200 }, loadFrom(a, 'old', 800));
+    await sleep(400);
+
+    // Act
+    const newer = await b.cache.getOrFill(key, options, loadFrom(b, 'new'));
+    await slow;
+
+    // Assess
+    expect(newer).toBe('new');
+    expect(await reader.cache.getOrFill(key, options, loadFrom(reader, 'unexpected load'))).toBe('new');
+  });
+
+  it('serves the new version after a bump', async () => {
+    const key = freshKey();
+    const [i] = instances;
+    await i!.cache.getOrFill(key, options, loadFrom(i!, 'before'));
+
+    await i!.cache.bumpVersion(key.versionKey);
+
+    expect(await i!.cache.getOrFill(key, options, loadFrom(i!, 'after'))).toBe('after');
+  });
+
+  it('hands a dead winner’s fill to exactly one waiter once its lease expires', async () => {
+    // Prepare: a winner took the lease and died without filling.
+    const key = freshKey();
+    await instances[0]!.redis.set(`${key.prefix}v0:${key.suffix}:lease`, 'dead-winner', 'PX', 500);
+    const before = await selectsSoFar();
+
+    // Act
+    const values = await Promise.all(
+      Array.from({ length: 200 }, (_, n) => {
+        const instance = instances[n % INSTANCES]!;
+        return instance.cache.getOrFill(key, options, loadFrom(instance, 'taken over'));
+      }),
+    );
+
+    // Assess
+    expect(await selectsSoFar()).toBe(before + 1);
+    expect(new Set(values)).toEqual(new Set(['taken over']));
+  });
+
+  it('lets one waiter take over at once when the winner’s load fails', async () => {
+    const key = freshKey();
+    const failing = instances[0]!.cache.getOrFill(key, { ...options, leaseMs: 30_000 }, async () => {
+      await sleep(100);
+      throw new Error('database away');
+    });
+    await sleep(20);
+    const started = Date.now();
+
+    const waiter = instances[1]!.cache.getOrFill(key, { ...options, leaseMs: 30_000 }, loadFrom(instances[1]!, 'recovered'));
+
+    await expect(failing).rejects.toThrow('database away');
+    expect(await waiter).toBe('recovered');
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('serves a stale entry to everyone while exactly one caller refreshes it', async () => {
+    const key = freshKey();
+    const [first] = instances;
+    await first!.cache.getOrFill(key, { ...options, ttlSeconds: 0.2, jitter: 0, staleSeconds: 30 }, loadFrom(first!, 'v1'));
+    await sleep(300);
+    const before = await selectsSoFar();
+
+    const values = await Promise.all(
+      Array.from({ length: 100 }, (_, n) => {
+        const instance = instances[n % INSTANCES]!;
+        return instance.cache.getOrFill(key, { ...options, ttlSeconds: 60, staleSeconds: 30 }, loadFrom(instance, 'v2', 100));
+      }),
+    );
+
+    expect(await selectsSoFar()).toBe(before + 1);
+    expect(values.filter((v) => v === 'v1').length).toBe(99);
+    expect(values.filter((v) => v === 'v2').length).toBe(1);
+  });
+
+  it('refreshes early when XFetch says so, with one caller', async () => {
+    const key = freshKey();
+    const [first] = instances;
+    await first!.cache.getOrFill(key, options, loadFrom(first!, 'v1', 50));
+    const before = await selectsSoFar();
+
+    // β so large that the early-refresh test always passes while the entry is still fresh.
+    const values = await Promise.all(
+      Array.from({ length: 20 }, (_, n) => instances[n]!.cache.getOrFill(key, { ...options, earlyRefreshBeta: 1e9 }, loadFrom(instances[n]!, 'v2'))),
+    );
+
+    expect(await selectsSoFar()).toBe(before + 1);
+    expect(values.filter((v) => v === 'v2').length).toBe(1);
+  });
+
+  it('reads through to the loader when Redis is unreachable', async () => {
+    const unreachable = new Redis({ port: 1, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    unreachable.on('error', () => undefined);
+    await unreachable.connect().catch(() => undefined);
+    const cache = createLockedCache(unreachable, () => unreachable.duplicate());
+
+    expect(await cache.getOrFill(freshKey(), options, async () => 'from the source')).toBe('from the source');
+  });
+});
