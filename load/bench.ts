@@ -29,6 +29,7 @@ export type Scenario = (context: ScenarioContext) => Promise<ScenarioResult>;
 const scenarios: Record<string, () => Promise<Scenario>> = {
   sessions: async () => (await import('./scenarios/sessions')).sessions,
   orders: async () => (await import('./scenarios/orders')).orders,
+  catalog: async () => (await import('./scenarios/catalog')).catalog,
 };
 
 const { positionals, values } = parseArgs({

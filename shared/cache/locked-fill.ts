@@ -33,8 +33,12 @@ export interface FillOptions {
   earlyRefreshBeta?: number;
 }
 
+/**
+ * Values are strings, stored and returned as they are: a hit costs no parse or serialisation, and
+ * an HTTP handler can answer with the cached body itself.
+ */
 export interface LockedCache {
-  getOrFill<T>(key: CacheKey, options: FillOptions, loader: () => Promise<T>): Promise<T>;
+  getOrFill(key: CacheKey, options: FillOptions, loader: () => Promise<string>): Promise<string>;
   bumpVersion(versionKey: string): Promise<number>;
 }
 
@@ -104,9 +108,9 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
     return { version, value, expires: Number(expires), delta: Number(delta) };
   }
 
-  async function fill<T>(entryKey: string, token: string, options: FillOptions, loader: () => Promise<T>): Promise<T> {
+  async function fill(entryKey: string, token: string, options: FillOptions, loader: () => Promise<string>): Promise<string> {
     const started = Date.now();
-    let value: T;
+    let value: string;
     try {
       value = await loader();
     } catch (error) {
@@ -120,7 +124,7 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
     await fillScript.run(
       redis,
       [entryKey, leaseKeyOf(entryKey)],
-      [token, JSON.stringify(value), Math.floor(now + ttlMs), now - started, physicalMs, channelOf(entryKey)],
+      [token, value, Math.floor(now + ttlMs), now - started, physicalMs, channelOf(entryKey)],
     );
     return value;
   }
@@ -130,7 +134,7 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
     return (await redis.set(leaseKeyOf(entryKey), token, 'PX', leaseMs, 'NX')) === 'OK' ? token : undefined;
   }
 
-  async function getOrFill<T>(key: CacheKey, options: FillOptions, loader: () => Promise<T>): Promise<T> {
+  async function getOrFill(key: CacheKey, options: FillOptions, loader: () => Promise<string>): Promise<string> {
     const leaseMs = options.leaseMs ?? 5_000;
     const deadline = Date.now() + (options.maxWaitMs ?? 10_000);
     let current: Awaited<ReturnType<typeof read>>;
@@ -156,7 +160,7 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
         const token = await tryLease(entryKey, leaseMs);
         if (token) return fill(entryKey, token, options, loader);
       }
-      return JSON.parse(current.value) as T;
+      return current.value;
     }
 
     while (Date.now() < deadline) {
@@ -166,7 +170,7 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
         const filled = (await read(key)).value;
         if (filled === null) return fill(entryKey, token, options, loader);
         await releaseScript.run(redis, [leaseKeyOf(entryKey)], [token, channelOf(entryKey)]);
-        return JSON.parse(filled) as T;
+        return filled;
       }
       let found: string | null = null;
       const recheck = async () => {
@@ -175,7 +179,7 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
       };
       await waiters.wait(channelOf(entryKey), Math.min(leaseMs, Math.max(0, deadline - Date.now())), recheck);
       if (found === null) await recheck();
-      if (found !== null) return JSON.parse(found) as T;
+      if (found !== null) return found;
     }
     logger.warn('Gave up waiting for a cache fill; loading directly', { key: entryKey });
     return loader();

@@ -1,13 +1,16 @@
 import { cache } from '../cache/cache';
-import { loadProgramPage, normaliseQuery, type ProgramPage, type ProgramQuery } from './programs';
+import { loadProgramPage, normaliseQuery, type ProgramQuery } from './programs';
 
 /** Every catalog key carries the hash tag {catalog}: one slot for the version and its entries. */
 const VERSION_KEY = '{catalog}:version';
 const PREFIX = '{catalog}:programs:';
 const CACHE = { ttlSeconds: 300, jitter: 0.1, staleSeconds: 60, leaseMs: 5_000, maxWaitMs: 10_000, earlyRefreshBeta: 1 };
 
-export function programPage(q: ProgramQuery): Promise<ProgramPage> {
-  return cache.getOrFill({ versionKey: VERSION_KEY, prefix: PREFIX, suffix: normaliseQuery(q) }, CACHE, () => loadProgramPage(q));
+/** The page as its JSON response body, straight from the cache on a hit. */
+export function programPageJson(q: ProgramQuery): Promise<string> {
+  return cache.getOrFill({ versionKey: VERSION_KEY, prefix: PREFIX, suffix: normaliseQuery(q) }, CACHE, async () =>
+    JSON.stringify(await loadProgramPage(q)),
+  );
 }
 
 /** After every committed admin write: readers move to a new key space, so none sees the old list. */

@@ -1,0 +1,58 @@
+/**
+ * The catalog: the cached hit path against the no-cache baseline and the ceiling, then a stampede
+ * — 1,000 concurrent requests right after a version bump — counting MySQL queries at the server.
+ */
+import { createConnection, type RowDataPacket } from 'mysql2/promise';
+import type { Scenario } from '../bench';
+import { drive, round, startCpuMeter } from '../support/measure';
+
+const TAGS = ['backend', 'frontend', 'data', 'devops', 'design', 'product'];
+const STAMPEDE = 1_000;
+
+export const catalog: Scenario = async ({ twin, connections, duration, log }) => {
+  const paths = TAGS.map((tag) => `/programs?careerTag=${tag}&page=1&size=20`);
+  const requests = (prefix: string) => paths.map((path) => ({ method: 'GET' as const, path: `${prefix}${path}` }));
+  // Warm every page the hit path will read.
+  await Promise.all(paths.map((path) => fetch(`${twin.url}${path}`).then((r) => r.arrayBuffer())));
+
+  const cpu = startCpuMeter({ gateway: twin.pids.gateway, redis: twin.pids.redis, mariadb: twin.pids.database });
+  const hit = await drive({ url: twin.url, connections, duration, requests: requests('') }, 'GET /programs (cached)', log);
+  const cpuPerRequest = cpu.perRequest(hit.requests);
+  const baseline = await drive({ url: twin.url, connections, duration, requests: requests('/__baseline') }, 'GET /__baseline/programs (no cache)', log);
+
+  const admin = await fetch(`${twin.url}/sessions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'admin@surge.test', password: 'surge-admin-password' }),
+  });
+  const cookie = admin.headers.getSetCookie()[0]!.split(';')[0]!;
+  const db = await createConnection({ uri: twin.databaseUrl });
+  const selects = async () => Number((await db.query<RowDataPacket[]>("SHOW GLOBAL STATUS LIKE 'Com_select'"))[0][0]!.Value);
+
+  log('stampede: bumping the catalog version, then 1,000 concurrent requests for one page');
+  const bump = await fetch(`${twin.url}/programs`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', cookie },
+    body: JSON.stringify({ title: `Stampede ${Date.now()}`, careerTag: 'backend', type: 'workshop' }),
+  });
+  if (bump.status !== 201) throw new Error(`version bump failed: ${bump.status}`);
+  const before = await selects();
+  const stampede = await drive({ url: `${twin.url}${paths[0]}`, connections: STAMPEDE, amount: STAMPEDE, timeout: 30 }, 'stampede', log);
+  const dbQueries = (await selects()) - before;
+  await db.end();
+
+  return {
+    load: hit,
+    baseline: { ...baseline },
+    extra: {
+      ratio_to_baseline: round(hit.rps / baseline.rps, 1),
+      cpu_ms_per_request: cpuPerRequest,
+      stampede: { requests: stampede.requests, ok: stampede.ok, p50_ms: stampede.p50_ms, p99_ms: stampede.p99_ms, db_queries: dbQueries },
+    },
+    invariants: {
+      db_queries: { expected: 1, actual: dbQueries },
+      stampede_ok: { expected: STAMPEDE, actual: stampede.ok },
+      hit_errors: { expected: 0, actual: hit.errors },
+    },
+  };
+};
