@@ -4,7 +4,7 @@ import { api } from '../shared/http/api';
 import { json } from '../shared/http/response';
 import { logger } from '../shared/logger';
 import { IdempotencyKey, ItemId, Quantity } from '../shared/orders/model';
-import { orderQueue } from '../shared/orders/queue';
+import { handOffQueue } from '../shared/handoff/queue';
 import { release, reserve } from '../shared/orders/reservations';
 
 const Params = z.object({ itemId: ItemId });
@@ -26,7 +26,7 @@ export const handler = api({ access: 'user', params: Params, headers: Headers, b
   });
   if (!replayed) {
     try {
-      await orderQueue.send(order);
+      await handOffQueue.send({ order });
     } catch (sendError) {
       // A failed release (Redis away) leaves the order in the outbox, where the relay sends it later.
       const released = await release(order, idempotencyKey).catch(() => false);

@@ -17,11 +17,6 @@ export const OrderRecord = z.object({
 });
 export type OrderRecord = z.infer<typeof OrderRecord>;
 
-/** One order-queue message: orders reserved in the same moment travel together. */
-export const OrderMessage = z.strictObject({ orders: z.array(OrderRecord).min(1).max(100) });
-
-export const encodeOrderMessage = (orders: OrderRecord[]) => JSON.stringify({ orders });
-
 /**
  * `<itemId>.<time><random>`: time-ordered, and it names its item, so an order's pending state
  * can be found in that item's outbox (one hash slot) from the id alone.

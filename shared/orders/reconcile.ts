@@ -2,8 +2,10 @@ import type { RowDataPacket } from 'mysql2';
 import { db } from '../clients/mysql';
 import { findItem } from './items';
 import type { OrderRecord } from './model';
-import { orderQueue } from './queue';
-import { outbox, remainingStock, resetStock, settle } from './reservations';
+import { handOffQueue } from '../handoff/queue';
+import { pendingRecords, settleWritten } from '../outbox/outbox';
+import { itemKeys } from './model';
+import { remainingStock, resetStock } from './reservations';
 
 export interface ItemReconciliation {
   itemId: string;
@@ -50,7 +52,7 @@ export async function reconcileItem(itemId: string, options: ReconcileOptions): 
   const now = options.now ?? Date.now();
   const item = await findItem(itemId);
   if (!item) return undefined;
-  const entries = await outbox(itemId);
+  const entries = await pendingRecords<OrderRecord>(itemKeys(itemId));
   const [remaining, stored, written] = await Promise.all([remainingStock(itemId), storedQuantities(itemId), alreadyStored(entries)]);
   const pendingOrders = entries.filter((o) => !written.has(o.orderId));
   const pending = pendingOrders.reduce((sum, o) => sum + o.quantity, 0);
@@ -58,8 +60,8 @@ export async function reconcileItem(itemId: string, options: ReconcileOptions): 
   const drift = item.initialStock - (measured + stored.confirmed + pending);
 
   const stale = pendingOrders.filter((o) => now - o.reservedAt >= options.relayOlderThanMs);
-  await Promise.all(stale.map((o) => orderQueue.send(o)));
-  await settle(itemId, [...written]);
+  await Promise.all(stale.map((order) => handOffQueue.send({ order })));
+  await settleWritten(itemKeys(itemId), [...written]);
   const counterReset =
     options.resetCounter && drift !== 0 && remaining !== undefined && (await resetStock(itemId, measured, Math.max(0, measured + drift)));
 

@@ -9,7 +9,6 @@ const reserveScript = luaScript<[string, string, string, string], [number, numbe
 const releaseScript = luaScript<[string, string, string, string, string], [string, number, number]>(
   new URL('./lua/order-release-5.lua', import.meta.url),
 );
-const claimScript = luaScript<[string, string], string[]>(new URL('./lua/order-claim-2.lua', import.meta.url));
 const openScript = luaScript<[string, string, string], [number, number]>(new URL('./lua/sale-open-3.lua', import.meta.url));
 const resetScript = luaScript<[string], [number, number]>(new URL('./lua/sale-stock-reset-1.lua', import.meta.url));
 
@@ -62,20 +61,6 @@ export async function release(order: OrderRecord, idempotencyKey: string): Promi
   return reply === 1;
 }
 
-/** Claims one item's orders for writing; returns the ids still pending (the others are dropped). */
-export async function claim(itemId: string, orderIds: string[]): Promise<Set<string>> {
-  const keys = itemKeys(itemId);
-  const flags = (await claimScript.run(redis, [keys.outbox, keys.claimed], orderIds)) as number[];
-  return new Set(orderIds.filter((_, i) => flags[i] === 1));
-}
-
-/** Written orders leave the outbox and the claimed set. */
-export async function settle(itemId: string, orderIds: string[]): Promise<void> {
-  if (orderIds.length === 0) return;
-  const keys = itemKeys(itemId);
-  await redis.multi().hdel(keys.outbox, ...orderIds).srem(keys.claimed, ...orderIds).exec();
-}
-
 export async function openSale(itemId: string, stock: number, perUserLimit: number): Promise<void> {
   const keys = itemKeys(itemId);
   const reply = await openScript.run(redis, [keys.sale, keys.bought, keys.outbox], [stock, perUserLimit]);
@@ -90,11 +75,6 @@ export async function remainingStock(itemId: string): Promise<number | undefined
 export async function pendingOrder(orderId: string, itemId: string): Promise<OrderRecord | undefined> {
   const raw = await redis.hget(itemKeys(itemId).outbox, orderId);
   return raw ? (JSON.parse(raw) as OrderRecord) : undefined;
-}
-
-export async function outbox(itemId: string): Promise<OrderRecord[]> {
-  const entries = await redis.hvals(itemKeys(itemId).outbox);
-  return entries.map((raw) => JSON.parse(raw) as OrderRecord);
 }
 
 export async function resetStock(itemId: string, measured: number, target: number): Promise<boolean> {

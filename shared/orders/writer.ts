@@ -2,19 +2,12 @@ import type { PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/prom
 import { db } from '../clients/mysql';
 import { logger } from '../logger';
 import type { OrderRecord } from './model';
-import { claim, settle } from './reservations';
+import { claimPending, groupBy, settleWritten } from '../outbox/outbox';
+import { itemKeys } from './model';
 
 export type OrderStatus = 'confirmed' | 'rejected';
 
-function groupByItem(orders: OrderRecord[]): Map<string, OrderRecord[]> {
-  const groups = new Map<string, OrderRecord[]>();
-  for (const order of orders) {
-    const group = groups.get(order.itemId);
-    if (group) group.push(order);
-    else groups.set(order.itemId, [order]);
-  }
-  return groups;
-}
+const byItem = (orders: OrderRecord[]) => groupBy(orders, (o) => o.itemId);
 
 /**
  * Stores orders in one transaction. The item rows are locked first (in id order, so concurrent
@@ -88,12 +81,13 @@ async function write(orders: OrderRecord[]): Promise<void> {
  */
 export async function writeOrders(orders: OrderRecord[]): Promise<Set<string>> {
   const unique = [...new Map(orders.map((o) => [o.orderId, o])).values()];
-  const groups = groupByItem(unique);
   const claimed = (
-    await Promise.all([...groups].map(async ([itemId, group]) => {
-      const pending = await claim(itemId, group.map((o) => o.orderId));
-      return group.filter((o) => pending.has(o.orderId));
-    }))
+    await Promise.all(
+      [...byItem(unique)].map(async ([itemId, group]) => {
+        const pending = await claimPending(itemKeys(itemId), group.map((o) => o.orderId));
+        return group.filter((o) => pending.has(o.orderId));
+      }),
+    )
   ).flat();
   if (claimed.length === 0) return new Set();
 
@@ -113,6 +107,6 @@ export async function writeOrders(orders: OrderRecord[]): Promise<Set<string>> {
   }
 
   const written = claimed.filter((o) => !failed.has(o.orderId));
-  await Promise.all([...groupByItem(written)].map(([itemId, group]) => settle(itemId, group.map((o) => o.orderId))));
+  await Promise.all([...byItem(written)].map(([itemId, group]) => settleWritten(itemKeys(itemId), group.map((o) => o.orderId))));
   return failed;
 }

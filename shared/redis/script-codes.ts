@@ -1,4 +1,4 @@
-import { AppError, UnauthenticatedError } from '../errors';
+import { AppError, NotFoundError, UnauthenticatedError } from '../errors';
 
 /** Negative return codes of every Lua script, each mapped below to the error a client sees. */
 export enum ScriptCode {
@@ -8,6 +8,11 @@ export enum ScriptCode {
   LimitExceeded = -12,
   IdempotencyMismatch = -13,
   SaleStarted = -14,
+  DealNotFound = -20,
+  DealNotOpen = -21,
+  DealClosed = -22,
+  CouponsSoldOut = -24,
+  LimitBelowIssued = -25,
 }
 
 const errorFor: Record<ScriptCode, () => AppError> = {
@@ -18,6 +23,11 @@ const errorFor: Record<ScriptCode, () => AppError> = {
   [ScriptCode.IdempotencyMismatch]: () =>
     new AppError('IDEMPOTENCY_MISMATCH', 'This Idempotency-Key was already used for a different request'),
   [ScriptCode.SaleStarted]: () => new AppError('SALE_STARTED', 'This sale already has orders; its stock can no longer be reset'),
+  [ScriptCode.DealNotFound]: () => new NotFoundError('No such deal'),
+  [ScriptCode.DealNotOpen]: () => new AppError('NOT_OPEN', 'This deal is not open yet'),
+  [ScriptCode.DealClosed]: () => new AppError('CLOSED', 'This deal has closed'),
+  [ScriptCode.CouponsSoldOut]: () => new AppError('SOLD_OUT', 'All coupons of this deal are issued'),
+  [ScriptCode.LimitBelowIssued]: () => new AppError('CONFLICT', 'The limit cannot go below the coupons already issued'),
 };
 
 export function isScriptCode(reply: unknown): reply is ScriptCode {

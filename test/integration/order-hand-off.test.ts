@@ -42,7 +42,7 @@ process.env.AWS_ENDPOINT_URL = `http://127.0.0.1:${typeof address === 'object' &
 const queue = await queueWithDeadLetters(sqs, 5, 30);
 process.env.ORDER_QUEUE_URL = queue.url;
 const { handler: createOrder } = await import('../../functions/create-order');
-const { handler: writeOrders } = await import('../../functions/write-orders');
+const { handler: writeReservations } = await import('../../functions/write-reservations');
 
 const body = (r: APIGatewayProxyStructuredResultV2) => JSON.parse(r.body ?? 'null');
 
@@ -99,7 +99,7 @@ describe('the hand-off to the order queue', () => {
         batchSize: 10,
         maxBatchingWindowSeconds: 0,
         maxConcurrency: 1,
-        invoke: (event: SQSEvent) => writeOrders(event, lambdaContext()),
+        invoke: (event: SQSEvent) => writeReservations(event, lambdaContext()),
         onError: () => undefined,
       });
       await until(async () => poller.invocations >= 1, 10_000, 'writer ran');

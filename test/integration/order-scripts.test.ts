@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { redis } from '../../shared/clients/redis';
 import { itemKeys } from '../../shared/orders/model';
-import { claim, openSale, outbox, release, remainingStock, reserve, resetStock, settle } from '../../shared/orders/reservations';
+import { claimPending, pendingRecords, settleWritten } from '../../shared/outbox/outbox';
+import { openSale, release, remainingStock, reserve, resetStock } from '../../shared/orders/reservations';
+
+const claim = (itemId: string, ids: string[]) => claimPending(itemKeys(itemId), ids);
+const settle = (itemId: string, ids: string[]) => settleWritten(itemKeys(itemId), ids);
+const outbox = (itemId: string) => pendingRecords(itemKeys(itemId));
 import { uniqueItemId } from '../support/orders';
 
 const USER = 7;

@@ -2,10 +2,11 @@ import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { startPoller } from '../../infra/local/poller';
-import { handler as writeOrders } from '../../functions/write-orders';
+import { handler as writeReservations } from '../../functions/write-reservations';
 import { redis } from '../../shared/clients/redis';
 import { upsertItemStock } from '../../shared/orders/items';
-import { encodeOrderMessage, itemKeys, type OrderRecord } from '../../shared/orders/model';
+import { encodeHandOffs } from '../../shared/handoff/message';
+import { itemKeys, type OrderRecord } from '../../shared/orders/model';
 import { openSale, reserve } from '../../shared/orders/reservations';
 import { fixture, lambdaContext } from '../support/events';
 import { orderRows, soldCount, uniqueItemId } from '../support/orders';
@@ -32,10 +33,10 @@ describe('the order writer', () => {
     // Prepare: the recorded event's second record is malformed; its first is made a real reservation.
     const { itemId, orders } = await saleWithReservations(1);
     const event = fixture<SQSEvent>('sqs/order-records.json');
-    event.Records[0]!.body = encodeOrderMessage([orders[0]!]);
+    event.Records[0]!.body = encodeHandOffs([{ order: orders[0]! }]);
 
     // Act
-    const result = await writeOrders(event, lambdaContext());
+    const result = await writeReservations(event, lambdaContext());
 
     // Assess
     expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: event.Records[1]!.messageId }] });
@@ -47,7 +48,7 @@ describe('the order writer', () => {
     const good = await saleWithReservations(2);
     const orphan = await saleWithReservations(1, { withItemRow: false });
 
-    const result = await writeOrders(sqsEventFor([...good.orders, ...orphan.orders].map((o) => encodeOrderMessage([o]))), lambdaContext());
+    const result = await writeReservations(sqsEventFor([...good.orders, ...orphan.orders].map((o) => encodeHandOffs([{ order: o }]))), lambdaContext());
 
     expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: 'm-2' }] });
     expect(await orderRows(good.itemId)).toHaveLength(2);
@@ -58,7 +59,7 @@ describe('the order writer', () => {
     // Redis believes in 5 units, MySQL's initial stock is 3: Redis lost writes.
     const { itemId, orders } = await saleWithReservations(5, { dbStock: 3, redisStock: 5 });
 
-    const result = await writeOrders(sqsEventFor([encodeOrderMessage(orders)]), lambdaContext());
+    const result = await writeReservations(sqsEventFor([encodeHandOffs(orders.map((order) => ({ order })))]), lambdaContext());
 
     expect(result.batchItemFailures).toEqual([]);
     const rows = await orderRows(itemId);
@@ -69,9 +70,9 @@ describe('the order writer', () => {
 
   it('counts each order once when its message comes twice in one batch', async () => {
     const { itemId, orders } = await saleWithReservations(2);
-    const bodies = orders.map((o) => encodeOrderMessage([o]));
+    const bodies = orders.map((o) => encodeHandOffs([{ order: o }]));
 
-    const result = await writeOrders(sqsEventFor([...bodies, ...bodies]), lambdaContext());
+    const result = await writeReservations(sqsEventFor([...bodies, ...bodies]), lambdaContext());
 
     expect(result.batchItemFailures).toEqual([]);
     expect(await orderRows(itemId)).toHaveLength(2);
@@ -83,7 +84,7 @@ describe('the order writer', () => {
     const sqs = testSqs();
     const queue = await queueWithDeadLetters(sqs, 5, 1);
     const { itemId, orders } = await saleWithReservations(3);
-    const bodies = ['{"orders":[{"orderId":', ...orders.map((o) => encodeOrderMessage([o]))];
+    const bodies = ['{"orders":[{"orderId":', ...orders.map((o) => encodeHandOffs([{ order: o }]))];
     await sqs.send(new SendMessageBatchCommand({ QueueUrl: queue.url, Entries: bodies.map((b, i) => ({ Id: String(i), MessageBody: b })) }));
 
     // Act
@@ -95,7 +96,7 @@ describe('the order writer', () => {
       batchSize: 10,
       maxBatchingWindowSeconds: 0,
       maxConcurrency: 1,
-      invoke: (event: SQSEvent) => writeOrders(event, lambdaContext()),
+      invoke: (event: SQSEvent) => writeReservations(event, lambdaContext()),
       onError: () => undefined,
     });
     await until(async () => (await orderRows(itemId)).length === 3, 5_000, 'good orders written');

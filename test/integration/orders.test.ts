@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPoller, type Poller } from '../../infra/local/poller';
 import { redis } from '../../shared/clients/redis';
 import { upsertItemStock } from '../../shared/orders/items';
-import { encodeOrderMessage, itemKeys, type OrderRecord } from '../../shared/orders/model';
+import { encodeHandOffs } from '../../shared/handoff/message';
+import { itemKeys, type OrderRecord } from '../../shared/orders/model';
 import { openSale, remainingStock } from '../../shared/orders/reservations';
 import { lambdaContext } from '../support/events';
 import { getOrderEvent, orderEvent } from '../support/order-events';
@@ -19,7 +20,7 @@ const queue = await queueWithDeadLetters(sqs, 5, 30);
 process.env.ORDER_QUEUE_URL = queue.url;
 const { handler: createOrder } = await import('../../functions/create-order');
 const { handler: getOrder } = await import('../../functions/get-order');
-const { handler: writeOrders } = await import('../../functions/write-orders');
+const { handler: writeReservations } = await import('../../functions/write-reservations');
 
 type Result = APIGatewayProxyStructuredResultV2;
 const body = (r: Result) => JSON.parse(r.body ?? 'null');
@@ -56,7 +57,7 @@ describe('flash-sale orders', () => {
       batchSize: 10,
       maxBatchingWindowSeconds: 0,
       maxConcurrency: 2,
-      invoke: (event: SQSEvent) => writeOrders(event, lambdaContext()),
+      invoke: (event: SQSEvent) => writeReservations(event, lambdaContext()),
       onError: (error) => console.error(error),
     });
   });
@@ -95,7 +96,7 @@ describe('flash-sale orders', () => {
     // Act: …then each of their messages arrives again.
     const records: OrderRecord[] = placed.map((r, i) => ({ orderId: body(r).orderId, itemId, userId: buyers[i]!.id, quantity: 1, reservedAt: Date.now() }));
     for (let i = 0; i < records.length; i += 10) {
-      await sqs.send(new SendMessageBatchCommand({ QueueUrl: queue.url, Entries: records.slice(i, i + 10).map((r, n) => ({ Id: String(n), MessageBody: encodeOrderMessage([r]) })) }));
+      await sqs.send(new SendMessageBatchCommand({ QueueUrl: queue.url, Entries: records.slice(i, i + 10).map((r, n) => ({ Id: String(n), MessageBody: encodeHandOffs([{ order: r }]) })) }));
     }
     await until(async () => (await depth(sqs, queue.url)) === 0, 20_000, 'queue drained');
 

@@ -2,7 +2,8 @@ import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { redis } from '../../shared/clients/redis';
 import { upsertItemStock } from '../../shared/orders/items';
-import { itemKeys, OrderMessage, type OrderRecord } from '../../shared/orders/model';
+import { HandOffMessage } from '../../shared/handoff/message';
+import { itemKeys, type OrderRecord } from '../../shared/orders/model';
 import { openSale, remainingStock, reserve } from '../../shared/orders/reservations';
 import { writeOrders } from '../../shared/orders/writer';
 import { uniqueItemId } from '../support/orders';
@@ -39,11 +40,11 @@ describe('reconciliation', () => {
     // Act
     const result = await reconcileItem(itemId, { relayOlderThanMs: 0, resetCounter: false });
     const { Messages } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queue.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 2 }));
-    await writeOrders((Messages ?? []).flatMap((m) => OrderMessage.parse(JSON.parse(m.Body!)).orders));
+    await writeOrders((Messages ?? []).flatMap((m) => HandOffMessage.parse(JSON.parse(m.Body!)).orders));
 
     // Assess
     expect(result).toMatchObject({ relayed: 1, drift: 0 });
-    expect(Messages?.flatMap((m) => OrderMessage.parse(JSON.parse(m.Body!)).orders.map((o) => o.orderId))).toEqual([orders[0]!.orderId]);
+    expect(Messages?.flatMap((m) => HandOffMessage.parse(JSON.parse(m.Body!)).orders.map((o) => o.orderId))).toEqual([orders[0]!.orderId]);
     expect(await reconcileItem(itemId, report)).toMatchObject({ confirmed: 2, pending: 0, drift: 0 });
   });
 

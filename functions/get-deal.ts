@@ -1,0 +1,22 @@
+import { z } from 'zod';
+import { NotFoundError } from '../shared/errors';
+import { api } from '../shared/http/api';
+import { json } from '../shared/http/response';
+import { issuedCount } from '../shared/coupons/coupons';
+import { findDeal } from '../shared/coupons/deals';
+import { DealId } from '../shared/coupons/model';
+
+const Params = z.object({ dealId: DealId });
+
+export const handler = api({ access: 'public', params: Params }).handler(async ({ input }) => {
+  const [deal, issued] = await Promise.all([findDeal(input.params.dealId), issuedCount(input.params.dealId)]);
+  if (!deal) throw new NotFoundError('No such deal');
+  return json(200, {
+    id: deal.id,
+    title: deal.title,
+    opensAt: new Date(deal.opensAt).toISOString(),
+    closesAt: new Date(deal.closesAt).toISOString(),
+    limit: deal.limit,
+    remaining: deal.limit - (issued ?? 0),
+  });
+});

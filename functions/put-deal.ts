@@ -1,0 +1,25 @@
+import { z } from 'zod';
+import { api } from '../shared/http/api';
+import { json } from '../shared/http/response';
+import { setDealState } from '../shared/coupons/coupons';
+import { upsertDeal } from '../shared/coupons/deals';
+import { DealId } from '../shared/coupons/model';
+
+const Params = z.object({ dealId: DealId });
+const DealInput = z
+  .strictObject({
+    title: z.string().trim().min(1).max(200),
+    opensAt: z.iso.datetime({ offset: true }).transform((s) => Date.parse(s)),
+    closesAt: z.iso.datetime({ offset: true }).transform((s) => Date.parse(s)),
+    limit: z.number().int().min(1).max(10_000_000),
+  })
+  .refine((d) => d.opensAt < d.closesAt, { message: 'closesAt must be after opensAt', path: ['closesAt'] });
+
+/** Redis first (it refuses a limit below what is already issued), then the MySQL row. */
+export const handler = api({ access: 'admin', params: Params, body: DealInput }).handler(async ({ input }) => {
+  const { dealId } = input.params;
+  const { title, opensAt, closesAt, limit } = input.body;
+  await setDealState(dealId, opensAt, closesAt, limit);
+  await upsertDeal({ id: dealId, title, opensAt, closesAt, limit });
+  return json(200, { id: dealId, title, opensAt: new Date(opensAt).toISOString(), closesAt: new Date(closesAt).toISOString(), limit });
+});

@@ -1,0 +1,46 @@
+import type { RowDataPacket } from 'mysql2';
+import { db } from '../clients/mysql';
+
+export interface Deal {
+  id: string;
+  title: string;
+  opensAt: number;
+  closesAt: number;
+  limit: number;
+}
+
+const toDeal = (r: RowDataPacket): Deal => ({
+  id: String(r.id),
+  title: String(r.title),
+  opensAt: new Date(r.opens_at).getTime(),
+  closesAt: new Date(r.closes_at).getTime(),
+  limit: Number(r.coupon_limit),
+});
+
+export async function upsertDeal(deal: Deal): Promise<void> {
+  await db.query(
+    `INSERT INTO deals (id, title, opens_at, closes_at, coupon_limit) VALUES (?, ?, ?, ?, ?)
+     ON DUPLICATE KEY UPDATE title = VALUES(title), opens_at = VALUES(opens_at), closes_at = VALUES(closes_at), coupon_limit = VALUES(coupon_limit)`,
+    [deal.id, deal.title, new Date(deal.opensAt), new Date(deal.closesAt), deal.limit],
+  );
+}
+
+export async function findDeal(dealId: string): Promise<Deal | undefined> {
+  const [rows] = await db.query<RowDataPacket[]>('SELECT id, title, opens_at, closes_at, coupon_limit FROM deals WHERE id = ?', [dealId]);
+  return rows[0] && toDeal(rows[0]);
+}
+
+export async function listDeals(): Promise<Deal[]> {
+  const [rows] = await db.query<RowDataPacket[]>('SELECT id, title, opens_at, closes_at, coupon_limit FROM deals ORDER BY opens_at DESC, id');
+  return rows.map(toDeal);
+}
+
+export async function storedCoupons(userId: number): Promise<{ couponId: string; dealId: string; issuedAt: number }[]> {
+  const [rows] = await db.query<RowDataPacket[]>('SELECT id, deal_id, issued_at FROM coupons WHERE user_id = ? ORDER BY issued_at DESC', [userId]);
+  return rows.map((r) => ({ couponId: String(r.id), dealId: String(r.deal_id), issuedAt: new Date(r.issued_at).getTime() }));
+}
+
+export async function storedCouponCount(dealId: string): Promise<number> {
+  const [rows] = await db.query<RowDataPacket[]>('SELECT COUNT(*) AS n FROM coupons WHERE deal_id = ?', [dealId]);
+  return Number(rows[0]!.n);
+}

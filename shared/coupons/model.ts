@@ -1,0 +1,24 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+
+export const DealId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'use 1–64 of A–Z, a–z, 0–9, _ and -');
+
+/** What the issuing script hands to the writer, and keeps in the deal's outbox meanwhile. */
+export const CouponRecord = z.object({
+  couponId: z.string().max(96),
+  dealId: DealId,
+  userId: z.number().int().positive(),
+  issuedAt: z.number().int().positive(),
+});
+export type CouponRecord = z.infer<typeof CouponRecord>;
+
+/** `<dealId>.<time><random>`: names its deal, so a pending coupon is found in that deal's outbox. */
+export function newCouponId(dealId: string, now = Date.now()): string {
+  return `${dealId}.${now.toString(36).padStart(9, '0')}${randomBytes(10).toString('base64url')}`;
+}
+
+/** Every key of one deal shares the hash tag {deal:<id>}, so its scripts run in one slot. */
+export const dealKeys = (dealId: string) => {
+  const tag = `{deal:${dealId}}`;
+  return { deal: `${tag}:deal`, holders: `${tag}:holders`, outbox: `${tag}:outbox`, claimed: `${tag}:claimed` };
+};
