@@ -1,5 +1,7 @@
 import middy from '@middy/core';
 import type { ScheduledEvent } from 'aws-lambda';
+import { reconcileDeal } from '../shared/coupons/reconcile';
+import { listDeals } from '../shared/coupons/deals';
 import { logger } from '../shared/logger';
 import { listItems } from '../shared/orders/items';
 import { reconcileItem } from '../shared/orders/reconcile';
@@ -8,7 +10,7 @@ import { reconcileItem } from '../shared/orders/reconcile';
 const RELAY_AFTER_MS = 60_000;
 
 /**
- * Every few minutes: relays lost sends and reports drift. Counters are never reset unattended;
+ * Every few minutes, for every item and deal: relays lost sends and reports drift. Counters are never reset unattended;
  * that is `npm run reconcile -- --repair`, after a person has looked.
  */
 export const handler = middy<ScheduledEvent, { items: number; drifted: number }>().handler(async () => {
@@ -22,6 +24,15 @@ export const handler = middy<ScheduledEvent, { items: number; drifted: number }>
       logger.error('Stock drift', { ...report });
     } else if (report.relayed > 0) {
       logger.warn('Relayed lost order sends', { itemId: report.itemId, relayed: report.relayed });
+    }
+  }
+  for (const deal of await listDeals()) {
+    const report = await reconcileDeal(deal.id, RELAY_AFTER_MS);
+    if (report && report.drift !== 0) {
+      drifted += 1;
+      logger.error('Coupon drift', { ...report });
+    } else if (report?.relayed) {
+      logger.warn('Relayed lost coupon sends', { dealId: report.dealId, relayed: report.relayed });
     }
   }
   return { items: items.length, drifted };

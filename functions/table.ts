@@ -174,7 +174,7 @@ export const functions: readonly FunctionSpec[] = [
   },
   {
     id: 'reconcile-orders',
-    description: 'Checks stock conservation per item and relays orders whose send was lost',
+    description: 'Checks stock and coupon conservation; relays orders and coupons whose send was lost',
     trigger: { kind: 'schedule', rateMinutes: 5 },
     memoryMb: 512,
     timeoutSeconds: 60,

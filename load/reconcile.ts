@@ -2,7 +2,7 @@
  * `npm run reconcile -- [itemId ...] [--repair] [--relay-after-s 60]`
  *
  * Checks initial = remaining (Redis) + confirmed (MySQL) + pending (outbox) for each item (all by
- * default) of the running twin, or of REDIS_URL / DATABASE_URL / ORDER_QUEUE_URL when set. Prints
+ * default, and every deal's limit = remaining + stored + pending) of the running twin, or of REDIS_URL / DATABASE_URL / ORDER_QUEUE_URL when set. Prints
  * one JSON line per item and exits 1 when any item drifts. --repair relays outbox entries older
  * than --relay-after-s and resets drifted counters.
  */
@@ -29,6 +29,8 @@ if (!process.env.REDIS_URL && existsSync(twinState)) {
 }
 
 const { listItems } = await import('../shared/orders/items');
+const { listDeals } = await import('../shared/coupons/deals');
+const { reconcileDeal } = await import('../shared/coupons/reconcile');
 const { reconcileItem } = await import('../shared/orders/reconcile');
 
 const itemIds = positionals.length ? positionals : (await listItems()).map((i) => i.id);
@@ -45,5 +47,12 @@ for (const itemId of itemIds) {
   }
   if (report.drift !== 0 && !report.counterReset) drifted += 1;
   process.stdout.write(`${JSON.stringify(report)}\n`);
+}
+if (positionals.length === 0) {
+  for (const deal of await listDeals()) {
+    const report = await reconcileDeal(deal.id, values.repair ? Number(values['relay-after-s']) * 1000 : Number.POSITIVE_INFINITY);
+    if (report && report.drift !== 0) drifted += 1;
+    process.stdout.write(`${JSON.stringify(report)}\n`);
+  }
 }
 process.exit(drifted ? 1 : 0);
