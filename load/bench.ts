@@ -30,6 +30,7 @@ const scenarios: Record<string, () => Promise<Scenario>> = {
   sessions: async () => (await import('./scenarios/sessions')).sessions,
   orders: async () => (await import('./scenarios/orders')).orders,
   catalog: async () => (await import('./scenarios/catalog')).catalog,
+  coupons: async () => (await import('./scenarios/coupons')).coupons,
 };
 
 const { positionals, values } = parseArgs({

@@ -32,6 +32,7 @@ const result = spawnSync(
       SURGE_EMAIL: 'demo@surge.test',
       SURGE_PASSWORD: 'surge-demo-password',
       SURGE_ITEM: 'demo-item',
+      SURGE_DEAL: 'demo-deal',
       ...process.env,
       ARTILLERY_DISABLE_TELEMETRY: 'true',
     },

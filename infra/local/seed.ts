@@ -34,6 +34,7 @@ export async function insertUsers(databaseUrl: string, emails: string[], passwor
 }
 
 export const demoItem = { id: 'demo-item', stock: 1_000, perUserLimit: 100 };
+export const demoDeal = { id: 'demo-deal', title: 'Half price for the first 500', limit: 500 };
 
 const CAREER_TAGS = ['backend', 'frontend', 'data', 'devops', 'design', 'product'];
 const PROGRAM_TYPES = ['bootcamp', 'course', 'mentoring', 'workshop'];
@@ -56,6 +57,14 @@ function demoPrograms(): unknown[][] {
 export async function seed(databaseUrl: string): Promise<void> {
   const { upsertItemStock } = await import('../../shared/orders/items');
   const { openSale } = await import('../../shared/orders/reservations');
+  const { setDealState } = await import('../../shared/coupons/coupons');
+  const { findDeal, upsertDeal } = await import('../../shared/coupons/deals');
+  if (!(await findDeal(demoDeal.id))) {
+    // Open from now for a week, so the demo deal can be tried right away.
+    const deal = { ...demoDeal, opensAt: Date.now(), closesAt: Date.now() + 7 * 24 * 3_600_000 };
+    await setDealState(deal.id, deal.opensAt, deal.closesAt, deal.limit);
+    await upsertDeal(deal);
+  }
   if (await upsertItemStock(demoItem.id, demoItem.stock, demoItem.perUserLimit)) {
     await openSale(demoItem.id, demoItem.stock, demoItem.perUserLimit).catch((error: { code?: string }) => {
       if (error.code !== 'SALE_STARTED') throw error;

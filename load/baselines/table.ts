@@ -17,6 +17,15 @@ export const baselines: BaselineSpec[] = [
     load: async () => (await import('./orders-for-update')).handler as Handler,
   },
   {
+    id: 'baseline-coupons-for-update',
+    description: 'POST a coupon the way the original service did: a MySQL transaction with SELECT … FOR UPDATE',
+    trigger: { kind: 'http', method: 'POST', path: '/__baseline/deals/{dealId}/coupons' },
+    memoryMb: 512,
+    timeoutSeconds: 10,
+    env: ['redis', 'database', 'sessions'],
+    load: async () => (await import('./coupons-for-update')).handler as Handler,
+  },
+  {
     id: 'baseline-programs-no-cache',
     description: 'GET a page of programs straight from MySQL, without the cache',
     trigger: { kind: 'http', method: 'GET', path: '/__baseline/programs' },

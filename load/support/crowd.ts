@@ -1,0 +1,128 @@
+import { randomBytes } from 'node:crypto';
+import { insertUsers } from '../../infra/local/seed';
+import { drive, type LoadResult } from './measure';
+import type { BenchTwin } from './twin';
+
+/** Points the shared modules this bench imports (session store, scripts, baselines) at the twin. */
+export function pointAtTwin(twin: BenchTwin, extra: Record<string, string> = {}): void {
+  Object.assign(process.env, {
+    REDIS_URL: twin.redisUrl,
+    DATABASE_URL: twin.databaseUrl,
+    AWS_ENDPOINT_URL: twin.emulatorUrl,
+    ORDER_QUEUE_URL: twin.queues.orders!.url,
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    ...extra,
+  });
+}
+
+/** Closes the shared modules' own clients, so the bench exits once the twin is gone. */
+export async function releaseSharedClients(): Promise<void> {
+  (await import('../../shared/clients/redis')).redis.disconnect();
+  await (await import('../../shared/clients/mysql')).db.end();
+}
+
+export async function adminCookie(twin: BenchTwin): Promise<string> {
+  const res = await fetch(`${twin.url}/sessions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'admin@surge.test', password: 'surge-admin-password' }),
+  });
+  return res.headers.getSetCookie()[0]!.split(';')[0]!;
+}
+
+export async function adminPut(twin: BenchTwin, cookie: string, path: string, payload: unknown): Promise<void> {
+  const res = await fetch(`${twin.url}${path}`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json', cookie },
+    body: JSON.stringify(payload),
+  });
+  if (res.status !== 200) throw new Error(`PUT ${path}: ${res.status} ${await res.text()}`);
+}
+
+/**
+ * Distinct users, each with a live session: inserted into MySQL in one statement and signed in
+ * through the session store (signing 10,000 users in over HTTP would spend minutes hashing).
+ */
+export async function signedInCrowd(twin: BenchTwin, count: number): Promise<{ ids: number[]; cookies: string[] }> {
+  const { cookieValue, createSession } = await import('../../shared/sessions/store');
+  const tag = randomBytes(3).toString('hex');
+  const users = await insertUsers(twin.databaseUrl, Array.from({ length: count }, (_, i) => `crowd-${tag}-${i}@surge.test`), `crowd-${tag}`);
+  const cookies = await Promise.all(users.map(async (u) => `sid=${cookieValue(await createSession(u))}`));
+  return { ids: users.map((u) => u.id), cookies };
+}
+
+export interface RaceResult {
+  load: LoadResult;
+  statuses: Record<string, number>;
+  /** The id each successful answer named (order id, coupon id). */
+  ids: string[];
+}
+
+/** Every member of the crowd sends one POST, as fast as the machine allows. */
+export async function race(
+  twin: BenchTwin,
+  options: { path: string; cookies: string[]; connections: number; body?: string; idempotencyPrefix?: string; idField: string },
+  label: string,
+  log: (message: string) => void,
+): Promise<RaceResult> {
+  let next = 0;
+  const statuses: Record<string, number> = {};
+  const ids: string[] = [];
+  const count = options.cookies.length;
+  const load = await drive(
+    {
+      url: twin.url,
+      connections: options.connections,
+      amount: count,
+      timeout: 30,
+      requests: [
+        {
+          method: 'POST',
+          path: options.path,
+          ...(options.body ? { body: options.body } : {}),
+          setupRequest: (req) => {
+            const i = next++ % count;
+            const headers: Record<string, string> = { cookie: options.cookies[i]! };
+            if (options.body) headers['content-type'] = 'application/json';
+            if (options.idempotencyPrefix) headers['idempotency-key'] = `${options.idempotencyPrefix}-${i}`;
+            return { ...req, headers };
+          },
+          onResponse: (status, body) => {
+            statuses[status] = (statuses[status] ?? 0) + 1;
+            if (status >= 200 && status < 300) ids.push(JSON.parse(body)[options.idField]);
+          },
+        },
+      ],
+    },
+    label,
+    log,
+  );
+  return { load, statuses, ids };
+}
+
+export async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; seconds: number }> {
+  const start = process.hrtime.bigint();
+  const value = await fn();
+  return { value, seconds: Number(process.hrtime.bigint() - start) / 1e9 };
+}
+
+/** Runs fn(0..count-1) with `concurrency` in flight; returns how many failed. */
+export async function inParallel(count: number, concurrency: number, fn: (i: number) => Promise<unknown>): Promise<number> {
+  let next = 0;
+  let failures = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const i = next++;
+        await fn(i).catch(() => (failures += 1));
+      }
+    }),
+  );
+  return failures;
+}
+
+/** SQS calls the twin made so far, counted by the emulator, by action. */
+export async function emulatorCalls(twin: BenchTwin): Promise<Record<string, number>> {
+  return ((await (await fetch(`${twin.emulatorUrl}/__twin/stats`)).json()) as { calls: Record<string, number> }).calls;
+}
