@@ -13,7 +13,7 @@ import { httpEvent, lambdaContext } from '../support/events';
 import { sql } from '../support/orders';
 import { depth, queueWithDeadLetters, testSqs } from '../support/queues';
 import { signedInUsers, type SignedInUser } from '../support/sessions';
-import { until } from '../support/wait';
+import { literalPattern, until } from '../support/wait';
 
 // This file's own queue, set before any module that sends reads its configuration.
 const sqs = testSqs();
@@ -177,7 +177,7 @@ describe('time-deal coupons', () => {
       const result = await createCoupon(couponRequest(dealId, users[4]!.cookie), lambdaContext());
 
       expect(result.statusCode).toBe(400);
-      expect(await redis.keys(`{deal:${dealId}}*`)).toEqual([]);
+      expect(await redis.keys(`${literalPattern(`{deal:${dealId}}`)}*`)).toEqual([]);
     });
 
     it('answers an unknown deal with 404 and no session with 401', async () => {

@@ -12,7 +12,7 @@ import { getOrderEvent, orderEvent } from '../support/order-events';
 import { orderRows, soldCount, uniqueItemId } from '../support/orders';
 import { depth, queueWithDeadLetters, testSqs } from '../support/queues';
 import { signedInUsers, type SignedInUser } from '../support/sessions';
-import { until } from '../support/wait';
+import { literalPattern, until } from '../support/wait';
 
 // This file's own order queue, set before the handlers read their configuration.
 const sqs = testSqs();
@@ -168,7 +168,7 @@ describe('flash-sale orders', () => {
       const result = await createOrder(orderEvent(badId, buyers[3]!.cookie, 'k-7', { quantity: 1 }), lambdaContext());
 
       expect(result.statusCode).toBe(400);
-      expect(await redis.keys(`{item:${badId}}*`)).toEqual([]);
+      expect(await redis.keys(`${literalPattern(`{item:${badId}}`)}*`)).toEqual([]);
       expect(await redisState(itemId)).toEqual(before);
     });
 

@@ -5,3 +5,6 @@ export async function until(condition: () => Promise<boolean>, timeoutMs = 30_00
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** A Redis KEYS pattern that matches `literal` itself and nothing else it happens to glob. */
+export const literalPattern = (literal: string) => literal.replace(/[*?[\]\\]/g, '\\$&');
