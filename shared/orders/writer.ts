@@ -2,12 +2,10 @@ import type { PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/prom
 import { db } from '../clients/mysql';
 import { logger } from '../logger';
 import type { OrderRecord } from './model';
-import { claimPending, groupBy, settleWritten } from '../outbox/outbox';
+import { storeClaimed, type ReservationKind } from '../outbox/outbox';
 import { itemKeys } from './model';
 
 export type OrderStatus = 'confirmed' | 'rejected';
-
-const byItem = (orders: OrderRecord[]) => groupBy(orders, (o) => o.itemId);
 
 /**
  * Stores orders in one transaction. The item rows are locked first (in id order, so concurrent
@@ -73,40 +71,9 @@ async function write(orders: OrderRecord[]): Promise<void> {
   }
 }
 
-/**
- * The writer's whole job for one batch: claim the pending orders (those whose outbox entry is gone
- * were compensated or already stored, and are dropped), write them in one transaction, fall back
- * to one transaction per order if that fails, and settle what was written. Returns the ids of the
- * orders that could not be written, to be retried by the queue.
- */
-export async function writeOrders(orders: OrderRecord[]): Promise<Set<string>> {
-  const unique = [...new Map(orders.map((o) => [o.orderId, o])).values()];
-  const claimed = (
-    await Promise.all(
-      [...byItem(unique)].map(async ([itemId, group]) => {
-        const pending = await claimPending(itemKeys(itemId), group.map((o) => o.orderId));
-        return group.filter((o) => pending.has(o.orderId));
-      }),
-    )
-  ).flat();
-  if (claimed.length === 0) return new Set();
+const orders: ReservationKind<OrderRecord> = { name: 'orders', idOf: (o) => o.orderId, ownerOf: (o) => o.itemId, keysOf: itemKeys };
 
-  const failed = new Set<string>();
-  try {
-    await write(claimed);
-  } catch (error) {
-    logger.warn('Batch write failed; writing orders one by one', { orders: claimed.length, error: error as Error });
-    for (const order of claimed) {
-      try {
-        await write([order]);
-      } catch (single) {
-        logger.error('Order could not be written', { orderId: order.orderId, error: single as Error });
-        failed.add(order.orderId);
-      }
-    }
-  }
-
-  const written = claimed.filter((o) => !failed.has(o.orderId));
-  await Promise.all([...byItem(written)].map(([itemId, group]) => settleWritten(itemKeys(itemId), group.map((o) => o.orderId))));
-  return failed;
+/** Stores the pending orders of a batch under the stock guard; returns the ids that failed. */
+export function writeOrders(records: OrderRecord[]): Promise<Set<string>> {
+  return storeClaimed(records, orders, write);
 }

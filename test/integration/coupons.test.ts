@@ -3,7 +3,7 @@ import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyStructuredResultV2, SQSEvent } from 'aws-lambda';
 import type { RowDataPacket } from 'mysql2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPoller, type Poller } from '../../infra/local/poller';
+import type { Poller } from '../../infra/local/poller';
 import { redis } from '../../shared/clients/redis';
 import { issuedCount } from '../../shared/coupons/coupons';
 import { writeCoupons } from '../../shared/coupons/writer';
@@ -11,7 +11,7 @@ import { dealKeys, type CouponRecord } from '../../shared/coupons/model';
 import { encodeHandOffs } from '../../shared/handoff/message';
 import { httpEvent, lambdaContext } from '../support/events';
 import { sql } from '../support/orders';
-import { depth, queueWithDeadLetters, testSqs } from '../support/queues';
+import { depth, pollQueue, queueWithDeadLetters, testSqs } from '../support/queues';
 import { signedInUsers, type SignedInUser } from '../support/sessions';
 import { literalPattern, until } from '../support/wait';
 
@@ -63,17 +63,7 @@ describe('time-deal coupons', () => {
   beforeAll(async () => {
     admin = (await signedInUsers(1, 'admin'))[0]!;
     users = await signedInUsers(900);
-    poller = startPoller({
-      sqs,
-      queueUrl: queue.url,
-      queueArn: queue.arn,
-      region: 'us-east-1',
-      batchSize: 10,
-      maxBatchingWindowSeconds: 0,
-      maxConcurrency: 2,
-      invoke: (event: SQSEvent) => writeReservations(event, lambdaContext()),
-      onError: (error) => console.error(error),
-    });
+    poller = pollQueue(sqs, queue, (event: SQSEvent) => writeReservations(event, lambdaContext()), { maxConcurrency: 2, onError: (error) => console.error(error) });
   });
   afterAll(() => poller.stop());
 

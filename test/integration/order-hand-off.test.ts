@@ -1,7 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { APIGatewayProxyStructuredResultV2, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPoller } from '../../infra/local/poller';
 import { redis } from '../../shared/clients/redis';
 import { upsertItemStock } from '../../shared/orders/items';
 import { itemKeys } from '../../shared/orders/model';
@@ -9,7 +8,7 @@ import { openSale, remainingStock } from '../../shared/orders/reservations';
 import { lambdaContext } from '../support/events';
 import { orderEvent } from '../support/order-events';
 import { orderRows, uniqueItemId } from '../support/orders';
-import { depth, queueWithDeadLetters, testSqs } from '../support/queues';
+import { depth, pollQueue, queueWithDeadLetters, testSqs } from '../support/queues';
 import { signedInUsers } from '../support/sessions';
 import { until } from '../support/wait';
 
@@ -91,17 +90,7 @@ describe('the hand-off to the order queue', () => {
       // Act
       const result = await createOrder(orderEvent(itemId, buyer!.cookie, 'late', { quantity: 1 }), lambdaContext());
       await until(async () => (await depth(sqs, queue.url)) === 1, 10_000, 'late message arrived');
-      const poller = startPoller({
-        sqs,
-        queueUrl: queue.url,
-        queueArn: queue.arn,
-        region: 'us-east-1',
-        batchSize: 10,
-        maxBatchingWindowSeconds: 0,
-        maxConcurrency: 1,
-        invoke: (event: SQSEvent) => writeReservations(event, lambdaContext()),
-        onError: () => undefined,
-      });
+      const poller = pollQueue(sqs, queue, (event: SQSEvent) => writeReservations(event, lambdaContext()));
       await until(async () => poller.invocations >= 1, 10_000, 'writer ran');
       await poller.stop();
 

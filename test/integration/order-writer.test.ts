@@ -1,7 +1,6 @@
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { startPoller } from '../../infra/local/poller';
 import { handler as writeReservations } from '../../functions/write-reservations';
 import { redis } from '../../shared/clients/redis';
 import { upsertItemStock } from '../../shared/orders/items';
@@ -10,7 +9,7 @@ import { itemKeys, type OrderRecord } from '../../shared/orders/model';
 import { openSale, reserve } from '../../shared/orders/reservations';
 import { fixture, lambdaContext } from '../support/events';
 import { orderRows, soldCount, uniqueItemId } from '../support/orders';
-import { depth, queueWithDeadLetters, testSqs } from '../support/queues';
+import { depth, pollQueue, queueWithDeadLetters, testSqs } from '../support/queues';
 import { until } from '../support/wait';
 
 async function saleWithReservations(count: number, options: { dbStock?: number; redisStock?: number; withItemRow?: boolean } = {}) {
@@ -88,17 +87,7 @@ describe('the order writer', () => {
     await sqs.send(new SendMessageBatchCommand({ QueueUrl: queue.url, Entries: bodies.map((b, i) => ({ Id: String(i), MessageBody: b })) }));
 
     // Act
-    const poller = startPoller({
-      sqs,
-      queueUrl: queue.url,
-      queueArn: queue.arn,
-      region: 'us-east-1',
-      batchSize: 10,
-      maxBatchingWindowSeconds: 0,
-      maxConcurrency: 1,
-      invoke: (event: SQSEvent) => writeReservations(event, lambdaContext()),
-      onError: () => undefined,
-    });
+    const poller = pollQueue(sqs, queue, (event: SQSEvent) => writeReservations(event, lambdaContext()));
     await until(async () => (await orderRows(itemId)).length === 3, 5_000, 'good orders written');
     const writtenWhileMalformedWasRetried = await depth(sqs, queue.url);
     await until(async () => (await depth(sqs, queue.dlqUrl)) === 1, 20_000, 'malformed message in the DLQ');

@@ -1,7 +1,7 @@
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyStructuredResultV2, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPoller, type Poller } from '../../infra/local/poller';
+import type { Poller } from '../../infra/local/poller';
 import { redis } from '../../shared/clients/redis';
 import { upsertItemStock } from '../../shared/orders/items';
 import { encodeHandOffs } from '../../shared/handoff/message';
@@ -10,7 +10,7 @@ import { openSale, remainingStock } from '../../shared/orders/reservations';
 import { lambdaContext } from '../support/events';
 import { getOrderEvent, orderEvent } from '../support/order-events';
 import { orderRows, soldCount, uniqueItemId } from '../support/orders';
-import { depth, queueWithDeadLetters, testSqs } from '../support/queues';
+import { depth, pollQueue, queueWithDeadLetters, testSqs } from '../support/queues';
 import { signedInUsers, type SignedInUser } from '../support/sessions';
 import { literalPattern, until } from '../support/wait';
 
@@ -49,17 +49,7 @@ describe('flash-sale orders', () => {
 
   beforeAll(async () => {
     buyers = await signedInUsers(2_000);
-    poller = startPoller({
-      sqs,
-      queueUrl: queue.url,
-      queueArn: queue.arn,
-      region: 'us-east-1',
-      batchSize: 10,
-      maxBatchingWindowSeconds: 0,
-      maxConcurrency: 2,
-      invoke: (event: SQSEvent) => writeReservations(event, lambdaContext()),
-      onError: (error) => console.error(error),
-    });
+    poller = pollQueue(sqs, queue, (event: SQSEvent) => writeReservations(event, lambdaContext()), { maxConcurrency: 2, onError: (error) => console.error(error) });
   });
   afterAll(() => poller.stop());
 

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSEvent } from 'aws-lambda';
+import { startPoller, type Poller, type PollerOptions } from '../../infra/local/poller';
 import { queueArn } from '../../infra/local/provision';
 
 export const testSqs = (endpoint = process.env.AWS_ENDPOINT_URL!) =>
@@ -26,4 +28,25 @@ export async function depth(sqs: SQSClient, url: string): Promise<number> {
     new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
   );
   return Number(Attributes!.ApproximateNumberOfMessages) + Number(Attributes!.ApproximateNumberOfMessagesNotVisible);
+}
+
+/** The twin's event source mapping on a test queue: small batches, no window, errors ignored. */
+export function pollQueue(
+  sqs: SQSClient,
+  queue: { url: string; arn: string },
+  invoke: (event: SQSEvent) => Promise<unknown>,
+  overrides: Partial<Pick<PollerOptions, 'batchSize' | 'maxBatchingWindowSeconds' | 'maxConcurrency' | 'onError'>> = {},
+): Poller {
+  return startPoller({
+    sqs,
+    queueUrl: queue.url,
+    queueArn: queue.arn,
+    region: 'us-east-1',
+    batchSize: 10,
+    maxBatchingWindowSeconds: 0,
+    maxConcurrency: 1,
+    onError: () => undefined,
+    invoke,
+    ...overrides,
+  });
 }
