@@ -36,7 +36,9 @@ export type Trigger =
       maxConcurrency: number;
     }
   | { kind: 'ses' }
-  | { kind: 'schedule'; rateMinutes: number };
+  | { kind: 'schedule'; rateMinutes: number }
+  /** Runs once on every deployment, before the API is used (a CDK trigger). */
+  | { kind: 'deploy' };
 
 export interface FunctionSpec {
   /** kebab-case; also the entry file's name under functions/. */
@@ -171,6 +173,14 @@ export const functions: readonly FunctionSpec[] = [
     trigger: { kind: 'http', method: 'PUT', path: '/programs/{id}' },
     ...api,
     env: ['redis', 'database', 'sessions'],
+  },
+  {
+    id: 'migrate-database',
+    description: 'Applies the SQL migrations the twin also uses, once each, on every deployment',
+    trigger: { kind: 'deploy' },
+    memoryMb: 256,
+    timeoutSeconds: 300,
+    env: ['database'],
   },
   {
     id: 'reconcile-orders',

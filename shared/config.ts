@@ -17,13 +17,18 @@ export function readEnv<S extends z.ZodObject>(schema: S, env: NodeJS.ProcessEnv
   return parsed.data;
 }
 
+/** rediss:// turns TLS on (ElastiCache in transit encryption); the AUTH token travels in the URL. */
 export const redisEnv = z.object({
   REDIS_URL: z.url({ protocol: /^rediss?$/ }),
+  /** ElastiCache cluster mode: the client follows the cluster's slots (every script's keys share one). */
+  REDIS_CLUSTER: flag.default(false),
 });
 
 export const databaseEnv = z.object({
   DATABASE_URL: z.url({ protocol: /^mysql$/ }),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /** On for RDS Proxy, which requires TLS; off for the twin's MariaDB on loopback. */
+  DATABASE_TLS: flag.default(false),
 });
 
 /** AWS_ENDPOINT_URL is set only in the local twin; on AWS the SDK finds the regional endpoint itself. */

@@ -1,7 +1,7 @@
 import { createPool } from 'mysql2/promise';
 import { databaseEnv, readEnv } from '../config';
 
-const { DATABASE_URL, DATABASE_POOL_SIZE } = readEnv(databaseEnv);
+const { DATABASE_URL, DATABASE_POOL_SIZE, DATABASE_TLS } = readEnv(databaseEnv);
 
 /**
  * Queries go through query(), never execute(): server-side prepared statements pin
@@ -15,4 +15,5 @@ export const db = createPool({
   bigNumberStrings: false,
   dateStrings: false,
   timezone: 'Z',
+  ...(DATABASE_TLS ? { ssl: { rejectUnauthorized: true } } : {}),
 });

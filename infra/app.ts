@@ -1,0 +1,21 @@
+/**
+ * The CDK app: the whole of Surge on AWS, generated from functions/table.ts.
+ *   npx cdk deploy -c inboundDomain=mail.example.com
+ */
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { acknowledgeFindings } from './nag';
+import { SurgeStack } from './stack';
+
+export function buildApp(app = new App()): { app: App; stack: SurgeStack } {
+  const inboundDomain = String(app.node.tryGetContext('inboundDomain') ?? 'inbound.surge.example');
+  const stack = new SurgeStack(app, 'Surge', {
+    inboundDomain,
+    env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
+  });
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  acknowledgeFindings(stack);
+  return { app, stack };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) buildApp().app.synth();

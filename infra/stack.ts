@@ -1,0 +1,283 @@
+import { join } from 'node:path';
+import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { HttpApi, HttpMethod, HttpStage, type CfnStage } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import { CfnReplicationGroup, CfnSubnetGroup } from 'aws-cdk-lib/aws-elasticache';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { Architecture, Runtime, type Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import * as rds from 'aws-cdk-lib/aws-rds';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Trigger } from 'aws-cdk-lib/triggers';
+import type { Construct } from 'constructs';
+import { BUNDLE } from './bundling';
+import { entryFile, functions, queues, visibilityTimeoutSeconds, type EnvNeed, type FunctionSpec, type QueueName } from '../functions/table';
+
+const REDIS_PORT = 6380;
+/** RDS Proxy listens on MySQL's port; the cluster itself on another. */
+const MYSQL_PORT = 3306;
+const AURORA_PORT = 3307;
+const DATABASE_NAME = 'surge';
+/** The writer's concurrency stays within what the proxy's pool gives it. */
+const PROXY_MAX_CONNECTIONS_PERCENT = 90;
+
+const root = join(import.meta.dirname, '..');
+
+/**
+ * esbuild bundles each function locally (no Docker): minified, tree-shaken, ESM for Node 20 so the
+ * same code runs in the twin. Lua scripts and migrations are files the code reads beside itself.
+ */
+function bundling(spec: FunctionSpec) {
+  return {
+    minify: true,
+    sourceMap: true,
+    format: OutputFormat.ESM,
+    forceDockerBundling: false,
+    target: BUNDLE.target,
+    mainFields: [...BUNDLE.mainFields],
+    banner: BUNDLE.banner,
+    externalModules: [...BUNDLE.externalModules],
+    esbuildArgs: Object.fromEntries(Object.entries(BUNDLE.alias).map(([name, path]) => [`--alias:${name}`, path])),
+    commandHooks: {
+      beforeBundling: () => [],
+      beforeInstall: () => [],
+      afterBundling: (_input: string, output: string) => [
+        `mkdir -p "${output}/lua" && cp "${root}"/shared/*/lua/*.lua "${output}/lua/"`,
+        ...(spec.id === 'migrate-database' ? [`mkdir -p "${output}/migrations" && cp "${root}"/shared/db/migrations/*.sql "${output}/migrations/"`] : []),
+      ],
+    },
+  };
+}
+
+export interface SurgeStackProps extends StackProps {
+  /** The domain SES receives newsletters for (MX record → SES inbound). */
+  inboundDomain: string;
+}
+
+export class SurgeStack extends Stack {
+  readonly functions = new Map<string, LambdaFn>();
+
+  constructor(scope: Construct, id: string, props: SurgeStackProps) {
+    super(scope, id, props);
+
+    // Network: isolated subnets only; AWS services through endpoints, no NAT.
+    const vpc = new ec2.Vpc(this, 'Vpc', {
+      maxAzs: 2,
+      natGateways: 0,
+      subnetConfiguration: [{ name: 'isolated', subnetType: ec2.SubnetType.PRIVATE_ISOLATED, cidrMask: 22 }],
+      flowLogs: { all: { trafficType: ec2.FlowLogTrafficType.REJECT } },
+    });
+    vpc.addGatewayEndpoint('S3', { service: ec2.GatewayVpcEndpointAwsService.S3 });
+    vpc.addInterfaceEndpoint('Sqs', { service: ec2.InterfaceVpcEndpointAwsService.SQS });
+    vpc.addInterfaceEndpoint('SecretsManager', { service: ec2.InterfaceVpcEndpointAwsService.SECRETS_MANAGER });
+    const lambdaSg = new ec2.SecurityGroup(this, 'LambdaSg', { vpc, description: 'Surge functions' });
+    const redisSg = new ec2.SecurityGroup(this, 'RedisSg', { vpc, description: 'ElastiCache, from functions only', allowAllOutbound: false });
+    const proxySg = new ec2.SecurityGroup(this, 'ProxySg', { vpc, description: 'RDS Proxy, from functions only' });
+    const databaseSg = new ec2.SecurityGroup(this, 'DatabaseSg', { vpc, description: 'Aurora, from the proxy only', allowAllOutbound: false });
+    redisSg.addIngressRule(lambdaSg, ec2.Port.tcp(REDIS_PORT), 'functions to Redis');
+    proxySg.addIngressRule(lambdaSg, ec2.Port.tcp(MYSQL_PORT), 'functions to the proxy');
+    databaseSg.addIngressRule(proxySg, ec2.Port.tcp(AURORA_PORT), 'proxy to Aurora');
+
+    // ElastiCache (Valkey): Multi-AZ with failover, TLS, AUTH from Secrets Manager, non-default port.
+    const redisAuth = new Secret(this, 'RedisAuth', {
+      description: 'ElastiCache AUTH token',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+    });
+    const redisSubnets = new CfnSubnetGroup(this, 'RedisSubnets', {
+      description: 'Surge cache',
+      subnetIds: vpc.isolatedSubnets.map((s) => s.subnetId),
+    });
+    const cache = new CfnReplicationGroup(this, 'Redis', {
+      replicationGroupDescription: 'Surge live state: stock, sessions, cache',
+      engine: 'valkey',
+      engineVersion: '8.0',
+      cacheNodeType: 'cache.t4g.small',
+      numCacheClusters: 2,
+      multiAzEnabled: true,
+      automaticFailoverEnabled: true,
+      transitEncryptionEnabled: true,
+      atRestEncryptionEnabled: true,
+      authToken: redisAuth.secretValue.unsafeUnwrap(),
+      port: REDIS_PORT,
+      cacheSubnetGroupName: redisSubnets.ref,
+      securityGroupIds: [redisSg.securityGroupId],
+      snapshotRetentionLimit: 1,
+    });
+    const redisUrl = Fn.join('', ['rediss://:', redisAuth.secretValue.unsafeUnwrap(), '@', cache.attrPrimaryEndPointAddress, `:${REDIS_PORT}`]);
+
+    // Aurora MySQL 3, Serverless v2, behind RDS Proxy. Passwords without URL-special characters.
+    const credentials = rds.Credentials.fromGeneratedSecret('surge', { excludeCharacters: ' %+~`#$&*()|[]{}:;<>?!\'/@"\\=^,.' });
+    const database = new rds.DatabaseCluster(this, 'Database', {
+      engine: rds.DatabaseClusterEngine.auroraMysql({ version: rds.AuroraMysqlEngineVersion.VER_3_10_4 }),
+      credentials,
+      defaultDatabaseName: DATABASE_NAME,
+      port: AURORA_PORT,
+      writer: rds.ClusterInstance.serverlessV2('Writer'),
+      readers: [rds.ClusterInstance.serverlessV2('Reader', { scaleWithWriter: true })],
+      serverlessV2MinCapacity: 0.5,
+      serverlessV2MaxCapacity: 16,
+      vpc,
+      vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
+      securityGroups: [databaseSg],
+      storageEncrypted: true,
+      deletionProtection: true,
+      backup: { retention: Duration.days(7) },
+      iamAuthentication: true,
+      cloudwatchLogsExports: ['error', 'general', 'slowquery', 'audit'],
+      cloudwatchLogsRetention: RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.SNAPSHOT,
+    });
+    const proxy = database.addProxy('Proxy', {
+      secrets: [database.secret!],
+      vpc,
+      securityGroups: [proxySg],
+      requireTLS: true,
+      maxConnectionsPercent: PROXY_MAX_CONNECTIONS_PERCENT,
+    });
+    const databaseUrl = Fn.join('', [
+      'mysql://surge:',
+      database.secret!.secretValueFromJson('password').unsafeUnwrap(),
+      '@',
+      proxy.endpoint,
+      `:${MYSQL_PORT}/${DATABASE_NAME}`,
+    ]);
+
+    // Queues: each with its DLQ, TLS only, visibility six times its consumer's timeout.
+    const queueOf = new Map<QueueName, Queue>();
+    for (const name of Object.keys(queues) as QueueName[]) {
+      const spec = queues[name];
+      const deadLetters = new Queue(this, `${name}Dlq`, {
+        queueName: spec.deadLetterName,
+        retentionPeriod: Duration.days(14),
+        enforceSSL: true,
+        encryption: QueueEncryption.SQS_MANAGED,
+      });
+      const queue = new Queue(this, `${name}Queue`, {
+        queueName: spec.name,
+        visibilityTimeout: Duration.seconds(visibilityTimeoutSeconds(name)),
+        deadLetterQueue: { queue: deadLetters, maxReceiveCount: spec.maxReceiveCount },
+        enforceSSL: true,
+        encryption: QueueEncryption.SQS_MANAGED,
+      });
+      queueOf.set(name, queue);
+      new Alarm(this, `${name}DlqDepth`, {
+        metric: deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
+        threshold: 0,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+        alarmDescription: `Messages in ${spec.deadLetterName}: a reservation could not be stored`,
+      });
+      new CfnOutput(this, `${name}QueueUrl`, { value: queue.queueUrl });
+    }
+
+    const environmentFor = (needs: readonly EnvNeed[]): Record<string, string> => {
+      const env: Record<string, string> = { NODE_OPTIONS: '--enable-source-maps', POWERTOOLS_SERVICE_NAME: 'surge' };
+      for (const need of needs) {
+        if (need === 'redis') env.REDIS_URL = redisUrl;
+        if (need === 'database') Object.assign(env, { DATABASE_URL: databaseUrl, DATABASE_TLS: 'true' });
+        if (need === 'orderQueue') env.ORDER_QUEUE_URL = queueOf.get('orders')!.queueUrl;
+        if (need === 'sessions') env.COOKIE_SECURE = 'true';
+      }
+      return env;
+    };
+
+    const api = new HttpApi(this, 'Api', { apiName: 'surge', createDefaultStage: false });
+    const accessLogs = new LogGroup(this, 'ApiAccessLogs', { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+    const stage = new HttpStage(this, 'DefaultStage', {
+      httpApi: api,
+      stageName: '$default',
+      autoDeploy: true,
+      throttle: { rateLimit: 5_000, burstLimit: 10_000 },
+    });
+    (stage.node.defaultChild as CfnStage).accessLogSettings = {
+      destinationArn: accessLogs.logGroupArn,
+      format: JSON.stringify({
+        requestId: '$context.requestId',
+        ip: '$context.identity.sourceIp',
+        routeKey: '$context.routeKey',
+        status: '$context.status',
+        latency: '$context.responseLatency',
+        integrationError: '$context.integrationErrorMessage',
+      }),
+    };
+
+    for (const spec of functions) {
+      const fn = new NodejsFunction(this, spec.id, {
+        functionName: `surge-${spec.id}`,
+        description: spec.description,
+        entry: join(root, entryFile(spec)),
+        handler: 'handler',
+        runtime: Runtime.NODEJS_24_X,
+        architecture: Architecture.ARM_64,
+        memorySize: spec.memoryMb,
+        timeout: Duration.seconds(spec.timeoutSeconds),
+        environment: environmentFor(spec.env),
+        vpc,
+        vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
+        securityGroups: [lambdaSg],
+        logGroup: new LogGroup(this, `${spec.id}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY }),
+        bundling: bundling(spec),
+        projectRoot: root,
+        depsLockFilePath: join(root, 'package-lock.json'),
+      });
+      this.functions.set(spec.id, fn);
+      if (spec.env.includes('orderQueue')) queueOf.get('orders')!.grantSendMessages(fn);
+      new Alarm(this, `${spec.id}Errors`, {
+        metric: fn.metricErrors({ period: Duration.minutes(1) }),
+        threshold: 0,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+      new Alarm(this, `${spec.id}Throttles`, {
+        metric: fn.metricThrottles({ period: Duration.minutes(1) }),
+        threshold: 0,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+
+      const trigger = spec.trigger;
+      switch (trigger.kind) {
+        case 'http':
+          api.addRoutes({
+            path: trigger.path,
+            methods: [HttpMethod[trigger.method]],
+            integration: new HttpLambdaIntegration(`${spec.id}Integration`, fn),
+          });
+          break;
+        case 'queue':
+          fn.addEventSource(
+            new SqsEventSource(queueOf.get(trigger.queue)!, {
+              batchSize: trigger.batchSize,
+              maxBatchingWindow: trigger.maxBatchingWindowSeconds ? Duration.seconds(trigger.maxBatchingWindowSeconds) : undefined,
+              maxConcurrency: Math.max(2, trigger.maxConcurrency),
+              reportBatchItemFailures: true,
+            }),
+          );
+          break;
+        case 'schedule':
+          new Rule(this, `${spec.id}Schedule`, {
+            schedule: Schedule.rate(Duration.minutes(trigger.rateMinutes)),
+            targets: [new LambdaFunction(fn)],
+          });
+          break;
+        case 'deploy':
+          new Trigger(this, `${spec.id}Trigger`, { handler: fn, executeAfter: [database, proxy], executeOnHandlerChange: true });
+          break;
+        case 'ses':
+          throw new Error(`${spec.id}: SES triggers arrive with the inbound-mail issue`);
+      }
+    }
+
+    new CfnOutput(this, 'ApiUrl', { value: api.apiEndpoint });
+    new CfnOutput(this, 'InboundDomain', { value: props.inboundDomain });
+  }
+}

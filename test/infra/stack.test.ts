@@ -1,0 +1,111 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../infra/app';
+import { functions, queues, visibilityTimeoutSeconds, type QueueName } from '../../functions/table';
+
+// Synthesis needs no credentials and no network; nothing may phone home or read a real profile.
+process.env.HOME = mkdtempSync(join(tmpdir(), 'surge-cdk-'));
+process.env.CDK_DISABLE_VERSION_CHECK = '1';
+process.env.CDK_DISABLE_CLI_TELEMETRY = '1';
+
+type Resource = { Type: string; Properties: Record<string, any> };
+
+describe('the CDK app', () => {
+  let app: App;
+  let template: Template;
+  let resources: Record<string, Resource>;
+  const ofType = (type: string) => Object.values(resources).filter((r) => r.Type === type);
+
+  beforeAll(() => {
+    ({ app } = buildApp(new App({ context: { inboundDomain: 'inbound.test.example' } })));
+    // Throws if any cdk-nag AwsSolutions finding is left unacknowledged.
+    app.synth();
+    template = Template.fromStack(app.node.findChild('Surge') as never);
+    resources = template.toJSON().Resources;
+  }, 180_000);
+
+  it('has one ARM64 nodejs24.x function per table row, with the table’s memory and timeout', () => {
+    const lambdas = ofType('AWS::Lambda::Function').filter((f) => String(f.Properties.FunctionName ?? '').startsWith('surge-'));
+    expect(lambdas.map((f) => f.Properties.FunctionName).sort()).toEqual(functions.map((f) => `surge-${f.id}`).sort());
+    for (const spec of functions) {
+      template.hasResourceProperties('AWS::Lambda::Function', {
+        FunctionName: `surge-${spec.id}`,
+        Runtime: 'nodejs24.x',
+        Architectures: ['arm64'],
+        MemorySize: spec.memoryMb,
+        Timeout: spec.timeoutSeconds,
+        VpcConfig: Match.objectLike({ SubnetIds: Match.anyValue() }),
+      });
+    }
+  });
+
+  it('routes every HTTP trigger of the table, and nothing else', () => {
+    const expected = functions.flatMap((f) => (f.trigger.kind === 'http' ? [`${f.trigger.method} ${f.trigger.path}`] : []));
+    expect(ofType('AWS::ApiGatewayV2::Route').map((r) => r.Properties.RouteKey).sort()).toEqual(expected.sort());
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      DefaultRouteSettings: Match.objectLike({ ThrottlingRateLimit: Match.anyValue() }),
+      AccessLogSettings: Match.objectLike({ DestinationArn: Match.anyValue() }),
+    });
+  });
+
+  it('gives each queue a DLQ, TLS only, and a visibility of six times its consumer’s timeout', () => {
+    for (const name of Object.keys(queues) as QueueName[]) {
+      template.hasResourceProperties('AWS::SQS::Queue', {
+        QueueName: queues[name].name,
+        VisibilityTimeout: visibilityTimeoutSeconds(name),
+        RedrivePolicy: { deadLetterTargetArn: Match.anyValue(), maxReceiveCount: queues[name].maxReceiveCount },
+      });
+    }
+    expect(ofType('AWS::SQS::QueuePolicy').every((p) => JSON.stringify(p.Properties).includes('aws:SecureTransport'))).toBe(true);
+    for (const spec of functions) {
+      if (spec.trigger.kind !== 'queue') continue;
+      expect(visibilityTimeoutSeconds(spec.trigger.queue)).toBeGreaterThanOrEqual(6 * spec.timeoutSeconds);
+      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        BatchSize: spec.trigger.batchSize,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+        ScalingConfig: { MaximumConcurrency: Match.anyValue() },
+      });
+    }
+  });
+
+  it('runs Redis with TLS, AUTH, failover and a non-default port', () => {
+    template.hasResourceProperties('AWS::ElastiCache::ReplicationGroup', {
+      TransitEncryptionEnabled: true,
+      AtRestEncryptionEnabled: true,
+      AuthToken: Match.anyValue(),
+      MultiAZEnabled: true,
+      AutomaticFailoverEnabled: true,
+      Port: Match.not(6379),
+    });
+  });
+
+  it('puts RDS Proxy with TLS in front of a protected Aurora MySQL Serverless v2 cluster', () => {
+    template.hasResourceProperties('AWS::RDS::DBProxy', { RequireTLS: true, EngineFamily: 'MYSQL' });
+    template.hasResourceProperties('AWS::RDS::DBCluster', {
+      Engine: 'aurora-mysql',
+      DeletionProtection: true,
+      StorageEncrypted: true,
+      BackupRetentionPeriod: 7,
+      ServerlessV2ScalingConfiguration: Match.anyValue(),
+    });
+    const functionEnv = JSON.stringify(ofType('AWS::Lambda::Function').map((f) => f.Properties.Environment));
+    expect(functionEnv).toContain('DATABASE_TLS');
+  });
+
+  it('runs reconciliation every 5 minutes and migrations on every deploy', () => {
+    template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(5 minutes)' });
+    expect(ofType('Custom::Trigger')).toHaveLength(1);
+  });
+
+  it('grants no wildcard actions', () => {
+    const actions = ofType('AWS::IAM::Policy').flatMap((p) =>
+      (p.Properties.PolicyDocument.Statement as { Action: string | string[] }[]).flatMap((s) => [s.Action].flat()),
+    );
+    expect(actions.filter((a) => a === '*' || a.endsWith(':*'))).toEqual([]);
+  });
+});
