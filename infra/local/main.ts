@@ -28,7 +28,7 @@ const twin = await startTwin({
 
 // Read by `npm run bench` and `npm run reconcile` to find a running twin.
 const stateFile = join(env.SURGE_STATE_DIR, 'twin.json');
-writeFileSync(stateFile, JSON.stringify({ url: twin.url, redisUrl: twin.redisUrl, databaseUrl: twin.databaseUrl, emulatorUrl: twin.emulatorUrl, pids: twin.pids, queues: twin.queues }, null, 2));
+writeFileSync(stateFile, JSON.stringify({ pid: process.pid, url: twin.url, redisUrl: twin.redisUrl, databaseUrl: twin.databaseUrl, emulatorUrl: twin.emulatorUrl, pids: twin.pids, queues: twin.queues }, null, 2));
 
 const lines = [
   ['gateway', `${twin.url}  (try: curl -i ${twin.url}/health)`],

@@ -15,7 +15,7 @@ export const catalog: Scenario = async ({ twin, connections, duration, log }) =>
   // Warm every page the hit path will read.
   await Promise.all(paths.map((path) => fetch(`${twin.url}${path}`).then((r) => r.arrayBuffer())));
 
-  const cpu = startCpuMeter({ gateway: twin.pids.gateway, redis: twin.pids.redis, mariadb: twin.pids.database });
+  const cpu = startCpuMeter(twin.pids);
   const hit = await drive({ url: twin.url, connections, duration, requests: requests('') }, 'GET /programs (cached)', log);
   const cpuPerRequest = cpu.perRequest(hit.requests);
   const baseline = await drive({ url: twin.url, connections, duration, requests: requests('/__baseline') }, 'GET /__baseline/programs (no cache)', log);

@@ -63,13 +63,7 @@ export const orders: Scenario = async ({ twin, connections, log }) => {
   // End to end through Surge.
   const surgeItem = await openItem(`flash-${tag}`, BUYERS);
   const [redisBefore, sqsBefore] = await Promise.all([commandStats(), emulatorCalls(twin)]);
-  const cpu = startCpuMeter({
-    gateway: twin.pids.gateway,
-    consumers: twin.pids.consumers,
-    redis: twin.pids.redis,
-    mariadb: twin.pids.database,
-    emulator: twin.pids.emulator,
-  });
+  const cpu = startCpuMeter(twin.pids);
   const surge = await buyAll(`/items/${surgeItem}/orders`, 'Surge: POST /items/{id}/orders');
   const drained = await timed(async () => {
     const deadline = Date.now() + 120_000;

@@ -34,7 +34,7 @@ export const sessions: Scenario = async ({ twin, connections, duration, log }) =
   try {
     let next = 0;
     const commandsBefore = await commandsProcessed(redis);
-    const cpu = startCpuMeter({ gateway: twin.pids.gateway, redis: twin.pids.redis });
+    const cpu = startCpuMeter(twin.pids);
     const load = await drive(
       {
         url: twin.url,

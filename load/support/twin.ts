@@ -3,6 +3,8 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface TwinInfo {
+  /** The twin's own process. */
+  pid: number;
   url: string;
   redisUrl: string;
   databaseUrl: string;
@@ -47,7 +49,7 @@ async function servesBaselines(info: TwinInfo): Promise<boolean> {
 export async function acquireTwin(log: (msg: string) => void, needsBaselines: boolean): Promise<BenchTwin> {
   if (existsSync(RUNNING_STATE)) {
     const info = JSON.parse(readFileSync(RUNNING_STATE, 'utf8')) as TwinInfo;
-    if (alive(info.pids.gateway) && (await healthy(info)) && (!needsBaselines || (await servesBaselines(info)))) {
+    if (alive(info.pid) && (await healthy(info)) && (!needsBaselines || (await servesBaselines(info)))) {
       log(`using the running twin at ${info.url}`);
       return { ...info, owned: false, stop: async () => undefined };
     }
