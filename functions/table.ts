@@ -6,7 +6,7 @@
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** What a function reads from its environment; each need maps to the variables in shared/config.ts. */
-export type EnvNeed = 'redis' | 'database' | 'orderQueue' | 'mailBucket' | 'sessions';
+export type EnvNeed = 'redis' | 'database' | 'orderQueue' | 'sessions';
 
 export interface QueueSpec {
   name: string;

@@ -39,8 +39,6 @@ export const awsEnv = z.object({
 
 export const orderQueueEnv = z.object({ ORDER_QUEUE_URL: z.url() });
 
-export const rawMailBucketEnv = z.object({ RAW_MAIL_BUCKET: z.string().min(3) });
-
 export const sessionEnv = z.object({
   SESSION_IDLE_SECONDS: seconds.default(30 * 60),
   SESSION_ABSOLUTE_SECONDS: seconds.default(12 * 60 * 60),

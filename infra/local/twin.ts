@@ -69,7 +69,6 @@ export function functionEnvironment(services: Record<'redis' | 'database' | 'emu
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
     ORDER_QUEUE_URL: provisioned.orders.url,
-    RAW_MAIL_BUCKET: buckets.rawMail.name,
     COOKIE_SECURE: 'false',
   };
 }
