@@ -3,7 +3,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, ScheduledEvent, SQSEvent } from 'aws-lambda';
-import { buckets, functions, type FunctionSpec, type QueueName } from '../../functions/table';
+import { functions, type FunctionSpec, type QueueName } from '../../functions/table';
 import { migrate } from '../../shared/db/migrate';
 import { startGateway, type Gateway, type HttpRoute } from './gateway';
 import { LocalLambda } from './lambda';
