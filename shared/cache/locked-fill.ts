@@ -158,7 +158,13 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
       const refreshEarly = !stale && beta > 0 && now - current.delta * beta * Math.log(Math.random()) >= current.expires;
       if (stale || refreshEarly) {
         const token = await tryLease(entryKey, leaseMs);
-        if (token) return fill(entryKey, token, options, loader);
+        if (token) {
+          // A refresh that fails still has a value to serve: the one it was replacing.
+          return fill(entryKey, token, options, loader).catch((error: Error) => {
+            logger.warn('Cache refresh failed; serving the previous value', { key: entryKey, error });
+            return current.value!;
+          });
+        }
       }
       return current.value;
     }

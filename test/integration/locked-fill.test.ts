@@ -155,6 +155,19 @@ describe('getOrFill across instances', () => {
     expect(values.filter((v) => v === 'v2').length).toBe(1);
   });
 
+  it('keeps serving the stale value when its refresh fails', async () => {
+    const key = freshKey();
+    const [first] = instances;
+    await first!.cache.getOrFill(key, { ...options, ttlSeconds: 0.1, jitter: 0, staleSeconds: 30 }, loadFrom(first!, 'v1'));
+    await sleep(200);
+
+    const value = await first!.cache.getOrFill(key, options, async () => {
+      throw new Error('database away');
+    });
+
+    expect(value).toBe('v1');
+  });
+
   it('refreshes early when XFetch says so, with one caller', async () => {
     const key = freshKey();
     const [first] = instances;
