@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { UnavailableError } from '../shared/errors';
+import { AppError, UnavailableError } from '../shared/errors';
 import { api } from '../shared/http/api';
 import { json } from '../shared/http/response';
 import { logger } from '../shared/logger';
@@ -14,7 +14,9 @@ const Params = z.object({ dealId: DealId });
  * then handed to the queue with the same compensation as orders.
  */
 export const handler = api({ access: 'user', params: Params }).handler(async ({ input, principal }) => {
-  const coupon = await issueCoupon(input.params.dealId, principal.userId);
+  const coupon = await issueCoupon(input.params.dealId, principal.userId).catch((error: Error) => {
+    throw error instanceof AppError ? error : new UnavailableError('Coupons are unavailable; try again');
+  });
   try {
     await handOffQueue.send({ coupon });
   } catch (sendError) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { UnavailableError } from '../shared/errors';
+import { AppError, UnavailableError } from '../shared/errors';
 import { api } from '../shared/http/api';
 import { json } from '../shared/http/response';
 import { logger } from '../shared/logger';
@@ -23,6 +23,9 @@ export const handler = api({ access: 'user', params: Params, headers: Headers, b
     userId: principal.userId,
     quantity: input.body.quantity,
     idempotencyKey,
+  }).catch((error: Error) => {
+    // Nothing was reserved when Redis could not be reached, so a retry is safe.
+    throw error instanceof AppError ? error : new UnavailableError('Orders are unavailable; retry with the same Idempotency-Key');
   });
   if (!replayed) {
     try {

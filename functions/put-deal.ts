@@ -6,11 +6,16 @@ import { upsertDeal } from '../shared/coupons/deals';
 import { DealId } from '../shared/coupons/model';
 
 const Params = z.object({ dealId: DealId });
+/** What MySQL's TIMESTAMP holds; a date outside it is refused here, before anything is written. */
+const Instant = z.iso
+  .datetime({ offset: true })
+  .transform((s) => Date.parse(s))
+  .refine((ms) => ms >= Date.UTC(1970, 0, 2) && ms < Date.UTC(2038, 0, 1), 'must fall between 1970-01-02 and 2037-12-31');
 const DealInput = z
   .strictObject({
     title: z.string().trim().min(1).max(200),
-    opensAt: z.iso.datetime({ offset: true }).transform((s) => Date.parse(s)),
-    closesAt: z.iso.datetime({ offset: true }).transform((s) => Date.parse(s)),
+    opensAt: Instant,
+    closesAt: Instant,
     limit: z.number().int().min(1).max(10_000_000),
   })
   .refine((d) => d.opensAt < d.closesAt, { message: 'closesAt must be after opensAt', path: ['closesAt'] });

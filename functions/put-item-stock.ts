@@ -4,7 +4,7 @@ import { api } from '../shared/http/api';
 import { json } from '../shared/http/response';
 import { upsertItemStock } from '../shared/orders/items';
 import { ItemId, MAX_ORDER_QUANTITY } from '../shared/orders/model';
-import { openSale } from '../shared/orders/reservations';
+import { openSale, saleHasReservations } from '../shared/orders/reservations';
 
 const Params = z.object({ itemId: ItemId });
 const Stock = z.strictObject({
@@ -12,12 +12,18 @@ const Stock = z.strictObject({
   perUserLimit: z.number().int().min(1).max(MAX_ORDER_QUANTITY),
 });
 
-/** Opens a sale: MySQL records the initial stock first, then Redis gets the live counter. */
+const saleStarted = () => new AppError('SALE_STARTED', 'This sale already has orders; its stock can no longer be reset');
+
+/**
+ * Opens a sale: MySQL records the initial stock first, then Redis gets the live counter. Pending
+ * reservations live only in Redis, so they are checked before MySQL is touched.
+ */
 export const handler = api({ access: 'admin', params: Params, body: Stock }).handler(async ({ input }) => {
   const { itemId } = input.params;
   const { quantity, perUserLimit } = input.body;
+  if (await saleHasReservations(itemId)) throw saleStarted();
   if (!(await upsertItemStock(itemId, quantity, perUserLimit))) {
-    throw new AppError('SALE_STARTED', 'This sale already has orders; its stock can no longer be reset');
+    throw saleStarted();
   }
   await openSale(itemId, quantity, perUserLimit);
   return json(200, { id: itemId, initialStock: quantity, remaining: quantity, perUserLimit });

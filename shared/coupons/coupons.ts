@@ -4,7 +4,7 @@ import { isScriptCode, scriptError } from '../redis/script-codes';
 import { luaScript } from '../redis/script';
 import { dealKeys, newCouponId, type CouponRecord } from './model';
 
-const issueScript = luaScript<[string, string, string], [number, string, number, string]>(new URL('./lua/coupon-issue-3.lua', import.meta.url));
+const issueScript = luaScript<[string, string, string, string], [number, string, number, string]>(new URL('./lua/coupon-issue-4.lua', import.meta.url));
 const releaseScript = luaScript<[string, string, string, string], [string, number]>(new URL('./lua/coupon-release-4.lua', import.meta.url));
 const setScript = luaScript<[string], [number, number, number]>(new URL('./lua/deal-set-1.lua', import.meta.url));
 
@@ -22,7 +22,7 @@ export class AlreadyIssuedError extends AppError {
 export async function issueCoupon(dealId: string, userId: number, now = Date.now()): Promise<CouponRecord> {
   const keys = dealKeys(dealId);
   const coupon: CouponRecord = { couponId: newCouponId(dealId, now), dealId, userId, issuedAt: now };
-  const reply = await issueScript.run(redis, [keys.deal, keys.holders, keys.outbox], [userId, coupon.couponId, now, JSON.stringify(coupon)]);
+  const reply = await issueScript.run(redis, [keys.deal, keys.holders, keys.outbox, keys.claimed], [userId, coupon.couponId, now, JSON.stringify(coupon)]);
   if (isScriptCode(reply)) throw scriptError(reply);
   const [couponId, issued] = reply as [string, number];
   if (issued === ALREADY_ISSUED) throw new AlreadyIssuedError(couponId);

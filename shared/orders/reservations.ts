@@ -3,8 +3,8 @@ import { isScriptCode, scriptError } from '../redis/script-codes';
 import { luaScript } from '../redis/script';
 import { itemKeys, newOrderId, type OrderRecord } from './model';
 
-const reserveScript = luaScript<[string, string, string, string], [number, number, string, string, number, string]>(
-  new URL('./lua/order-reserve-4.lua', import.meta.url),
+const reserveScript = luaScript<[string, string, string, string, string], [number, number, string, string, number, string]>(
+  new URL('./lua/order-reserve-5.lua', import.meta.url),
 );
 const releaseScript = luaScript<[string, string, string, string, string], [string, number, number]>(
   new URL('./lua/order-release-5.lua', import.meta.url),
@@ -42,7 +42,7 @@ export async function reserve(request: ReservationRequest, now = Date.now()): Pr
   };
   const reply = await reserveScript.run(
     redis,
-    [keys.sale, keys.bought, keys.idempotency(request.userId, request.idempotencyKey), keys.outbox],
+    [keys.sale, keys.bought, keys.idempotency(request.userId, request.idempotencyKey), keys.outbox, keys.claimed],
     [request.userId, request.quantity, order.orderId, fingerprint(request.quantity), IDEMPOTENCY_TTL_MS, JSON.stringify(order)],
   );
   if (isScriptCode(reply)) throw scriptError(reply);
@@ -65,6 +65,12 @@ export async function openSale(itemId: string, stock: number, perUserLimit: numb
   const keys = itemKeys(itemId);
   const reply = await openScript.run(redis, [keys.sale, keys.bought, keys.outbox], [stock, perUserLimit]);
   if (isScriptCode(reply)) throw scriptError(reply);
+}
+
+/** Whether a sale has reservations (or buyers) in Redis, which MySQL does not see yet. */
+export async function saleHasReservations(itemId: string): Promise<boolean> {
+  const keys = itemKeys(itemId);
+  return (await redis.exists(keys.bought, keys.outbox)) > 0;
 }
 
 export async function remainingStock(itemId: string): Promise<number | undefined> {

@@ -65,6 +65,11 @@ export async function storeClaimed<T>(records: T[], kind: ReservationKind<T>, st
       }),
     )
   ).flat();
+  if (claimed.length < unique.length) {
+    // Compensated or already stored, as a rule; after a cache failover that lost writes, these
+    // are the ones reconciliation will report.
+    logger.info(`Dropped ${kind.name} no longer pending`, { count: unique.length - claimed.length });
+  }
   if (claimed.length === 0) return new Set();
 
   const failed = new Set<string>();

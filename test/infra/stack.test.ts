@@ -61,7 +61,9 @@ describe('the CDK app', () => {
         RedrivePolicy: { deadLetterTargetArn: Match.anyValue(), maxReceiveCount: queues[name].maxReceiveCount },
       });
     }
-    expect(ofType('AWS::SQS::QueuePolicy').every((p) => JSON.stringify(p.Properties).includes('aws:SecureTransport'))).toBe(true);
+    const policies = ofType('AWS::SQS::QueuePolicy');
+    expect(policies).toHaveLength(2 * Object.keys(queues).length);
+    expect(policies.every((p) => JSON.stringify(p.Properties).includes('aws:SecureTransport'))).toBe(true);
     for (const spec of functions) {
       if (spec.trigger.kind !== 'queue') continue;
       expect(visibilityTimeoutSeconds(spec.trigger.queue)).toBeGreaterThanOrEqual(6 * spec.timeoutSeconds);

@@ -183,6 +183,7 @@ describe('time-deal coupons', () => {
       ['a window that closes before it opens', { opensAt: '2030-01-02T00:00:00Z', closesAt: '2030-01-01T00:00:00Z', limit: 5 }],
       ['a limit of 0', { opensAt: '2030-01-01T00:00:00Z', closesAt: '2030-01-02T00:00:00Z', limit: 0 }],
       ['a date that is not a date', { opensAt: 'soon', closesAt: '2030-01-02T00:00:00Z', limit: 5 }],
+      ['a date MySQL cannot store', { opensAt: '2030-01-01T00:00:00Z', closesAt: '2100-01-01T00:00:00Z', limit: 5 }],
     ])('refuses a deal with %s', async (_, changes) => {
       const dealId = `deal-${randomBytes(5).toString('hex')}`;
 

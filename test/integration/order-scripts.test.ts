@@ -109,6 +109,23 @@ describe('order-release', () => {
   });
 });
 
+describe('a replay and a failed send racing', () => {
+  it('keeps an order a replay has already confirmed, even if its first request then fails to send', async () => {
+    // Prepare: the first request reserved and is still sending when the client retries.
+    const itemId = await saleOf(10);
+    const first = await reserve({ itemId, userId: USER, quantity: 1, idempotencyKey: 'k' });
+    const replay = await reserve({ itemId, userId: USER, quantity: 1, idempotencyKey: 'k' });
+
+    // Act: the first request's send fails and it tries to compensate.
+    const released = await release(first.order, 'k');
+
+    // Assess: the order the replay answered with still stands, pending for the relay or writer.
+    expect(replay).toMatchObject({ replayed: true, order: { orderId: first.order.orderId } });
+    expect(released).toBe(false);
+    expect(await itemState(itemId)).toMatchObject({ stock: 9, pending: 1, claimed: [first.order.orderId] });
+  });
+});
+
 describe('order-claim and settle', () => {
   it('claims pending orders only, and settling clears them', async () => {
     const itemId = await saleOf(10);

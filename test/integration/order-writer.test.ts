@@ -78,6 +78,24 @@ describe('the order writer', () => {
     expect(await soldCount(itemId)).toBe(2);
   });
 
+  it('adds nothing when orders already stored come back pending (their settle was lost)', async () => {
+    // Prepare: stored once, then their outbox entries reappear, as if settling had failed after the commit.
+    const { itemId, orders } = await saleWithReservations(3);
+    const event = sqsEventFor([encodeHandOffs(orders.map((order) => ({ order })))]);
+    await writeReservations(event, lambdaContext());
+    const before = await orderRows(itemId);
+    for (const order of orders) await redis.hset(itemKeys(itemId).outbox, order.orderId, JSON.stringify(order));
+
+    // Act
+    const result = await writeReservations(event, lambdaContext());
+
+    // Assess
+    expect(result.batchItemFailures).toEqual([]);
+    expect(await orderRows(itemId)).toEqual(before);
+    expect(await soldCount(itemId)).toBe(3);
+    expect(await redis.hlen(itemKeys(itemId).outbox)).toBe(0);
+  });
+
   it('lets a malformed message reach the DLQ after 5 receives without holding back the others', async () => {
     // Prepare
     const sqs = testSqs();

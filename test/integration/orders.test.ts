@@ -1,15 +1,16 @@
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyStructuredResultV2, SQSEvent } from 'aws-lambda';
+import type { RowDataPacket } from 'mysql2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Poller } from '../../infra/local/poller';
 import { redis } from '../../shared/clients/redis';
 import { upsertItemStock } from '../../shared/orders/items';
 import { encodeHandOffs } from '../../shared/handoff/message';
 import { itemKeys, type OrderRecord } from '../../shared/orders/model';
-import { openSale, remainingStock } from '../../shared/orders/reservations';
-import { lambdaContext } from '../support/events';
+import { openSale, remainingStock, reserve } from '../../shared/orders/reservations';
+import { httpEvent, lambdaContext } from '../support/events';
 import { getOrderEvent, orderEvent } from '../support/order-events';
-import { orderRows, soldCount, uniqueItemId } from '../support/orders';
+import { orderRows, soldCount, sql, uniqueItemId } from '../support/orders';
 import { depth, pollQueue, queueWithDeadLetters, testSqs } from '../support/queues';
 import { signedInUsers, type SignedInUser } from '../support/sessions';
 import { literalPattern, until } from '../support/wait';
@@ -21,6 +22,7 @@ process.env.ORDER_QUEUE_URL = queue.url;
 const { handler: createOrder } = await import('../../functions/create-order');
 const { handler: getOrder } = await import('../../functions/get-order');
 const { handler: writeReservations } = await import('../../functions/write-reservations');
+const { handler: putItemStock } = await import('../../functions/put-item-stock');
 
 type Result = APIGatewayProxyStructuredResultV2;
 const body = (r: Result) => JSON.parse(r.body ?? 'null');
@@ -124,6 +126,24 @@ describe('flash-sale orders', () => {
     expect(body(later)).toEqual({ orderId: placed.orderId, itemId, quantity: 1, status: 'confirmed' });
     expect(foreign.statusCode).toBe(404);
     expect(body(foreign).error.code).toBe('NOT_FOUND');
+  });
+
+  it('refuses to reset a sale whose reservations are still pending, leaving MySQL as it was', async () => {
+    // Prepare: a reservation that exists in Redis only (reserved, not yet handed off or stored).
+    const itemId = await openItem(10, 5);
+    await reserve({ itemId, userId: buyers[8]!.id, quantity: 1, idempotencyKey: 'pending' });
+    const [admin] = await signedInUsers(1, 'admin');
+
+    // Act
+    const result = await putItemStock(
+      httpEvent('post-sessions', { method: 'PUT', path: `/items/${itemId}/stock`, pathParameters: { itemId }, cookies: [admin!.cookie], body: { quantity: 3, perUserLimit: 1 } }),
+      lambdaContext(),
+    );
+
+    // Assess
+    expect(result.statusCode).toBe(409);
+    expect(body(result).error.code).toBe('SALE_STARTED');
+    expect((await sql<RowDataPacket>('SELECT initial_stock FROM items WHERE id = ?', [itemId]))[0]!.initial_stock).toBe(10);
   });
 
   describe('bad input gets a 4xx and changes nothing', () => {

@@ -1,6 +1,7 @@
 --[[
   Compensates an issue whose hand-off to the queue failed: the coupon goes back to the pool and
-  the user may ask again. Refuses once the writer has claimed it: then the message did arrive.
+  the user may ask again. Refuses once the coupon is claimed: the writer has it, or a repeat
+  request was already told the user holds it (then the outbox relay delivers it).
 
   KEYS[1] deal hash      {deal:<id>}:deal
   KEYS[2] holders hash   {deal:<id>}:holders

@@ -1,7 +1,8 @@
 --[[
   Compensates a reservation whose hand-off to the queue failed: puts the stock and the buyer's
   count back and forgets the idempotency record, so the client may retry with the same key.
-  Refuses once the writer has claimed the order: then its message did arrive, and the order stands.
+  Refuses once the order is claimed: the writer has it (its message did arrive), or a retry was
+  already told it stands (then the outbox relay delivers it). Either way the order stands.
 
   KEYS[1] sale hash         {item:<id>}:sale
   KEYS[2] buyers hash       {item:<id>}:bought

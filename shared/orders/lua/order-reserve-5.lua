@@ -5,6 +5,7 @@
   KEYS[2] buyers hash       {item:<id>}:bought    user id -> quantity reserved
   KEYS[3] idempotency key   {item:<id>}:idem:<user id>:<Idempotency-Key>
   KEYS[4] outbox hash       {item:<id>}:outbox    order id -> order record, until the writer stores it
+  KEYS[5] claimed set       {item:<id>}:claimed   orders that may no longer be released
 
   ARGV[1] user id
   ARGV[2] quantity
@@ -24,6 +25,11 @@ if previous then
   local fingerprint, orderId, remaining = string.match(previous, '^(.-)|(.-)|(%d+)$')
   if fingerprint ~= ARGV[4] then
     return -13
+  end
+  -- This answer tells the client the order stands, so its first request may no longer release
+  -- it; if that request's send is lost, the outbox relay delivers the order.
+  if redis.call('HEXISTS', KEYS[4], orderId) == 1 then
+    redis.call('SADD', KEYS[5], orderId)
   end
   return { orderId, tonumber(remaining), 1 }
 end

@@ -4,6 +4,7 @@
   KEYS[1] deal hash      {deal:<id>}:deal      fields opens, closes (ms), limit, issued
   KEYS[2] holders hash   {deal:<id>}:holders   user id -> coupon id
   KEYS[3] outbox hash    {deal:<id>}:outbox    coupon id -> record, until the writer stores it
+  KEYS[4] claimed set    {deal:<id>}:claimed   coupons that may no longer be released
 
   ARGV[1] user id
   ARGV[2] coupon id to use if one is issued
@@ -30,6 +31,10 @@ if now >= tonumber(deal[2]) then
 end
 local held = redis.call('HGET', KEYS[2], ARGV[1])
 if held then
+  -- The answer names the coupon, so the request that issued it may no longer release it.
+  if redis.call('HEXISTS', KEYS[3], held) == 1 then
+    redis.call('SADD', KEYS[4], held)
+  end
   return { held, -23 }
 end
 if tonumber(deal[4] or '0') >= tonumber(deal[3]) then
