@@ -19,7 +19,7 @@ export const handler = middy<ScheduledEvent, { items: number; drifted: number }>
   for (const item of items) {
     const report = await reconcileItem(item.id, { relayOlderThanMs: RELAY_AFTER_MS, resetCounter: false });
     if (!report) continue;
-    if (report.drift !== 0 || report.rejected > 0) {
+    if ((report.drift !== 0 && report.steady) || report.rejected > 0) {
       drifted += 1;
       logger.error('Stock drift', { ...report });
     } else if (report.relayed > 0) {

@@ -88,6 +88,17 @@ class FillWaiters {
 const UNREACHABLE = new Set(['reconnecting', 'close', 'end']);
 let degradedLogged = false;
 
+/** Marks a failure of the caller's loader, which is the caller's to see, apart from Redis failures. */
+class LoaderFailure {
+  constructor(readonly error: unknown) {}
+}
+
+function degrade(error: unknown): void {
+  if (degradedLogged) return;
+  degradedLogged = true;
+  logger.error('Cache unavailable; reading through to the source', { error: error as Error });
+}
+
 /**
  * A look-aside cache whose fills are coordinated through Redis, so that across every instance
  * one caller loads a missing value while the others wait to be woken (a lease, as in Facebook's
@@ -121,11 +132,10 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
     const now = Date.now();
     const ttlMs = options.ttlSeconds * 1000 * (1 + (options.jitter ?? 0.1) * (Math.random() * 2 - 1));
     const physicalMs = Math.ceil(ttlMs + (options.staleSeconds ?? 60) * 1000);
-    await fillScript.run(
-      redis,
-      [entryKey, leaseKeyOf(entryKey)],
-      [token, value, Math.floor(now + ttlMs), now - started, physicalMs, channelOf(entryKey)],
-    );
+    // Once loaded, the value is this caller's answer even if Redis fails to keep it.
+    await fillScript
+      .run(redis, [entryKey, leaseKeyOf(entryKey)], [token, value, Math.floor(now + ttlMs), now - started, physicalMs, channelOf(entryKey)])
+      .catch((error: Error) => logger.warn('Cache fill not stored', { key: entryKey, error }));
     return value;
   }
 
@@ -134,21 +144,23 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
     return (await redis.set(leaseKeyOf(entryKey), token, 'PX', leaseMs, 'NX')) === 'OK' ? token : undefined;
   }
 
+  /** Redis failing at any step means reading through to the source; the loader's own failure is thrown. */
   async function getOrFill(key: CacheKey, options: FillOptions, loader: () => Promise<string>): Promise<string> {
-    const leaseMs = options.leaseMs ?? 5_000;
-    const deadline = Date.now() + (options.maxWaitMs ?? 10_000);
-    let current: Awaited<ReturnType<typeof read>>;
     try {
       // Still connecting at a cold start is fine (commands queue); lost is not worth waiting for.
       if (UNREACHABLE.has(redis.status)) throw new Error(`Redis is ${redis.status}`);
-      current = await read(key);
+      return await coordinatedFill(key, options, () => loader().catch((error: unknown) => Promise.reject(new LoaderFailure(error))));
     } catch (error) {
-      if (!degradedLogged) {
-        degradedLogged = true;
-        logger.error('Cache unavailable; reading through to the source', { error: error as Error });
-      }
+      if (error instanceof LoaderFailure) throw error.error;
+      degrade(error);
       return loader();
     }
+  }
+
+  async function coordinatedFill(key: CacheKey, options: FillOptions, loader: () => Promise<string>): Promise<string> {
+    const leaseMs = options.leaseMs ?? 5_000;
+    const deadline = Date.now() + (options.maxWaitMs ?? 10_000);
+    const current = await read(key);
 
     const entryKey = entryKeyOf(key, current.version);
     if (current.value !== null) {
@@ -160,8 +172,8 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
         const token = await tryLease(entryKey, leaseMs);
         if (token) {
           // A refresh that fails still has a value to serve: the one it was replacing.
-          return fill(entryKey, token, options, loader).catch((error: Error) => {
-            logger.warn('Cache refresh failed; serving the previous value', { key: entryKey, error });
+          return fill(entryKey, token, options, loader).catch((error: unknown) => {
+            logger.warn('Cache refresh failed; serving the previous value', { key: entryKey, error: (error instanceof LoaderFailure ? error.error : error) as Error });
             return current.value!;
           });
         }

@@ -16,6 +16,8 @@ export interface ItemReconciliation {
   pending: number;
   /** initial − (remaining + confirmed + pending); 0 when nothing was lost or oversold. */
   drift: number;
+  /** False when two looks disagreed: something moved between the reads, so the drift may be false. */
+  steady: boolean;
   relayed: number;
   settled: number;
   counterReset: boolean;
@@ -43,27 +45,45 @@ async function alreadyStored(orders: OrderRecord[]): Promise<Set<string>> {
   return new Set(rows.map((r) => String(r.id)));
 }
 
-/**
- * Checks initial = remaining (Redis) + confirmed (MySQL) + pending (outbox) for one item. Relays
- * outbox entries whose send was lost, clears entries the writer stored but could not settle, and
- * on request resets a drifted counter.
- */
-export async function reconcileItem(itemId: string, options: ReconcileOptions): Promise<ItemReconciliation | undefined> {
-  const now = options.now ?? Date.now();
-  const item = await findItem(itemId);
-  if (!item) return undefined;
+/** One look at the three places an item's units can be; not atomic across Redis and MySQL. */
+async function measure(itemId: string, initial: number) {
   const entries = await pendingRecords<OrderRecord>(itemKeys(itemId));
   const [remaining, stored, written] = await Promise.all([remainingStock(itemId), storedQuantities(itemId), alreadyStored(entries)]);
   const pendingOrders = entries.filter((o) => !written.has(o.orderId));
   const pending = pendingOrders.reduce((sum, o) => sum + o.quantity, 0);
   const measured = remaining ?? 0;
-  const drift = item.initialStock - (measured + stored.confirmed + pending);
+  return { remaining, measured, stored, written, pendingOrders, pending, drift: initial - (measured + stored.confirmed + pending) };
+}
+
+/** Time for writes in flight during a measurement to land before drift is believed. */
+const SETTLE_MS = 500;
+
+/**
+ * Checks initial = remaining (Redis) + confirmed (MySQL) + pending (outbox) for one item. A single
+ * look can catch a reservation or a write between its reads, so drift counts only when a second
+ * look a moment later finds the same; only then may the counter be reset (compare-and-set on the
+ * second look). Also relays outbox entries whose send was lost and clears entries the writer
+ * stored but could not settle.
+ */
+export async function reconcileItem(itemId: string, options: ReconcileOptions): Promise<ItemReconciliation | undefined> {
+  const now = options.now ?? Date.now();
+  const item = await findItem(itemId);
+  if (!item) return undefined;
+  let look = await measure(itemId, item.initialStock);
+  let steady = true;
+  if (look.drift !== 0) {
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    const again = await measure(itemId, item.initialStock);
+    steady = again.drift === look.drift;
+    look = again;
+  }
+  const { remaining, measured, stored, written, pendingOrders, pending, drift } = look;
 
   const stale = pendingOrders.filter((o) => now - o.reservedAt >= options.relayOlderThanMs);
   await Promise.all(stale.map((order) => handOffQueue.send({ order })));
   await settleWritten(itemKeys(itemId), [...written]);
   const counterReset =
-    options.resetCounter && drift !== 0 && remaining !== undefined && (await resetStock(itemId, measured, Math.max(0, measured + drift)));
+    options.resetCounter && steady && drift !== 0 && remaining !== undefined && (await resetStock(itemId, measured, Math.max(0, measured + drift)));
 
-  return { itemId, initial: item.initialStock, remaining: measured, ...stored, pending, drift, relayed: stale.length, settled: written.size, counterReset };
+  return { itemId, initial: item.initialStock, remaining: measured, ...stored, pending, drift, steady, relayed: stale.length, settled: written.size, counterReset };
 }
