@@ -167,7 +167,10 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
             ...process.env,
             [QUEUES_ENV]: JSON.stringify(provisioned),
           });
-          await readyLine(proc, /^ready/m, join(options.stateDir, 'consumers.log'));
+          await readyLine(proc, /^ready/m, join(options.stateDir, 'consumers.log')).catch(async (error: Error) => {
+            await gateway.close();
+            throw error;
+          });
           return { pid: proc.child.pid, stop: proc.stop };
         }
       }

@@ -40,6 +40,8 @@ export interface FillOptions {
 export interface LockedCache {
   getOrFill(key: CacheKey, options: FillOptions, loader: () => Promise<string>): Promise<string>;
   bumpVersion(versionKey: string): Promise<number>;
+  /** Closes the subscriber connection, if waiting ever opened one. */
+  close(): void;
 }
 
 const entryKeyOf = (key: CacheKey, version: string) => `${key.prefix}v${version}:${key.suffix}`;
@@ -55,6 +57,11 @@ class FillWaiters {
   private readonly waiting = new Map<string, Set<() => void>>();
 
   constructor(private readonly connect: () => Redis) {}
+
+  close(): void {
+    this.subscriber?.disconnect();
+    this.subscriber = undefined;
+  }
 
   /** Subscribes, then runs `recheck` (so no fill can slip between the two), then waits. */
   async wait(channel: string, timeoutMs: number, recheck: () => Promise<boolean>): Promise<void> {
@@ -206,5 +213,6 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
   return {
     getOrFill,
     bumpVersion: async (versionKey) => redis.incr(versionKey),
+    close: () => waiters.close(),
   };
 }

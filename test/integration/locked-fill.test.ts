@@ -51,6 +51,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const i of instances) {
+    i.cache.close();
     i.redis.disconnect();
     await i.mysql.end();
   }
