@@ -6,15 +6,14 @@
 import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { z } from 'zod';
 import { db } from '../../shared/clients/mysql';
+import { inTransaction } from '../../shared/db/transaction';
 import { AppError, NotFoundError } from '../../shared/errors';
 import { api } from '../../shared/http/api';
 import { json } from '../../shared/http/response';
 import { DealId, newCouponId } from '../../shared/coupons/model';
 
 export async function issueCouponForUpdate(pool: Pool, dealId: string, userId: number): Promise<string> {
-  const conn = await pool.getConnection();
-  try {
-    await conn.beginTransaction();
+  return inTransaction(pool, async (conn) => {
     const [deals] = await conn.query<RowDataPacket[]>('SELECT opens_at, closes_at, coupon_limit FROM deals WHERE id = ? FOR UPDATE', [dealId]);
     const deal = deals[0];
     if (!deal) throw new NotFoundError('No such deal');
@@ -27,14 +26,8 @@ export async function issueCouponForUpdate(pool: Pool, dealId: string, userId: n
     if (Number(count[0]!.n) >= Number(deal.coupon_limit)) throw new AppError('SOLD_OUT', 'All coupons of this deal are issued');
     const couponId = newCouponId(dealId);
     await conn.query('INSERT INTO coupons (id, deal_id, user_id, issued_at) VALUES (?, ?, ?, NOW(3))', [couponId, dealId, userId]);
-    await conn.commit();
     return couponId;
-  } catch (error) {
-    await conn.rollback().catch(() => undefined);
-    throw error;
-  } finally {
-    conn.release();
-  }
+  });
 }
 
 export const handler = api({ access: 'user', params: z.object({ dealId: DealId }) }).handler(async ({ input, principal }) =>

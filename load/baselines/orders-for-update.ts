@@ -4,18 +4,17 @@
  * buyer's limit, then updates and inserts. Served by the twin's gateway under
  * /__baseline/… (SURGE_BASELINES=true) so both are measured alike; never deployed.
  */
-import type { Pool, PoolConnection, RowDataPacket } from 'mysql2/promise';
+import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { z } from 'zod';
 import { db } from '../../shared/clients/mysql';
+import { inTransaction } from '../../shared/db/transaction';
 import { AppError, NotFoundError } from '../../shared/errors';
 import { api } from '../../shared/http/api';
 import { json } from '../../shared/http/response';
 import { ItemId, newOrderId, Quantity } from '../../shared/orders/model';
 
 export async function placeOrderForUpdate(pool: Pool, itemId: string, userId: number, quantity: number): Promise<string> {
-  const conn: PoolConnection = await pool.getConnection();
-  try {
-    await conn.beginTransaction();
+  return inTransaction(pool, async (conn) => {
     const [items] = await conn.query<RowDataPacket[]>('SELECT initial_stock, sold, per_user_limit FROM items WHERE id = ? FOR UPDATE', [itemId]);
     const item = items[0];
     if (!item) throw new NotFoundError('No such item');
@@ -30,14 +29,8 @@ export async function placeOrderForUpdate(pool: Pool, itemId: string, userId: nu
       userId,
       quantity,
     ]);
-    await conn.commit();
     return orderId;
-  } catch (error) {
-    await conn.rollback().catch(() => undefined);
-    throw error;
-  } finally {
-    conn.release();
-  }
+  });
 }
 
 export const handler = api({ access: 'user', params: z.object({ itemId: ItemId }), body: z.strictObject({ quantity: Quantity }) }).handler(

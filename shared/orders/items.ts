@@ -1,5 +1,6 @@
 import type { RowDataPacket } from 'mysql2';
 import { db } from '../clients/mysql';
+import { inTransaction } from '../db/transaction';
 
 export interface ItemRow {
   id: string;
@@ -32,28 +33,17 @@ export async function listItems(): Promise<ItemRow[]> {
  * promised to buyers and can no longer be reset.
  */
 export async function upsertItemStock(itemId: string, stock: number, perUserLimit: number): Promise<boolean> {
-  const conn = await db.getConnection();
-  try {
-    await conn.beginTransaction();
+  return inTransaction(db, async (conn) => {
     const [rows] = await conn.query<RowDataPacket[]>(
       'SELECT (SELECT COUNT(*) FROM orders WHERE item_id = ?) AS orders, (SELECT sold FROM items WHERE id = ? FOR UPDATE) AS sold',
       [itemId, itemId],
     );
-    if (Number(rows[0]!.orders) > 0 || Number(rows[0]!.sold ?? 0) > 0) {
-      await conn.rollback();
-      return false;
-    }
+    if (Number(rows[0]!.orders) > 0 || Number(rows[0]!.sold ?? 0) > 0) return false;
     await conn.query(
       `INSERT INTO items (id, initial_stock, sold, per_user_limit) VALUES (?, ?, 0, ?)
        ON DUPLICATE KEY UPDATE initial_stock = VALUES(initial_stock), per_user_limit = VALUES(per_user_limit)`,
       [itemId, stock, perUserLimit],
     );
-    await conn.commit();
     return true;
-  } catch (error) {
-    await conn.rollback().catch(() => undefined);
-    throw error;
-  } finally {
-    conn.release();
-  }
+  });
 }
