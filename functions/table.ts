@@ -6,7 +6,7 @@
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** What a function reads from its environment; each need maps to the variables in shared/config.ts. */
-export type EnvNeed = 'redis' | 'database' | 'orderQueue' | 'sessions';
+export type EnvNeed = 'redis' | 'database' | 'orderQueue' | 'sessions' | 'inboundDomain' | 'rawMail';
 
 export interface QueueSpec {
   name: string;
@@ -24,6 +24,16 @@ export type QueueName = keyof typeof queues;
 export const buckets = {
   rawMail: { name: 'surge-raw-mail' },
 } as const;
+
+/** Where SES's receipt rule stores each inbound message before it invokes the mail function. */
+export const inboundMail = {
+  bucket: 'rawMail',
+  prefix: 'inbound/',
+  /** Raw messages are kept this long, quarantined ones included, then expire. */
+  retentionDays: 30,
+  /** The twin's SMTP listener port, unless SMTP_PORT says otherwise. */
+  smtpPort: 2525,
+} as const satisfies { bucket: keyof typeof buckets; prefix: string; retentionDays: number; smtpPort: number };
 
 export type Trigger =
   | { kind: 'http'; method: HttpMethod; path: string }
@@ -171,6 +181,63 @@ export const functions: readonly FunctionSpec[] = [
     id: 'update-program',
     description: 'Changes a program and bumps the catalog cache version (admin)',
     trigger: { kind: 'http', method: 'PUT', path: '/programs/{id}' },
+    ...api,
+    env: ['redis', 'database', 'sessions'],
+  },
+  {
+    id: 'receive-mail',
+    description: 'Parses inbound newsletter mail from S3, finds or creates its newsletter and files it for its readers',
+    trigger: { kind: 'ses' },
+    memoryMb: 1024,
+    timeoutSeconds: 30,
+    env: ['redis', 'database', 'inboundDomain', 'rawMail'],
+  },
+  {
+    id: 'get-inbox-address',
+    description: "Returns the caller's inbound address, creating it on first use",
+    trigger: { kind: 'http', method: 'GET', path: '/me/inbox-address' },
+    ...api,
+    env: ['redis', 'database', 'sessions', 'inboundDomain'],
+  },
+  {
+    id: 'rotate-inbox-address',
+    description: "Replaces the caller's inbound address; mail to the old one is dropped",
+    trigger: { kind: 'http', method: 'POST', path: '/me/inbox-address' },
+    ...api,
+    env: ['redis', 'database', 'sessions', 'inboundDomain'],
+  },
+  {
+    id: 'list-my-newsletters',
+    description: "Lists the caller's newsletters with unread counts",
+    trigger: { kind: 'http', method: 'GET', path: '/me/newsletters' },
+    ...api,
+    env: ['redis', 'database', 'sessions'],
+  },
+  {
+    id: 'list-my-inbox',
+    description: "Pages through the caller's issues, optionally of one newsletter",
+    trigger: { kind: 'http', method: 'GET', path: '/me/inbox' },
+    ...api,
+    env: ['redis', 'database', 'sessions'],
+  },
+  {
+    id: 'get-inbox-issue',
+    description: "Returns one of the caller's issues in full and marks it read",
+    trigger: { kind: 'http', method: 'GET', path: '/me/inbox/{issueId}' },
+    ...api,
+    env: ['redis', 'database', 'sessions'],
+  },
+  {
+    id: 'mute-newsletter',
+    description: 'Stops filing a newsletter for the caller',
+    trigger: { kind: 'http', method: 'POST', path: '/me/newsletters/{id}/mute' },
+    ...api,
+    env: ['redis', 'database', 'sessions'],
+  },
+  {
+    id: 'unmute-newsletter',
+    description: 'Files a muted newsletter for the caller again',
+    trigger: { kind: 'http', method: 'DELETE', path: '/me/newsletters/{id}/mute' },
     ...api,
     env: ['redis', 'database', 'sessions'],
   },

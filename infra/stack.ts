@@ -12,12 +12,16 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import * as rds from 'aws-cdk-lib/aws-rds';
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { ReceiptRuleSet, TlsPolicy } from 'aws-cdk-lib/aws-ses';
+import * as sesActions from 'aws-cdk-lib/aws-ses-actions';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Trigger } from 'aws-cdk-lib/triggers';
 import type { Construct } from 'constructs';
 import { BUNDLE } from './bundling';
-import { entryFile, functions, queues, visibilityTimeoutSeconds, type EnvNeed, type FunctionSpec, type QueueName } from '../functions/table';
+import { buckets, entryFile, functions, inboundMail, queues, visibilityTimeoutSeconds, type EnvNeed, type FunctionSpec, type QueueName } from '../functions/table';
 
 const REDIS_PORT = 6380;
 /** RDS Proxy listens on MySQL's port; the cluster itself on another. */
@@ -177,6 +181,25 @@ export class SurgeStack extends Stack {
       new CfnOutput(this, `${name}QueueUrl`, { value: queue.queueUrl });
     }
 
+    // Raw inbound mail: encrypted, private, TLS only, kept for the retention period (quarantine included).
+    const accessLogs = new Bucket(this, 'AccessLogs', {
+      encryption: BucketEncryption.S3_MANAGED,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_PREFERRED,
+      enforceSSL: true,
+      lifecycleRules: [{ expiration: Duration.days(90) }],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    const rawMail = new Bucket(this, 'RawMail', {
+      encryption: BucketEncryption.S3_MANAGED,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      lifecycleRules: [{ prefix: inboundMail.prefix, expiration: Duration.days(inboundMail.retentionDays) }],
+      serverAccessLogsBucket: accessLogs,
+      serverAccessLogsPrefix: `${buckets[inboundMail.bucket].name}/`,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
     const environmentFor = (needs: readonly EnvNeed[]): Record<string, string> => {
       const env: Record<string, string> = { NODE_OPTIONS: '--enable-source-maps', POWERTOOLS_SERVICE_NAME: 'surge' };
       for (const need of needs) {
@@ -184,12 +207,14 @@ export class SurgeStack extends Stack {
         if (need === 'database') Object.assign(env, { DATABASE_URL: databaseUrl, DATABASE_TLS: 'true' });
         if (need === 'orderQueue') env.ORDER_QUEUE_URL = queueOf.get('orders')!.queueUrl;
         if (need === 'sessions') env.COOKIE_SECURE = 'true';
+        if (need === 'inboundDomain') env.INBOUND_DOMAIN = props.inboundDomain;
+        if (need === 'rawMail') Object.assign(env, { RAW_MAIL_BUCKET: rawMail.bucketName, RAW_MAIL_PREFIX: inboundMail.prefix });
       }
       return env;
     };
 
     const api = new HttpApi(this, 'Api', { apiName: 'surge', createDefaultStage: false });
-    const accessLogs = new LogGroup(this, 'ApiAccessLogs', { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+    const apiAccessLogs = new LogGroup(this, 'ApiAccessLogs', { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
     const stage = new HttpStage(this, 'DefaultStage', {
       httpApi: api,
       stageName: '$default',
@@ -197,7 +222,7 @@ export class SurgeStack extends Stack {
       throttle: { rateLimit: 5_000, burstLimit: 10_000 },
     });
     (stage.node.defaultChild as CfnStage).accessLogSettings = {
-      destinationArn: accessLogs.logGroupArn,
+      destinationArn: apiAccessLogs.logGroupArn,
       format: JSON.stringify({
         requestId: '$context.requestId',
         ip: '$context.identity.sourceIp',
@@ -208,6 +233,7 @@ export class SurgeStack extends Stack {
       }),
     };
 
+    const mailFunctions: LambdaFn[] = [];
     for (const spec of functions) {
       const fn = new NodejsFunction(this, spec.id, {
         functionName: `surge-${spec.id}`,
@@ -229,6 +255,9 @@ export class SurgeStack extends Stack {
       });
       this.functions.set(spec.id, fn);
       if (spec.env.includes('orderQueue')) queueOf.get('orders')!.grantSendMessages(fn);
+      if (spec.env.includes('rawMail')) {
+        fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [rawMail.arnForObjects(`${inboundMail.prefix}*`)] }));
+      }
       new Alarm(this, `${spec.id}Errors`, {
         metric: fn.metricErrors({ period: Duration.minutes(1) }),
         threshold: 0,
@@ -273,11 +302,27 @@ export class SurgeStack extends Stack {
           new Trigger(this, `${spec.id}Trigger`, { handler: fn, executeAfter: [database, proxy], executeOnHandlerChange: true });
           break;
         case 'ses':
-          throw new Error(`${spec.id}: SES triggers arrive with the inbound-mail issue`);
+          mailFunctions.push(fn);
+          break;
       }
     }
 
+    // SES inbound: for the domain, store the raw message first, then invoke the mail function(s)
+    // with the receipt event (which carries no body). The rule set must be made active once.
+    const ruleSet = new ReceiptRuleSet(this, 'InboundRules', { receiptRuleSetName: 'surge-inbound' });
+    ruleSet.addRule('Newsletters', {
+      recipients: [props.inboundDomain],
+      scanEnabled: true,
+      tlsPolicy: TlsPolicy.REQUIRE,
+      actions: [
+        new sesActions.S3({ bucket: rawMail, objectKeyPrefix: inboundMail.prefix }),
+        ...mailFunctions.map((fn) => new sesActions.Lambda({ function: fn, invocationType: sesActions.LambdaInvocationType.EVENT })),
+      ],
+    });
+
     new CfnOutput(this, 'ApiUrl', { value: api.apiEndpoint });
     new CfnOutput(this, 'InboundDomain', { value: props.inboundDomain });
+    new CfnOutput(this, 'InboundRuleSet', { value: ruleSet.receiptRuleSetName, description: 'Activate once: aws ses set-active-receipt-rule-set --rule-set-name <this>' });
+    new CfnOutput(this, 'RawMailBucket', { value: rawMail.bucketName });
   }
 }

@@ -45,3 +45,17 @@ export const sessionEnv = z.object({
   /** Off only in the twin, which serves plain HTTP on loopback. */
   COOKIE_SECURE: flag.default(true),
 });
+
+/** Readers' addresses are <token>@INBOUND_DOMAIN; the domain SES receives mail for. */
+export const inboundDomainEnv = z.object({
+  INBOUND_DOMAIN: z
+    .string()
+    .toLowerCase()
+    .regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, 'a domain name such as inbound.example.com'),
+});
+
+/** Where SES's S3 action stores each raw message: <RAW_MAIL_PREFIX><SES messageId> in RAW_MAIL_BUCKET. */
+export const rawMailEnv = z.object({
+  RAW_MAIL_BUCKET: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name'),
+  RAW_MAIL_PREFIX: z.string().regex(/^[A-Za-z0-9!_.*'()/-]{0,100}$/, 'an S3 key prefix').default('inbound/'),
+});

@@ -6,7 +6,9 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { inboundMail } from '../../functions/table';
 import { demoAccounts } from './seed';
+import { parseVerdicts } from './ses-event';
 import { startTwin } from './twin';
 
 const env = z
@@ -15,6 +17,8 @@ const env = z
     SURGE_STATE_DIR: z.string().default('.local/twin'),
     SURGE_DATABASE: z.string().regex(/^[A-Za-z0-9_]+$/).default('surge'),
     SURGE_BASELINES: z.enum(['true', 'false']).default('false'),
+    SMTP_PORT: z.coerce.number().int().min(0).max(65535).default(inboundMail.smtpPort),
+    SURGE_SES_VERDICTS: z.string().optional(),
   })
   .parse(process.env);
 
@@ -24,11 +28,13 @@ const twin = await startTwin({
   stateDir: env.SURGE_STATE_DIR,
   database: env.SURGE_DATABASE,
   baselines: env.SURGE_BASELINES === 'true',
+  smtpPort: env.SMTP_PORT,
+  verdicts: parseVerdicts(env.SURGE_SES_VERDICTS),
 });
 
 // Read by `npm run bench` and `npm run reconcile` to find a running twin.
 const stateFile = join(env.SURGE_STATE_DIR, 'twin.json');
-writeFileSync(stateFile, JSON.stringify({ pid: process.pid, url: twin.url, redisUrl: twin.redisUrl, databaseUrl: twin.databaseUrl, emulatorUrl: twin.emulatorUrl, pids: twin.pids, queues: twin.queues }, null, 2));
+writeFileSync(stateFile, JSON.stringify({ pid: process.pid, url: twin.url, redisUrl: twin.redisUrl, databaseUrl: twin.databaseUrl, emulatorUrl: twin.emulatorUrl, smtpUrl: twin.smtpUrl, inboundDomain: twin.inboundDomain, pids: twin.pids, queues: twin.queues }, null, 2));
 
 const lines = [
   ['gateway', `${twin.url}  (try: curl -i ${twin.url}/health)`],
@@ -36,6 +42,7 @@ const lines = [
   ['mariadb', twin.databaseUrl],
   ['sqs+s3', twin.emulatorUrl],
   ['queue', `${twin.queues.orders.url}  (dlq ${twin.queues.orders.deadLetterUrl})`],
+  ['smtp', `${twin.smtpUrl}  (mail for <token>@${twin.inboundDomain}; GET /me/inbox-address tells a reader's)`],
   ...demoAccounts.map((a) => [`login ${a.role}`, `${a.email} / ${a.password}`]),
 ];
 for (const [name, value] of lines) process.stdout.write(`surge ${name!.padEnd(12)} ${value}\n`);

@@ -33,6 +33,19 @@ export async function insertUsers(databaseUrl: string, emails: string[], passwor
   }
 }
 
+/** Gives each user an inbound address token, in one INSERT; returns the tokens in the users' order. */
+export async function insertInboxTokens(databaseUrl: string, userIds: number[]): Promise<string[]> {
+  const { newInboxToken } = await import('../../shared/mail/inbox-token');
+  const tokens = userIds.map(() => newInboxToken());
+  const conn = await createConnection({ uri: databaseUrl });
+  try {
+    await conn.query('INSERT INTO inbox_addresses (user_id, token) VALUES ?', [userIds.map((id, i) => [id, tokens[i]])]);
+    return tokens;
+  } finally {
+    await conn.end();
+  }
+}
+
 export const demoItem = { id: 'demo-item', stock: 1_000, perUserLimit: 100 };
 export const demoDeal = { id: 'demo-deal', title: 'Half price for the first 500', limit: 500 };
 

@@ -1,15 +1,18 @@
-import { S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, ScheduledEvent, SQSEvent } from 'aws-lambda';
-import { functions, type FunctionSpec, type QueueName } from '../../functions/table';
+import { buckets, functions, inboundMail, type FunctionSpec, type QueueName } from '../../functions/table';
 import { migrate } from '../../shared/db/migrate';
+import { mailLimits } from '../../shared/mail/limits';
 import { startGateway, type Gateway, type HttpRoute } from './gateway';
 import { LocalLambda } from './lambda';
 import { startPoller, type Poller } from './poller';
 import { provision, type ProvisionedQueue } from './provision';
 import { seed } from './seed';
+import { functionArnOf, passingVerdicts, type Verdicts } from './ses-event';
+import { startSmtpListener, type MailRoute } from './smtp';
 import { readyLine, spawnService } from './processes';
 import { startDatabase, startEmulator, startRedis, type Service } from './services';
 
@@ -23,8 +26,12 @@ export interface TwinOptions {
    * instances; in this process for tests; or not at all.
    */
   consumers?: 'process' | 'in-process' | 'off';
-  /** Also serve load/baselines under /__baseline/…, for benchmarks. */
+  /** Also serve load/baselines under /__baseline/… (and mail for baseline.<inbound domain>), for benchmarks. */
   baselines?: boolean;
+  /** The SMTP listener's port; 0 picks a free one. */
+  smtpPort?: number;
+  /** The receipt verdicts the twin's SES stand-in reports; all PASS by default. */
+  verdicts?: Verdicts;
 }
 
 export interface Twin {
@@ -32,6 +39,8 @@ export interface Twin {
   redisUrl: string;
   databaseUrl: string;
   emulatorUrl: string;
+  smtpUrl: string;
+  inboundDomain: string;
   queues: Record<QueueName, ProvisionedQueue>;
   /** Processes the twin started, by service, for CPU accounting in benchmarks. */
   pids: Record<string, number | undefined>;
@@ -39,6 +48,9 @@ export interface Twin {
 }
 
 const REGION = 'us-east-1';
+/** Readers' addresses in the twin are <token>@inbound.surge.test (.test never resolves anywhere). */
+export const TWIN_INBOUND_DOMAIN = 'inbound.surge.test';
+const RAW_MAIL_BUCKET = buckets[inboundMail.bucket].name;
 
 /**
  * A trivial function served through the same gateway and invoked the same way as the table's:
@@ -70,6 +82,9 @@ export function functionEnvironment(services: Record<'redis' | 'database' | 'emu
     AWS_SECRET_ACCESS_KEY: 'local',
     ORDER_QUEUE_URL: provisioned.orders.url,
     COOKIE_SECURE: 'false',
+    INBOUND_DOMAIN: TWIN_INBOUND_DOMAIN,
+    RAW_MAIL_BUCKET,
+    RAW_MAIL_PREFIX: inboundMail.prefix,
   };
 }
 
@@ -126,7 +141,8 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
   try {
     const clientOptions = { region: REGION, endpoint: emulator.url, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
     const sqs = new SQSClient(clientOptions);
-    const provisioned = await provision(sqs, new S3Client({ ...clientOptions, forcePathStyle: true }));
+    const s3 = new S3Client({ ...clientOptions, forcePathStyle: true });
+    const provisioned = await provision(sqs, s3);
     await migrate(database.url);
 
     // Handlers read their configuration at import, as on a Lambda cold start, so this comes first.
@@ -141,19 +157,40 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
       const lambda = lambdas.get(spec.id)!;
       return [{ method: spec.trigger.method, path: spec.trigger.path, invoke: (event: APIGatewayProxyEventV2) => lambda.invoke(event) }];
     });
+    const mailRoutes: MailRoute[] = functions.flatMap((spec) => {
+      if (spec.trigger.kind !== 'ses') return [];
+      const lambda = lambdas.get(spec.id)!;
+      return [{ domain: TWIN_INBOUND_DOMAIN, functionArn: functionArnOf(`surge-${spec.id}`), invoke: (event) => lambda.invoke(event) }];
+    });
     const ceiling = new LocalLambda(ceilingSpec, async () => async () => ({ statusCode: 200, body: '{"ok":true}' }));
     httpRoutes.push({ method: 'GET', path: CEILING_PATH, invoke: (event) => ceiling.invoke(event) });
     if (options.baselines) {
       const { baselines } = await import('../../load/baselines/table');
       for (const spec of baselines) {
-        if (spec.trigger.kind !== 'http') continue;
         const lambda = new LocalLambda(spec, spec.load);
-        httpRoutes.push({ method: spec.trigger.method, path: spec.trigger.path, invoke: (event) => lambda.invoke(event) });
+        if (spec.trigger.kind === 'http') {
+          httpRoutes.push({ method: spec.trigger.method, path: spec.trigger.path, invoke: (event) => lambda.invoke(event) });
+        } else if (spec.trigger.kind === 'ses') {
+          mailRoutes.push({ domain: `baseline.${TWIN_INBOUND_DOMAIN}`, functionArn: functionArnOf(spec.id), invoke: (event) => lambda.invoke(event) });
+        }
       }
     }
     await Promise.all([...lambdas.values()].map((l) => l.warm()));
 
     const gateway: Gateway = await startGateway(httpRoutes, options.port, logFunctionError);
+    const smtp = await startSmtpListener({
+      port: options.smtpPort ?? inboundMail.smtpPort,
+      routes: mailRoutes,
+      maxMessageBytes: mailLimits.maxMessageBytes,
+      verdicts: options.verdicts ?? passingVerdicts(),
+      store: async (messageId, raw) => {
+        await s3.send(new PutObjectCommand({ Bucket: RAW_MAIL_BUCKET, Key: `${inboundMail.prefix}${messageId}`, Body: raw, ContentType: 'message/rfc822' }));
+      },
+      onError: (error) => logFunctionError('smtp', error),
+    }).catch(async (error: Error) => {
+      await gateway.close();
+      throw error;
+    });
 
     const consumers = await (async (): Promise<{ pid?: number; stop(): Promise<void> } | undefined> => {
       switch (options.consumers ?? 'process') {
@@ -168,7 +205,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
             [QUEUES_ENV]: JSON.stringify(provisioned),
           });
           await readyLine(proc, /^ready/m, join(options.stateDir, 'consumers.log')).catch(async (error: Error) => {
-            await gateway.close();
+            await Promise.all([gateway.close(), smtp.close()]);
             throw error;
           });
           return { pid: proc.child.pid, stop: proc.stop };
@@ -191,11 +228,13 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
       redisUrl: redis.url,
       databaseUrl: database.url,
       emulatorUrl: emulator.url,
+      smtpUrl: smtp.url,
+      inboundDomain: TWIN_INBOUND_DOMAIN,
       queues: provisioned,
       pids: { gateway: process.pid, consumers: consumers?.pid ?? (consumers ? process.pid : undefined), redis: redis.pid, database: database.pid, emulator: emulator.pid },
       async stop() {
         for (const timer of schedules) clearInterval(timer);
-        await gateway.close();
+        await Promise.all([gateway.close(), smtp.close()]);
         await consumers?.stop();
         await stopServices();
       },

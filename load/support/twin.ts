@@ -9,6 +9,8 @@ export interface TwinInfo {
   redisUrl: string;
   databaseUrl: string;
   emulatorUrl: string;
+  smtpUrl: string;
+  inboundDomain: string;
   pids: Record<string, number | undefined>;
   queues: Record<string, { url: string; arn: string; deadLetterUrl: string }>;
 }
@@ -59,7 +61,7 @@ export async function acquireTwin(log: (msg: string) => void, needsBaselines: bo
   rmSync(stateFile, { force: true });
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'infra/local/main.ts'], {
     stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, PORT: '0', SURGE_STATE_DIR: BENCH_STATE_DIR, SURGE_DATABASE: 'surge_bench', SURGE_BASELINES: 'true', POWERTOOLS_LOG_LEVEL: 'WARN' },
+    env: { ...process.env, PORT: '0', SMTP_PORT: '0', SURGE_STATE_DIR: BENCH_STATE_DIR, SURGE_DATABASE: 'surge_bench', SURGE_BASELINES: 'true', POWERTOOLS_LOG_LEVEL: 'WARN' },
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const deadline = Date.now() + 60_000;

@@ -1,12 +1,14 @@
+import { createTransport } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoAccounts } from '../../infra/local/seed';
 import { startTwin, type Twin } from '../../infra/local/twin';
+import { until } from '../support/wait';
 
 describe('the local twin over HTTP', () => {
   let twin: Twin;
 
   beforeAll(async () => {
-    twin = await startTwin({ port: 0, stateDir: '.local/test', database: 'surge_test' });
+    twin = await startTwin({ port: 0, smtpPort: 0, stateDir: '.local/test', database: 'surge_test' });
   });
   afterAll(() => twin.stop());
 
@@ -46,5 +48,31 @@ describe('the local twin over HTTP', () => {
 
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ message: 'Not Found' });
+  });
+
+  it("files a newsletter sent over SMTP to the demo user's address into their inbox", async () => {
+    // Prepare
+    const demo = demoAccounts.find((a) => a.role === 'user')!;
+    const login = await fetch(`${twin.url}/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: demo.email, password: demo.password }),
+    });
+    const cookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
+    const { address } = (await (await fetch(`${twin.url}/me/inbox-address`, { headers: { cookie } })).json()) as { address: string };
+    const subject = `Over SMTP ${Date.now()}`;
+
+    // Act
+    const smtp = createTransport({ url: twin.smtpUrl, ignoreTLS: true });
+    const sent = await smtp.sendMail({ from: 'Twin Weekly <weekly@twin.example>', to: address, subject, text: 'Hello over SMTP', list: { id: 'twin-weekly.twin.example' } });
+
+    // Assess
+    expect(sent.response).toMatch(/^250 OK queued as [a-z0-9]{40}$/);
+    const filed = async () => {
+      const inbox = (await (await fetch(`${twin.url}/me/inbox`, { headers: { cookie } })).json()) as { issues: { subject: string }[] };
+      return inbox.issues.filter((i) => i.subject === subject).length;
+    };
+    await until(async () => (await filed()) > 0, 10_000, 'the issue in the inbox');
+    expect(await filed()).toBe(1);
   });
 });

@@ -1,0 +1,11 @@
+import { inboundDomainEnv, readEnv } from '../shared/config';
+import { api } from '../shared/http/api';
+import { json } from '../shared/http/response';
+import { inboxTokenFor } from '../shared/mail/addresses';
+import { inboxAddress } from '../shared/mail/inbox-token';
+
+const { INBOUND_DOMAIN } = readEnv(inboundDomainEnv);
+
+export const handler = api({ access: 'user' }).handler(async ({ principal }) =>
+  json(200, { address: inboxAddress(await inboxTokenFor(principal.userId), INBOUND_DOMAIN) }),
+);

@@ -1,0 +1,3 @@
+import { muteHandler } from '../shared/mail/mute-handler';
+
+export const handler = muteHandler(false);

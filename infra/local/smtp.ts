@@ -1,0 +1,139 @@
+import type { AddressInfo } from 'node:net';
+import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import type { SESEvent } from 'aws-lambda';
+import { sesEvent, sesMessageId, type Verdicts } from './ses-event';
+
+/** A receipt rule: mail for this domain is stored, then handed to this function. */
+export interface MailRoute {
+  domain: string;
+  functionArn: string;
+  invoke(event: SESEvent): Promise<unknown>;
+}
+
+export interface SmtpListenerOptions {
+  port: number;
+  routes: MailRoute[];
+  maxMessageBytes: number;
+  verdicts: Verdicts;
+  /** Stores the raw message where the SES S3 action would: <prefix><messageId>. */
+  store(messageId: string, raw: Buffer): Promise<void>;
+  onError(error: Error): void;
+}
+
+export interface SmtpListener {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Lambda's own retries of a failed asynchronous invocation (SES invokes with type Event). */
+const ASYNC_RETRIES = 2;
+const RETRY_DELAY_MS = 1_000;
+
+function smtpError(code: number, message: string): Error {
+  return Object.assign(new Error(message), { responseCode: code });
+}
+
+const domainOf = (address: string) => address.slice(address.lastIndexOf('@') + 1).toLowerCase();
+
+/** Reads the DATA stream, keeping nothing past the limit (the rest is drained, not buffered). */
+function readMessage(stream: SMTPServerDataStream, maxBytes: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    stream.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBytes) chunks.push(chunk);
+    });
+    stream.once('error', reject);
+    stream.once('end', () => resolve(stream.sizeExceeded || size > maxBytes ? undefined : Buffer.concat(chunks, size)));
+  });
+}
+
+/**
+ * The twin's side of SES inbound: an SMTP listener on loopback that takes mail only for the
+ * routes' domains (others are refused at RCPT), refuses oversized messages with 552, stores each
+ * accepted message in the raw-mail bucket as SES's S3 action does, answers 250 with the SES
+ * message id, then invokes the route's function with the receipt event as SES does: asynchronously,
+ * retried twice on failure.
+ */
+export async function startSmtpListener(options: SmtpListenerOptions): Promise<SmtpListener> {
+  const routeOf = new Map(options.routes.map((r) => [r.domain.toLowerCase(), r]));
+
+  async function deliver(event: SESEvent, route: MailRoute): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await route.invoke(event);
+        return;
+      } catch (error) {
+        if (attempt === ASYNC_RETRIES) {
+          options.onError(error as Error);
+          return;
+        }
+        await new Promise((r) => setTimeout(r, RETRY_DELAY_MS * (attempt + 1)));
+      }
+    }
+  }
+
+  /** After the message is stored and accepted: one receipt event per route its recipients belong to. */
+  function hand(messageId: string, raw: Buffer, mailFrom: string, rcptTo: string[]): void {
+    const receivedAt = new Date();
+    const byRoute = new Map<MailRoute, string[]>();
+    for (const address of rcptTo) {
+      const route = routeOf.get(domainOf(address))!;
+      byRoute.set(route, [...(byRoute.get(route) ?? []), address]);
+    }
+    for (const [route, recipients] of byRoute) {
+      void deliver(sesEvent({ messageId, raw, mailFrom, recipients, functionArn: route.functionArn, verdicts: options.verdicts, receivedAt }), route);
+    }
+  }
+
+  async function accept(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
+    // The session's envelope is reset for the next message once this one is answered.
+    const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+    const rcptTo = session.envelope.rcptTo.map((r) => r.address);
+    const raw = await readMessage(stream, options.maxMessageBytes);
+    if (!raw) throw smtpError(552, `5.3.4 Message exceeds the maximum size of ${options.maxMessageBytes} bytes`);
+    const messageId = sesMessageId();
+    try {
+      await options.store(messageId, raw);
+    } catch (error) {
+      options.onError(error as Error);
+      throw smtpError(451, '4.3.0 Could not store the message; try again');
+    }
+    // Invoked once the client has its answer, as SES acts on a message after accepting it.
+    setImmediate(() => hand(messageId, raw, mailFrom, rcptTo));
+    return `OK queued as ${messageId}`;
+  }
+
+  const server = new SMTPServer({
+    name: 'surge-twin',
+    banner: 'Surge local twin (SES inbound stand-in)',
+    size: options.maxMessageBytes,
+    authOptional: true,
+    disabledCommands: ['AUTH', 'STARTTLS'],
+    logger: false,
+    onRcptTo(address, _session, callback) {
+      if (routeOf.has(domainOf(address.address))) return callback();
+      callback(smtpError(550, `5.7.1 <${address.address}>: this server takes mail only for ${[...routeOf.keys()].join(', ')}`));
+    },
+    onData(stream, session, callback) {
+      accept(stream, session).then(
+        (reply) => callback(null, reply),
+        (error: Error) => callback(error),
+      );
+    },
+  });
+  server.on('error', (error) => options.onError(error));
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.server.address() as AddressInfo;
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

@@ -1,0 +1,128 @@
+import type { ResultSetHeader, RowDataPacket } from 'mysql2';
+import { db } from '../clients/mysql';
+import { NotFoundError } from '../errors';
+import type { ParsedMail } from './parse';
+
+export type FilingOutcome = 'filed' | 'duplicate' | 'muted';
+
+export interface IssueToFile {
+  userId: number;
+  newsletterId: number;
+  sesMessageId: string;
+  mail: ParsedMail;
+  safeHtml: string | undefined;
+}
+
+/**
+ * Files one issue for one reader. Every statement is idempotent on its own (subscription upsert,
+ * issue keyed on SES message and reader), so a retry after a failure part-way completes the work
+ * and a redelivered event changes nothing.
+ */
+export async function fileIssue({ userId, newsletterId, sesMessageId, mail, safeHtml }: IssueToFile): Promise<FilingOutcome> {
+  await db.query('INSERT INTO subscriptions (user_id, newsletter_id) VALUES (?, ?) ON DUPLICATE KEY UPDATE user_id = user_id', [userId, newsletterId]);
+  const [[subscription]] = await db.query<RowDataPacket[]>('SELECT muted FROM subscriptions WHERE user_id = ? AND newsletter_id = ?', [userId, newsletterId]);
+  if (subscription?.muted) return 'muted';
+  const sender = mail.from.name ? `${mail.from.name} <${mail.from.address}>` : mail.from.address;
+  const [result] = await db.query<ResultSetHeader>(
+    `INSERT INTO issues (user_id, newsletter_id, ses_message_id, subject, sender, sent_at, html, text, list_unsubscribe, attachments)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE id = id`,
+    [
+      userId,
+      newsletterId,
+      sesMessageId,
+      mail.subject,
+      sender.slice(0, 400),
+      mail.sentAt ?? null,
+      safeHtml ?? null,
+      mail.text ?? null,
+      mail.listUnsubscribe ?? null,
+      JSON.stringify(mail.attachments).slice(0, 60_000),
+    ],
+  );
+  return result.affectedRows === 1 ? 'filed' : 'duplicate';
+}
+
+export interface NewsletterSummary {
+  id: number;
+  name: string;
+  identity: string;
+  muted: boolean;
+  issues: number;
+  unread: number;
+  lastIssueAt: string | null;
+}
+
+export async function listNewsletters(userId: number): Promise<NewsletterSummary[]> {
+  const [rows] = await db.query<RowDataPacket[]>(
+    `SELECT n.id, n.name, n.identity, s.muted, COUNT(i.id) AS issues, COALESCE(SUM(i.read_at IS NULL), 0) AS unread, MAX(i.filed_at) AS last_issue_at
+       FROM subscriptions s
+       JOIN newsletters n ON n.id = s.newsletter_id
+       LEFT JOIN issues i ON i.user_id = s.user_id AND i.newsletter_id = s.newsletter_id
+      WHERE s.user_id = ?
+      GROUP BY n.id, n.name, n.identity, s.muted
+      ORDER BY last_issue_at DESC, n.id DESC`,
+    [userId],
+  );
+  return rows.map((r) => ({
+    id: Number(r.id),
+    name: r.name,
+    identity: r.identity,
+    muted: Boolean(r.muted),
+    issues: Number(r.issues),
+    unread: Number(r.unread),
+    lastIssueAt: r.last_issue_at ? new Date(r.last_issue_at).toISOString() : null,
+  }));
+}
+
+async function assertSubscribed(userId: number, newsletterId: number): Promise<void> {
+  const [rows] = await db.query<RowDataPacket[]>('SELECT 1 FROM subscriptions WHERE user_id = ? AND newsletter_id = ?', [userId, newsletterId]);
+  if (!rows[0]) throw new NotFoundError('No such newsletter');
+}
+
+const iso = (value: Date | null) => (value ? new Date(value).toISOString() : null);
+
+function issueSummary(r: RowDataPacket) {
+  return {
+    id: Number(r.id),
+    newsletterId: Number(r.newsletter_id),
+    subject: r.subject as string,
+    sender: r.sender as string,
+    sentAt: iso(r.sent_at),
+    filedAt: iso(r.filed_at),
+    read: r.read_at !== null,
+  };
+}
+
+export async function listInbox(userId: number, query: { newsletter?: number; page: number; size: number }) {
+  if (query.newsletter !== undefined) await assertSubscribed(userId, query.newsletter);
+  const [rows] = await db.query<RowDataPacket[]>(
+    `SELECT id, newsletter_id, subject, sender, sent_at, filed_at, read_at FROM issues
+      WHERE user_id = ? ${query.newsletter !== undefined ? 'AND newsletter_id = ?' : ''}
+      ORDER BY id DESC LIMIT ? OFFSET ?`,
+    [userId, ...(query.newsletter !== undefined ? [query.newsletter] : []), query.size, (query.page - 1) * query.size],
+  );
+  return { page: query.page, size: query.size, issues: rows.map(issueSummary) };
+}
+
+/** One of the reader's issues in full, marked read; anyone else's is not found. */
+export async function readIssue(userId: number, issueId: number) {
+  await db.query('UPDATE issues SET read_at = CURRENT_TIMESTAMP(3) WHERE id = ? AND user_id = ? AND read_at IS NULL', [issueId, userId]);
+  const [[row]] = await db.query<RowDataPacket[]>(
+    'SELECT id, newsletter_id, subject, sender, sent_at, filed_at, read_at, html, text, list_unsubscribe, attachments FROM issues WHERE id = ? AND user_id = ?',
+    [issueId, userId],
+  );
+  if (!row) throw new NotFoundError('No such issue');
+  return {
+    ...issueSummary(row),
+    html: row.html as string | null,
+    text: row.text as string | null,
+    listUnsubscribe: row.list_unsubscribe as string | null,
+    attachments: JSON.parse(row.attachments as string) as unknown[],
+  };
+}
+
+/** Later mail from a muted newsletter is not filed for this reader; what was filed stays. */
+export async function setMuted(userId: number, newsletterId: number, muted: boolean): Promise<void> {
+  const [result] = await db.query<ResultSetHeader>('UPDATE subscriptions SET muted = ? WHERE user_id = ? AND newsletter_id = ?', [muted, userId, newsletterId]);
+  if (result.affectedRows === 0) throw new NotFoundError('No such newsletter');
+}

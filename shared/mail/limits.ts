@@ -1,0 +1,23 @@
+/**
+ * What Surge accepts of one inbound mail. The twin's SMTP listener refuses bigger messages itself,
+ * as SES would; the parser holds every message to all of these before and while it parses.
+ */
+export const mailLimits = {
+  /** Whole raw message, headers included. */
+  maxMessageBytes: 10 * 1024 * 1024,
+  /** MIME parts, counted from the raw bytes before parsing: parse time grows with the part count. */
+  maxParts: 500,
+  /** Multipart nesting. */
+  maxNestingDepth: 20,
+  /** Header bytes of every part together. */
+  maxHeaderBytes: 256 * 1024,
+  /** Attached messages parsed inline; deeper ones stay opaque attachments. */
+  maxAttachedMessageDepth: 3,
+  /** HTML larger than this is not sanitised or stored; the text part still is. */
+  maxHtmlBytes: 2 * 1024 * 1024,
+  maxTextBytes: 2 * 1024 * 1024,
+  /** Parsing and sanitising of one message must finish within this, or the message is rejected. */
+  maxProcessingMs: 5_000,
+} as const;
+
+export type MailLimits = typeof mailLimits;

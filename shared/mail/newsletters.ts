@@ -1,0 +1,55 @@
+import { createHash } from 'node:crypto';
+import type { ResultSetHeader, RowDataPacket } from 'mysql2';
+import { cache } from '../cache/cache';
+import type { CacheKey, FillOptions } from '../cache/locked-fill';
+import { db } from '../clients/mysql';
+import type { ParsedMail } from './parse';
+
+export interface NewsletterIdentity {
+  kind: 'list-id' | 'sender';
+  /** The List-Id, or the sender's address, lower-cased. */
+  value: string;
+  /** SHA-256 of kind and value: the unique key in MySQL and the cache key. */
+  key: string;
+  name: string;
+}
+
+/** A newsletter is its List-Id when it has one; otherwise whoever sends it. */
+export function identify(mail: Pick<ParsedMail, 'listId' | 'listName' | 'from'>): NewsletterIdentity {
+  const [kind, value] = mail.listId ? (['list-id', mail.listId] as const) : (['sender', mail.from.address] as const);
+  const key = createHash('sha256').update(`${kind}:${value}`).digest('hex');
+  const name = (kind === 'list-id' ? mail.listName : undefined) || mail.from.name || value;
+  return { kind, value, key, name: name.slice(0, 200) };
+}
+
+/**
+ * Each identity in a hash slot of its own, so the stampede of one newsletter never lands on a slot
+ * another newsletter's mail needs. An identity's id never changes: the version is never bumped.
+ */
+export function newsletterCacheKey(identity: NewsletterIdentity): CacheKey {
+  const tag = `{newsletter:${identity.key}}`;
+  return { versionKey: `${tag}:version`, prefix: `${tag}:id:`, suffix: 'v' };
+}
+
+const FILL: FillOptions = { ttlSeconds: 7 * 24 * 3600, jitter: 0.1, staleSeconds: 0, leaseMs: 5_000, maxWaitMs: 15_000, earlyRefreshBeta: 0 };
+
+/** One lookup and, for a newsletter not yet known, one insert; the unique key settles any race past the lock. */
+export async function lookUpOrInsertNewsletter(identity: NewsletterIdentity): Promise<number> {
+  const [rows] = await db.query<RowDataPacket[]>('SELECT id FROM newsletters WHERE identity_key = ?', [identity.key]);
+  if (rows[0]) return Number(rows[0].id);
+  const [result] = await db.query<ResultSetHeader>(
+    'INSERT INTO newsletters (identity_key, identity, kind, name) VALUES (?, ?, ?, ?) ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)',
+    [identity.key, identity.value, identity.kind, identity.name],
+  );
+  return result.insertId;
+}
+
+export type NewsletterResolver = (identity: NewsletterIdentity) => Promise<number>;
+
+/**
+ * Finds or creates the newsletter through the lock-guarded cache: however many mails of a new
+ * newsletter arrive at once, across however many instances, one caller runs the lookup and the
+ * insert while the others wait to be woken with its id.
+ */
+export const findOrCreateNewsletter: NewsletterResolver = async (identity) =>
+  Number(await cache.getOrFill(newsletterCacheKey(identity), FILL, async () => String(await lookUpOrInsertNewsletter(identity))));

@@ -1,0 +1,98 @@
+import type { SESEvent } from 'aws-lambda';
+import { z } from 'zod';
+import { logger } from '../logger';
+import { usersByInboxToken } from './addresses';
+import { inboxTokenOf } from './inbox-token';
+import { fileIssue } from './inbox';
+import { mailLimits } from './limits';
+import { identify, type NewsletterResolver } from './newsletters';
+import { recordOutcomes, type OutcomeRecord } from './outcomes';
+import { MailRejected, parseMail } from './parse';
+import { readRawMail } from './raw-store';
+import { sanitiseHtml } from './sanitise';
+import { gate, Receipt } from './verdicts';
+
+const SesRecord = z.object({
+  eventSource: z.literal('aws:ses'),
+  ses: z.object({
+    mail: z.object({ messageId: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/) }),
+    receipt: Receipt,
+  }),
+});
+
+export interface MailReceiverOptions {
+  /** Only recipients at this domain can be readers. */
+  domain: string;
+  bucket: string;
+  prefix: string;
+  resolveNewsletter: NewsletterResolver;
+}
+
+/**
+ * The SES receipt handler: for each record, gate on the verdicts, find the readers, read the raw
+ * message from S3, parse and sanitise it under the limits, find or create its newsletter and file
+ * the issue for every reader. A message that cannot be filed is recorded with its reason and never
+ * fails the invocation; only a dependency failing (S3, MySQL, Redis) does, so SES's retry repeats
+ * it, and every step is idempotent on the SES message id.
+ */
+export function mailReceiver({ domain, bucket, prefix, resolveNewsletter }: MailReceiverOptions) {
+  async function receive(messageId: string, receipt: Receipt): Promise<OutcomeRecord[]> {
+    const rawKey = `${prefix}${messageId}`;
+    const recipients = [...new Set(receipt.recipients.map((r) => r.toLowerCase()))];
+    const outcome = (recipient: string, o: Omit<OutcomeRecord, 'sesMessageId' | 'recipient' | 'rawKey'>): OutcomeRecord => ({
+      sesMessageId: messageId,
+      recipient,
+      rawKey,
+      ...o,
+    });
+
+    const tokens = new Map(recipients.map((r) => [r, inboxTokenOf(r, domain)]));
+    const users = await usersByInboxToken([...tokens.values()].filter((t): t is string => t !== undefined));
+    const readers = recipients.flatMap((r) => {
+      const userId = users.get(tokens.get(r) ?? '');
+      return userId === undefined ? [] : [{ recipient: r, userId }];
+    });
+    const unknown = recipients.filter((r) => !users.has(tokens.get(r) ?? '')).map((r) => outcome(r, { outcome: 'dropped', reason: 'unknown-recipient' }));
+    if (readers.length === 0) return unknown;
+
+    const verdict = gate(receipt);
+    if (verdict.action !== 'file') {
+      const kind = verdict.action === 'drop' ? 'dropped' : 'quarantined';
+      return [...unknown, ...readers.map((r) => outcome(r.recipient, { outcome: kind, reason: verdict.reason, userId: r.userId }))];
+    }
+
+    let filed: OutcomeRecord[];
+    try {
+      const mail = await parseMail(await readRawMail(bucket, rawKey, mailLimits.maxMessageBytes));
+      const started = Date.now();
+      const safeHtml = mail.html === undefined ? undefined : sanitiseHtml(mail.html);
+      if (Date.now() - started > mailLimits.maxProcessingMs) throw new MailRejected('too-slow', 'Sanitising took too long');
+      const newsletterId = await resolveNewsletter(identify(mail));
+      filed = await Promise.all(
+        readers.map(async (r) => {
+          const result = await fileIssue({ userId: r.userId, newsletterId, sesMessageId: messageId, mail, safeHtml });
+          return outcome(r.recipient, { outcome: result, userId: r.userId });
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof MailRejected)) throw error;
+      logger.warn('Inbound mail rejected', { messageId, reason: error.reason, detail: error.message });
+      filed = readers.map((r) => outcome(r.recipient, { outcome: 'rejected', reason: error.reason, userId: r.userId }));
+    }
+    return [...unknown, ...filed];
+  }
+
+  return async (event: SESEvent): Promise<void> => {
+    for (const record of event.Records) {
+      const parsed = SesRecord.safeParse(record);
+      if (!parsed.success) {
+        logger.error('Malformed SES record', { issues: parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.')}: ${i.message}`) });
+        continue;
+      }
+      const { mail, receipt } = parsed.data.ses;
+      const outcomes = await receive(mail.messageId, receipt);
+      await recordOutcomes(outcomes);
+      logger.info('Inbound mail', { messageId: mail.messageId, outcomes: outcomes.map((o) => `${o.outcome}${o.reason ? `:${o.reason}` : ''}`) });
+    }
+  };
+}

@@ -1,0 +1,34 @@
+import { z } from 'zod';
+
+const Verdict = z.object({ status: z.enum(['PASS', 'FAIL', 'GRAY', 'PROCESSING_FAILED']) });
+export type VerdictStatus = z.infer<typeof Verdict>['status'];
+
+/** The parts of SES's receipt the gate reads; SES sends them with every receipt event. */
+export const Receipt = z.object({
+  recipients: z.array(z.string().max(320)).min(1).max(100),
+  spamVerdict: Verdict,
+  virusVerdict: Verdict,
+  spfVerdict: Verdict.optional(),
+  dkimVerdict: Verdict.optional(),
+  dmarcVerdict: Verdict,
+  /** Present when DMARC failed: what the sender's domain asks receivers to do with such mail. */
+  dmarcPolicy: z.enum(['none', 'quarantine', 'reject']).optional(),
+});
+export type Receipt = z.infer<typeof Receipt>;
+
+export type Gate = { action: 'file' } | { action: 'quarantine'; reason: string } | { action: 'drop'; reason: string };
+
+/**
+ * What to do with a message by SES's verdicts: a virus is dropped; spam, or mail that could not
+ * be checked, and DMARC failures whose domain asks for reject or quarantine are kept aside
+ * (quarantined, not shown in the inbox); everything else is filed.
+ */
+export function gate(receipt: Receipt): Gate {
+  if (receipt.virusVerdict.status === 'FAIL') return { action: 'drop', reason: 'virus' };
+  if (receipt.virusVerdict.status !== 'PASS') return { action: 'quarantine', reason: `virus-${receipt.virusVerdict.status.toLowerCase()}` };
+  if (receipt.spamVerdict.status !== 'PASS') return { action: 'quarantine', reason: `spam-${receipt.spamVerdict.status.toLowerCase()}` };
+  if (receipt.dmarcVerdict.status === 'FAIL' && (receipt.dmarcPolicy === 'reject' || receipt.dmarcPolicy === 'quarantine')) {
+    return { action: 'quarantine', reason: `dmarc-${receipt.dmarcPolicy}` };
+  }
+  return { action: 'file' };
+}

@@ -1,0 +1,209 @@
+import type { APIGatewayProxyStructuredResultV2, SESReceipt } from 'aws-lambda';
+import { createConnection, type RowDataPacket } from 'mysql2/promise';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handler as getInboxAddress } from '../../functions/get-inbox-address';
+import { handler as getIssue } from '../../functions/get-inbox-issue';
+import { handler as listInbox } from '../../functions/list-my-inbox';
+import { handler as listNewsletters } from '../../functions/list-my-newsletters';
+import { handler as muteNewsletter } from '../../functions/mute-newsletter';
+import { handler as receiveMail } from '../../functions/receive-mail';
+import { handler as rotateInboxAddress } from '../../functions/rotate-inbox-address';
+import { handler as unmuteNewsletter } from '../../functions/unmute-newsletter';
+import { httpEvent, lambdaContext } from '../support/events';
+import { newsletterMail, readers, sesEvent, sesMessageId, storeRawMail, type MailSpec, type Reader } from '../support/mail';
+
+type Result = APIGatewayProxyStructuredResultV2;
+type Handler = (event: never, context: never) => Promise<Result>;
+const body = (r: Result) => JSON.parse(r.body ?? 'null');
+
+function call(fn: unknown, reader: Reader, method: string, path: string, extra: { pathParameters?: Record<string, string>; query?: string } = {}) {
+  const event = httpEvent('get-me', { method, path, cookies: [reader.cookie], ...(extra.pathParameters ? { pathParameters: extra.pathParameters } : {}) });
+  if (extra.query !== undefined) {
+    event.rawQueryString = extra.query;
+    event.queryStringParameters = Object.fromEntries(new URLSearchParams(extra.query));
+  }
+  return (fn as Handler)(event as never, lambdaContext() as never);
+}
+
+const inbox = (reader: Reader, query = '') => call(listInbox, reader, 'GET', '/me/inbox', { query });
+const newsletters = async (reader: Reader) => body(await call(listNewsletters, reader, 'GET', '/me/newsletters')).newsletters;
+
+/** Stores a mail and delivers its receipt event, as SES would; returns the SES message id. */
+async function deliver(recipients: string[], spec: MailSpec = {}, receipt: Partial<SESReceipt> = {}): Promise<string> {
+  const messageId = sesMessageId();
+  await storeRawMail(messageId, newsletterMail({ to: recipients[0], ...spec }));
+  await receiveMail(sesEvent(messageId, recipients, receipt), lambdaContext());
+  return messageId;
+}
+
+let db: Awaited<ReturnType<typeof createConnection>>;
+async function outcomesOf(messageId: string) {
+  const [rows] = await db.query<RowDataPacket[]>('SELECT recipient, outcome, reason FROM mail_outcomes WHERE ses_message_id = ? ORDER BY recipient', [messageId]);
+  return rows.map((r) => ({ recipient: r.recipient, outcome: r.outcome, reason: r.reason }));
+}
+
+const uniqueList = () => `<list-${sesMessageId().slice(0, 10)}.bits.example>`;
+
+beforeAll(async () => {
+  db = await createConnection({ uri: process.env.DATABASE_URL! });
+});
+afterAll(() => db.end());
+
+describe('inbound newsletter mail', () => {
+  it('files an issue with sanitised HTML, counts it unread, and marks it read when opened', async () => {
+    // Prepare
+    const [reader] = await readers(1);
+    const html = '<p onclick="steal()">Hi <script>alert(1)</script><a href="javascript:alert(2)">x</a><img src="https://track.example/p.gif"></p>';
+
+    // Act
+    await deliver([reader!.address], { listId: `"Weekly Bits" ${uniqueList()}`, subject: 'Issue 7', html, listUnsubscribe: '<https://bits.example/u/1>' });
+    const [newsletter] = await newsletters(reader!);
+    const [summary] = body(await inbox(reader!)).issues;
+    const opened = body(await call(getIssue, reader!, 'GET', `/me/inbox/${summary.id}`, { pathParameters: { issueId: String(summary.id) } }));
+
+    // Assess
+    expect(newsletter).toMatchObject({ name: 'Weekly Bits', issues: 1, unread: 1, muted: false });
+    expect(summary).toMatchObject({ subject: 'Issue 7', sender: 'Weekly Bits <news@bits.example>', read: false });
+    expect(opened).toMatchObject({ read: true, listUnsubscribe: '<https://bits.example/u/1>', text: expect.stringContaining('Hello, reader.') });
+    expect(opened.html).not.toMatch(/script|onclick|javascript:|\ssrc=/i);
+    expect(opened.html).toContain('data-remote-src="https://track.example/p.gif"');
+    expect((await newsletters(reader!))[0].unread).toBe(0);
+  });
+
+  it('files nothing twice when SES delivers the same event again', async () => {
+    const [reader] = await readers(1);
+    const messageId = sesMessageId();
+    await storeRawMail(messageId, newsletterMail({ to: reader!.address, listId: uniqueList() }));
+
+    await receiveMail(sesEvent(messageId, [reader!.address]), lambdaContext());
+    await receiveMail(sesEvent(messageId, [reader!.address]), lambdaContext());
+
+    expect(body(await inbox(reader!)).issues).toHaveLength(1);
+    expect(await outcomesOf(messageId)).toEqual([{ recipient: reader!.address, outcome: 'filed', reason: '' }]);
+  });
+
+  it('tells newsletters apart by List-Id, and by sender when there is none', async () => {
+    const [reader] = await readers(1);
+    const [first, second] = [uniqueList(), uniqueList()];
+
+    await deliver([reader!.address], { listId: first });
+    await deliver([reader!.address], { listId: first, subject: 'Issue 2' });
+    await deliver([reader!.address], { listId: second });
+    await deliver([reader!.address], { from: 'Solo <solo@writer.example>' });
+
+    const counts = (await newsletters(reader!)).map((n: { identity: string; issues: number }) => [n.identity, n.issues]);
+    expect(counts.sort()).toEqual(
+      [
+        [first.slice(1, -1), 2],
+        [second.slice(1, -1), 1],
+        ['solo@writer.example', 1],
+      ].sort(),
+    );
+  });
+
+  it.each([
+    ['a virus', { virusVerdict: { status: 'FAIL' } }, 'dropped', 'virus'],
+    ['spam', { spamVerdict: { status: 'FAIL' } }, 'quarantined', 'spam-fail'],
+    ['possible spam', { spamVerdict: { status: 'GRAY' } }, 'quarantined', 'spam-gray'],
+    ['an unfinished spam check', { spamVerdict: { status: 'PROCESSING_FAILED' } }, 'quarantined', 'spam-processing_failed'],
+    ['a DMARC failure whose policy is reject', { dmarcVerdict: { status: 'FAIL' }, dmarcPolicy: 'reject' }, 'quarantined', 'dmarc-reject'],
+    ['a DMARC failure whose policy is quarantine', { dmarcVerdict: { status: 'FAIL' }, dmarcPolicy: 'quarantine' }, 'quarantined', 'dmarc-quarantine'],
+  ] as const)('keeps mail with %s out of the inbox', async (_, receipt, outcome, reason) => {
+    const [reader] = await readers(1);
+
+    const messageId = await deliver([reader!.address], { listId: uniqueList() }, receipt as Partial<SESReceipt>);
+
+    expect(body(await inbox(reader!)).issues).toEqual([]);
+    expect(await outcomesOf(messageId)).toEqual([{ recipient: reader!.address, outcome, reason }]);
+  });
+
+  it('files mail whose DMARC failed under a policy of none', async () => {
+    const [reader] = await readers(1);
+
+    await deliver([reader!.address], { listId: uniqueList() }, { dmarcVerdict: { status: 'FAIL' }, dmarcPolicy: 'none' });
+
+    expect(body(await inbox(reader!)).issues).toHaveLength(1);
+  });
+
+  it('drops and counts mail to an unknown or rotated address, and still files it for the known reader', async () => {
+    // Prepare
+    const [reader, rotating] = await readers(2);
+    const oldAddress = rotating!.address;
+    const rotated = body(await call(rotateInboxAddress, rotating!, 'POST', '/me/inbox-address')).address;
+    const stranger = `aaaaaaaaaaaaaaaaaaaa@${process.env.INBOUND_DOMAIN}`;
+
+    // Act
+    const messageId = await deliver([reader!.address, oldAddress, stranger], { listId: uniqueList() });
+
+    // Assess
+    expect(rotated).not.toBe(oldAddress);
+    expect(body(await call(getInboxAddress, rotating!, 'GET', '/me/inbox-address')).address).toBe(rotated);
+    expect(body(await inbox(rotating!)).issues).toEqual([]);
+    expect(body(await inbox(reader!)).issues).toHaveLength(1);
+    expect(await outcomesOf(messageId)).toEqual(
+      [
+        { recipient: reader!.address, outcome: 'filed', reason: '' },
+        { recipient: oldAddress, outcome: 'dropped', reason: 'unknown-recipient' },
+        { recipient: stranger, outcome: 'dropped', reason: 'unknown-recipient' },
+      ].sort((a, b) => a.recipient.localeCompare(b.recipient)),
+    );
+  });
+
+  it('stops filing a muted newsletter for that reader only, and files it again once unmuted', async () => {
+    const [muter, other] = await readers(2);
+    const listId = uniqueList();
+    await deliver([muter!.address, other!.address], { listId });
+    const [newsletter] = await newsletters(muter!);
+    const params = { pathParameters: { id: String(newsletter.id) } };
+
+    const muted = await call(muteNewsletter, muter!, 'POST', `/me/newsletters/${newsletter.id}/mute`, params);
+    const whileMuted = await deliver([muter!.address, other!.address], { listId });
+    await call(unmuteNewsletter, muter!, 'DELETE', `/me/newsletters/${newsletter.id}/mute`, params);
+    await deliver([muter!.address], { listId });
+
+    expect(body(muted)).toEqual({ id: newsletter.id, muted: true });
+    expect((await outcomesOf(whileMuted)).map((o) => o.outcome).sort()).toEqual(['filed', 'muted']);
+    expect(body(await inbox(muter!)).issues).toHaveLength(2);
+    expect(body(await inbox(other!)).issues).toHaveLength(2);
+  });
+
+  it("answers 404 for another reader's issue or newsletter, and 400 for bad parameters", async () => {
+    const [owner, intruder] = await readers(2);
+    await deliver([owner!.address], { listId: uniqueList() });
+    const [newsletter] = await newsletters(owner!);
+    const [issue] = body(await inbox(owner!)).issues;
+
+    const results = [
+      await call(getIssue, intruder!, 'GET', `/me/inbox/${issue.id}`, { pathParameters: { issueId: String(issue.id) } }),
+      await inbox(intruder!, `newsletter=${newsletter.id}`),
+      await call(muteNewsletter, intruder!, 'POST', `/me/newsletters/${newsletter.id}/mute`, { pathParameters: { id: String(newsletter.id) } }),
+    ];
+    const invalid = [await inbox(owner!, 'page=0'), await inbox(owner!, 'size=51'), await inbox(owner!, 'newsletter=abc'), await inbox(owner!, 'sort=date')];
+
+    expect(results.map((r) => [r.statusCode, body(r).error.code])).toEqual(Array(3).fill([404, 'NOT_FOUND']));
+    expect(invalid.map((r) => [r.statusCode, body(r).error.code])).toEqual(Array(4).fill([400, 'VALIDATION_FAILED']));
+    expect(body(await call(getIssue, owner!, 'GET', `/me/inbox/${issue.id}`, { pathParameters: { issueId: String(issue.id) } })).read).toBe(true);
+  });
+
+  it('skips a malformed SES record without failing the others in the event', async () => {
+    const [reader] = await readers(1);
+    const messageId = sesMessageId();
+    await storeRawMail(messageId, newsletterMail({ to: reader!.address, listId: uniqueList() }));
+    const event = sesEvent(messageId, [reader!.address]);
+    const broken = structuredClone(event.Records[0]!);
+    (broken.ses.receipt as { recipients: unknown }).recipients = 'not-a-list';
+
+    await receiveMail({ Records: [broken, ...event.Records] }, lambdaContext());
+
+    expect(body(await inbox(reader!)).issues).toHaveLength(1);
+  });
+
+  it('records a raw message that is missing from S3 as rejected', async () => {
+    const [reader] = await readers(1);
+    const messageId = sesMessageId();
+
+    await receiveMail(sesEvent(messageId, [reader!.address]), lambdaContext());
+
+    expect(await outcomesOf(messageId)).toEqual([{ recipient: reader!.address, outcome: 'rejected', reason: 'raw-message-missing' }]);
+  });
+});

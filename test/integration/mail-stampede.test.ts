@@ -1,0 +1,38 @@
+import { createConnection, type RowDataPacket } from 'mysql2/promise';
+import { describe, expect, it } from 'vitest';
+import { handler } from '../../functions/receive-mail';
+import { identify } from '../../shared/mail/newsletters';
+import { lambdaContext } from '../support/events';
+import { newsletterMail, readers, sesEvent, sesMessageId, storeRawMail } from '../support/mail';
+import { statementsDuring } from '../support/query-log';
+
+const MAILS = 1_000;
+
+describe('a new newsletter arriving for 1,000 readers at once', () => {
+  it('costs one lookup and one insert, and files 1,000 issues', async () => {
+    // Prepare: one mail per reader, each stored where SES would have put it.
+    const listId = `stampede-${sesMessageId().slice(0, 12)}.bits.example`;
+    const { key } = identify({ listId, listName: undefined, from: { name: '', address: 'news@bits.example' } });
+    const audience = await readers(MAILS);
+    const mails = audience.map((reader) => ({ reader, messageId: sesMessageId() }));
+    await Promise.all(mails.map(({ reader, messageId }) => storeRawMail(messageId, newsletterMail({ to: reader.address, listId: `<${listId}>` }))));
+
+    // Act: every receipt event at once, as 1,000 SES deliveries would come.
+    const statements = await statementsDuring(
+      () => Promise.all(mails.map(({ reader, messageId }) => handler(sesEvent(messageId, [reader.address]), lambdaContext()))),
+      'newsletters',
+      key,
+    );
+
+    // Assess: counted at the database, and every reader has the issue.
+    expect(statements.filter((s) => /^\s*SELECT/i.test(s))).toHaveLength(1);
+    expect(statements.filter((s) => /^\s*INSERT/i.test(s))).toHaveLength(1);
+    const db = await createConnection({ uri: process.env.DATABASE_URL! });
+    const [rows] = await db.query<RowDataPacket[]>(
+      'SELECT COUNT(*) AS issues, COUNT(DISTINCT i.user_id) AS readers, COUNT(DISTINCT i.newsletter_id) AS newsletters FROM issues i JOIN newsletters n ON n.id = i.newsletter_id WHERE n.identity_key = ?',
+      [key],
+    );
+    await db.end();
+    expect(rows[0]).toMatchObject({ issues: MAILS, readers: MAILS, newsletters: 1 });
+  });
+});
