@@ -165,13 +165,13 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     const ceiling = new LocalLambda(ceilingSpec, async () => async () => ({ statusCode: 200, body: '{"ok":true}' }));
     httpRoutes.push({ method: 'GET', path: CEILING_PATH, invoke: (event) => ceiling.invoke(event) });
     if (options.baselines) {
-      const { baselines } = await import('../../load/baselines/table');
+      const { baselines, baselineMailDomain } = await import('../../load/baselines/table');
       for (const spec of baselines) {
         const lambda = new LocalLambda(spec, spec.load);
         if (spec.trigger.kind === 'http') {
           httpRoutes.push({ method: spec.trigger.method, path: spec.trigger.path, invoke: (event) => lambda.invoke(event) });
         } else if (spec.trigger.kind === 'ses') {
-          mailRoutes.push({ domain: `baseline.${TWIN_INBOUND_DOMAIN}`, functionArn: functionArnOf(spec.id), invoke: (event) => lambda.invoke(event) });
+          mailRoutes.push({ domain: baselineMailDomain(TWIN_INBOUND_DOMAIN), functionArn: functionArnOf(spec.id), invoke: (event) => lambda.invoke(event) });
         }
       }
     }

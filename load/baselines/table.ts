@@ -5,6 +5,9 @@ export interface BaselineSpec extends FunctionSpec {
   load(): Promise<Handler>;
 }
 
+/** Mail for the baseline mail function goes to readers' tokens at this domain instead of the inbound domain. */
+export const baselineMailDomain = (inboundDomain: string) => `baseline.${inboundDomain}`;
+
 /** Baselines the twin serves beside the real functions when SURGE_BASELINES=true; never deployed. */
 export const baselines: BaselineSpec[] = [
   {
@@ -33,5 +36,14 @@ export const baselines: BaselineSpec[] = [
     timeoutSeconds: 10,
     env: ['database'],
     load: async () => (await import('./programs-no-cache')).handler as Handler,
+  },
+  {
+    id: 'baseline-mail-cache-only',
+    description: 'Receives inbound mail finding the newsletter through a cache without a lock (the stampede-prone way)',
+    trigger: { kind: 'ses' },
+    memoryMb: 1024,
+    timeoutSeconds: 30,
+    env: ['redis', 'database', 'inboundDomain', 'rawMail'],
+    load: async () => (await import('./newsletters-cache-only')).handler as Handler,
   },
 ];

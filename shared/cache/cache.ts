@@ -1,5 +1,5 @@
-import { redis } from '../clients/redis';
+import { redis, reportErrors } from '../clients/redis';
 import { createLockedCache } from './locked-fill';
 
 /** The instance's cache on the shared Redis connection; waiters get their own subscriber connection. */
-export const cache = createLockedCache(redis, () => redis.duplicate());
+export const cache = createLockedCache(redis, () => reportErrors(redis.duplicate(), 'cache subscriber'));

@@ -48,13 +48,17 @@ const entryKeyOf = (key: CacheKey, version: string) => `${key.prefix}v${version}
 const leaseKeyOf = (entryKey: string) => `${entryKey}:lease`;
 const channelOf = (entryKey: string) => `${entryKey}:filled`;
 
+/** What the fill script publishes: 'v' and the value, or 'r' when a lease is given back unfilled. */
+const FILLED_PREFIX = 'v';
+
 /**
- * Callers waiting for a fill, woken by pub/sub on the entry's channel. One subscriber connection
- * per instance, opened on first use: an instance that never waits never opens it.
+ * Callers waiting for a fill, woken by pub/sub on the entry's channel with the value itself. One
+ * subscriber connection per instance, opened on first use (an instance that never waits never
+ * opens it), and one subscription per channel however many of its callers wait on it.
  */
 class FillWaiters {
   private subscriber?: Redis;
-  private readonly waiting = new Map<string, Set<() => void>>();
+  private readonly channels = new Map<string, { wakers: Set<(message: string) => void>; subscribed: Promise<unknown> }>();
 
   constructor(private readonly connect: () => Redis) {}
 
@@ -63,30 +67,34 @@ class FillWaiters {
     this.subscriber = undefined;
   }
 
-  /** Subscribes, then runs `recheck` (so no fill can slip between the two), then waits. */
-  async wait(channel: string, timeoutMs: number, recheck: () => Promise<boolean>): Promise<void> {
-    this.subscriber ??= this.connect().on('message', (ch: string) => {
-      for (const wake of this.waiting.get(ch) ?? []) wake();
-    });
-    let wake!: () => void;
-    const woken = new Promise<void>((resolve) => (wake = resolve));
-    let set = this.waiting.get(channel);
-    if (!set) {
-      set = new Set();
-      this.waiting.set(channel, set);
+  /**
+   * Subscribes, then runs `recheck` (so no fill can slip between the two), then waits. Returns the
+   * value a fill published, or undefined when woken otherwise or timed out.
+   */
+  async wait(channel: string, timeoutMs: number, recheck: () => Promise<boolean>): Promise<string | undefined> {
+    const subscriber = (this.subscriber ??= this.connect().on('message', (ch: string, message: string) => {
+      for (const wake of this.channels.get(ch)?.wakers ?? []) wake(message);
+    }));
+    let wake!: (message: string) => void;
+    const woken = new Promise<string>((resolve) => (wake = resolve));
+    let entry = this.channels.get(channel);
+    if (!entry) {
+      entry = { wakers: new Set(), subscribed: subscriber.subscribe(channel) };
+      this.channels.set(channel, entry);
     }
-    set.add(wake);
+    entry.wakers.add(wake);
     let timer: NodeJS.Timeout | undefined;
     try {
-      await this.subscriber.subscribe(channel);
-      if (await recheck()) return;
-      await Promise.race([woken, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+      await entry.subscribed;
+      if (await recheck()) return undefined;
+      const message = await Promise.race([woken, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs)))]);
+      return message?.startsWith(FILLED_PREFIX) ? message.slice(FILLED_PREFIX.length) : undefined;
     } finally {
       clearTimeout(timer);
-      set.delete(wake);
-      if (set.size === 0) {
-        this.waiting.delete(channel);
-        await this.subscriber.unsubscribe(channel).catch(() => undefined);
+      entry.wakers.delete(wake);
+      if (entry.wakers.size === 0 && this.channels.get(channel) === entry) {
+        this.channels.delete(channel);
+        await subscriber.unsubscribe(channel).catch(() => undefined);
       }
     }
   }
@@ -202,7 +210,8 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
         found = (await read(key)).value;
         return found !== null;
       };
-      await waiters.wait(channelOf(entryKey), Math.min(leaseMs, Math.max(0, deadline - Date.now())), recheck);
+      const published = await waiters.wait(channelOf(entryKey), Math.min(leaseMs, Math.max(0, deadline - Date.now())), recheck);
+      if (published !== undefined) return published;
       if (found === null) await recheck();
       if (found !== null) return found;
     }

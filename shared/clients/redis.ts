@@ -1,5 +1,6 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { readEnv, redisEnv } from '../config';
+import { logger } from '../logger';
 
 const { REDIS_URL, REDIS_CLUSTER } = readEnv(redisEnv);
 
@@ -20,5 +21,19 @@ function cluster(): Redis {
   }) as unknown as Redis;
 }
 
+/**
+ * Logs a lost connection once per outage rather than on every reconnect attempt; without a
+ * listener ioredis would print each one as an unhandled error event.
+ */
+export function reportErrors(client: Redis, name: string): Redis {
+  let down = false;
+  client.on('error', (error: Error) => {
+    if (!down) logger.warn('Redis connection lost', { client: name, error: error.message });
+    down = true;
+  });
+  client.on('ready', () => (down = false));
+  return client;
+}
+
 /** One connection per Lambda instance, reused by every invocation it serves. */
-export const redis: Redis = REDIS_CLUSTER ? cluster() : new Redis(REDIS_URL, options);
+export const redis: Redis = reportErrors(REDIS_CLUSTER ? cluster() : new Redis(REDIS_URL, options), 'commands');

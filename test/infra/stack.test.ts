@@ -5,7 +5,7 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app';
-import { functions, queues, visibilityTimeoutSeconds, type QueueName } from '../../functions/table';
+import { functions, inboundMail, queues, visibilityTimeoutSeconds, type QueueName } from '../../functions/table';
 
 // Synthesis needs no credentials and no network; nothing may phone home or read a real profile.
 process.env.HOME = mkdtempSync(join(tmpdir(), 'surge-cdk-'));
@@ -102,6 +102,25 @@ describe('the CDK app', () => {
   it('runs reconciliation every 5 minutes and migrations on every deploy', () => {
     template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(5 minutes)' });
     expect(ofType('Custom::Trigger')).toHaveLength(1);
+  });
+
+  it('stores inbound mail in an encrypted, private bucket, then invokes the mail function (S3 before Lambda)', () => {
+    const [rule] = ofType('AWS::SES::ReceiptRule');
+    const actions = rule!.Properties.Rule.Actions as Record<string, any>[];
+    expect(rule!.Properties.Rule).toMatchObject({ Recipients: ['inbound.test.example'], ScanEnabled: true, Enabled: true });
+    expect(actions.map((a) => Object.keys(a)[0])).toEqual(['S3Action', ...functions.filter((f) => f.trigger.kind === 'ses').map(() => 'LambdaAction')]);
+    expect(actions[0]!.S3Action.ObjectKeyPrefix).toBe(inboundMail.prefix);
+    expect(actions[1]!.LambdaAction).toMatchObject({ InvocationType: 'Event' });
+
+    const bucketId = actions[0]!.S3Action.BucketName.Ref as string;
+    const bucket = resources[bucketId]!.Properties;
+    expect(bucket.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault.SSEAlgorithm).toBe('AES256');
+    expect(bucket.PublicAccessBlockConfiguration).toEqual({ BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true });
+    expect(bucket.LifecycleConfiguration.Rules).toContainEqual(expect.objectContaining({ ExpirationInDays: inboundMail.retentionDays, Prefix: inboundMail.prefix, Status: 'Enabled' }));
+    const policy = JSON.stringify(ofType('AWS::S3::BucketPolicy').find((p) => p.Properties.Bucket.Ref === bucketId)!.Properties.PolicyDocument);
+    expect(policy).toContain('ses.amazonaws.com');
+    expect(policy).toContain('aws:SecureTransport');
+    template.hasResourceProperties('AWS::Lambda::Permission', { Principal: 'ses.amazonaws.com', Action: 'lambda:InvokeFunction' });
   });
 
   it('grants no wildcard actions', () => {

@@ -1,7 +1,7 @@
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import { describe, expect, it } from 'vitest';
 import { handler } from '../../functions/receive-mail';
-import { identify } from '../../shared/mail/newsletters';
+import { identify } from '../../shared/mail/identity';
 import { lambdaContext } from '../support/events';
 import { newsletterMail, readers, sesEvent, sesMessageId, storeRawMail } from '../support/mail';
 import { statementsDuring } from '../support/query-log';
