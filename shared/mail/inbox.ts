@@ -1,7 +1,7 @@
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import { db } from '../clients/mysql';
 import { NotFoundError } from '../errors';
-import type { ParsedMail } from './parse';
+import type { SafeMail } from './isolated-parse';
 
 export type FilingOutcome = 'filed' | 'duplicate' | 'muted';
 
@@ -9,8 +9,7 @@ export interface IssueToFile {
   userId: number;
   newsletterId: number;
   sesMessageId: string;
-  mail: ParsedMail;
-  safeHtml: string | undefined;
+  mail: SafeMail;
 }
 
 /**
@@ -18,7 +17,7 @@ export interface IssueToFile {
  * issue keyed on SES message and reader), so a retry after a failure part-way completes the work
  * and a redelivered event changes nothing.
  */
-export async function fileIssue({ userId, newsletterId, sesMessageId, mail, safeHtml }: IssueToFile): Promise<FilingOutcome> {
+export async function fileIssue({ userId, newsletterId, sesMessageId, mail }: IssueToFile): Promise<FilingOutcome> {
   await db.query('INSERT INTO subscriptions (user_id, newsletter_id) VALUES (?, ?) ON DUPLICATE KEY UPDATE user_id = user_id', [userId, newsletterId]);
   const [[subscription]] = await db.query<RowDataPacket[]>('SELECT muted FROM subscriptions WHERE user_id = ? AND newsletter_id = ?', [userId, newsletterId]);
   if (subscription?.muted) return 'muted';
@@ -33,7 +32,7 @@ export async function fileIssue({ userId, newsletterId, sesMessageId, mail, safe
       mail.subject,
       sender.slice(0, 400),
       mail.sentAt ?? null,
-      safeHtml ?? null,
+      mail.html ?? null,
       mail.text ?? null,
       mail.listUnsubscribe ?? null,
       JSON.stringify(mail.attachments).slice(0, 60_000),

@@ -16,8 +16,10 @@ export const mailLimits = {
   /** HTML larger than this is not sanitised or stored; the text part still is. */
   maxHtmlBytes: 2 * 1024 * 1024,
   maxTextBytes: 2 * 1024 * 1024,
-  /** Parsing and sanitising of one message must finish within this, or the message is rejected. */
+  /** Parsing and sanitising of one message must finish within this, or the parser thread is stopped. */
   maxProcessingMs: 5_000,
+  /** The parser thread's heap; a message that needs more is rejected, the function lives on. */
+  maxParserHeapMb: 256,
 } as const;
 
-export type MailLimits = typeof mailLimits;
+export type MailLimits = { readonly [K in keyof typeof mailLimits]: number };

@@ -1,27 +1,6 @@
 import PostalMime, { decodeWords, type Address, type Email } from 'postal-mime';
 import { mailLimits, type MailLimits } from './limits';
-
-/** Why a message was refused; stored with its outcome so a reader or operator can see it. */
-export type RejectReason =
-  | 'too-large'
-  | 'too-many-parts'
-  | 'too-deep'
-  | 'headers-too-large'
-  | 'too-slow'
-  | 'unparseable'
-  | 'no-sender'
-  | 'raw-message-missing';
-
-/** A message that cannot be filed, whatever the retries: it fails alone and is recorded, never thrown further. */
-export class MailRejected extends Error {
-  override name = 'MailRejected';
-  constructor(
-    readonly reason: RejectReason,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+import { MailRejected } from './rejection';
 
 export interface AttachmentInfo {
   filename: string;
@@ -38,7 +17,7 @@ export interface ParsedMail {
   /** The List-Id's phrase, e.g. "Weekly News" of `"Weekly News" <weekly.example.com>`. */
   listName: string | undefined;
   listUnsubscribe: string | undefined;
-  /** Unsanitised; see sanitiseHtml. Absent when larger than the HTML budget. */
+  /** Unsanitised here; the parser thread sanitises it. Absent when larger than the HTML budget. */
   html: string | undefined;
   text: string | undefined;
   attachments: AttachmentInfo[];
@@ -125,11 +104,11 @@ function capBytes(value: string | undefined, maxBytes: number): string | undefin
 
 /**
  * Parses one raw message under the limits: size and part count before parsing, nesting and header
- * size while parsing, time after each step. Anything a hostile message can make of it ends in
- * MailRejected with a reason; the result carries only bounded, single-line header values.
+ * size while parsing (time and memory are bounded by the thread it runs on: isolated-parse.ts).
+ * Anything a hostile message can make of it ends in MailRejected with a reason; the result carries
+ * only bounded, single-line header values.
  */
 export async function parseMail(raw: Buffer, limits: MailLimits = mailLimits): Promise<ParsedMail> {
-  const started = Date.now();
   if (raw.length > limits.maxMessageBytes) {
     throw new MailRejected('too-large', `The message has ${raw.length} bytes; at most ${limits.maxMessageBytes} are accepted`);
   }
@@ -150,7 +129,6 @@ export async function parseMail(raw: Buffer, limits: MailLimits = mailLimits): P
     if (/header size/i.test(message)) throw new MailRejected('headers-too-large', message);
     throw new MailRejected('unparseable', message);
   }
-  if (Date.now() - started > limits.maxProcessingMs) throw new MailRejected('too-slow', `Parsing took over ${limits.maxProcessingMs} ms`);
 
   const from = mailbox(email.from) ?? mailbox(email.sender);
   if (!from) throw new MailRejected('no-sender', 'The message names no sender address');

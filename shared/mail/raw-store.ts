@@ -1,7 +1,7 @@
 import { GetObjectCommand, NoSuchKey } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
 import { s3 } from '../clients/s3';
-import { MailRejected } from './parse';
+import { MailRejected } from './rejection';
 
 /**
  * Reads a raw message that SES's S3 action stored, never more than maxBytes of it: a larger object

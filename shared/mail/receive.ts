@@ -8,9 +8,9 @@ import { mailLimits } from './limits';
 import { identify } from './identity';
 import type { NewsletterResolver } from './newsletters';
 import { recordOutcomes, type OutcomeRecord } from './outcomes';
-import { MailRejected, parseMail } from './parse';
+import { IsolatedMailParser } from './isolated-parse';
+import { MailRejected } from './rejection';
 import { readRawMail } from './raw-store';
-import { sanitiseHtml } from './sanitise';
 import { gate, Receipt } from './verdicts';
 
 const SesRecord = z.object({
@@ -32,11 +32,14 @@ export interface MailReceiverOptions {
 /**
  * The SES receipt handler: for each record, gate on the verdicts, find the readers, read the raw
  * message from S3, parse and sanitise it under the limits, find or create its newsletter and file
- * the issue for every reader. A message that cannot be filed is recorded with its reason and never
+ * the issue for every reader. Parsing and sanitising run on a thread of their own under hard time
+ * and memory limits. A message that cannot be filed is recorded with its reason and never
  * fails the invocation; only a dependency failing (S3, MySQL, Redis) does, so SES's retry repeats
  * it, and every step is idempotent on the SES message id.
  */
 export function mailReceiver({ domain, bucket, prefix, resolveNewsletter }: MailReceiverOptions) {
+  const parser = new IsolatedMailParser();
+
   async function receive(messageId: string, receipt: Receipt): Promise<OutcomeRecord[]> {
     const rawKey = `${prefix}${messageId}`;
     const recipients = [...new Set(receipt.recipients.map((r) => r.toLowerCase()))];
@@ -64,14 +67,11 @@ export function mailReceiver({ domain, bucket, prefix, resolveNewsletter }: Mail
 
     let filed: OutcomeRecord[];
     try {
-      const mail = await parseMail(await readRawMail(bucket, rawKey, mailLimits.maxMessageBytes));
-      const started = Date.now();
-      const safeHtml = mail.html === undefined ? undefined : sanitiseHtml(mail.html);
-      if (Date.now() - started > mailLimits.maxProcessingMs) throw new MailRejected('too-slow', 'Sanitising took too long');
+      const mail = await parser.parse(await readRawMail(bucket, rawKey, mailLimits.maxMessageBytes));
       const newsletterId = await resolveNewsletter(identify(mail));
       filed = await Promise.all(
         readers.map(async (r) => {
-          const result = await fileIssue({ userId: r.userId, newsletterId, sesMessageId: messageId, mail, safeHtml });
+          const result = await fileIssue({ userId: r.userId, newsletterId, sesMessageId: messageId, mail });
           return outcome(r.recipient, { outcome: result, userId: r.userId });
         }),
       );

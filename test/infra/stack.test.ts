@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
@@ -12,18 +12,19 @@ process.env.HOME = mkdtempSync(join(tmpdir(), 'surge-cdk-'));
 process.env.CDK_DISABLE_VERSION_CHECK = '1';
 process.env.CDK_DISABLE_CLI_TELEMETRY = '1';
 
-type Resource = { Type: string; Properties: Record<string, any> };
+type Resource = { Type: string; Properties: Record<string, any>; Metadata?: Record<string, string> };
 
 describe('the CDK app', () => {
   let app: App;
   let template: Template;
   let resources: Record<string, Resource>;
+  let assemblyDir: string;
   const ofType = (type: string) => Object.values(resources).filter((r) => r.Type === type);
 
   beforeAll(() => {
-    ({ app } = buildApp(new App({ context: { inboundDomain: 'inbound.test.example' } })));
+    ({ app } = buildApp(new App({ context: { inboundDomain: 'inbound.test.example', 'aws:cdk:enable-asset-metadata': true } })));
     // Throws if any cdk-nag AwsSolutions finding is left unacknowledged.
-    app.synth();
+    assemblyDir = app.synth().directory;
     template = Template.fromStack(app.node.findChild('Surge') as never);
     resources = template.toJSON().Resources;
   }, 180_000);
@@ -121,6 +122,14 @@ describe('the CDK app', () => {
     expect(policy).toContain('ses.amazonaws.com');
     expect(policy).toContain('aws:SecureTransport');
     template.hasResourceProperties('AWS::Lambda::Permission', { Principal: 'ses.amazonaws.com', Action: 'lambda:InvokeFunction' });
+  });
+
+  it("ships the mail function's parser thread beside its bundle", () => {
+    const fn = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.FunctionName === 'surge-receive-mail')!;
+    const asset = join(assemblyDir, fn.Metadata!['aws:asset:path']!);
+
+    expect(existsSync(join(asset, 'index.mjs'))).toBe(true);
+    expect(existsSync(join(asset, 'parse-worker.mjs'))).toBe(true);
   });
 
   it('grants no wildcard actions', () => {

@@ -2,6 +2,7 @@ import type { SESEvent } from 'aws-lambda';
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as receiveMail } from '../../functions/receive-mail';
+import { IsolatedMailParser } from '../../shared/mail/isolated-parse';
 import { mailLimits } from '../../shared/mail/limits';
 import { lambdaContext } from '../support/events';
 import { newsletterMail, readers, sesEvent, sesMessageId, storeRawMail, type Reader } from '../support/mail';
@@ -181,5 +182,25 @@ describe('hostile mail', () => {
     await receiveMail(event, lambdaContext());
 
     expect(await outcomeOf(good)).toEqual({ outcome: 'filed', reason: '' });
+  });
+
+  it('stops a parse that outlives its time limit or its heap, and parses the next message on a fresh thread', async () => {
+    // Prepare: limits far tighter than the function's, so mail within the others can cross them.
+    const slow = new IsolatedMailParser({ ...mailLimits, maxProcessingMs: 150 });
+    const small = new IsolatedMailParser({ ...mailLimits, maxParserHeapMb: 16 });
+    const longParts = Buffer.from(
+      [...base(['Content-Type: multipart/mixed; boundary="p"']), '', ...Array.from({ length: 450 }, (_, i) => `--p${CRLF}Content-Type: text/plain${CRLF}${CRLF}${'part '.repeat(4_000)}${i}`), '--p--', ''].join(CRLF),
+    );
+    const deepHtml = newsletterMail({ from: 'A <a@attack.example>', html: '<div title="a"><b>x</b></div>'.repeat(65_000) });
+    const plain = newsletterMail({ from: 'A <a@attack.example>' });
+
+    // Act
+    const outcomes = await Promise.allSettled([slow.parse(longParts), small.parse(deepHtml)]);
+    const afterwards = await Promise.all([slow.parse(plain), small.parse(plain)]);
+    await Promise.all([slow.close(), small.close()]);
+
+    // Assess
+    expect(outcomes.map((o) => (o.status === 'rejected' ? (o.reason as { reason: string }).reason : 'parsed'))).toEqual(['too-slow', 'too-large']);
+    expect(afterwards.map((mail) => mail.text)).toEqual([expect.stringContaining('Hello, reader.'), expect.stringContaining('Hello, reader.')]);
   });
 });

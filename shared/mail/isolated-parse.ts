@@ -1,0 +1,88 @@
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
+import { mailLimits, type MailLimits } from './limits';
+import type { ParsedMail } from './parse';
+import { MailRejected, type RejectReason } from './rejection';
+import type { ParseRequest } from './parse-worker';
+
+/** A parsed message whose HTML has been sanitised. */
+export type SafeMail = ParsedMail;
+
+type Reply = { ok: true; mail: SafeMail } | { ok: false; reason: RejectReason; message: string };
+
+/** Bundled functions carry the thread as parse-worker.mjs beside them; the twin and tests run the source. */
+function startWorker(limits: MailLimits): { worker: Worker; ready: Promise<unknown> } {
+  const bundled = new URL('./parse-worker.mjs', import.meta.url);
+  const resourceLimits = { maxOldGenerationSizeMb: limits.maxParserHeapMb, maxYoungGenerationSizeMb: 32 };
+  const worker = existsSync(bundled)
+    ? new Worker(bundled, { resourceLimits })
+    : new Worker(
+        // A thread does not inherit the TypeScript loader: it registers tsx before importing the source.
+        `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(new URL('./parse-worker.ts', import.meta.url).href)}); })`,
+        { eval: true, resourceLimits },
+      );
+  worker.unref();
+  return { worker, ready: once(worker, 'message') };
+}
+
+/**
+ * Parses and sanitises untrusted mail on a thread of its own, one message at a time, under a hard
+ * time limit and heap limit: a message past either stops the thread (a fresh one takes the next
+ * message) and is rejected, while the function and the other messages carry on. The limits on
+ * size, parts, nesting and headers apply inside the thread as well.
+ */
+export class IsolatedMailParser {
+  private thread?: { worker: Worker; ready: Promise<unknown> };
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly limits: MailLimits = mailLimits) {}
+
+  parse(raw: Buffer): Promise<SafeMail> {
+    const turn = this.queue.then(() => this.parseNow(raw));
+    this.queue = turn.catch(() => undefined);
+    return turn;
+  }
+
+  async close(): Promise<void> {
+    await this.thread?.worker.terminate();
+    this.thread = undefined;
+  }
+
+  private async parseNow(raw: Buffer): Promise<SafeMail> {
+    const thread = (this.thread ??= startWorker(this.limits));
+    const { worker } = thread;
+    // Held only while it works: an idle parser thread keeps no process alive.
+    worker.ref();
+    try {
+      await thread.ready;
+    } catch (error) {
+      this.thread = undefined;
+      worker.unref();
+      throw new MailRejected('unparseable', `The parser thread did not start: ${(error as Error).message}`);
+    }
+    return new Promise<SafeMail>((resolve, reject) => {
+      const settle = (outcome: () => void) => {
+        clearTimeout(timer);
+        worker.unref();
+        worker.off('message', onMessage).off('error', onError).off('exit', onExit);
+        outcome();
+      };
+      const stop = (reason: RejectReason, message: string) => {
+        if (this.thread?.worker === worker) this.thread = undefined;
+        void worker.terminate();
+        settle(() => reject(new MailRejected(reason, message)));
+      };
+      const onMessage = (reply: Reply) => settle(() => (reply.ok ? resolve(reply.mail) : reject(new MailRejected(reply.reason, reply.message))));
+      const onError = (error: Error & { code?: string }) =>
+        error.code === 'ERR_WORKER_OUT_OF_MEMORY'
+          ? stop('too-large', `Parsing needed more than ${this.limits.maxParserHeapMb} MB`)
+          : stop('unparseable', error.message);
+      const onExit = () => stop('unparseable', 'The parser thread stopped');
+      const timer = setTimeout(() => stop('too-slow', `Parsing took over ${this.limits.maxProcessingMs} ms`), this.limits.maxProcessingMs);
+      worker.on('message', onMessage).on('error', onError).on('exit', onExit);
+      const request: ParseRequest = { raw: new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength), limits: this.limits };
+      worker.postMessage(request);
+    });
+  }
+}
