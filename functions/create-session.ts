@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../shared/zod';
 import { AppError } from '../shared/errors';
 import { api } from '../shared/http/api';
 import { json } from '../shared/http/response';
@@ -8,8 +8,8 @@ import { createSession, destroySession, parseSessionCookie, SESSION_COOKIE, sess
 import { findUserByEmail } from '../shared/sessions/users';
 
 const Credentials = z.object({
-  email: z.email().max(254),
-  password: z.string().min(1).max(1024),
+  email: z.email().check(z.maxLength(254)),
+  password: z.string().check(z.minLength(1), z.maxLength(1024)),
 });
 
 export const handler = api({ access: 'public', body: Credentials }).handler(async (event) => {

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../shared/zod';
 import { NotFoundError } from '../shared/errors';
 import { api } from '../shared/http/api';
 import { json } from '../shared/http/response';

@@ -1,5 +1,5 @@
 import type { RowDataPacket } from 'mysql2';
-import { z } from 'zod';
+import * as z from '../shared/zod';
 import { db } from '../shared/clients/mysql';
 import { NotFoundError } from '../shared/errors';
 import { api } from '../shared/http/api';

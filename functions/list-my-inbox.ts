@@ -1,15 +1,15 @@
-import { z } from 'zod';
+import * as z from '../shared/zod';
 import { api } from '../shared/http/api';
 import { json } from '../shared/http/response';
 import { listInbox } from '../shared/mail/inbox';
 
-const id = z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
+const id = z.coerce.number().check(z.int(), z.minimum(1), z.maximum(Number.MAX_SAFE_INTEGER));
 
 export const handler = api({
   access: 'user',
   query: z.strictObject({
-    newsletter: id.optional(),
-    page: z.coerce.number().int().min(1).max(10_000).default(1),
-    size: z.coerce.number().int().min(1).max(50).default(20),
+    newsletter: z.optional(id),
+    page: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(10_000)), 1),
+    size: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(50)), 20),
   }),
 }).handler(async ({ principal, input }) => json(200, await listInbox(principal.userId, input.query)));

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../shared/zod';
 import { api } from '../shared/http/api';
 import { json } from '../shared/http/response';
 import { setDealState } from '../shared/coupons/coupons';
@@ -7,18 +7,17 @@ import { DealId } from '../shared/coupons/model';
 
 const Params = z.object({ dealId: DealId });
 /** What MySQL's TIMESTAMP holds; a date outside it is refused here, before anything is written. */
-const Instant = z.iso
-  .datetime({ offset: true })
-  .transform((s) => Date.parse(s))
-  .refine((ms) => ms >= Date.UTC(1970, 0, 2) && ms < Date.UTC(2038, 0, 1), 'must fall between 1970-01-02 and 2037-12-31');
+const Instant = z
+  .pipe(z.iso.datetime({ offset: true }), z.transform((s) => Date.parse(s)))
+  .check(z.refine((ms) => ms >= Date.UTC(1970, 0, 2) && ms < Date.UTC(2038, 0, 1), 'must fall between 1970-01-02 and 2037-12-31'));
 const DealInput = z
   .strictObject({
-    title: z.string().trim().min(1).max(200),
+    title: z.string().check(z.trim(), z.minLength(1), z.maxLength(200)),
     opensAt: Instant,
     closesAt: Instant,
-    limit: z.number().int().min(1).max(10_000_000),
+    limit: z.int().check(z.minimum(1), z.maximum(10_000_000)),
   })
-  .refine((d) => d.opensAt < d.closesAt, { message: 'closesAt must be after opensAt', path: ['closesAt'] });
+  .check(z.refine((d) => d.opensAt < d.closesAt, { message: 'closesAt must be after opensAt', path: ['closesAt'] }));
 
 /** Redis first (it refuses a limit below what is already issued), then the MySQL row. */
 export const handler = api({ access: 'admin', params: Params, body: DealInput }).handler(async ({ input }) => {

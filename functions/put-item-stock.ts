@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../shared/zod';
 import { AppError } from '../shared/errors';
 import { api } from '../shared/http/api';
 import { json } from '../shared/http/response';
@@ -8,8 +8,8 @@ import { openSale, saleHasReservations } from '../shared/orders/reservations';
 
 const Params = z.object({ itemId: ItemId });
 const Stock = z.strictObject({
-  quantity: z.number().int().min(1).max(10_000_000),
-  perUserLimit: z.number().int().min(1).max(MAX_ORDER_QUANTITY),
+  quantity: z.int().check(z.minimum(1), z.maximum(10_000_000)),
+  perUserLimit: z.int().check(z.minimum(1), z.maximum(MAX_ORDER_QUANTITY)),
 });
 
 const saleStarted = () => new AppError('SALE_STARTED', 'This sale already has orders; its stock can no longer be reset');

@@ -1,11 +1,11 @@
-import { z } from 'zod';
+import * as z from '../shared/zod';
 import { NotFoundError } from '../shared/errors';
 import { api } from '../shared/http/api';
 import { json } from '../shared/http/response';
 import { catalogChanged } from '../shared/catalog/cached-programs';
 import { ProgramInput, updateProgram } from '../shared/catalog/programs';
 
-const Params = z.object({ id: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER) });
+const Params = z.object({ id: z.coerce.number().check(z.int(), z.positive(), z.maximum(Number.MAX_SAFE_INTEGER)) });
 
 export const handler = api({ access: 'admin', params: Params, body: ProgramInput }).handler(async ({ input }) => {
   const program = await updateProgram(input.params.id, input.body);

@@ -4,7 +4,7 @@
  * then inserts. Served by the twin under /__baseline/… (SURGE_BASELINES=true); never deployed.
  */
 import type { Pool, RowDataPacket } from 'mysql2/promise';
-import { z } from 'zod';
+import * as z from '../../shared/zod';
 import { db } from '../../shared/clients/mysql';
 import { inTransaction } from '../../shared/db/transaction';
 import { AppError, NotFoundError } from '../../shared/errors';

@@ -5,7 +5,7 @@
  * /__baseline/… (SURGE_BASELINES=true) so both are measured alike; never deployed.
  */
 import type { Pool, RowDataPacket } from 'mysql2/promise';
-import { z } from 'zod';
+import * as z from '../../shared/zod';
 import { db } from '../../shared/clients/mysql';
 import { inTransaction } from '../../shared/db/transaction';
 import { AppError, NotFoundError } from '../../shared/errors';

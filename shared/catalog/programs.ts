@@ -1,29 +1,31 @@
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
-import { z } from 'zod';
+import * as z from '../zod';
 import { db } from '../clients/mysql';
 
 export const PROGRAM_TYPES = ['bootcamp', 'course', 'mentoring', 'workshop'] as const;
-const CareerTag = z.string().regex(/^[a-z0-9-]{1,50}$/, 'use 1–50 of a–z, 0–9 and -');
+const CareerTag = z.string().check(z.regex(/^[a-z0-9-]{1,50}$/, 'use 1–50 of a–z, 0–9 and -'));
+/** `a,b,c` as ['a', 'b', 'c']. */
+const commaList = z.pipe(z.string(), z.transform((raw) => raw.split(',')));
 
 /** Query string of GET /programs; unknown types, pages below 1 and sizes above 50 are refused. */
 export const ProgramQuery = z.strictObject({
-  careerTag: CareerTag.optional(),
-  types: z
-    .string()
-    .transform((raw) => raw.split(','))
-    .pipe(z.array(z.enum(PROGRAM_TYPES)).min(1).max(PROGRAM_TYPES.length))
-    .transform((types) => [...new Set(types)].sort())
-    .optional(),
-  page: z.coerce.number().int().min(1).max(10_000).default(1),
-  size: z.coerce.number().int().min(1).max(50).default(20),
+  careerTag: z.optional(CareerTag),
+  types: z.optional(
+    z.pipe(
+      z.pipe(commaList, z.array(z.enum(PROGRAM_TYPES)).check(z.minLength(1), z.maxLength(PROGRAM_TYPES.length))),
+      z.transform((types) => [...new Set(types)].sort()),
+    ),
+  ),
+  page: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(10_000)), 1),
+  size: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(50)), 20),
 });
 export type ProgramQuery = z.infer<typeof ProgramQuery>;
 
 export const ProgramInput = z.strictObject({
-  title: z.string().trim().min(1).max(200),
+  title: z.string().check(z.trim(), z.minLength(1), z.maxLength(200)),
   careerTag: CareerTag,
   type: z.enum(PROGRAM_TYPES),
-  description: z.string().max(2000).default(''),
+  description: z._default(z.string().check(z.maxLength(2000)), ''),
 });
 export type ProgramInput = z.infer<typeof ProgramInput>;
 

@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { z } from 'zod';
+import * as z from '../zod';
 
-export const DealId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'use 1–64 of A–Z, a–z, 0–9, _ and -');
+export const DealId = z.string().check(z.regex(/^[A-Za-z0-9_-]{1,64}$/, 'use 1–64 of A–Z, a–z, 0–9, _ and -'));
 
 /** What the issuing script hands to the writer, and keeps in the deal's outbox meanwhile. */
 export const CouponRecord = z.object({
-  couponId: z.string().max(96),
+  couponId: z.string().check(z.maxLength(96)),
   dealId: DealId,
-  userId: z.number().int().positive(),
-  issuedAt: z.number().int().positive(),
+  userId: z.int().check(z.positive()),
+  issuedAt: z.int().check(z.positive()),
 });
 export type CouponRecord = z.infer<typeof CouponRecord>;
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../zod';
 import { CouponRecord } from '../coupons/model';
 import { OrderRecord } from '../orders/model';
 
@@ -7,8 +7,11 @@ import { OrderRecord } from '../orders/model';
  * moment travel together to the writer, which stores them in MySQL.
  */
 export const HandOffMessage = z
-  .strictObject({ orders: z.array(OrderRecord).max(100).default([]), coupons: z.array(CouponRecord).max(100).default([]) })
-  .refine((m) => m.orders.length + m.coupons.length > 0, 'a message carries at least one reservation');
+  .strictObject({
+    orders: z._default(z.array(OrderRecord).check(z.maxLength(100)), []),
+    coupons: z._default(z.array(CouponRecord).check(z.maxLength(100)), []),
+  })
+  .check(z.refine((m) => m.orders.length + m.coupons.length > 0, 'a message carries at least one reservation'));
 export type HandOffMessage = z.infer<typeof HandOffMessage>;
 
 export type HandOff = { order: OrderRecord } | { coupon: CouponRecord };

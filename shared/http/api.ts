@@ -1,6 +1,6 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import type { z } from 'zod';
+import type * as z from '../zod';
 import { AppError, ForbiddenError, UnauthenticatedError, UnavailableError } from '../errors';
 import { logger } from '../logger';
 import { parseSessionCookie, resolveSession, SESSION_COOKIE, type Principal } from '../sessions/store';
@@ -12,13 +12,13 @@ const MAX_BODY_BYTES = 64 * 1024;
 
 /** Schemas for the parts of a request a function reads; each is validated before the handler runs. */
 export interface InputSchemas {
-  params?: z.ZodType;
-  query?: z.ZodType;
-  headers?: z.ZodType;
-  body?: z.ZodType;
+  params?: z.ZodMiniType;
+  query?: z.ZodMiniType;
+  headers?: z.ZodMiniType;
+  body?: z.ZodMiniType;
 }
 
-type Parsed<S extends InputSchemas> = { [K in keyof S]: S[K] extends z.ZodType ? z.infer<S[K]> : never };
+type Parsed<S extends InputSchemas> = { [K in keyof S]: S[K] extends z.ZodMiniType ? z.infer<S[K]> : never };
 
 export interface ApiEvent<In = unknown> extends APIGatewayProxyEventV2 {
   /** Cookies by name; the first occurrence of a name wins. */
@@ -89,7 +89,7 @@ function authenticate(role: Role): MiddlewareObj<APIGatewayProxyEventV2> {
   };
 }
 
-function check(schema: z.ZodType, value: unknown, what: string): unknown {
+function check(schema: z.ZodMiniType, value: unknown, what: string): unknown {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const details = result.error.issues.map((i) => ({ path: [what, ...i.path].join('.'), message: i.message }));

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../zod';
 import { api } from '../http/api';
 import { json } from '../http/response';
 import { setMuted } from './inbox';
@@ -7,7 +7,7 @@ import { setMuted } from './inbox';
 export const muteHandler = (muted: boolean) =>
   api({
     access: 'user',
-    params: z.object({ id: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER) }),
+    params: z.object({ id: z.coerce.number().check(z.int(), z.minimum(1), z.maximum(Number.MAX_SAFE_INTEGER)) }),
   }).handler(async ({ principal, input }) => {
     await setMuted(principal.userId, input.params.id, muted);
     return json(200, { id: input.params.id, muted });

@@ -1,5 +1,5 @@
 import type { SESEvent } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from '../zod';
 import { logger } from '../logger';
 import { usersByInboxToken } from './addresses';
 import { inboxTokenOf } from './inbox-token';
@@ -16,7 +16,7 @@ import { gate, Receipt } from './verdicts';
 const SesRecord = z.object({
   eventSource: z.literal('aws:ses'),
   ses: z.object({
-    mail: z.object({ messageId: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/) }),
+    mail: z.object({ messageId: z.string().check(z.regex(/^[A-Za-z0-9._-]{1,64}$/)) }),
     receipt: Receipt,
   }),
 });

@@ -1,18 +1,18 @@
-import { z } from 'zod';
+import * as z from '../zod';
 
 const Verdict = z.object({ status: z.enum(['PASS', 'FAIL', 'GRAY', 'PROCESSING_FAILED']) });
 export type VerdictStatus = z.infer<typeof Verdict>['status'];
 
 /** The parts of SES's receipt the gate reads; SES sends them with every receipt event. */
 export const Receipt = z.object({
-  recipients: z.array(z.string().max(320)).min(1).max(100),
+  recipients: z.array(z.string().check(z.maxLength(320))).check(z.minLength(1), z.maxLength(100)),
   spamVerdict: Verdict,
   virusVerdict: Verdict,
-  spfVerdict: Verdict.optional(),
-  dkimVerdict: Verdict.optional(),
+  spfVerdict: z.optional(Verdict),
+  dkimVerdict: z.optional(Verdict),
   dmarcVerdict: Verdict,
   /** Present when DMARC failed: what the sender's domain asks receivers to do with such mail. */
-  dmarcPolicy: z.enum(['none', 'quarantine', 'reject']).optional(),
+  dmarcPolicy: z.optional(z.enum(['none', 'quarantine', 'reject'])),
 });
 export type Receipt = z.infer<typeof Receipt>;
 

@@ -1,19 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import { z } from 'zod';
+import * as z from '../zod';
 
 /** Item ids are chosen by admins; kept to characters that are safe in keys, paths and logs. */
-export const ItemId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'use 1–64 of A–Z, a–z, 0–9, _ and -');
-export const IdempotencyKey = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'use 1–64 of A–Z, a–z, 0–9, _ and -');
+export const ItemId = z.string().check(z.regex(/^[A-Za-z0-9_-]{1,64}$/, 'use 1–64 of A–Z, a–z, 0–9, _ and -'));
+export const IdempotencyKey = z.string().check(z.regex(/^[A-Za-z0-9_-]{1,64}$/, 'use 1–64 of A–Z, a–z, 0–9, _ and -'));
 export const MAX_ORDER_QUANTITY = 100;
-export const Quantity = z.number().int().min(1).max(MAX_ORDER_QUANTITY);
+export const Quantity = z.int().check(z.minimum(1), z.maximum(MAX_ORDER_QUANTITY));
 
 /** What the reservation hands to the writer through the queue, and keeps in the outbox meanwhile. */
 export const OrderRecord = z.object({
-  orderId: z.string().max(96),
+  orderId: z.string().check(z.maxLength(96)),
   itemId: ItemId,
-  userId: z.number().int().positive(),
+  userId: z.int().check(z.positive()),
   quantity: Quantity,
-  reservedAt: z.number().int().positive(),
+  reservedAt: z.int().check(z.positive()),
 });
 export type OrderRecord = z.infer<typeof OrderRecord>;
 
@@ -26,7 +26,7 @@ export function newOrderId(itemId: string, now = Date.now()): string {
 }
 
 const ORDER_ID = /^([A-Za-z0-9_-]{1,64})\.([0-9a-z]{9}[A-Za-z0-9_-]{14})$/;
-export const OrderId = z.string().regex(ORDER_ID, 'not an order id');
+export const OrderId = z.string().check(z.regex(ORDER_ID, 'not an order id'));
 
 export function itemOfOrder(orderId: string): string {
   return ORDER_ID.exec(orderId)![1]!;
