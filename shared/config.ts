@@ -59,3 +59,6 @@ export const rawMailEnv = z.object({
   RAW_MAIL_BUCKET: z.string().check(z.regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name')),
   RAW_MAIL_PREFIX: z._default(z.string().check(z.regex(/^[A-Za-z0-9!_.*'()/-]{0,100}$/, 'an S3 key prefix')), 'inbound/'),
 });
+
+/** What the mail function reads: the domain it takes mail for and where SES stores it. */
+export const receiveMailEnv = z.extend(inboundDomainEnv, rawMailEnv.shape);

@@ -6,12 +6,12 @@
 import middy from '@middy/core';
 import type { SESEvent } from 'aws-lambda';
 import { redis } from '../../shared/clients/redis';
-import { inboundDomainEnv, rawMailEnv, readEnv } from '../../shared/config';
+import { readEnv, receiveMailEnv } from '../../shared/config';
 import { lookUpOrInsertNewsletter, newsletterCacheKey, type NewsletterResolver } from '../../shared/mail/newsletters';
 import { mailReceiver } from '../../shared/mail/receive';
 import { baselineMailDomain } from './table';
 
-const { INBOUND_DOMAIN, RAW_MAIL_BUCKET, RAW_MAIL_PREFIX } = readEnv(inboundDomainEnv.extend(rawMailEnv.shape));
+const { INBOUND_DOMAIN, RAW_MAIL_BUCKET, RAW_MAIL_PREFIX } = readEnv(receiveMailEnv);
 const TTL_SECONDS = 7 * 24 * 3600;
 
 const cacheOnly: NewsletterResolver = async (identity) => {
