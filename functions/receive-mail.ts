@@ -4,8 +4,8 @@ import { readEnv, receiveMailEnv } from '../shared/config';
 import { findOrCreateNewsletter } from '../shared/mail/newsletters';
 import { mailReceiver } from '../shared/mail/receive';
 
-const { INBOUND_DOMAIN, RAW_MAIL_BUCKET, RAW_MAIL_PREFIX } = readEnv(receiveMailEnv);
+const { INBOUND_DOMAIN, RAW_MAIL_BUCKET, RAW_MAIL_PREFIX, MAIL_PARSER_THREADS } = readEnv(receiveMailEnv);
 
 export const handler = middy<SESEvent, void>().handler(
-  mailReceiver({ domain: INBOUND_DOMAIN, bucket: RAW_MAIL_BUCKET, prefix: RAW_MAIL_PREFIX, resolveNewsletter: findOrCreateNewsletter }),
+  mailReceiver({ domain: INBOUND_DOMAIN, bucket: RAW_MAIL_BUCKET, prefix: RAW_MAIL_PREFIX, resolveNewsletter: findOrCreateNewsletter, parserThreads: MAIL_PARSER_THREADS }),
 );

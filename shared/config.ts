@@ -61,4 +61,8 @@ export const rawMailEnv = z.object({
 });
 
 /** What the mail function reads: the domain it takes mail for and where SES stores it. */
-export const receiveMailEnv = z.extend(inboundDomainEnv, rawMailEnv.shape);
+export const receiveMailEnv = z.extend(inboundDomainEnv, {
+  ...rawMailEnv.shape,
+  /** Parser threads per instance: 1 on Lambda (one event at a time); more in the twin, which stands for many instances. */
+  MAIL_PARSER_THREADS: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(16)), 1),
+});

@@ -85,6 +85,8 @@ export function functionEnvironment(services: Record<'redis' | 'database' | 'emu
     INBOUND_DOMAIN: TWIN_INBOUND_DOMAIN,
     RAW_MAIL_BUCKET,
     RAW_MAIL_PREFIX: inboundMail.prefix,
+    // One process stands for many mail-function instances, each of which would parse on its own.
+    MAIL_PARSER_THREADS: '4',
   };
 }
 

@@ -11,7 +11,7 @@ import { lookUpOrInsertNewsletter, newsletterCacheKey, type NewsletterResolver }
 import { mailReceiver } from '../../shared/mail/receive';
 import { baselineMailDomain } from './table';
 
-const { INBOUND_DOMAIN, RAW_MAIL_BUCKET, RAW_MAIL_PREFIX } = readEnv(receiveMailEnv);
+const { INBOUND_DOMAIN, RAW_MAIL_BUCKET, RAW_MAIL_PREFIX, MAIL_PARSER_THREADS } = readEnv(receiveMailEnv);
 const TTL_SECONDS = 7 * 24 * 3600;
 
 const cacheOnly: NewsletterResolver = async (identity) => {
@@ -25,5 +25,5 @@ const cacheOnly: NewsletterResolver = async (identity) => {
 };
 
 export const handler = middy<SESEvent, void>().handler(
-  mailReceiver({ domain: baselineMailDomain(INBOUND_DOMAIN), bucket: RAW_MAIL_BUCKET, prefix: RAW_MAIL_PREFIX, resolveNewsletter: cacheOnly }),
+  mailReceiver({ domain: baselineMailDomain(INBOUND_DOMAIN), bucket: RAW_MAIL_BUCKET, prefix: RAW_MAIL_PREFIX, resolveNewsletter: cacheOnly, parserThreads: MAIL_PARSER_THREADS }),
 );

@@ -86,3 +86,30 @@ export class IsolatedMailParser {
     });
   }
 }
+
+/**
+ * Several parser threads, each message going to the least busy. A Lambda instance handles one
+ * event at a time and needs one; the twin, one process standing for many instances, runs several
+ * so that mail arriving together is parsed together, as on AWS.
+ */
+export class MailParserPool {
+  private readonly slots: { parser: IsolatedMailParser; pending: number }[];
+
+  constructor(threads: number, limits: MailLimits = mailLimits) {
+    this.slots = Array.from({ length: threads }, () => ({ parser: new IsolatedMailParser(limits), pending: 0 }));
+  }
+
+  async parse(raw: Buffer): Promise<SafeMail> {
+    const slot = this.slots.reduce((least, s) => (s.pending < least.pending ? s : least));
+    slot.pending++;
+    try {
+      return await slot.parser.parse(raw);
+    } finally {
+      slot.pending--;
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.slots.map((s) => s.parser.close()));
+  }
+}

@@ -8,7 +8,7 @@ import { mailLimits } from './limits';
 import { identify } from './identity';
 import type { NewsletterResolver } from './newsletters';
 import { recordOutcomes, type OutcomeRecord } from './outcomes';
-import { IsolatedMailParser } from './isolated-parse';
+import { MailParserPool } from './isolated-parse';
 import { MailRejected } from './rejection';
 import { readRawMail } from './raw-store';
 import { gate, Receipt } from './verdicts';
@@ -27,6 +27,7 @@ export interface MailReceiverOptions {
   bucket: string;
   prefix: string;
   resolveNewsletter: NewsletterResolver;
+  parserThreads: number;
 }
 
 /**
@@ -37,8 +38,8 @@ export interface MailReceiverOptions {
  * fails the invocation; only a dependency failing (S3, MySQL, Redis) does, so SES's retry repeats
  * it, and every step is idempotent on the SES message id.
  */
-export function mailReceiver({ domain, bucket, prefix, resolveNewsletter }: MailReceiverOptions) {
-  const parser = new IsolatedMailParser();
+export function mailReceiver({ domain, bucket, prefix, resolveNewsletter, parserThreads }: MailReceiverOptions) {
+  const parser = new MailParserPool(parserThreads);
 
   async function receive(messageId: string, receipt: Receipt): Promise<OutcomeRecord[]> {
     const rawKey = `${prefix}${messageId}`;
