@@ -24,6 +24,11 @@ export function acknowledgeFindings(stack: SurgeStack): void {
     'The mail function reads (s3:GetObject only) the raw messages SES stores under the inbound prefix; their keys are SES message ids, known only at run time.',
   );
   acknowledge(
+    at('receive-mailFailures'),
+    'AwsSolutions-SQS3',
+    'This queue is itself the end of the line: the failure destination of SES receipt events the mail function could not process; it is alarmed, and nothing consumes it to fail again.',
+  );
+  acknowledge(
     at('AccessLogs'),
     'AwsSolutions-S1',
     'This is the access-log bucket of the raw-mail bucket; logging it into itself would loop.',

@@ -8,6 +8,7 @@ import { CfnReplicationGroup, CfnSubnetGroup } from 'aws-cdk-lib/aws-elasticache
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { Architecture, Runtime, type Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -258,6 +259,10 @@ export class SurgeStack extends Stack {
       if (spec.env.includes('orderQueue')) queueOf.get('orders')!.grantSendMessages(fn);
       if (spec.env.includes('rawMail')) {
         fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [rawMail.arnForObjects(`${inboundMail.prefix}*`)] }));
+        // Without ListBucket S3 answers a missing key with AccessDenied instead of NoSuchKey.
+        fn.addToRolePolicy(
+          new PolicyStatement({ actions: ['s3:ListBucket'], resources: [rawMail.bucketArn], conditions: { StringLike: { 's3:prefix': [`${inboundMail.prefix}*`] } } }),
+        );
       }
       new Alarm(this, `${spec.id}Errors`, {
         metric: fn.metricErrors({ period: Duration.minutes(1) }),
@@ -302,9 +307,27 @@ export class SurgeStack extends Stack {
         case 'deploy':
           new Trigger(this, `${spec.id}Trigger`, { handler: fn, executeAfter: [database, proxy], executeOnHandlerChange: true });
           break;
-        case 'ses':
+        case 'ses': {
           mailFunctions.push(fn);
+          // SES invokes asynchronously: an event still failing after Lambda's two retries is kept here.
+          const failed = new Queue(this, `${spec.id}Failures`, {
+            queueName: `surge-${spec.id}-failures`,
+            retentionPeriod: Duration.days(14),
+            enforceSSL: true,
+            encryption: QueueEncryption.SQS_MANAGED,
+          });
+          fn.configureAsyncInvoke({ retryAttempts: 2, maxEventAge: Duration.hours(6), onFailure: new SqsDestination(failed) });
+          new Alarm(this, `${spec.id}FailuresDepth`, {
+            metric: failed.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
+            threshold: 0,
+            comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+            evaluationPeriods: 1,
+            treatMissingData: TreatMissingData.NOT_BREACHING,
+            alarmDescription: `Receipt events ${spec.id} could not process; the raw mail is still in the bucket`,
+          });
+          new CfnOutput(this, `${spec.id}FailuresUrl`.replace(/-/g, ''), { value: failed.queueUrl });
           break;
+        }
       }
     }
 

@@ -79,6 +79,8 @@ export async function startDatabase(stateDir: string, database: string): Promise
       '--skip-name-resolve',
       '--max-connections=500',
       '--innodb-buffer-pool-size=256M',
+      // UTC, as Aurora runs: TIMESTAMP values and their range do not shift with the machine's zone.
+      '--default-time-zone=+00:00',
     ],
     join(stateDir, 'mariadbd.log'),
   );

@@ -57,6 +57,9 @@ export interface ReceivedMail {
   messageId: string;
   raw: Buffer;
   mailFrom: string;
+  /** Every envelope recipient of the message. */
+  destination: string[];
+  /** Those of them the receipt rule matched. */
   recipients: string[];
   functionArn: string;
   verdicts: Verdicts;
@@ -80,7 +83,7 @@ export function sesEvent(mail: ReceivedMail): SESEvent {
             timestamp,
             source: mail.mailFrom,
             messageId: mail.messageId,
-            destination: mail.recipients,
+            destination: mail.destination,
             headersTruncated: truncated,
             headers,
             commonHeaders: {

@@ -13,6 +13,7 @@ export interface MailRoute {
 export interface SmtpListenerOptions {
   port: number;
   routes: MailRoute[];
+  /** SES_MAX_MESSAGE_BYTES in the twin; smaller in tests of the limit itself. */
   maxMessageBytes: number;
   verdicts: Verdicts;
   /** Stores the raw message where the SES S3 action would: <prefix><messageId>. */
@@ -25,6 +26,9 @@ export interface SmtpListener {
   port: number;
   close(): Promise<void>;
 }
+
+/** SES accepts messages up to 40 MB when it stores them in S3; the function refuses larger than its own limit. */
+export const SES_MAX_MESSAGE_BYTES = 40 * 1024 * 1024;
 
 /** Lambda's own retries of a failed asynchronous invocation (SES invokes with type Event). */
 const ASYNC_RETRIES = 2;
@@ -60,13 +64,16 @@ function readMessage(stream: SMTPServerDataStream, maxBytes: number): Promise<Bu
 export async function startSmtpListener(options: SmtpListenerOptions): Promise<SmtpListener> {
   const routeOf = new Map(options.routes.map((r) => [r.domain.toLowerCase(), r]));
 
+  const deliveries = new Set<Promise<void>>();
+  let closing = false;
+
   async function deliver(event: SESEvent, route: MailRoute): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
         await route.invoke(event);
         return;
       } catch (error) {
-        if (attempt === ASYNC_RETRIES) {
+        if (attempt === ASYNC_RETRIES || closing) {
           options.onError(error as Error);
           return;
         }
@@ -84,7 +91,9 @@ export async function startSmtpListener(options: SmtpListenerOptions): Promise<S
       byRoute.set(route, [...(byRoute.get(route) ?? []), address]);
     }
     for (const [route, recipients] of byRoute) {
-      void deliver(sesEvent({ messageId, raw, mailFrom, recipients, functionArn: route.functionArn, verdicts: options.verdicts, receivedAt }), route);
+      const event = sesEvent({ messageId, raw, mailFrom, destination: rcptTo, recipients, functionArn: route.functionArn, verdicts: options.verdicts, receivedAt });
+      const delivery = deliver(event, route).finally(() => deliveries.delete(delivery));
+      deliveries.add(delivery);
     }
   }
 
@@ -113,6 +122,8 @@ export async function startSmtpListener(options: SmtpListenerOptions): Promise<S
     authOptional: true,
     disabledCommands: ['AUTH', 'STARTTLS'],
     logger: false,
+    // On close, idle client connections get this long to leave, not smtp-server's 30 s.
+    closeTimeout: 1_000,
     onRcptTo(address, _session, callback) {
       if (routeOf.has(domainOf(address.address))) return callback();
       callback(smtpError(550, `5.7.1 <${address.address}>: this server takes mail only for ${[...routeOf.keys()].join(', ')}`));
@@ -134,6 +145,11 @@ export async function startSmtpListener(options: SmtpListenerOptions): Promise<S
   return {
     url: `smtp://127.0.0.1:${port}`,
     port,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    async close() {
+      closing = true;
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      // Invocations under way finish (or stop retrying) before the services they use go away.
+      await Promise.all(deliveries);
+    },
   };
 }

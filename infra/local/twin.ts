@@ -5,14 +5,13 @@ import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, ScheduledEvent, SQSEvent } from 'aws-lambda';
 import { buckets, functions, inboundMail, type FunctionSpec, type QueueName } from '../../functions/table';
 import { migrate } from '../../shared/db/migrate';
-import { mailLimits } from '../../shared/mail/limits';
 import { startGateway, type Gateway, type HttpRoute } from './gateway';
 import { LocalLambda } from './lambda';
 import { startPoller, type Poller } from './poller';
 import { provision, type ProvisionedQueue } from './provision';
 import { seed } from './seed';
 import { functionArnOf, passingVerdicts, type Verdicts } from './ses-event';
-import { startSmtpListener, type MailRoute } from './smtp';
+import { SES_MAX_MESSAGE_BYTES, startSmtpListener, type MailRoute } from './smtp';
 import { readyLine, spawnService } from './processes';
 import { startDatabase, startEmulator, startRedis, type Service } from './services';
 
@@ -183,7 +182,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     const smtp = await startSmtpListener({
       port: options.smtpPort ?? inboundMail.smtpPort,
       routes: mailRoutes,
-      maxMessageBytes: mailLimits.maxMessageBytes,
+      maxMessageBytes: SES_MAX_MESSAGE_BYTES,
       verdicts: options.verdicts ?? passingVerdicts(),
       store: async (messageId, raw) => {
         await s3.send(new PutObjectCommand({ Bucket: RAW_MAIL_BUCKET, Key: `${inboundMail.prefix}${messageId}`, Body: raw, ContentType: 'message/rfc822' }));

@@ -5,9 +5,14 @@ import type { SafeMail } from './isolated-parse';
 
 export type FilingOutcome = 'filed' | 'duplicate' | 'muted';
 
+/** Attachments listed per issue; their total is kept beside the list. */
+const LISTED_ATTACHMENTS = 50;
+
 export interface IssueToFile {
   userId: number;
   newsletterId: number;
+  /** The name this mail gives its newsletter, shown to this reader. */
+  newsletterName: string;
   sesMessageId: string;
   mail: SafeMail;
 }
@@ -17,14 +22,18 @@ export interface IssueToFile {
  * issue keyed on SES message and reader), so a retry after a failure part-way completes the work
  * and a redelivered event changes nothing.
  */
-export async function fileIssue({ userId, newsletterId, sesMessageId, mail }: IssueToFile): Promise<FilingOutcome> {
-  await db.query('INSERT INTO subscriptions (user_id, newsletter_id) VALUES (?, ?) ON DUPLICATE KEY UPDATE user_id = user_id', [userId, newsletterId]);
+export async function fileIssue({ userId, newsletterId, newsletterName, sesMessageId, mail }: IssueToFile): Promise<FilingOutcome> {
+  await db.query('INSERT INTO subscriptions (user_id, newsletter_id, name) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE name = VALUES(name)', [
+    userId,
+    newsletterId,
+    newsletterName,
+  ]);
   const [[subscription]] = await db.query<RowDataPacket[]>('SELECT muted FROM subscriptions WHERE user_id = ? AND newsletter_id = ?', [userId, newsletterId]);
   if (subscription?.muted) return 'muted';
   const sender = mail.from.name ? `${mail.from.name} <${mail.from.address}>` : mail.from.address;
   const [result] = await db.query<ResultSetHeader>(
-    `INSERT INTO issues (user_id, newsletter_id, ses_message_id, subject, sender, sent_at, html, text, list_unsubscribe, attachments)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE id = id`,
+    `INSERT INTO issues (user_id, newsletter_id, ses_message_id, subject, sender, sent_at, html, text, list_unsubscribe, attachments, attachment_count)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE id = id`,
     [
       userId,
       newsletterId,
@@ -34,11 +43,13 @@ export async function fileIssue({ userId, newsletterId, sesMessageId, mail }: Is
       mail.sentAt ?? null,
       mail.html ?? null,
       mail.text ?? null,
-      mail.listUnsubscribe ?? null,
-      JSON.stringify(mail.attachments).slice(0, 60_000),
+      JSON.stringify(mail.listUnsubscribe),
+      JSON.stringify(mail.attachments.slice(0, LISTED_ATTACHMENTS).map((a) => ({ ...a, filename: a.filename.slice(0, 100) }))),
+      mail.attachments.length,
     ],
   );
-  return result.affectedRows === 1 ? 'filed' : 'duplicate';
+  // mysql2 counts a found row as affected, so a redelivery is told apart by getting no new id.
+  return result.insertId !== 0 ? 'filed' : 'duplicate';
 }
 
 export interface NewsletterSummary {
@@ -53,12 +64,12 @@ export interface NewsletterSummary {
 
 export async function listNewsletters(userId: number): Promise<NewsletterSummary[]> {
   const [rows] = await db.query<RowDataPacket[]>(
-    `SELECT n.id, n.name, n.identity, s.muted, COUNT(i.id) AS issues, COALESCE(SUM(i.read_at IS NULL), 0) AS unread, MAX(i.filed_at) AS last_issue_at
+    `SELECT n.id, s.name, n.identity, s.muted, COUNT(i.id) AS issues, COALESCE(SUM(i.id IS NOT NULL AND i.read_at IS NULL), 0) AS unread, MAX(i.filed_at) AS last_issue_at
        FROM subscriptions s
        JOIN newsletters n ON n.id = s.newsletter_id
        LEFT JOIN issues i ON i.user_id = s.user_id AND i.newsletter_id = s.newsletter_id
       WHERE s.user_id = ?
-      GROUP BY n.id, n.name, n.identity, s.muted
+      GROUP BY n.id, s.name, n.identity, s.muted
       ORDER BY last_issue_at DESC, n.id DESC`,
     [userId],
   );
@@ -107,7 +118,7 @@ export async function listInbox(userId: number, query: { newsletter?: number; pa
 export async function readIssue(userId: number, issueId: number) {
   await db.query('UPDATE issues SET read_at = CURRENT_TIMESTAMP(3) WHERE id = ? AND user_id = ? AND read_at IS NULL', [issueId, userId]);
   const [[row]] = await db.query<RowDataPacket[]>(
-    'SELECT id, newsletter_id, subject, sender, sent_at, filed_at, read_at, html, text, list_unsubscribe, attachments FROM issues WHERE id = ? AND user_id = ?',
+    'SELECT id, newsletter_id, subject, sender, sent_at, filed_at, read_at, html, text, list_unsubscribe, attachments, attachment_count FROM issues WHERE id = ? AND user_id = ?',
     [issueId, userId],
   );
   if (!row) throw new NotFoundError('No such issue');
@@ -115,8 +126,9 @@ export async function readIssue(userId: number, issueId: number) {
     ...issueSummary(row),
     html: row.html as string | null,
     text: row.text as string | null,
-    listUnsubscribe: row.list_unsubscribe as string | null,
+    listUnsubscribe: JSON.parse(row.list_unsubscribe ?? '[]') as string[],
     attachments: JSON.parse(row.attachments as string) as unknown[],
+    attachmentCount: Number(row.attachment_count),
   };
 }
 

@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { mailLimits, type MailLimits } from './limits';
@@ -12,7 +11,7 @@ export type SafeMail = ParsedMail;
 type Reply = { ok: true; mail: SafeMail } | { ok: false; reason: RejectReason; message: string };
 
 /** Bundled functions carry the thread as parse-worker.mjs beside them; the twin and tests run the source. */
-function startWorker(limits: MailLimits): { worker: Worker; ready: Promise<unknown> } {
+function startWorker(limits: MailLimits): { worker: Worker; ready: Promise<void> } {
   const bundled = new URL('./parse-worker.mjs', import.meta.url);
   const resourceLimits = { maxOldGenerationSizeMb: limits.maxParserHeapMb, maxYoungGenerationSizeMb: 32 };
   const worker = existsSync(bundled)
@@ -23,7 +22,14 @@ function startWorker(limits: MailLimits): { worker: Worker; ready: Promise<unkno
         { eval: true, resourceLimits },
       );
   worker.unref();
-  return { worker, ready: once(worker, 'message') };
+  const ready = new Promise<void>((resolve, reject) => {
+    worker.once('message', () => resolve());
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`The parser thread exited (${code}) before it was ready`)));
+  });
+  // Until a parse awaits it, a failed start must not count as unhandled.
+  ready.catch(() => undefined);
+  return { worker, ready };
 }
 
 /**
@@ -33,7 +39,7 @@ function startWorker(limits: MailLimits): { worker: Worker; ready: Promise<unkno
  * size, parts, nesting and headers apply inside the thread as well.
  */
 export class IsolatedMailParser {
-  private thread?: { worker: Worker; ready: Promise<unknown> };
+  private thread?: { worker: Worker; ready: Promise<void> };
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly limits: MailLimits = mailLimits) {}
@@ -57,9 +63,10 @@ export class IsolatedMailParser {
     try {
       await thread.ready;
     } catch (error) {
-      this.thread = undefined;
+      // Not the message's fault: thrown as it is, so the invocation fails and is retried.
+      if (this.thread === thread) this.thread = undefined;
       worker.unref();
-      throw new MailRejected('unparseable', `The parser thread did not start: ${(error as Error).message}`);
+      throw error;
     }
     return new Promise<SafeMail>((resolve, reject) => {
       const settle = (outcome: () => void) => {
@@ -68,18 +75,17 @@ export class IsolatedMailParser {
         worker.off('message', onMessage).off('error', onError).off('exit', onExit);
         outcome();
       };
-      const stop = (reason: RejectReason, message: string) => {
+      /** The message crossed a limit (rejected), or the thread failed on its own (thrown, so retried). */
+      const stop = (failure: Error) => {
         if (this.thread?.worker === worker) this.thread = undefined;
         void worker.terminate();
-        settle(() => reject(new MailRejected(reason, message)));
+        settle(() => reject(failure));
       };
       const onMessage = (reply: Reply) => settle(() => (reply.ok ? resolve(reply.mail) : reject(new MailRejected(reply.reason, reply.message))));
       const onError = (error: Error & { code?: string }) =>
-        error.code === 'ERR_WORKER_OUT_OF_MEMORY'
-          ? stop('too-large', `Parsing needed more than ${this.limits.maxParserHeapMb} MB`)
-          : stop('unparseable', error.message);
-      const onExit = () => stop('unparseable', 'The parser thread stopped');
-      const timer = setTimeout(() => stop('too-slow', `Parsing took over ${this.limits.maxProcessingMs} ms`), this.limits.maxProcessingMs);
+        stop(error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? new MailRejected('too-large', `Parsing needed more than ${this.limits.maxParserHeapMb} MB`) : error);
+      const onExit = (code: number) => stop(new Error(`The parser thread exited (${code}) while parsing`));
+      const timer = setTimeout(() => stop(new MailRejected('too-slow', `Parsing took over ${this.limits.maxProcessingMs} ms`)), this.limits.maxProcessingMs);
       worker.on('message', onMessage).on('error', onError).on('exit', onExit);
       const request: ParseRequest = { raw: new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength), limits: this.limits };
       worker.postMessage(request);

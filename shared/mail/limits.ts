@@ -1,6 +1,7 @@
 /**
- * What Surge accepts of one inbound mail. The twin's SMTP listener refuses bigger messages itself,
- * as SES would; the parser holds every message to all of these before and while it parses.
+ * What Surge accepts of one inbound mail. SES itself takes up to 40 MB, so a bigger message than
+ * maxMessageBytes still arrives and is rejected by its stored size, unread; the parser holds every
+ * message to all of these before and while it parses.
  */
 export const mailLimits = {
   /** Whole raw message, headers included. */

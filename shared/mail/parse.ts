@@ -16,7 +16,8 @@ export interface ParsedMail {
   listId: string | undefined;
   /** The List-Id's phrase, e.g. "Weekly News" of `"Weekly News" <weekly.example.com>`. */
   listName: string | undefined;
-  listUnsubscribe: string | undefined;
+  /** The List-Unsubscribe URLs a reader may follow: https and mailto only. */
+  listUnsubscribe: string[];
   /** Unsanitised here; the parser thread sanitises it. Absent when larger than the HTML budget. */
   html: string | undefined;
   text: string | undefined;
@@ -74,12 +75,12 @@ function header(email: Email, key: string): string | undefined {
   return value === undefined ? undefined : decodeWords(value);
 }
 
-/** TIMESTAMP holds 1970 to 2038; a date outside it, or none, is unknown rather than wrong. */
+/** TIMESTAMP holds 1970 to 2038 (a day's margin at the start for any session time zone); outside it, unknown. */
 function sentAt(date: string | undefined): Date | undefined {
   if (!date) return undefined;
   const at = new Date(date);
   const time = at.getTime();
-  return Number.isFinite(time) && time > 0 && time < Date.UTC(2038, 0, 1) ? at : undefined;
+  return Number.isFinite(time) && time >= Date.UTC(1970, 0, 2) && time < Date.UTC(2038, 0, 1) ? at : undefined;
 }
 
 function listId(value: string | undefined): { id: string; name: string | undefined } | undefined {
@@ -90,6 +91,20 @@ function listId(value: string | undefined): { id: string; name: string | undefin
   if (!/^[a-z0-9!#$%&'*+\-/=?^_`{|}~.]+$/.test(id)) return undefined;
   const name = oneLine(match[1]!.trim().replace(/^"|"$/g, ''), 200);
   return { id, name: name || undefined };
+}
+
+/** `<https://…>, <mailto:…>` as URLs a client can offer safely; any other scheme is dropped. */
+function unsubscribeUrls(value: string | undefined): string[] {
+  const urls: string[] = [];
+  for (const [, candidate] of oneLine(value, 4_000).matchAll(/<([^<>\s]{1,900})>/g)) {
+    try {
+      const url = new URL(candidate!);
+      if (url.protocol === 'https:' || url.protocol === 'mailto:') urls.push(url.href);
+    } catch {
+      // Not a URL: nothing a reader could follow.
+    }
+  }
+  return urls.slice(0, 2);
 }
 
 function byteLength(value: string | undefined): number {
@@ -139,7 +154,7 @@ export async function parseMail(raw: Buffer, limits: MailLimits = mailLimits): P
     sentAt: sentAt(email.date),
     listId: list?.id,
     listName: list?.name,
-    listUnsubscribe: oneLine(header(email, 'list-unsubscribe'), 2_000) || undefined,
+    listUnsubscribe: unsubscribeUrls(header(email, 'list-unsubscribe')),
     html: byteLength(email.html) <= limits.maxHtmlBytes ? email.html : undefined,
     text: capBytes(email.text, limits.maxTextBytes),
     attachments: email.attachments.map((a) => ({

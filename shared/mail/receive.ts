@@ -69,10 +69,11 @@ export function mailReceiver({ domain, bucket, prefix, resolveNewsletter, parser
     let filed: OutcomeRecord[];
     try {
       const mail = await parser.parse(await readRawMail(bucket, rawKey, mailLimits.maxMessageBytes));
-      const newsletterId = await resolveNewsletter(identify(mail));
+      const identity = identify(mail);
+      const newsletterId = await resolveNewsletter(identity);
       filed = await Promise.all(
         readers.map(async (r) => {
-          const result = await fileIssue({ userId: r.userId, newsletterId, sesMessageId: messageId, mail });
+          const result = await fileIssue({ userId: r.userId, newsletterId, newsletterName: identity.name, sesMessageId: messageId, mail });
           return outcome(r.recipient, { outcome: result, userId: r.userId });
         }),
       );
@@ -84,11 +85,17 @@ export function mailReceiver({ domain, bucket, prefix, resolveNewsletter, parser
     return [...unknown, ...filed];
   }
 
+  /**
+   * A record that is not SES's shape fails the invocation once the others are done (they are
+   * idempotent), so it is retried and then lands in the function's failure destination, not lost.
+   */
   return async (event: SESEvent): Promise<void> => {
+    let malformed = 0;
     for (const record of event.Records) {
       const parsed = SesRecord.safeParse(record);
       if (!parsed.success) {
         logger.error('Malformed SES record', { issues: parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.')}: ${i.message}`) });
+        malformed++;
         continue;
       }
       const { mail, receipt } = parsed.data.ses;
@@ -96,5 +103,6 @@ export function mailReceiver({ domain, bucket, prefix, resolveNewsletter, parser
       await recordOutcomes(outcomes);
       logger.info('Inbound mail', { messageId: mail.messageId, outcomes: outcomes.map((o) => `${o.outcome}${o.reason ? `:${o.reason}` : ''}`) });
     }
+    if (malformed > 0) throw new Error(`${malformed} of ${event.Records.length} SES records were malformed`);
   };
 }

@@ -3,8 +3,9 @@ import sanitizeHtml from 'sanitize-html';
 /** Remote images stay out until a reader asks for them: loading one tells the sender the mail was opened. */
 export const REMOTE_IMAGE_ATTRIBUTE = 'data-remote-src';
 
-// Only plain values: no url(), expression() or var() can pass, so no style can fetch anything.
-const plain = [/^[#\w\s.,%-]{1,64}$/];
+// Only plain values: no url(), expression() or var() can pass, so no style can fetch anything; no
+// leading minus, so nothing is pushed off the page or over the reader's own interface.
+const plain = [/^(?![\s-])(?!.*\s-)[#\w\s.,%-]{1,64}$/];
 const STYLES = Object.fromEntries(
   [
     'color',
@@ -24,6 +25,15 @@ const STYLES = Object.fromEntries(
     'vertical-align',
   ].map((property) => [property, plain]),
 );
+
+function isAbsolute(url: string | undefined, protocols: string[]): boolean {
+  if (!url || !/^[a-z][a-z0-9+.-]*:/i.test(url.trim())) return false;
+  try {
+    return protocols.includes(new URL(url.trim()).protocol);
+  } catch {
+    return false;
+  }
+}
 
 const OPTIONS: sanitizeHtml.IOptions = {
   allowedTags: [
@@ -47,11 +57,16 @@ const OPTIONS: sanitizeHtml.IOptions = {
   allowedSchemesAppliedToAttributes: ['href'],
   allowProtocolRelative: false,
   transformTags: {
-    a: (tagName, attribs) => ({ tagName, attribs: { ...attribs, rel: 'noopener noreferrer nofollow', target: '_blank' } }),
-    img: (tagName, attribs) => {
-      const { src, srcset: _srcset, ...rest } = attribs;
-      return { tagName, attribs: /^https:\/\//i.test(src ?? '') ? { ...rest, [REMOTE_IMAGE_ATTRIBUTE]: src! } : rest };
-    },
+    // Only absolute links: a relative one would point into the reader's own app.
+    a: (tagName, { href, ...attribs }) => ({
+      tagName,
+      attribs: { ...attribs, ...(isAbsolute(href, ['https:', 'http:', 'mailto:']) ? { href: href! } : {}), rel: 'noopener noreferrer nofollow', target: '_blank' },
+    }),
+    // The sender's own data-remote-src is never kept: only an https src becomes one.
+    img: (tagName, { src, srcset: _srcset, [REMOTE_IMAGE_ATTRIBUTE]: _parked, ...attribs }) => ({
+      tagName,
+      attribs: isAbsolute(src, ['https:']) ? { ...attribs, [REMOTE_IMAGE_ATTRIBUTE]: src! } : attribs,
+    }),
   },
 };
 

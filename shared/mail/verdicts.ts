@@ -1,7 +1,7 @@
 import * as z from '../zod';
 
-const Verdict = z.object({ status: z.enum(['PASS', 'FAIL', 'GRAY', 'PROCESSING_FAILED']) });
-export type VerdictStatus = z.infer<typeof Verdict>['status'];
+// Any status string is taken (SES also sends DISABLED, and may add more); only PASS passes.
+const Verdict = z.object({ status: z.string().check(z.minLength(1), z.maxLength(40)) });
 
 /** The parts of SES's receipt the gate reads; SES sends them with every receipt event. */
 export const Receipt = z.object({
@@ -12,7 +12,7 @@ export const Receipt = z.object({
   dkimVerdict: z.optional(Verdict),
   dmarcVerdict: Verdict,
   /** Present when DMARC failed: what the sender's domain asks receivers to do with such mail. */
-  dmarcPolicy: z.optional(z.enum(['none', 'quarantine', 'reject'])),
+  dmarcPolicy: z.optional(z.pipe(z.string().check(z.maxLength(40)), z.transform((policy) => policy.toLowerCase()))),
 });
 export type Receipt = z.infer<typeof Receipt>;
 
@@ -20,8 +20,8 @@ export type Gate = { action: 'file' } | { action: 'quarantine'; reason: string }
 
 /**
  * What to do with a message by SES's verdicts: a virus is dropped; spam, or mail that could not
- * be checked, and DMARC failures whose domain asks for reject or quarantine are kept aside
- * (quarantined, not shown in the inbox); everything else is filed.
+ * be checked (any status but PASS), and DMARC failures whose domain asks for reject or quarantine
+ * are kept aside (quarantined, not shown in the inbox); everything else is filed.
  */
 export function gate(receipt: Receipt): Gate {
   if (receipt.virusVerdict.status === 'FAIL') return { action: 'drop', reason: 'virus' };

@@ -63,7 +63,8 @@ describe('the CDK app', () => {
       });
     }
     const policies = ofType('AWS::SQS::QueuePolicy');
-    expect(policies).toHaveLength(2 * Object.keys(queues).length);
+    // Each table queue and its DLQ, and each SES function's failure queue.
+    expect(policies).toHaveLength(2 * Object.keys(queues).length + functions.filter((f) => f.trigger.kind === 'ses').length);
     expect(policies.every((p) => JSON.stringify(p.Properties).includes('aws:SecureTransport'))).toBe(true);
     for (const spec of functions) {
       if (spec.trigger.kind !== 'queue') continue;
@@ -122,6 +123,10 @@ describe('the CDK app', () => {
     expect(policy).toContain('ses.amazonaws.com');
     expect(policy).toContain('aws:SecureTransport');
     template.hasResourceProperties('AWS::Lambda::Permission', { Principal: 'ses.amazonaws.com', Action: 'lambda:InvokeFunction' });
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      MaximumRetryAttempts: 2,
+      DestinationConfig: { OnFailure: { Destination: Match.anyValue() } },
+    });
   });
 
   it("ships the mail function's parser thread beside its bundle", () => {

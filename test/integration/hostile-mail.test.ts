@@ -99,6 +99,8 @@ const corpus: Record<string, { raw: () => Buffer; outcome: 'filed' | 'rejected';
           '<form action="https://evil.example"><input name="password"></form>',
           '<object data="https://evil.example/x.swf"></object><embed src="https://evil.example/x.swf">',
           '<img srcset="https://evil.example/a.gif 2x"><link rel="stylesheet" href="https://evil.example/s.css">',
+          '<img data-remote-src="javascript:alert(1)" src="cid:logo"><img data-remote-src="http://tracker.example/p.gif">',
+          '<a href="/me/inbox-address">relative</a><p style="margin:-9999px;position:fixed">overlay</p>',
         ].join(''),
       }),
     outcome: 'filed',
@@ -162,7 +164,7 @@ describe('hostile mail', () => {
     expect(subject).not.toMatch(/[\r\n]/);
     expect(subject).toContain('Bcc: victim@elsewhere.example');
     expect(attachments.map((a) => a.filename)).toEqual(['passwd', 'boot.ini', 'hidden']);
-    expect(html).not.toMatch(/<script|onerror|javascript:|<iframe|<style|<meta|<base|<form|<input|<object|<embed|<link|srcset|url\(|\ssrc=/i);
+    expect(html).not.toMatch(/<script|onerror|javascript:|<iframe|<style|<meta|<base|<form|<input|<object|<embed|<link|srcset|url\(|\ssrc=|tracker|href="\/|margin|position/i);
     expect(html).toContain('styled');
   });
 
@@ -202,5 +204,25 @@ describe('hostile mail', () => {
     // Assess
     expect(outcomes.map((o) => (o.status === 'rejected' ? (o.reason as { reason: string }).reason : 'parsed'))).toEqual(['too-slow', 'too-large']);
     expect(afterwards.map((mail) => mail.text)).toEqual([expect.stringContaining('Hello, reader.'), expect.stringContaining('Hello, reader.')]);
+  });
+
+  it('fails a parse whose thread went away as retryable, not as hostile mail, and starts a fresh thread', async () => {
+    const parser = new IsolatedMailParser();
+    const plain = newsletterMail({ from: 'A <a@attack.example>' });
+    await parser.parse(plain);
+    const long = newsletterMail({ from: 'A <a@attack.example>', text: 'word '.repeat(1_500_000) });
+
+    const cut = parser.parse(long);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await parser.close();
+    const outcome = await cut.then(
+      () => 'parsed',
+      (error: Error) => error.name,
+    );
+    const next = await parser.parse(plain);
+    await parser.close();
+
+    expect(outcome).toBe('Error');
+    expect(next.text).toContain('Hello, reader.');
   });
 });

@@ -56,7 +56,12 @@ describe('inbound newsletter mail', () => {
     const html = '<p onclick="steal()">Hi <script>alert(1)</script><a href="javascript:alert(2)">x</a><img src="https://track.example/p.gif"></p>';
 
     // Act
-    await deliver([reader!.address], { listId: `"Weekly Bits" ${uniqueList()}`, subject: 'Issue 7', html, listUnsubscribe: '<https://bits.example/u/1>' });
+    await deliver([reader!.address], {
+      listId: `"Weekly Bits" ${uniqueList()}`,
+      subject: 'Issue 7',
+      html,
+      listUnsubscribe: '<javascript:alert(1)>, <https://bits.example/u/1>, <mailto:leave@bits.example>',
+    });
     const [newsletter] = await newsletters(reader!);
     const [summary] = body(await inbox(reader!)).issues;
     const opened = body(await call(getIssue, reader!, 'GET', `/me/inbox/${summary.id}`, { pathParameters: { issueId: String(summary.id) } }));
@@ -64,7 +69,11 @@ describe('inbound newsletter mail', () => {
     // Assess
     expect(newsletter).toMatchObject({ name: 'Weekly Bits', issues: 1, unread: 1, muted: false });
     expect(summary).toMatchObject({ subject: 'Issue 7', sender: 'Weekly Bits <news@bits.example>', read: false });
-    expect(opened).toMatchObject({ read: true, listUnsubscribe: '<https://bits.example/u/1>', text: expect.stringContaining('Hello, reader.') });
+    expect(opened).toMatchObject({
+      read: true,
+      listUnsubscribe: ['https://bits.example/u/1', 'mailto:leave@bits.example'],
+      text: expect.stringContaining('Hello, reader.'),
+    });
     expect(opened.html).not.toMatch(/script|onclick|javascript:|\ssrc=/i);
     expect(opened.html).toContain('data-remote-src="https://track.example/p.gif"');
     expect((await newsletters(reader!))[0].unread).toBe(0);
@@ -82,23 +91,28 @@ describe('inbound newsletter mail', () => {
     expect(await outcomesOf(messageId)).toEqual([{ recipient: reader!.address, outcome: 'filed', reason: '' }]);
   });
 
-  it('tells newsletters apart by List-Id, and by sender when there is none', async () => {
-    const [reader] = await readers(1);
+  it('tells newsletters apart by List-Id with its sender domain, and by sender when there is none', async () => {
+    const [reader, other] = await readers(2);
     const [first, second] = [uniqueList(), uniqueList()];
 
-    await deliver([reader!.address], { listId: first });
+    await deliver([reader!.address], { listId: `"Weekly Bits" ${first}` });
     await deliver([reader!.address], { listId: first, subject: 'Issue 2' });
     await deliver([reader!.address], { listId: second });
     await deliver([reader!.address], { from: 'Solo <solo@writer.example>' });
+    // A stranger claiming the same List-Id, and naming it, from a domain of their own.
+    await deliver([other!.address], { from: 'Bits <news@impostor.example>', listId: `"Verify your account at impostor.example" ${first}` });
 
-    const counts = (await newsletters(reader!)).map((n: { identity: string; issues: number }) => [n.identity, n.issues]);
+    const counts = (await newsletters(reader!)).map((n: { identity: string; issues: number; name: string }) => [n.identity, n.issues, n.name]);
     expect(counts.sort()).toEqual(
       [
-        [first.slice(1, -1), 2],
-        [second.slice(1, -1), 1],
-        ['solo@writer.example', 1],
+        [first.slice(1, -1), 2, 'Weekly Bits'],
+        [second.slice(1, -1), 1, 'Weekly Bits'],
+        ['solo@writer.example', 1, 'Solo'],
       ].sort(),
     );
+    const [impostor] = await newsletters(other!);
+    expect(counts.map(([identity]: unknown[]) => identity)).toContain(impostor.identity);
+    expect((await newsletters(reader!)).map((n: { id: number }) => n.id)).not.toContain(impostor.id);
   });
 
   it.each([
@@ -106,6 +120,7 @@ describe('inbound newsletter mail', () => {
     ['spam', { spamVerdict: { status: 'FAIL' } }, 'quarantined', 'spam-fail'],
     ['possible spam', { spamVerdict: { status: 'GRAY' } }, 'quarantined', 'spam-gray'],
     ['an unfinished spam check', { spamVerdict: { status: 'PROCESSING_FAILED' } }, 'quarantined', 'spam-processing_failed'],
+    ['no spam check at all', { spamVerdict: { status: 'DISABLED' } }, 'quarantined', 'spam-disabled'],
     ['a DMARC failure whose policy is reject', { dmarcVerdict: { status: 'FAIL' }, dmarcPolicy: 'reject' }, 'quarantined', 'dmarc-reject'],
     ['a DMARC failure whose policy is quarantine', { dmarcVerdict: { status: 'FAIL' }, dmarcPolicy: 'quarantine' }, 'quarantined', 'dmarc-quarantine'],
   ] as const)('keeps mail with %s out of the inbox', async (_, receipt, outcome, reason) => {
@@ -185,7 +200,7 @@ describe('inbound newsletter mail', () => {
     expect(body(await call(getIssue, owner!, 'GET', `/me/inbox/${issue.id}`, { pathParameters: { issueId: String(issue.id) } })).read).toBe(true);
   });
 
-  it('skips a malformed SES record without failing the others in the event', async () => {
+  it('files the good records of an event, then fails it for a malformed one so it is retried', async () => {
     const [reader] = await readers(1);
     const messageId = sesMessageId();
     await storeRawMail(messageId, newsletterMail({ to: reader!.address, listId: uniqueList() }));
@@ -193,8 +208,9 @@ describe('inbound newsletter mail', () => {
     const broken = structuredClone(event.Records[0]!);
     (broken.ses.receipt as { recipients: unknown }).recipients = 'not-a-list';
 
-    await receiveMail({ Records: [broken, ...event.Records] }, lambdaContext());
+    const receiving = receiveMail({ Records: [broken, ...event.Records] }, lambdaContext());
 
+    await expect(receiving).rejects.toThrow('1 of 2 SES records were malformed');
     expect(body(await inbox(reader!)).issues).toHaveLength(1);
   });
 
