@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { HttpApi, HttpMethod, HttpStage, type CfnStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { CfnReplicationGroup, CfnSubnetGroup } from 'aws-cdk-lib/aws-elasticache';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
@@ -68,6 +68,18 @@ export interface SurgeStackProps extends StackProps {
 
 export class SurgeStack extends Stack {
   readonly functions = new Map<string, LambdaFn>();
+
+  /** Every alarm here fires on the first occurrence: one message in a DLQ, one error, one throttle. */
+  private alarmOnAny(id: string, metric: IMetric, description?: string): Alarm {
+    return new Alarm(this, id, {
+      metric,
+      threshold: 0,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      ...(description ? { alarmDescription: description } : {}),
+    });
+  }
 
   constructor(scope: Construct, id: string, props: SurgeStackProps) {
     super(scope, id, props);
@@ -172,14 +184,11 @@ export class SurgeStack extends Stack {
         encryption: QueueEncryption.SQS_MANAGED,
       });
       queueOf.set(name, queue);
-      new Alarm(this, `${name}DlqDepth`, {
-        metric: deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
-        threshold: 0,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-        alarmDescription: `Messages in ${spec.deadLetterName}: a reservation could not be stored`,
-      });
+      this.alarmOnAny(
+        `${name}DlqDepth`,
+        deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
+        `Messages in ${spec.deadLetterName}: a reservation could not be stored`,
+      );
       new CfnOutput(this, `${name}QueueUrl`, { value: queue.queueUrl });
     }
 
@@ -264,20 +273,8 @@ export class SurgeStack extends Stack {
           new PolicyStatement({ actions: ['s3:ListBucket'], resources: [rawMail.bucketArn], conditions: { StringLike: { 's3:prefix': [`${inboundMail.prefix}*`] } } }),
         );
       }
-      new Alarm(this, `${spec.id}Errors`, {
-        metric: fn.metricErrors({ period: Duration.minutes(1) }),
-        threshold: 0,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      });
-      new Alarm(this, `${spec.id}Throttles`, {
-        metric: fn.metricThrottles({ period: Duration.minutes(1) }),
-        threshold: 0,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      });
+      this.alarmOnAny(`${spec.id}Errors`, fn.metricErrors({ period: Duration.minutes(1) }));
+      this.alarmOnAny(`${spec.id}Throttles`, fn.metricThrottles({ period: Duration.minutes(1) }));
 
       const trigger = spec.trigger;
       switch (trigger.kind) {
@@ -317,14 +314,11 @@ export class SurgeStack extends Stack {
             encryption: QueueEncryption.SQS_MANAGED,
           });
           fn.configureAsyncInvoke({ retryAttempts: 2, maxEventAge: Duration.hours(6), onFailure: new SqsDestination(failed) });
-          new Alarm(this, `${spec.id}FailuresDepth`, {
-            metric: failed.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
-            threshold: 0,
-            comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-            evaluationPeriods: 1,
-            treatMissingData: TreatMissingData.NOT_BREACHING,
-            alarmDescription: `Receipt events ${spec.id} could not process; the raw mail is still in the bucket`,
-          });
+          this.alarmOnAny(
+            `${spec.id}FailuresDepth`,
+            failed.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
+            `Receipt events ${spec.id} could not process; the raw mail is still in the bucket`,
+          );
           new CfnOutput(this, `${spec.id}FailuresUrl`.replace(/-/g, ''), { value: failed.queueUrl });
           break;
         }

@@ -7,6 +7,17 @@ import { until } from '../support/wait';
 describe('the local twin over HTTP', () => {
   let twin: Twin;
 
+  /** Signs the demo user in over HTTP; returns the response and its session cookie. */
+  async function signInDemo() {
+    const demo = demoAccounts.find((a) => a.role === 'user')!;
+    const login = await fetch(`${twin.url}/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: demo.email, password: demo.password }),
+    });
+    return { demo, login, cookie: login.headers.getSetCookie()[0]!.split(';')[0]! };
+  }
+
   beforeAll(async () => {
     twin = await startTwin({ port: 0, smtpPort: 0, stateDir: '.local/test', database: 'surge_test' });
   });
@@ -20,16 +31,8 @@ describe('the local twin over HTTP', () => {
   });
 
   it('signs the demo user in, serves /me, and signs out', async () => {
-    // Prepare
-    const demo = demoAccounts.find((a) => a.role === 'user')!;
-
     // Act
-    const login = await fetch(`${twin.url}/sessions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: demo.email, password: demo.password }),
-    });
-    const cookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
+    const { demo, login, cookie } = await signInDemo();
     const me = await fetch(`${twin.url}/me`, { headers: { cookie } });
     const logout = await fetch(`${twin.url}/sessions/current`, { method: 'DELETE', headers: { cookie } });
     const after = await fetch(`${twin.url}/me`, { headers: { cookie } });
@@ -52,13 +55,7 @@ describe('the local twin over HTTP', () => {
 
   it("files a newsletter sent over SMTP to the demo user's address into their inbox", async () => {
     // Prepare
-    const demo = demoAccounts.find((a) => a.role === 'user')!;
-    const login = await fetch(`${twin.url}/sessions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: demo.email, password: demo.password }),
-    });
-    const cookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
+    const { cookie } = await signInDemo();
     const { address } = (await (await fetch(`${twin.url}/me/inbox-address`, { headers: { cookie } })).json()) as { address: string };
     const subject = `Over SMTP ${Date.now()}`;
 
