@@ -11,6 +11,7 @@ export function buildApp(app = new App()): { app: App; stack: SurgeStack } {
   const inboundDomain = String(app.node.tryGetContext('inboundDomain') ?? 'inbound.surge.example');
   const stack = new SurgeStack(app, 'Surge', {
     inboundDomain,
+    sourceMapStackTraces: String(app.node.tryGetContext('sourceMapStackTraces')) === 'true',
     env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
   });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

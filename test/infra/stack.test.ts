@@ -99,6 +99,8 @@ describe('the CDK app', () => {
     });
     const functionEnv = JSON.stringify(ofType('AWS::Lambda::Function').map((f) => f.Properties.Environment));
     expect(functionEnv).toContain('DATABASE_TLS');
+    // Source maps ship with each function but are not loaded at every cold start.
+    expect(functionEnv).not.toContain('--enable-source-maps');
   });
 
   it('runs reconciliation every 5 minutes and migrations on every deploy', () => {
