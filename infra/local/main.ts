@@ -19,6 +19,7 @@ const env = z
     SURGE_BASELINES: z.enum(['true', 'false']).default('false'),
     SMTP_PORT: z.coerce.number().int().min(0).max(65535).default(inboundMail.smtpPort),
     SURGE_SES_VERDICTS: z.string().optional(),
+    SURGE_REDIS_DURABLE: z.enum(['true', 'false']).default('true'),
   })
   .parse(process.env);
 
@@ -29,6 +30,7 @@ const twin = await startTwin({
   database: env.SURGE_DATABASE,
   baselines: env.SURGE_BASELINES === 'true',
   smtpPort: env.SMTP_PORT,
+  durableRedis: env.SURGE_REDIS_DURABLE === 'true',
   verdicts: parseVerdicts(env.SURGE_SES_VERDICTS),
 });
 

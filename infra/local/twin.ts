@@ -27,6 +27,12 @@ export interface TwinOptions {
   consumers?: 'process' | 'in-process' | 'off';
   /** Also serve load/baselines under /__baseline/… (and mail for baseline.<inbound domain>), for benchmarks. */
   baselines?: boolean;
+  /**
+   * Redis keeps its data across restarts (append-only file) unless this is false. Benchmarks turn
+   * it off: an AOF rewrite forking mid-run halves throughput on two cores, and ElastiCache's own
+   * durability is replication, not a file on the primary's path.
+   */
+  durableRedis?: boolean;
   /** The SMTP listener's port; 0 picks a free one. */
   smtpPort?: number;
   /** The receipt verdicts the twin's SES stand-in reports; all PASS by default. */
@@ -134,7 +140,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
   // The SDK versions pinned here support Node 20; its notice about future versions is noise in the twin.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const [redis, database, emulator] = await Promise.all([
-    startRedis(options.stateDir, true),
+    startRedis(options.stateDir, options.durableRedis ?? true),
     startDatabase(options.stateDir, options.database),
     startEmulator(options.stateDir),
   ]);

@@ -12,7 +12,7 @@ import { insertInboxTokens, insertUsers } from '../../infra/local/seed';
 import { identify } from '../../shared/mail/identity';
 import { baselineMailDomain } from '../baselines/table';
 import type { Scenario } from '../bench';
-import { round, startCpuMeter, type LoadResult } from '../support/measure';
+import { meanLoad, round, startCpuMeter, type LoadResult } from '../support/measure';
 
 const MAILS = Number(process.env.BENCH_MAILS ?? 1_000);
 /** Mails sent through each route first, to a newsletter of their own, so neither run pays for warming up. */
@@ -38,14 +38,7 @@ function mean(runs: RunResult[]): RunResult {
   const avg = (pick: (r: RunResult) => number, digits = 2) => round(runs.reduce((sum, r) => sum + pick(r), 0) / runs.length, digits);
   const keys = Object.keys(runs[0]!.cpu_ms_per_mail);
   return {
-    load: {
-      requests: avg((r) => r.load.requests, 0),
-      ok: avg((r) => r.load.ok, 0),
-      errors: avg((r) => r.load.errors, 0),
-      rps: avg((r) => r.load.rps),
-      p50_ms: avg((r) => r.load.p50_ms, 0),
-      p99_ms: avg((r) => r.load.p99_ms, 0),
-    },
+    load: meanLoad(runs.map((r) => r.load)),
     smtp_accept_p99_ms: avg((r) => r.smtp_accept_p99_ms, 0),
     newsletter_queries: { lookups: avg((r) => r.newsletter_queries.lookups, 1), inserts: avg((r) => r.newsletter_queries.inserts, 1) },
     issues_filed: avg((r) => r.issues_filed, 0),

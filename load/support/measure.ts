@@ -54,6 +54,19 @@ export interface LoadResult {
   p99_ms: number;
 }
 
+/** The mean of repeated runs: on a noisy machine one run says little, and which goes first matters. */
+export function meanLoad(runs: LoadResult[]): LoadResult {
+  const avg = (pick: (r: LoadResult) => number, digits = 2) => round(runs.reduce((sum, r) => sum + pick(r), 0) / runs.length, digits);
+  return {
+    requests: avg((r) => r.requests, 0),
+    ok: avg((r) => r.ok, 0),
+    errors: avg((r) => r.errors, 0),
+    rps: avg((r) => r.rps),
+    p50_ms: avg((r) => r.p50_ms, 0),
+    p99_ms: avg((r) => r.p99_ms, 0),
+  };
+}
+
 /** Drives load with autocannon, printing progress to stderr; ok means a 2xx answer. */
 export async function drive(options: Options, label: string, log: (msg: string) => void): Promise<LoadResult> {
   log(`${label}: ${options.connections} connections for ${options.duration ?? '?'} s …`);

@@ -61,7 +61,7 @@ export async function acquireTwin(log: (msg: string) => void, needsBaselines: bo
   rmSync(stateFile, { force: true });
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'infra/local/main.ts'], {
     stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, PORT: '0', SMTP_PORT: '0', SURGE_STATE_DIR: BENCH_STATE_DIR, SURGE_DATABASE: 'surge_bench', SURGE_BASELINES: 'true', POWERTOOLS_LOG_LEVEL: 'WARN' },
+    env: { ...process.env, PORT: '0', SMTP_PORT: '0', SURGE_STATE_DIR: BENCH_STATE_DIR, SURGE_DATABASE: 'surge_bench', SURGE_BASELINES: 'true', SURGE_REDIS_DURABLE: 'false', POWERTOOLS_LOG_LEVEL: 'WARN' },
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const deadline = Date.now() + 60_000;

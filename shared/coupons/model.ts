@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomId } from '../random-id';
 import * as z from '../zod';
 
 export const DealId = z.string().check(z.regex(/^[A-Za-z0-9_-]{1,64}$/, 'use 1–64 of A–Z, a–z, 0–9, _ and -'));
@@ -14,7 +14,7 @@ export type CouponRecord = z.infer<typeof CouponRecord>;
 
 /** `<dealId>.<time><random>`: names its deal, so a pending coupon is found in that deal's outbox. */
 export function newCouponId(dealId: string, now = Date.now()): string {
-  return `${dealId}.${now.toString(36).padStart(9, '0')}${randomBytes(10).toString('base64url')}`;
+  return `${dealId}.${now.toString(36).padStart(9, '0')}${randomId(10)}`;
 }
 
 /** Every key of one deal shares the hash tag {deal:<id>}, so its scripts run in one slot. */

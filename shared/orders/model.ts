@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomId } from '../random-id';
 import * as z from '../zod';
 
 /** Item ids are chosen by admins; kept to characters that are safe in keys, paths and logs. */
@@ -22,7 +22,7 @@ export type OrderRecord = z.infer<typeof OrderRecord>;
  * can be found in that item's outbox (one hash slot) from the id alone.
  */
 export function newOrderId(itemId: string, now = Date.now()): string {
-  return `${itemId}.${now.toString(36).padStart(9, '0')}${randomBytes(10).toString('base64url')}`;
+  return `${itemId}.${now.toString(36).padStart(9, '0')}${randomId(10)}`;
 }
 
 const ORDER_ID = /^([A-Za-z0-9_-]{1,64})\.([0-9a-z]{9}[A-Za-z0-9_-]{14})$/;
