@@ -1,4 +1,4 @@
-import type { FunctionSpec } from '../../functions/table';
+import { functions, type FunctionSpec } from '../../functions/table';
 import type { Handler } from '../../infra/local/lambda';
 
 export interface BaselineSpec extends FunctionSpec {
@@ -38,12 +38,10 @@ export const baselines: BaselineSpec[] = [
     load: async () => (await import('./programs-no-cache')).handler as Handler,
   },
   {
+    // Sized and triggered like the real mail function, so only the newsletter lookup differs.
+    ...functions.find((f) => f.id === 'receive-mail')!,
     id: 'baseline-mail-cache-only',
     description: 'Receives inbound mail finding the newsletter through a cache without a lock (the stampede-prone way)',
-    trigger: { kind: 'ses' },
-    memoryMb: 1024,
-    timeoutSeconds: 30,
-    env: ['redis', 'database', 'inboundDomain', 'rawMail'],
     load: async () => (await import('./newsletters-cache-only')).handler as Handler,
   },
 ];
