@@ -137,11 +137,12 @@ export function writeResult(res: ServerResponse, result: unknown): void {
       ? (result as APIGatewayProxyStructuredResultV2)
       : // A bare value is taken as a 200 JSON body, as API Gateway infers it.
         { statusCode: 200, headers: { 'content-type': 'application/json' }, body: typeof result === 'string' ? result : JSON.stringify(result ?? null) };
-  const body = Buffer.from(structured.body ?? '', structured.isBase64Encoded ? 'base64' : 'utf8');
+  // A text body is written as it is (encoded once, on its way to the socket), not copied first.
+  const body = structured.isBase64Encoded ? Buffer.from(structured.body ?? '', 'base64') : (structured.body ?? '');
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(structured.headers ?? {})) headers[name.toLowerCase()] = String(value);
   if (structured.cookies?.length) headers['set-cookie'] = structured.cookies;
-  headers['content-length'] = String(body.length);
+  headers['content-length'] = String(Buffer.byteLength(body));
   res.writeHead(structured.statusCode ?? 200, headers);
   res.end(body);
 }
