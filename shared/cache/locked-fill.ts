@@ -62,9 +62,13 @@ class FillWaiters {
 
   constructor(private readonly connect: () => Redis) {}
 
+  /** Waiters still waiting are woken to re-read, since their subscriptions go with the connection. */
   close(): void {
     this.subscriber?.disconnect();
     this.subscriber = undefined;
+    const channels = [...this.channels.values()];
+    this.channels.clear();
+    for (const { wakers } of channels) for (const wake of wakers) wake('');
   }
 
   /**

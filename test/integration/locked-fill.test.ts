@@ -184,6 +184,34 @@ describe('getOrFill across instances', () => {
     expect(values.filter((v) => v === 'v2').length).toBe(1);
   });
 
+  it('wakes its waiters when an instance closes its cache, and they still get the fill that follows', async () => {
+    // Prepare: one instance fills slowly; another waits for it, then closes its subscriber.
+    const key = freshKey();
+    const [holder, waiter] = instances;
+    const slow = { ...options, leaseMs: 5_000 };
+    let waiterLoaded = false;
+    const filling = holder!.cache.getOrFill(key, slow, async () => {
+      await sleep(800);
+      return 'filled';
+    });
+    await sleep(100);
+    const started = Date.now();
+    const waiting = waiter!.cache.getOrFill(key, slow, async () => {
+      waiterLoaded = true;
+      return 'loaded by the waiter';
+    });
+    await sleep(200);
+
+    // Act
+    waiter!.cache.close();
+
+    // Assess: woken by the fill through a new subscription, not by its lease running out.
+    expect(await waiting).toBe('filled');
+    expect(Date.now() - started).toBeLessThan(slow.leaseMs / 2);
+    expect(waiterLoaded).toBe(false);
+    await filling;
+  });
+
   it('reads through to the loader when Redis is unreachable', async () => {
     const unreachable = new Redis({ port: 1, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
     unreachable.on('error', () => undefined);
