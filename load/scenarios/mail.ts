@@ -6,8 +6,9 @@
  * interleaved (locked, cache-only, cache-only, locked) and averaged.
  */
 import { randomBytes } from 'node:crypto';
-import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
+import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import { createTransport } from 'nodemailer';
+import { statementsDuring } from '../../infra/local/query-log';
 import { insertInboxTokens, insertUsers } from '../../infra/local/seed';
 import { identify } from '../../shared/mail/identity';
 import { baselineMailDomain } from '../baselines/table';
@@ -46,15 +47,6 @@ function mean(runs: RunResult[]): RunResult {
   };
 }
 
-async function statementsAbout(db: Connection, since: Date, key: string) {
-  const [rows] = await db.query<RowDataPacket[]>(
-    "SELECT CONVERT(argument USING utf8mb4) AS statement FROM mysql.general_log WHERE event_time >= ? AND command_type = 'Query' AND CONVERT(argument USING utf8mb4) LIKE ?",
-    [since, `%newsletters%${key}%`],
-  );
-  const statements = rows.map((r) => String(r.statement).trimStart());
-  return { lookups: statements.filter((s) => /^SELECT/i.test(s)).length, inserts: statements.filter((s) => /^INSERT/i.test(s)).length };
-}
-
 export const mail: Scenario = async ({ twin, log }) => {
   const smtpUrl = twin.smtpUrl;
   const db = await createConnection({ uri: twin.databaseUrl });
@@ -77,47 +69,55 @@ export const mail: Scenario = async ({ twin, log }) => {
     const acceptMs: number[] = [];
     let refused = 0;
 
-    const [[clock]] = await db.query<RowDataPacket[]>('SELECT NOW(6) AS now');
-    await db.query("SET GLOBAL log_output = 'TABLE'");
-    await db.query('SET GLOBAL general_log = ON');
     const cpu = startCpuMeter(twin.pids);
-    log(`${label}: sending ${MAILS} mails of a new newsletter at once over SMTP`);
-    const started = Date.now();
-    await Promise.all(
-      readers.map(async (token, i) => {
-        const start = Date.now();
-        try {
-          const info = await smtp.sendMail({
-            from: 'Bench Bits <news@bits.example>',
-            to: `${token}@${domain}`,
-            subject: `Bench issue ${tag}`,
-            html: html(i),
-            text: 'The week in bits.',
-            list: { id: listId },
-          });
-          const messageId = /queued as ([a-z0-9]+)/.exec(info.response)?.[1];
-          if (messageId) sentAt.set(messageId, start);
-          acceptMs.push(Date.now() - start);
-        } catch {
-          refused++;
-        }
-      }),
-    );
-    log(`${label}: ${sentAt.size} accepted, ${refused} refused; waiting for the issues`);
-
     const filed = new Map<string, number>();
-    const deadline = Date.now() + VISIBLE_WITHIN_MS;
-    while (filed.size < sentAt.size && Date.now() < deadline) {
-      const [rows] = await db.query<RowDataPacket[]>(
-        'SELECT i.ses_message_id, UNIX_TIMESTAMP(i.filed_at) * 1000 AS filed FROM issues i JOIN newsletters n ON n.id = i.newsletter_id WHERE n.identity_key = ?',
-        [key],
-      );
-      for (const row of rows) filed.set(row.ses_message_id as string, Number(row.filed));
-      if (filed.size < sentAt.size) await new Promise((r) => setTimeout(r, 25));
-    }
+    let started = 0;
+    // The newsletter statements of this run, counted by the database while the run lasts.
+    const statements = await statementsDuring(
+      twin.databaseUrl,
+      async () => {
+        log(`${label}: sending ${MAILS} mails of a new newsletter at once over SMTP`);
+        started = Date.now();
+        await Promise.all(
+          readers.map(async (token, i) => {
+            const start = Date.now();
+            try {
+              const info = await smtp.sendMail({
+                from: 'Bench Bits <news@bits.example>',
+                to: `${token}@${domain}`,
+                subject: `Bench issue ${tag}`,
+                html: html(i),
+                text: 'The week in bits.',
+                list: { id: listId },
+              });
+              const messageId = /queued as ([a-z0-9]+)/.exec(info.response)?.[1];
+              if (messageId) sentAt.set(messageId, start);
+              acceptMs.push(Date.now() - start);
+            } catch {
+              refused++;
+            }
+          }),
+        );
+        log(`${label}: ${sentAt.size} accepted, ${refused} refused; waiting for the issues`);
+
+        const deadline = Date.now() + VISIBLE_WITHIN_MS;
+        while (filed.size < sentAt.size && Date.now() < deadline) {
+          const [rows] = await db.query<RowDataPacket[]>(
+            'SELECT i.ses_message_id, UNIX_TIMESTAMP(i.filed_at) * 1000 AS filed FROM issues i JOIN newsletters n ON n.id = i.newsletter_id WHERE n.identity_key = ?',
+            [key],
+          );
+          for (const row of rows) filed.set(row.ses_message_id as string, Number(row.filed));
+          if (filed.size < sentAt.size) await new Promise((r) => setTimeout(r, 25));
+        }
+      },
+      'newsletters',
+      key,
+    );
     const cpuPerMail = cpu.perRequest(readers.length);
-    await db.query('SET GLOBAL general_log = OFF');
-    const queries = await statementsAbout(db, clock!.now, key);
+    const queries = {
+      lookups: statements.filter((sql) => /^\s*SELECT/i.test(sql)).length,
+      inserts: statements.filter((sql) => /^\s*INSERT/i.test(sql)).length,
+    };
 
     const latencies = [...filed].map(([id, at]) => at - (sentAt.get(id) ?? at)).sort((a, b) => a - b);
     const lastVisible = Math.max(started, ...filed.values());

@@ -28,13 +28,13 @@ export interface ParsedMail {
 const CONTROLS = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /** One line of display text: no control characters (so no CR/LF header tricks), collapsed, capped. */
-export function oneLine(value: string | undefined, maxLength: number): string {
+function oneLine(value: string | undefined, maxLength: number): string {
   if (!value) return '';
   return value.replace(CONTROLS, ' ').replace(/\s+/g, ' ').trim().slice(0, maxLength);
 }
 
 /** An attachment's name as a bare file name: no directories, no leading dots, no controls. */
-export function safeFilename(name: string | null | undefined): string {
+function safeFilename(name: string | null | undefined): string {
   const base = oneLine(name ?? '', 1_000).split(/[\\/]/).pop() ?? '';
   const cleaned = base.replace(/^[.\s]+/, '').replace(/[<>:"|?*]/g, '_').slice(0, 200);
   return cleaned || 'attachment';
@@ -45,7 +45,7 @@ export function safeFilename(name: string | null | undefined): string {
  * delimiter of a boundary declared anywhere in the message. The parser's work grows with the part
  * count, so a message with too many is refused before it is parsed at all.
  */
-export function countParts(raw: Buffer): number {
+function countParts(raw: Buffer): number {
   const text = raw.toString('latin1');
   const boundaries = new Set<string>();
   for (const match of text.matchAll(/boundary\s*=\s*(?:"([^"\r\n]{1,200})"|([^\s;"]{1,200}))/gi)) {

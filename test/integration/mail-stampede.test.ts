@@ -4,7 +4,7 @@ import { handler } from '../../functions/receive-mail';
 import { identify } from '../../shared/mail/identity';
 import { lambdaContext } from '../support/events';
 import { newsletterMail, readers, sesEvent, sesMessageId, storeRawMail } from '../support/mail';
-import { statementsDuring } from '../support/query-log';
+import { statementsDuring } from '../../infra/local/query-log';
 
 const MAILS = 1_000;
 
@@ -19,6 +19,7 @@ describe('a new newsletter arriving for 1,000 readers at once', () => {
 
     // Act: every receipt event at once, as 1,000 SES deliveries would come.
     const statements = await statementsDuring(
+      process.env.DATABASE_URL!,
       () => Promise.all(mails.map(({ reader, messageId }) => handler(sesEvent(messageId, [reader.address]), lambdaContext()))),
       'newsletters',
       key,

@@ -1,9 +1,9 @@
 import { ReceiveMessageCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startPoller, type Poller } from '../../infra/local/poller';
+import type { Poller } from '../../infra/local/poller';
 import { until } from '../support/wait';
-import { depth, queueWithDeadLetters, testSqs } from '../support/queues';
+import { depth, pollQueue, queueWithDeadLetters, testSqs } from '../support/queues';
 
 const sqs = testSqs();
 
@@ -25,19 +25,9 @@ describe('the queue poller against the emulator', () => {
     const deliveries: string[] = [];
 
     // Act
-    poller = startPoller({
-      sqs,
-      queueUrl: queue.url,
-      queueArn: queue.arn,
-      region: 'us-east-1',
-      batchSize: 10,
-      maxBatchingWindowSeconds: 0,
-      maxConcurrency: 1,
-      onError: () => undefined,
-      invoke: async (event: SQSEvent): Promise<SQSBatchResponse> => {
-        deliveries.push(...event.Records.map((r) => r.body));
-        return { batchItemFailures: event.Records.filter((r) => r.body === 'poison').map((r) => ({ itemIdentifier: r.messageId })) };
-      },
+    poller = pollQueue(sqs, queue, async (event: SQSEvent): Promise<SQSBatchResponse> => {
+      deliveries.push(...event.Records.map((r) => r.body));
+      return { batchItemFailures: event.Records.filter((r) => r.body === 'poison').map((r) => ({ itemIdentifier: r.messageId })) };
     });
     await until(async () => (await depth(sqs, queue.dlqUrl)) === 1);
 
@@ -57,21 +47,16 @@ describe('the queue poller against the emulator', () => {
     let calls = 0;
     const errors: string[] = [];
 
-    poller = startPoller({
+    poller = pollQueue(
       sqs,
-      queueUrl: queue.url,
-      queueArn: queue.arn,
-      region: 'us-east-1',
-      batchSize: 10,
-      maxBatchingWindowSeconds: 1,
-      maxConcurrency: 1,
-      onError: (error) => errors.push(error.message),
-      invoke: async (event: SQSEvent) => {
+      queue,
+      async (event: SQSEvent) => {
         deliveries.push(...event.Records.map((r) => r.body));
         if (calls++ === 0) throw new Error('database away');
         return { batchItemFailures: [] };
       },
-    });
+      { maxBatchingWindowSeconds: 1, onError: (error) => errors.push(error.message) },
+    );
     await until(async () => deliveries.length >= 6 && (await depth(sqs, queue.url)) === 0);
     await new Promise((r) => setTimeout(r, 500));
 

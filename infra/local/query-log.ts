@@ -1,11 +1,12 @@
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 
 /**
- * Counts statements at the database itself, from MariaDB's general query log: what the server
- * was asked, not what the code under test says it asked. Logging is on only while `during` runs.
+ * The statements the database was asked while `during` ran that contain every fragment, in order,
+ * from MariaDB's general query log: what the server saw, not what the code under test says it
+ * did. For tests and benchmarks; logging is on only while `during` runs.
  */
-export async function statementsDuring(during: () => Promise<unknown>, ...fragments: string[]): Promise<string[]> {
-  const conn = await createConnection({ uri: process.env.DATABASE_URL! });
+export async function statementsDuring(databaseUrl: string, during: () => Promise<unknown>, ...fragments: string[]): Promise<string[]> {
+  const conn = await createConnection({ uri: databaseUrl });
   try {
     // This connection's own statements stay out of the log.
     await conn.query('SET SESSION sql_log_off = ON');
