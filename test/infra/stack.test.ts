@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
@@ -131,12 +131,15 @@ describe('the CDK app', () => {
     });
   });
 
-  it("ships the mail function's parser thread beside its bundle", () => {
+  it("ships the mail function's parser thread beside its bundle, and the AWS SDK inside it", () => {
     const fn = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.FunctionName === 'surge-receive-mail')!;
     const asset = join(assemblyDir, fn.Metadata!['aws:asset:path']!);
 
     expect(existsSync(join(asset, 'index.mjs'))).toBe(true);
     expect(existsSync(join(asset, 'parse-worker.mjs'))).toBe(true);
+    const bundle = readFileSync(join(asset, 'index.mjs'), 'utf8');
+    expect(bundle).toContain('GetObjectCommand');
+    expect(bundle).not.toMatch(/from\s*["']@aws-sdk\//);
   });
 
   it('grants no wildcard actions', () => {
