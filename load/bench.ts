@@ -7,7 +7,8 @@
  */
 import { parseArgs } from 'node:util';
 import { CEILING_PATH } from '../infra/local/twin';
-import { drive, round, type LoadResult } from './support/measure';
+import type { Options } from 'autocannon';
+import { againstCeiling, drive, round, type AgainstCeiling, type LoadResult } from './support/measure';
 import { acquireTwin, type BenchTwin } from './support/twin';
 
 export interface ScenarioContext {
@@ -15,10 +16,14 @@ export interface ScenarioContext {
   connections: number;
   duration: number;
   log(message: string): void;
+  /** The scenario's steady load alternated with the gateway's ceiling (see againstCeiling). */
+  againstCeiling(load: Pick<Options, 'requests' | 'url'>, label: string): Promise<AgainstCeiling>;
 }
 
 export interface ScenarioResult {
   load: LoadResult;
+  /** Set by scenarios that measured their load against the ceiling in turns. */
+  ceiling?: LoadResult;
   baseline?: Record<string, unknown>;
   extra?: Record<string, unknown>;
   invariants: Record<string, { expected: unknown; actual: unknown }>;
@@ -26,12 +31,16 @@ export interface ScenarioResult {
 
 export type Scenario = (context: ScenarioContext) => Promise<ScenarioResult>;
 
-/** HTTP scenarios are compared with the gateway's ceiling; mail arrives over SMTP, so has none. */
-const scenarios: Record<string, { load: () => Promise<Scenario>; httpCeiling: boolean }> = {
-  sessions: { load: async () => (await import('./scenarios/sessions')).sessions, httpCeiling: true },
-  orders: { load: async () => (await import('./scenarios/orders')).orders, httpCeiling: true },
-  catalog: { load: async () => (await import('./scenarios/catalog')).catalog, httpCeiling: true },
-  coupons: { load: async () => (await import('./scenarios/coupons')).coupons, httpCeiling: true },
+/**
+ * HTTP scenarios are compared with the gateway's ceiling: in turns with their steady load
+ * ('alternating'), or measured once before a load that is a race to a fixed end ('before'). Mail
+ * arrives over SMTP, so has none.
+ */
+const scenarios: Record<string, { load: () => Promise<Scenario>; httpCeiling: 'alternating' | 'before' | false }> = {
+  sessions: { load: async () => (await import('./scenarios/sessions')).sessions, httpCeiling: 'alternating' },
+  orders: { load: async () => (await import('./scenarios/orders')).orders, httpCeiling: 'before' },
+  catalog: { load: async () => (await import('./scenarios/catalog')).catalog, httpCeiling: 'alternating' },
+  coupons: { load: async () => (await import('./scenarios/coupons')).coupons, httpCeiling: 'before' },
   mail: { load: async () => (await import('./scenarios/mail')).mail, httpCeiling: false },
 };
 
@@ -52,15 +61,24 @@ const twin = await acquireTwin(log, name !== 'sessions');
 try {
   const scenario = scenarios[name]!;
   const run = await scenario.load();
-  const ceiling = scenario.httpCeiling ? await drive({ url: `${twin.url}${CEILING_PATH}`, connections, duration }, 'ceiling', log) : undefined;
-  const result = await run({ twin, connections, duration, log });
+  const ceilingLoad = { url: `${twin.url}${CEILING_PATH}`, connections, duration };
+  const measuredBefore = scenario.httpCeiling === 'before' ? await drive(ceilingLoad, 'ceiling', log) : undefined;
+  const result = await run({
+    twin,
+    connections,
+    duration,
+    log,
+    againstCeiling: (load, label) => againstCeiling({ ...load, connections, duration }, ceilingLoad, label, twin.pids, log),
+  });
+  const ceiling = result.ceiling ?? measuredBefore;
+  if (scenario.httpCeiling === 'alternating' && !result.ceiling) throw new Error(`${name} did not measure against the ceiling`);
   const invariants = Object.fromEntries(
     Object.entries(result.invariants).map(([key, v]) => [key, { ...v, ok: JSON.stringify(v.expected) === JSON.stringify(v.actual) }]),
   );
   const report = {
     scenario: name,
     ...result.load,
-    ...(ceiling ? { ceiling_rps: ceiling.rps, ratio_to_ceiling: round(result.load.rps / ceiling.rps, 3) } : {}),
+    ...(ceiling ? { ceiling_rps: ceiling.rps, ratio_to_ceiling: round(result.load.rps / ceiling.rps, 3), ceiling_measured: scenario.httpCeiling } : {}),
     ...(result.baseline ? { baseline: result.baseline } : {}),
     ...result.extra,
     connections,

@@ -4,20 +4,18 @@
  */
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import type { Scenario } from '../bench';
-import { drive, round, startCpuMeter } from '../support/measure';
+import { drive, round } from '../support/measure';
 
 const TAGS = ['backend', 'frontend', 'data', 'devops', 'design', 'product'];
 const STAMPEDE = 1_000;
 
-export const catalog: Scenario = async ({ twin, connections, duration, log }) => {
+export const catalog: Scenario = async ({ twin, connections, duration, log, againstCeiling }) => {
   const paths = TAGS.map((tag) => `/programs?careerTag=${tag}&page=1&size=20`);
   const requests = (prefix: string) => paths.map((path) => ({ method: 'GET' as const, path: `${prefix}${path}` }));
   // Warm every page the hit path will read.
   await Promise.all(paths.map((path) => fetch(`${twin.url}${path}`).then((r) => r.arrayBuffer())));
 
-  const cpu = startCpuMeter(twin.pids);
-  const hit = await drive({ url: twin.url, connections, duration, requests: requests('') }, 'GET /programs (cached)', log);
-  const cpuPerRequest = cpu.perRequest(hit.requests);
+  const { load: hit, ceiling, cpuPerRequest } = await againstCeiling({ url: twin.url, requests: requests('') }, 'GET /programs (cached)');
   const baseline = await drive({ url: twin.url, connections, duration, requests: requests('/__baseline') }, 'GET /__baseline/programs (no cache)', log);
 
   const admin = await fetch(`${twin.url}/sessions`, {
@@ -43,6 +41,7 @@ export const catalog: Scenario = async ({ twin, connections, duration, log }) =>
 
   return {
     load: hit,
+    ceiling,
     baseline: { ...baseline },
     extra: {
       ratio_to_baseline: round(hit.rps / baseline.rps, 1),

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { insertUsers } from '../../infra/local/seed';
-import { round, startCpuMeter, drive } from '../support/measure';
+import { round } from '../support/measure';
 import { commandsProcessed, countRoundTrips } from '../support/redis-calls';
 import type { Scenario } from '../bench';
 
@@ -24,7 +24,7 @@ async function inBatches<T, R>(items: T[], size: number, fn: (item: T) => Promis
   return out;
 }
 
-export const sessions: Scenario = async ({ twin, connections, duration, log }) => {
+export const sessions: Scenario = async ({ twin, log, againstCeiling }) => {
   log(`signing in ${USERS} users`);
   const tag = randomBytes(4).toString('hex');
   const users = await insertUsers(twin.databaseUrl, Array.from({ length: USERS }, (_, i) => `bench-${tag}-${i}@surge.test`), `bench-${tag}`);
@@ -34,19 +34,14 @@ export const sessions: Scenario = async ({ twin, connections, duration, log }) =
   try {
     let next = 0;
     const commandsBefore = await commandsProcessed(redis);
-    const cpu = startCpuMeter(twin.pids);
-    const load = await drive(
+    const { load, ceiling, cpuPerRequest } = await againstCeiling(
       {
         url: twin.url,
-        connections,
-        duration,
         requests: [{ method: 'GET', path: '/me', setupRequest: (req) => ({ ...req, headers: { ...req.headers, cookie: cookies[next++ % cookies.length]! } }) }],
       },
       'GET /me',
-      log,
     );
-    const cpuPerRequest = cpu.perRequest(load.requests);
-    // The INFO calls themselves are two of the commands counted.
+    // The ceiling sends no Redis commands; the INFO calls themselves are two of those counted.
     const commands = (await commandsProcessed(redis)) - commandsBefore - 2;
 
     log(`counting round trips over ${SAMPLE_REQUESTS} requests with MONITOR`);
@@ -62,6 +57,7 @@ export const sessions: Scenario = async ({ twin, connections, duration, log }) =
 
     return {
       load,
+      ceiling,
       extra: {
         users: USERS,
         redis_round_trips_per_request: tripsPerRequest,

@@ -67,6 +67,57 @@ export function meanLoad(runs: LoadResult[]): LoadResult {
   };
 }
 
+/** CPU milliseconds per request over several separate windows, weighted by their requests. */
+function combinedPerRequest(windows: { cpu: Record<string, number>; requests: number }[]): Record<string, number> {
+  const total = windows.reduce((sum, w) => sum + w.requests, 0);
+  const out: Record<string, number> = {};
+  for (const name of Object.keys(windows[0]!.cpu)) out[name] = round(windows.reduce((sum, w) => sum + w.cpu[name]! * w.requests, 0) / total, 4);
+  return out;
+}
+
+export interface AgainstCeiling {
+  load: LoadResult;
+  ceiling: LoadResult;
+  /** CPU per request while the load (not the ceiling) ran. */
+  cpuPerRequest: Record<string, number>;
+}
+
+/**
+ * The load and the ceiling in turns, A B B A, each for half the duration, and the means of each:
+ * measured once before the load, the ceiling caught the machine in whatever mood it was in then
+ * (22–32k req/s on the same machine within minutes), and the ratio swung with it.
+ */
+export async function againstCeiling(
+  load: Options,
+  ceiling: Options,
+  label: string,
+  pids: Record<string, number | undefined>,
+  log: (msg: string) => void,
+): Promise<AgainstCeiling> {
+  const half = (options: Options): Options => ({ ...options, duration: Number(options.duration ?? 10) / 2 });
+  const loads: LoadResult[] = [];
+  const ceilings: LoadResult[] = [];
+  const windows: { cpu: Record<string, number>; requests: number }[] = [];
+  for (const turn of ['ceiling', 'load', 'load', 'ceiling'] as const) {
+    if (turn === 'ceiling') {
+      ceilings.push(await drive(half(ceiling), 'ceiling', log));
+      continue;
+    }
+    const cpu = startCpuMeter(pids);
+    const run = await drive(half(load), label, log);
+    windows.push({ cpu: cpu.perRequest(run.requests), requests: run.requests });
+    loads.push(run);
+  }
+  return { load: sumRequests(loads), ceiling: sumRequests(ceilings), cpuPerRequest: combinedPerRequest(windows) };
+}
+
+/** Means of the rates and latencies, with the requests of all runs added up. */
+function sumRequests(runs: LoadResult[]): LoadResult {
+  const mean = meanLoad(runs);
+  const sum = (pick: (r: LoadResult) => number) => runs.reduce((total, r) => total + pick(r), 0);
+  return { ...mean, requests: sum((r) => r.requests), ok: sum((r) => r.ok), errors: sum((r) => r.errors) };
+}
+
 /** Drives load with autocannon, printing progress to stderr; ok means a 2xx answer. */
 export async function drive(options: Options, label: string, log: (msg: string) => void): Promise<LoadResult> {
   log(`${label}: ${options.connections} connections for ${options.duration ?? '?'} s …`);
