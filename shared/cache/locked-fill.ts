@@ -3,15 +3,14 @@ import type { Redis } from 'ioredis';
 import { logger } from '../logger';
 import { luaScript, type RedisClient } from '../redis/script';
 
-const readScript = luaScript<[version: string], [prefix: string, suffix: string]>(new URL('./lua/cache-read-1.lua', import.meta.url));
-const fillScript = luaScript<[entry: string, lease: string], [string, string, number, number, number, string]>(
+const fillScript = luaScript<[entry: string, lease: string], [token: string, entry: string, lifetimeMs: number, channel: string]>(
   new URL('./lua/cache-fill-2.lua', import.meta.url),
 );
 const releaseScript = luaScript<[lease: string], [token: string, channel: string]>(new URL('./lua/cache-release-1.lua', import.meta.url));
 
 /**
- * Where an entry lives: `<prefix>v<version>:<suffix>`, the version read from `versionKey` in the
- * same call. Prefix and version key must carry the same hash tag (one cluster slot).
+ * Where an entry lives: `<prefix>v<version>:<suffix>`, read together with the version in
+ * `versionKey`. Prefix and version key must carry the same hash tag (one cluster slot).
  */
 export interface CacheKey {
   versionKey: string;
@@ -48,11 +47,36 @@ const entryKeyOf = (key: CacheKey, version: string) => `${key.prefix}v${version}
 const leaseKeyOf = (entryKey: string) => `${entryKey}:lease`;
 const channelOf = (entryKey: string) => `${entryKey}:filled`;
 
-/** What the fill script publishes: 'v' and the value, or 'r' when a lease is given back unfilled. */
+/** What the fill script publishes: 'v' and the entry, or 'r' when a lease is given back unfilled. */
 const FILLED_PREFIX = 'v';
 
+interface Entry {
+  value: string;
+  /** Logical expiry, ms since the epoch (jittered). */
+  expires: number;
+  /** How long the fill took, ms: XFetch's δ. */
+  delta: number;
+}
+
 /**
- * Callers waiting for a fill, woken by pub/sub on the entry's channel with the value itself. One
+ * An entry is one string, `<expires>:<delta>:<value>`: a hit is a plain GET of it (no script, no
+ * hash), and the value is a slice of what Redis sent, not a copy.
+ */
+const encodeEntry = (entry: Entry) => `${entry.expires}:${entry.delta}:${entry.value}`;
+
+function decodeEntry(raw: string): Entry {
+  const first = raw.indexOf(':');
+  const second = raw.indexOf(':', first + 1);
+  return { expires: Number(raw.slice(0, first)), delta: Number(raw.slice(first + 1, second)), value: raw.slice(second + 1) };
+}
+
+/** Version keys an instance remembers the last seen version of; past this it forgets the oldest. */
+const REMEMBERED_VERSIONS = 10_000;
+/** Reads that find the version moved on again before giving up and treating the entry as missing. */
+const VERSION_CHASES = 3;
+
+/**
+ * Callers waiting for a fill, woken by pub/sub on the entry's channel with the entry itself. One
  * subscriber connection per instance, opened on first use (an instance that never waits never
  * opens it), and one subscription per channel however many of its callers wait on it.
  */
@@ -73,7 +97,7 @@ class FillWaiters {
 
   /**
    * Subscribes, then runs `recheck` (so no fill can slip between the two), then waits. Returns the
-   * value a fill published, or undefined when woken otherwise or timed out.
+   * entry a fill published, or undefined when woken otherwise or timed out.
    */
   async wait(channel: string, timeoutMs: number, recheck: () => Promise<boolean>): Promise<string | undefined> {
     const subscriber = (this.subscriber ??= this.connect().on('message', (ch: string, message: string) => {
@@ -128,14 +152,31 @@ function degrade(error: unknown): void {
 export function createLockedCache(redis: RedisClient, connectSubscriber: () => Redis): LockedCache {
   const waiters = new FillWaiters(connectSubscriber);
 
-  async function read(key: CacheKey) {
-    const [version, value, expires, delta] = (await readScript.run(redis, [key.versionKey], [key.prefix, key.suffix])) as [
-      string,
-      string | null,
-      string | null,
-      string | null,
-    ];
-    return { version, value, expires: Number(expires), delta: Number(delta) };
+  const lastSeenVersions = new Map<string, string>();
+
+  /**
+   * The entry under the current version, in one round trip while the version holds still: the
+   * version and the entry this instance expects are read together (MGET is atomic, and both keys
+   * share a slot), so a bump committed before the read is always seen. Only after a bump does a
+   * read take a second round trip, with the new version.
+   */
+  async function read(key: CacheKey): Promise<{ version: string; entry: Entry | null }> {
+    let version = lastSeenVersions.get(key.versionKey) ?? '0';
+    for (let chase = 0; ; chase++) {
+      const [current, raw] = await redis.mget(key.versionKey, entryKeyOf(key, version));
+      const actual = current ?? '0';
+      if (actual === version) return { version, entry: raw ? decodeEntry(raw) : null };
+      remember(key.versionKey, actual);
+      version = actual;
+      // A version bumped again and again: its entries would be outdated as soon as read anyway.
+      if (chase === VERSION_CHASES) return { version, entry: null };
+    }
+  }
+
+  function remember(versionKey: string, version: string): void {
+    lastSeenVersions.delete(versionKey);
+    lastSeenVersions.set(versionKey, version);
+    if (lastSeenVersions.size > REMEMBERED_VERSIONS) lastSeenVersions.delete(lastSeenVersions.keys().next().value as string);
   }
 
   async function fill(entryKey: string, token: string, options: FillOptions, loader: () => Promise<string>): Promise<string> {
@@ -151,9 +192,10 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
     const now = Date.now();
     const ttlMs = options.ttlSeconds * 1000 * (1 + (options.jitter ?? 0.1) * (Math.random() * 2 - 1));
     const physicalMs = Math.ceil(ttlMs + (options.staleSeconds ?? 60) * 1000);
+    const entry = encodeEntry({ value, expires: Math.floor(now + ttlMs), delta: now - started });
     // Once loaded, the value is this caller's answer even if Redis fails to keep it.
     await fillScript
-      .run(redis, [entryKey, leaseKeyOf(entryKey)], [token, value, Math.floor(now + ttlMs), now - started, physicalMs, channelOf(entryKey)])
+      .run(redis, [entryKey, leaseKeyOf(entryKey)], [token, entry, physicalMs, channelOf(entryKey)])
       .catch((error: Error) => logger.warn('Cache fill not stored', { key: entryKey, error }));
     return value;
   }
@@ -179,45 +221,45 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
   async function coordinatedFill(key: CacheKey, options: FillOptions, loader: () => Promise<string>): Promise<string> {
     const leaseMs = options.leaseMs ?? 5_000;
     const deadline = Date.now() + (options.maxWaitMs ?? 10_000);
-    const current = await read(key);
+    const { version, entry } = await read(key);
 
-    const entryKey = entryKeyOf(key, current.version);
-    if (current.value !== null) {
+    const entryKey = entryKeyOf(key, version);
+    if (entry !== null) {
       const now = Date.now();
       const beta = options.earlyRefreshBeta ?? 1;
-      const stale = now >= current.expires;
-      const refreshEarly = !stale && beta > 0 && now - current.delta * beta * Math.log(Math.random()) >= current.expires;
+      const stale = now >= entry.expires;
+      const refreshEarly = !stale && beta > 0 && now - entry.delta * beta * Math.log(Math.random()) >= entry.expires;
       if (stale || refreshEarly) {
         const token = await tryLease(entryKey, leaseMs);
         if (token) {
           // A refresh that fails still has a value to serve: the one it was replacing.
           return fill(entryKey, token, options, loader).catch((error: unknown) => {
             logger.warn('Cache refresh failed; serving the previous value', { key: entryKey, error: (error instanceof LoaderFailure ? error.error : error) as Error });
-            return current.value!;
+            return entry.value;
           });
         }
       }
-      return current.value;
+      return entry.value;
     }
 
     while (Date.now() < deadline) {
       const token = await tryLease(entryKey, leaseMs);
       if (token) {
         // Double-checked: the previous holder may have filled between our read and our lease.
-        const filled = (await read(key)).value;
+        const filled = (await read(key)).entry;
         if (filled === null) return fill(entryKey, token, options, loader);
         await releaseScript.run(redis, [leaseKeyOf(entryKey)], [token, channelOf(entryKey)]);
-        return filled;
+        return filled.value;
       }
-      let found: string | null = null;
+      let found: Entry | null = null;
       const recheck = async () => {
-        found = (await read(key)).value;
+        found = (await read(key)).entry;
         return found !== null;
       };
       const published = await waiters.wait(channelOf(entryKey), Math.min(leaseMs, Math.max(0, deadline - Date.now())), recheck);
-      if (published !== undefined) return published;
+      if (published !== undefined) return decodeEntry(published).value;
       if (found === null) await recheck();
-      if (found !== null) return found;
+      if (found !== null) return (found as Entry).value;
     }
     logger.warn('Gave up waiting for a cache fill; loading directly', { key: entryKey });
     return loader();

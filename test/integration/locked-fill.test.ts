@@ -102,6 +102,22 @@ describe('getOrFill across instances', () => {
     expect(await i!.cache.getOrFill(key, options, loadFrom(i!, 'after'))).toBe('after');
   });
 
+  it('serves the new version after another instance bumps it, though this one remembers the old', async () => {
+    // Prepare: the reader has read (and so remembers) the version before the bump.
+    const key = freshKey();
+    const [reader, writer] = instances;
+    await reader!.cache.getOrFill(key, options, loadFrom(reader!, 'before'));
+    expect(await reader!.cache.getOrFill(key, options, loadFrom(reader!, 'unused'))).toBe('before');
+
+    // Act
+    await writer!.cache.bumpVersion(key.versionKey);
+    const after = await reader!.cache.getOrFill(key, options, loadFrom(reader!, 'after'));
+
+    // Assess
+    expect(after).toBe('after');
+    expect(await writer!.cache.getOrFill(key, options, loadFrom(writer!, 'unused'))).toBe('after');
+  });
+
   it('hands a dead winner’s fill to exactly one waiter once its lease expires', async () => {
     // Prepare: a winner took the lease and died without filling.
     const key = freshKey();
