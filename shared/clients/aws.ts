@@ -7,5 +7,3 @@ export const awsClientOptions = {
   region: AWS_REGION,
   ...(AWS_ENDPOINT_URL ? { endpoint: AWS_ENDPOINT_URL } : {}),
 };
-
-export const usesEmulator = AWS_ENDPOINT_URL !== undefined;

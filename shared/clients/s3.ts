@@ -1,5 +1,5 @@
-import { S3Client } from '@aws-sdk/client-s3';
-import { awsClientOptions, usesEmulator } from './aws';
+import { awsClientOptions } from './aws';
+import { createObjectReader } from './s3-objects';
 
-// The emulator has no wildcard DNS on loopback, so bucket names go in the path there.
-export const s3 = new S3Client({ ...awsClientOptions, forcePathStyle: usesEmulator });
+/** Reads S3 objects: on AWS by virtual-hosted address, in the twin from its emulator, path-style. */
+export const getObject = createObjectReader(awsClientOptions);

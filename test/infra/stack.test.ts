@@ -131,14 +131,20 @@ describe('the CDK app', () => {
     });
   });
 
-  it("ships the mail function's parser thread beside its bundle, and the AWS SDK inside it", () => {
-    const fn = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.FunctionName === 'surge-receive-mail')!;
-    const asset = join(assemblyDir, fn.Metadata!['aws:asset:path']!);
+  const assetOf = (id: string) => {
+    const fn = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.FunctionName === `surge-${id}`)!;
+    return join(assemblyDir, fn.Metadata!['aws:asset:path']!);
+  };
 
-    expect(existsSync(join(asset, 'index.mjs'))).toBe(true);
-    expect(existsSync(join(asset, 'parse-worker.mjs'))).toBe(true);
-    const bundle = readFileSync(join(asset, 'index.mjs'), 'utf8');
-    expect(bundle).toContain('GetObjectCommand');
+  it("ships the mail function's parser thread beside its bundle", () => {
+    expect(existsSync(join(assetOf('receive-mail'), 'index.mjs'))).toBe(true);
+    expect(existsSync(join(assetOf('receive-mail'), 'parse-worker.mjs'))).toBe(true);
+  });
+
+  it('bundles the AWS SDK into the functions rather than importing the runtime’s', () => {
+    const bundle = readFileSync(join(assetOf('create-order'), 'index.mjs'), 'utf8');
+
+    expect(bundle).toContain('SendMessageBatch');
     expect(bundle).not.toMatch(/from\s*["']@aws-sdk\//);
   });
 
