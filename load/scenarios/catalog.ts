@@ -15,7 +15,7 @@ export const catalog: Scenario = async ({ twin, connections, duration, log, agai
   // Warm every page the hit path will read.
   await Promise.all(paths.map((path) => fetch(`${twin.url}${path}`).then((r) => r.arrayBuffer())));
 
-  const { load: hit, ceiling, cpuPerRequest } = await againstCeiling({ url: twin.url, requests: requests('') }, 'GET /programs (cached)');
+  const { load: hit, ceiling, cpuPerRequest, ceilingCpuPerRequest } = await againstCeiling({ url: twin.url, requests: requests('') }, 'GET /programs (cached)');
   const baseline = await drive({ url: twin.url, connections, duration, requests: requests('/__baseline') }, 'GET /__baseline/programs (no cache)', log);
 
   const admin = await fetch(`${twin.url}/sessions`, {
@@ -46,6 +46,7 @@ export const catalog: Scenario = async ({ twin, connections, duration, log, agai
     extra: {
       ratio_to_baseline: round(hit.rps / baseline.rps, 1),
       cpu_ms_per_request: cpuPerRequest,
+      ceiling_cpu_ms_per_request: ceilingCpuPerRequest,
       stampede: { requests: stampede.requests, ok: stampede.ok, p50_ms: stampede.p50_ms, p99_ms: stampede.p99_ms, db_queries: dbQueries },
     },
     invariants: {

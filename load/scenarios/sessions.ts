@@ -34,7 +34,7 @@ export const sessions: Scenario = async ({ twin, log, againstCeiling }) => {
   try {
     let next = 0;
     const commandsBefore = await commandsProcessed(redis);
-    const { load, ceiling, cpuPerRequest } = await againstCeiling(
+    const { load, ceiling, cpuPerRequest, ceilingCpuPerRequest } = await againstCeiling(
       {
         url: twin.url,
         requests: [{ method: 'GET', path: '/me', setupRequest: (req) => ({ ...req, headers: { ...req.headers, cookie: cookies[next++ % cookies.length]! } }) }],
@@ -63,6 +63,7 @@ export const sessions: Scenario = async ({ twin, log, againstCeiling }) => {
         redis_round_trips_per_request: tripsPerRequest,
         redis_commands_per_request: round(commands / load.requests, 3),
         cpu_ms_per_request: cpuPerRequest,
+        ceiling_cpu_ms_per_request: ceilingCpuPerRequest,
       },
       invariants: {
         redis_round_trips_per_request: { expected: 1, actual: tripsPerRequest },

@@ -67,8 +67,13 @@ export function meanLoad(runs: LoadResult[]): LoadResult {
   };
 }
 
+interface CpuWindow {
+  cpu: Record<string, number>;
+  requests: number;
+}
+
 /** CPU milliseconds per request over several separate windows, weighted by their requests. */
-function combinedPerRequest(windows: { cpu: Record<string, number>; requests: number }[]): Record<string, number> {
+function combinedPerRequest(windows: CpuWindow[]): Record<string, number> {
   const total = windows.reduce((sum, w) => sum + w.requests, 0);
   const out: Record<string, number> = {};
   for (const name of Object.keys(windows[0]!.cpu)) out[name] = round(windows.reduce((sum, w) => sum + w.cpu[name]! * w.requests, 0) / total, 4);
@@ -78,8 +83,10 @@ function combinedPerRequest(windows: { cpu: Record<string, number>; requests: nu
 export interface AgainstCeiling {
   load: LoadResult;
   ceiling: LoadResult;
-  /** CPU per request while the load (not the ceiling) ran. */
+  /** CPU per request while the load ran. */
   cpuPerRequest: Record<string, number>;
+  /** CPU per request while the ceiling ran, to set beside it. */
+  ceilingCpuPerRequest: Record<string, number>;
 }
 
 /**
@@ -95,20 +102,20 @@ export async function againstCeiling(
   log: (msg: string) => void,
 ): Promise<AgainstCeiling> {
   const half = (options: Options): Options => ({ ...options, duration: Number(options.duration ?? 10) / 2 });
-  const loads: LoadResult[] = [];
-  const ceilings: LoadResult[] = [];
-  const windows: { cpu: Record<string, number>; requests: number }[] = [];
+  const runs = { load: [] as LoadResult[], ceiling: [] as LoadResult[] };
+  const windows = { load: [] as CpuWindow[], ceiling: [] as CpuWindow[] };
   for (const turn of ['ceiling', 'load', 'load', 'ceiling'] as const) {
-    if (turn === 'ceiling') {
-      ceilings.push(await drive(half(ceiling), 'ceiling', log));
-      continue;
-    }
     const cpu = startCpuMeter(pids);
-    const run = await drive(half(load), label, log);
-    windows.push({ cpu: cpu.perRequest(run.requests), requests: run.requests });
-    loads.push(run);
+    const run = await drive(half(turn === 'load' ? load : ceiling), turn === 'load' ? label : 'ceiling', log);
+    windows[turn].push({ cpu: cpu.perRequest(run.requests), requests: run.requests });
+    runs[turn].push(run);
   }
-  return { load: sumRequests(loads), ceiling: sumRequests(ceilings), cpuPerRequest: combinedPerRequest(windows) };
+  return {
+    load: sumRequests(runs.load),
+    ceiling: sumRequests(runs.ceiling),
+    cpuPerRequest: combinedPerRequest(windows.load),
+    ceilingCpuPerRequest: combinedPerRequest(windows.ceiling),
+  };
 }
 
 /** Means of the rates and latencies, with the requests of all runs added up. */
