@@ -22,7 +22,7 @@ type Parsed<S extends InputSchemas> = { [K in keyof S]: S[K] extends z.ZodMiniTy
 
 export interface ApiEvent<In = unknown> extends APIGatewayProxyEventV2 {
   /** Cookies by name; the first occurrence of a name wins. */
-  cookieMap: Record<string, string>;
+  cookieMap: Readonly<Record<string, string>>;
   /** Path parameters, query, headers and body, validated against the function's schemas. */
   input: In;
 }
@@ -49,27 +49,33 @@ export function api<A extends Access, S extends InputSchemas = {}>(options: { ac
   };
 }
 
+const UPPER_CASE = /[A-Z]/;
+const NO_COOKIES: Readonly<Record<string, string>> = Object.freeze({});
+
 function normaliseEvent(): MiddlewareObj<APIGatewayProxyEventV2> {
   return {
     name: 'normaliseEvent',
     before: ({ event }) => {
       // API Gateway sends header names lower-cased already; only a hand-made event needs the copy.
-      const names = Object.keys(event.headers ?? {});
-      if (!event.headers || names.some((name) => name !== name.toLowerCase())) {
+      if (!event.headers || Object.keys(event.headers).some((name) => UPPER_CASE.test(name))) {
         const headers: Record<string, string | undefined> = {};
-        for (const name of names) headers[name.toLowerCase()] = event.headers[name];
+        for (const [name, value] of Object.entries(event.headers ?? {})) headers[name.toLowerCase()] = value;
         event.headers = headers;
       }
-      const cookieMap: Record<string, string> = {};
-      for (const cookie of event.cookies ?? []) {
-        const eq = cookie.indexOf('=');
-        if (eq <= 0) continue;
-        const name = cookie.slice(0, eq).trim();
-        if (!(name in cookieMap)) cookieMap[name] = cookie.slice(eq + 1).trim();
-      }
-      (event as ApiEvent).cookieMap = cookieMap;
+      (event as ApiEvent).cookieMap = event.cookies?.length ? cookiesByName(event.cookies) : NO_COOKIES;
     },
   };
+}
+
+function cookiesByName(cookies: string[]): Record<string, string> {
+  const byName: Record<string, string> = {};
+  for (const cookie of cookies) {
+    const eq = cookie.indexOf('=');
+    if (eq <= 0) continue;
+    const name = cookie.slice(0, eq).trim();
+    if (!(name in byName)) byName[name] = cookie.slice(eq + 1).trim();
+  }
+  return byName;
 }
 
 function authenticate(role: Role): MiddlewareObj<APIGatewayProxyEventV2> {

@@ -1,0 +1,47 @@
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { api, type ApiEvent } from '../../shared/http/api';
+import { json } from '../../shared/http/response';
+import * as z from '../../shared/zod';
+import { httpEvent, lambdaContext } from '../support/events';
+
+/** A public function that answers with what the stack handed it. */
+const echo = api({ access: 'public', body: z.strictObject({ name: z.string() }) }).handler(async (event: ApiEvent<{ body: { name: string } }>) =>
+  json(200, { headers: event.headers, cookies: event.cookieMap, body: event.input.body }),
+);
+
+const invoke = async (event: APIGatewayProxyEventV2) => {
+  const result = await echo(event, lambdaContext());
+  return { status: result.statusCode, body: JSON.parse(result.body!) };
+};
+
+describe('the HTTP middleware stack', () => {
+  it('lower-cases the header names of a hand-made event before reading the content type', async () => {
+    const event = httpEvent('post-sessions', { body: { name: 'a' } });
+    const { 'content-type': contentType, ...others } = event.headers;
+    event.headers = { ...others, 'Content-Type': contentType!, 'X-Trace': 'abc' };
+
+    const { status, body } = await invoke(event);
+
+    expect(status).toBe(200);
+    expect(body.body).toEqual({ name: 'a' });
+    expect(body.headers).toMatchObject({ 'content-type': contentType, 'x-trace': 'abc' });
+    expect(Object.keys(body.headers).filter((name) => name !== name.toLowerCase())).toEqual([]);
+  });
+
+  it('maps cookies by name, first occurrence winning, skipping nameless ones', async () => {
+    const event = httpEvent('post-sessions', { body: { name: 'a' }, cookies: ['a=1', '=orphan', 'b = 2 ', 'a=3', 'novalue'] });
+
+    expect((await invoke(event)).body.cookies).toEqual({ a: '1', b: '2' });
+    expect((await invoke(httpEvent('post-sessions', { body: { name: 'a' } }))).body.cookies).toEqual({});
+  });
+
+  it('refuses a body that is not JSON, or not declared as JSON, with a JSON error', async () => {
+    const notJson = await invoke(httpEvent('post-sessions', { rawBody: '{"name":' }));
+    const undeclared = await invoke(httpEvent('post-sessions', { body: { name: 'a' }, headers: { 'content-type': 'text/plain' } }));
+
+    expect(notJson).toEqual({ status: 400, body: { error: { code: 'BAD_JSON', message: 'The body is not valid JSON' } } });
+    expect(undeclared.status).toBe(415);
+    expect(undeclared.body.error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+  });
+});
