@@ -3,6 +3,8 @@ import { api } from '../shared/http/api';
 import { json } from '../shared/http/response';
 import { setDealState } from '../shared/coupons/coupons';
 import { upsertDeal } from '../shared/coupons/deals';
+import { db } from '../shared/clients/mysql';
+import { inTransaction } from '../shared/db/transaction';
 import { DealId } from '../shared/coupons/model';
 
 const Params = z.object({ dealId: DealId });
@@ -19,11 +21,18 @@ const DealInput = z
   })
   .check(z.refine((d) => d.opensAt < d.closesAt, { message: 'closesAt must be after opensAt', path: ['closesAt'] }));
 
-/** Redis first (it refuses a limit below what is already issued), then the MySQL row. */
+/**
+ * The MySQL row is written first but committed only once Redis, which refuses a limit below what
+ * is already issued, has taken the new state: a refusal or a failure on either side leaves both
+ * as they were. (Only a failed COMMIT after Redis took the state would part them; a retried PUT,
+ * being the whole state, puts them back together.)
+ */
 export const handler = api({ access: 'admin', params: Params, body: DealInput }).handler(async ({ input }) => {
   const { dealId } = input.params;
   const { title, opensAt, closesAt, limit } = input.body;
-  await setDealState(dealId, opensAt, closesAt, limit);
-  await upsertDeal({ id: dealId, title, opensAt, closesAt, limit });
+  await inTransaction(db, async (conn) => {
+    await upsertDeal({ id: dealId, title, opensAt, closesAt, limit }, conn);
+    await setDealState(dealId, opensAt, closesAt, limit);
+  });
   return json(200, { id: dealId, title, opensAt: new Date(opensAt).toISOString(), closesAt: new Date(closesAt).toISOString(), limit });
 });

@@ -1,4 +1,5 @@
 import type { RowDataPacket } from 'mysql2';
+import type { Pool } from 'mysql2/promise';
 import { db } from '../clients/mysql';
 
 export interface Deal {
@@ -17,8 +18,9 @@ const toDeal = (r: RowDataPacket): Deal => ({
   limit: Number(r.coupon_limit),
 });
 
-export async function upsertDeal(deal: Deal): Promise<void> {
-  await db.query(
+/** Writes the deal on `conn` when given (a transaction of the caller's), else on the pool. */
+export async function upsertDeal(deal: Deal, conn: Pick<Pool, 'query'> = db): Promise<void> {
+  await conn.query(
     `INSERT INTO deals (id, title, opens_at, closes_at, coupon_limit) VALUES (?, ?, ?, ?, ?)
      ON DUPLICATE KEY UPDATE title = VALUES(title), opens_at = VALUES(opens_at), closes_at = VALUES(closes_at), coupon_limit = VALUES(coupon_limit)`,
     [deal.id, deal.title, new Date(deal.opensAt), new Date(deal.closesAt), deal.limit],

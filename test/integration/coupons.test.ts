@@ -193,6 +193,27 @@ describe('time-deal coupons', () => {
       expect(await redis.exists(dealKeys(dealId).deal)).toBe(0);
     });
 
+    it('changes neither Redis nor MySQL when MySQL fails to take the deal', async () => {
+      // Prepare: a real MySQL failure, raised by a trigger for one title only.
+      const dealId = await openDeal(3);
+      const trigger = `fail_${randomBytes(4).toString('hex')}`;
+      await sql(`CREATE TRIGGER ${trigger} BEFORE UPDATE ON deals FOR EACH ROW
+                 IF NEW.title = '${trigger}' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refused by test'; END IF`);
+      const window = { opensAt: new Date(Date.now() - HOUR).toISOString(), closesAt: new Date(Date.now() + 2 * HOUR).toISOString() };
+
+      try {
+        // Act
+        const result = await putDeal(dealRequest(dealId, admin.cookie, { title: trigger, ...window, limit: 50 }), lambdaContext());
+
+        // Assess
+        expect(result.statusCode).toBe(500);
+        expect(await redis.hget(dealKeys(dealId).deal, 'limit')).toBe('3');
+        expect(await sql<RowDataPacket>('SELECT title, coupon_limit FROM deals WHERE id = ?', [dealId])).toEqual([{ title: 'Half price', coupon_limit: 3 }]);
+      } finally {
+        await sql(`DROP TRIGGER ${trigger}`);
+      }
+    });
+
     it('refuses a limit below the coupons already issued, and non-admins', async () => {
       const dealId = await openDeal(3);
       await createCoupon(couponRequest(dealId, users[5]!.cookie), lambdaContext());
@@ -205,6 +226,7 @@ describe('time-deal coupons', () => {
       expect(shrunk.statusCode).toBe(409);
       expect(byUser.statusCode).toBe(403);
       expect(await redis.hget(dealKeys(dealId).deal, 'limit')).toBe('3');
+      expect(await sql<RowDataPacket>('SELECT coupon_limit FROM deals WHERE id = ?', [dealId])).toEqual([{ coupon_limit: 3 }]);
     });
   });
 });
