@@ -17,7 +17,7 @@ export const handler = middy<ScheduledEvent, { items: number; drifted: number }>
   const items = await listItems();
   let drifted = 0;
   for (const item of items) {
-    const report = await reconcileItem(item.id, { relayOlderThanMs: RELAY_AFTER_MS, resetCounter: false });
+    const report = await reconcileItem(item.id, { relayOlderThanMs: RELAY_AFTER_MS, repairCounters: false });
     if (!report) continue;
     if ((report.drift !== 0 && report.steady) || report.rejected > 0) {
       drifted += 1;

@@ -4,7 +4,8 @@
  * Checks initial = remaining (Redis) + confirmed (MySQL) + pending (outbox) for each item (all by
  * default, and every deal's limit = remaining + stored + pending) of the running twin, or of REDIS_URL / DATABASE_URL / ORDER_QUEUE_URL when set. Prints
  * one JSON line per item and exits 1 when any item drifts. --repair relays outbox entries older
- * than --relay-after-s and resets drifted counters.
+ * than --relay-after-s, resets drifted stock counters and raises buyers' counts that fell below
+ * what they hold (after Redis lost writes).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -38,7 +39,7 @@ let drifted = 0;
 for (const itemId of itemIds) {
   const report = await reconcileItem(itemId, {
     relayOlderThanMs: values.repair ? Number(values['relay-after-s']) * 1000 : Number.POSITIVE_INFINITY,
-    resetCounter: values.repair,
+    repairCounters: values.repair,
   });
   if (!report) {
     process.stdout.write(`${JSON.stringify({ itemId, error: 'no such item' })}\n`);

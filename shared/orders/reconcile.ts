@@ -5,7 +5,7 @@ import type { OrderRecord } from './model';
 import { handOffQueue } from '../handoff/queue';
 import { pendingRecords, settleWritten } from '../outbox/outbox';
 import { itemKeys } from './model';
-import { remainingStock, resetStock } from './reservations';
+import { raiseBuyerCounts, remainingStock, resetStock } from './reservations';
 
 export interface ItemReconciliation {
   itemId: string;
@@ -21,13 +21,18 @@ export interface ItemReconciliation {
   relayed: number;
   settled: number;
   counterReset: boolean;
+  /** Buyers whose count in Redis was below what MySQL and the outbox hold for them, raised. */
+  buyersRaised: number;
 }
 
 export interface ReconcileOptions {
   /** Re-send outbox entries older than this: their first send was lost. */
   relayOlderThanMs: number;
-  /** Also reset a stock counter that drifted (compare-and-set against what was measured). */
-  resetCounter: boolean;
+  /**
+   * Also repair Redis's counters: a stock counter that drifted is reset (compare-and-set against
+   * what was measured), and a buyer's count below what they hold is raised (never lowered).
+   */
+  repairCounters: boolean;
   now?: number;
 }
 
@@ -37,6 +42,17 @@ async function storedQuantities(itemId: string) {
     [itemId],
   );
   return { confirmed: Number(rows[0]!.confirmed), rejected: Number(rows[0]!.rejected) };
+}
+
+/** What each buyer holds at least: confirmed in MySQL plus reserved and not yet written. */
+async function buyerFloors(itemId: string, pendingOrders: OrderRecord[]): Promise<Map<number, number>> {
+  const [rows] = await db.query<RowDataPacket[]>(
+    "SELECT user_id, SUM(quantity) AS quantity FROM orders WHERE item_id = ? AND status = 'confirmed' GROUP BY user_id",
+    [itemId],
+  );
+  const floors = new Map(rows.map((r) => [Number(r.user_id), Number(r.quantity)]));
+  for (const order of pendingOrders) floors.set(order.userId, (floors.get(order.userId) ?? 0) + order.quantity);
+  return floors;
 }
 
 async function alreadyStored(orders: OrderRecord[]): Promise<Set<string>> {
@@ -82,8 +98,9 @@ export async function reconcileItem(itemId: string, options: ReconcileOptions): 
   const stale = pendingOrders.filter((o) => now - o.reservedAt >= options.relayOlderThanMs);
   await Promise.all(stale.map((order) => handOffQueue.send({ order })));
   await settleWritten(itemKeys(itemId), [...written]);
-  const counterReset =
-    options.resetCounter && steady && drift !== 0 && remaining !== undefined && (await resetStock(itemId, measured, Math.max(0, measured + drift)));
+  const repair = options.repairCounters && remaining !== undefined;
+  const counterReset = repair && steady && drift !== 0 && (await resetStock(itemId, measured, Math.max(0, measured + drift)));
+  const buyersRaised = repair ? await raiseBuyerCounts(itemId, await buyerFloors(itemId, pendingOrders)) : 0;
 
-  return { itemId, initial: item.initialStock, remaining: measured, ...stored, pending, drift, steady, relayed: stale.length, settled: written.size, counterReset };
+  return { itemId, initial: item.initialStock, remaining: measured, ...stored, pending, drift, steady, relayed: stale.length, settled: written.size, counterReset, buyersRaised };
 }

@@ -11,6 +11,10 @@ const releaseScript = luaScript<[string, string, string, string, string], [strin
 );
 const openScript = luaScript<[string, string, string], [number, number]>(new URL('./lua/sale-open-3.lua', import.meta.url));
 const resetScript = luaScript<[string], [number, number]>(new URL('./lua/sale-stock-reset-1.lua', import.meta.url));
+const raiseBuyersScript = luaScript<[string], number[]>(new URL('./lua/buyers-raise-1.lua', import.meta.url));
+
+/** Buyers per script call, so one repair never holds Redis for long. */
+const BUYERS_PER_CALL = 500;
 
 /** A retry is "the same request" when it asks for the same quantity (item and buyer are in the key). */
 const fingerprint = (quantity: number) => `q${quantity}`;
@@ -85,4 +89,14 @@ export async function pendingOrder(orderId: string, itemId: string): Promise<Ord
 
 export async function resetStock(itemId: string, measured: number, target: number): Promise<boolean> {
   return (await resetScript.run(redis, [itemKeys(itemId).sale], [measured, target])) === 1;
+}
+
+/** Raises each buyer's count to at least the quantity given for them, never lowering one; returns how many rose. */
+export async function raiseBuyerCounts(itemId: string, floors: Map<number, number>): Promise<number> {
+  const pairs = [...floors].flat();
+  let raised = 0;
+  for (let i = 0; i < pairs.length; i += 2 * BUYERS_PER_CALL) {
+    raised += Number(await raiseBuyersScript.run(redis, [itemKeys(itemId).bought], pairs.slice(i, i + 2 * BUYERS_PER_CALL)));
+  }
+  return raised;
 }

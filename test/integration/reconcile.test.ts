@@ -14,12 +14,12 @@ const queue = await queueWithDeadLetters(sqs, 5, 30);
 process.env.ORDER_QUEUE_URL = queue.url;
 const { reconcileItem } = await import('../../shared/orders/reconcile');
 
-const report = { relayOlderThanMs: 60_000, resetCounter: false };
+const report = { relayOlderThanMs: 60_000, repairCounters: false };
 
-async function saleWith(stock: number, reservations: number) {
+async function saleWith(stock: number, reservations: number, perUserLimit = 10) {
   const itemId = uniqueItemId('recon');
-  await upsertItemStock(itemId, stock, 10);
-  await openSale(itemId, stock, 10);
+  await upsertItemStock(itemId, stock, perUserLimit);
+  await openSale(itemId, stock, perUserLimit);
   const orders: OrderRecord[] = [];
   for (let i = 0; i < reservations; i++) orders.push((await reserve({ itemId, userId: 500 + i, quantity: 2, idempotencyKey: `r${i}` })).order);
   return { itemId, orders };
@@ -38,7 +38,7 @@ describe('reconciliation', () => {
     const { itemId, orders } = await saleWith(10, 1);
 
     // Act
-    const result = await reconcileItem(itemId, { relayOlderThanMs: 0, resetCounter: false });
+    const result = await reconcileItem(itemId, { relayOlderThanMs: 0, repairCounters: false });
     const { Messages } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queue.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 2 }));
     await writeOrders((Messages ?? []).flatMap((m) => HandOffMessage.parse(JSON.parse(m.Body!)).orders));
 
@@ -53,11 +53,32 @@ describe('reconciliation', () => {
     await redis.hset(itemKeys(itemId).sale, 'stock', 11);
 
     const seen = await reconcileItem(itemId, report);
-    const repaired = await reconcileItem(itemId, { ...report, resetCounter: true });
+    const repaired = await reconcileItem(itemId, { ...report, repairCounters: true });
 
     expect(seen).toMatchObject({ remaining: 11, pending: 2, drift: -3, counterReset: false });
     expect(repaired).toMatchObject({ drift: -3, counterReset: true });
     expect(await remainingStock(itemId)).toBe(8);
     expect(await reconcileItem(itemId, report)).toMatchObject({ drift: 0 });
+  });
+
+  it('raises buyers’ counts that Redis lost back to what they hold, and lowers none', async () => {
+    // Prepare: three buyers of 2 each (limit 3 per buyer); two stored in MySQL, one still pending.
+    // Redis then loses the first buyer's count and the pending buyer's, as after a failover that
+    // dropped writes.
+    const { itemId, orders } = await saleWith(100, 3, 3);
+    await writeOrders(orders.slice(0, 2));
+    const [stored, kept, pending] = orders.map((o) => String(o.userId));
+    await redis.hdel(itemKeys(itemId).bought, stored!, pending!);
+    await redis.hset(itemKeys(itemId).bought, kept!, 5);
+
+    // Act
+    const seen = await reconcileItem(itemId, report);
+    const repaired = await reconcileItem(itemId, { ...report, repairCounters: true });
+
+    // Assess
+    expect(seen).toMatchObject({ buyersRaised: 0 });
+    expect(repaired).toMatchObject({ buyersRaised: 2, drift: 0 });
+    expect(await redis.hgetall(itemKeys(itemId).bought)).toEqual({ [stored!]: '2', [kept!]: '5', [pending!]: '2' });
+    await expect(reserve({ itemId, userId: Number(stored), quantity: 2, idempotencyKey: 'past-limit' })).rejects.toMatchObject({ code: 'LIMIT_EXCEEDED' });
   });
 });
