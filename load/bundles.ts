@@ -9,7 +9,7 @@ import { mkdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
 import { entryFile, functions } from '../functions/table';
-import { BUNDLE, WORKERS } from '../infra/bundling';
+import { ESBUILD_OPTIONS, WORKERS } from '../infra/bundling';
 
 const OUT = resolve('.local/bundles');
 const MAX_BYTES = 1024 * 1024;
@@ -25,23 +25,7 @@ const ENV = {
   RAW_MAIL_BUCKET: 'surge-raw-mail',
 };
 
-function bundle(entry: string, outfile: string) {
-  return build({
-    entryPoints: [entry],
-    outfile,
-    bundle: true,
-    minify: true,
-    treeShaking: true,
-    platform: 'node',
-    format: 'esm',
-    target: BUNDLE.target,
-    mainFields: [...BUNDLE.mainFields],
-    external: [...BUNDLE.externalModules],
-    banner: { js: BUNDLE.banner },
-    alias: { ...BUNDLE.alias },
-    logLevel: 'error',
-  });
-}
+const bundle = (entry: string, outfile: string) => build({ ...ESBUILD_OPTIONS, entryPoints: [entry], outfile });
 
 function coldImportMs(file: string): number {
   const script = `const t=performance.now();await import(${JSON.stringify(file)});process.stdout.write(String(performance.now()-t));process.exit(0)`;

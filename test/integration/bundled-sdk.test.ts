@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { BUNDLE } from '../../infra/bundling';
+import { ESBUILD_OPTIONS } from '../../infra/bundling';
 import { sesMessageId, storeRawMail } from '../support/mail';
 import { queueWithDeadLetters, testSqs } from '../support/queues';
 
@@ -24,21 +24,7 @@ process.stdout.write(await readRawMail(process.env.RAW_MAIL_BUCKET, key, 1_000_0
 
 async function bundleEntry() {
   const outfile = join(mkdtempSync(join(tmpdir(), 'surge-bundle-')), 'index.mjs');
-  const result = await build({
-    stdin: { contents: ENTRY, resolveDir: root, loader: 'ts' },
-    outfile,
-    bundle: true,
-    minify: true,
-    platform: 'node',
-    format: 'esm',
-    target: BUNDLE.target,
-    mainFields: [...BUNDLE.mainFields],
-    external: [...BUNDLE.externalModules],
-    banner: { js: BUNDLE.banner },
-    alias: { ...BUNDLE.alias },
-    metafile: true,
-    logLevel: 'error',
-  });
+  const result = await build({ ...ESBUILD_OPTIONS, stdin: { contents: ENTRY, resolveDir: root, loader: 'ts' }, outfile, metafile: true });
   return { outfile, inputs: Object.keys(result.metafile.inputs) };
 }
 
