@@ -84,7 +84,13 @@ export interface ObjectLocation {
 }
 
 export function objectLocation(bucket: string, key: string, { region, endpoint }: Pick<ObjectReaderOptions, 'region' | 'endpoint'>): ObjectLocation {
-  if (!endpoint) return { protocol: 'https:', hostname: `${bucket}.s3.${region}.amazonaws.com`, path: `/${encodeKey(key)}` };
+  if (!endpoint) {
+    const host = `s3.${region}.${region.startsWith('cn-') ? 'amazonaws.com.cn' : 'amazonaws.com'}`;
+    // A bucket name with dots breaks the wildcard certificate of a virtual-hosted address.
+    return bucket.includes('.')
+      ? { protocol: 'https:', hostname: host, path: `/${bucket}/${encodeKey(key)}` }
+      : { protocol: 'https:', hostname: `${bucket}.${host}`, path: `/${encodeKey(key)}` };
+  }
   const url = new URL(endpoint);
   return {
     protocol: url.protocol === 'http:' ? 'http:' : 'https:',
@@ -127,25 +133,46 @@ export function createObjectReader(options: ObjectReaderOptions) {
     });
   }
 
+  /** One request and its whole body; what is worth another try is thrown as Retryable. */
+  async function once(location: ObjectLocation, key: string, maxBytes: number): Promise<Buffer> {
+    let response: IncomingMessage;
+    try {
+      response = await attempt(location);
+    } catch (error) {
+      throw new Retryable(error);
+    }
+    const status = response.statusCode ?? 0;
+    if (status === 200) {
+      return readBody(response, maxBytes).catch((error: unknown) => {
+        throw error instanceof ObjectTooLarge ? error : new Retryable(error);
+      });
+    }
+    const code = errorCode(await readBody(response, 64 * 1024).catch(() => Buffer.alloc(0)));
+    // Only a missing key is a missing object; a missing bucket is a misconfiguration to fail loudly on.
+    if (status === 404 && code === 'NoSuchKey') throw new ObjectMissing(`No object at ${key}`);
+    const failure = new S3RequestFailed(status, code);
+    throw RETRYABLE(status) ? new Retryable(failure) : failure;
+  }
+
   return async function getObject(bucket: string, key: string, maxBytes: number): Promise<Buffer> {
     const location = objectLocation(bucket, key, options);
     for (let tries = 1; ; tries++) {
-      let response: IncomingMessage;
       try {
-        response = await attempt(location);
+        return await once(location, key, maxBytes);
       } catch (error) {
-        if (tries >= maxAttempts) throw error;
+        if (!(error instanceof Retryable)) throw error;
+        if (tries >= maxAttempts) throw error.cause;
         await backoff(tries);
-        continue;
       }
-      const status = response.statusCode ?? 0;
-      if (status === 200) return readBody(response, maxBytes);
-      const code = errorCode(await readBody(response, 64 * 1024).catch(() => Buffer.alloc(0)));
-      if (status === 404) throw new ObjectMissing(`No object at ${key}`);
-      if (!RETRYABLE(status) || tries >= maxAttempts) throw new S3RequestFailed(status, code);
-      await backoff(tries);
     }
   };
+}
+
+/** A failure worth another attempt: a 5xx or 429 answer, or a connection lost before or while reading. */
+class Retryable extends Error {
+  constructor(cause: unknown) {
+    super('retryable', { cause });
+  }
 }
 
 const backoff = (tries: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * 100 * 2 ** tries));

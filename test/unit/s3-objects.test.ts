@@ -2,7 +2,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createObjectReader, ObjectMissing, ObjectTooLarge, S3RequestFailed } from '../../shared/clients/s3-objects';
+import { createObjectReader, ObjectMissing, objectLocation, ObjectTooLarge, S3RequestFailed } from '../../shared/clients/s3-objects';
 
 const CREDENTIALS = { accessKeyId: 'AKIAIOSFODNN7EXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', sessionToken: 'session-token' };
 const REGION = 'eu-west-1';
@@ -117,10 +117,31 @@ describe('createObjectReader', () => {
     expect(s3.seen).toHaveLength(1);
   });
 
-  it('tells a missing object apart', async () => {
-    const s3 = await fakeS3(error(404, 'NoSuchKey'));
+  it('tells a missing object apart from a missing bucket', async () => {
+    const s3 = await fakeS3(error(404, 'NoSuchKey'), error(404, 'NoSuchBucket'));
 
     await expect(s3.getObject('b', 'k', 1_000)).rejects.toBeInstanceOf(ObjectMissing);
+    await expect(s3.getObject('b', 'k', 1_000)).rejects.toMatchObject(new S3RequestFailed(404, 'NoSuchBucket'));
+  });
+
+  it('tries again when the connection drops while the body is read', async () => {
+    const s3 = await fakeS3(
+      (res) => {
+        res.writeHead(200, { 'content-length': 100 });
+        res.write('partial');
+        setTimeout(() => res.socket?.destroy(), 20);
+      },
+      body('whole'),
+    );
+
+    expect((await s3.getObject('b', 'k', 1_000)).toString()).toBe('whole');
+    expect(s3.seen).toHaveLength(2);
+  });
+
+  it('addresses AWS by bucket host, path-style for a bucket with dots, and in China by its own domain', () => {
+    expect(objectLocation('raw-mail', 'inbound/x', { region: 'eu-west-1' })).toEqual({ protocol: 'https:', hostname: 'raw-mail.s3.eu-west-1.amazonaws.com', path: '/inbound/x' });
+    expect(objectLocation('raw.mail', 'inbound/x', { region: 'eu-west-1' })).toEqual({ protocol: 'https:', hostname: 's3.eu-west-1.amazonaws.com', path: '/raw.mail/inbound/x' });
+    expect(objectLocation('raw-mail', 'x', { region: 'cn-north-1' }).hostname).toBe('raw-mail.s3.cn-north-1.amazonaws.com.cn');
   });
 
   it('refuses an object by its declared length, and one whose body runs past the limit', async () => {
