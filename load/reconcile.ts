@@ -5,7 +5,7 @@
  * default, and every deal's limit = remaining + stored + pending) of the running twin, or of REDIS_URL / DATABASE_URL / ORDER_QUEUE_URL when set. Prints
  * one JSON line per item and exits 1 when any item drifts. --repair relays outbox entries older
  * than --relay-after-s, resets drifted stock counters and raises buyers' counts that fell below
- * what they hold (after Redis lost writes).
+ * their confirmed orders (after Redis lost writes).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';

@@ -21,7 +21,7 @@ export interface ItemReconciliation {
   relayed: number;
   settled: number;
   counterReset: boolean;
-  /** Buyers whose count in Redis was below what MySQL and the outbox hold for them, raised. */
+  /** Buyers whose count in Redis was below their confirmed orders in MySQL, raised. */
   buyersRaised: number;
 }
 
@@ -30,7 +30,7 @@ export interface ReconcileOptions {
   relayOlderThanMs: number;
   /**
    * Also repair Redis's counters: a stock counter that drifted is reset (compare-and-set against
-   * what was measured), and a buyer's count below what they hold is raised (never lowered).
+   * what was measured), and a buyer's count below their confirmed orders is raised (never lowered).
    */
   repairCounters: boolean;
   now?: number;
@@ -44,15 +44,18 @@ async function storedQuantities(itemId: string) {
   return { confirmed: Number(rows[0]!.confirmed), rejected: Number(rows[0]!.rejected) };
 }
 
-/** What each buyer holds at least: confirmed in MySQL plus reserved and not yet written. */
-async function buyerFloors(itemId: string, pendingOrders: OrderRecord[]): Promise<Map<number, number>> {
+/**
+ * What each buyer holds for certain: their confirmed orders in MySQL, from one query. Pending
+ * orders are left out on purpose: one can be confirmed (and so counted twice) or released between
+ * reads, and a count raised too far never comes down. A pending order whose count Redis lost is
+ * raised by the next repair, once it is written.
+ */
+async function confirmedPerBuyer(itemId: string): Promise<Map<number, number>> {
   const [rows] = await db.query<RowDataPacket[]>(
     "SELECT user_id, SUM(quantity) AS quantity FROM orders WHERE item_id = ? AND status = 'confirmed' GROUP BY user_id",
     [itemId],
   );
-  const floors = new Map(rows.map((r) => [Number(r.user_id), Number(r.quantity)]));
-  for (const order of pendingOrders) floors.set(order.userId, (floors.get(order.userId) ?? 0) + order.quantity);
-  return floors;
+  return new Map(rows.map((r) => [Number(r.user_id), Number(r.quantity)]));
 }
 
 async function alreadyStored(orders: OrderRecord[]): Promise<Set<string>> {
@@ -100,7 +103,7 @@ export async function reconcileItem(itemId: string, options: ReconcileOptions): 
   await settleWritten(itemKeys(itemId), [...written]);
   const repair = options.repairCounters && remaining !== undefined;
   const counterReset = repair && steady && drift !== 0 && (await resetStock(itemId, measured, Math.max(0, measured + drift)));
-  const buyersRaised = repair ? await raiseBuyerCounts(itemId, await buyerFloors(itemId, pendingOrders)) : 0;
+  const buyersRaised = repair ? await raiseBuyerCounts(itemId, await confirmedPerBuyer(itemId)) : 0;
 
   return { itemId, initial: item.initialStock, remaining: measured, ...stored, pending, drift, steady, relayed: stale.length, settled: written.size, counterReset, buyersRaised };
 }

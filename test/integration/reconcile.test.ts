@@ -61,7 +61,7 @@ describe('reconciliation', () => {
     expect(await reconcileItem(itemId, report)).toMatchObject({ drift: 0 });
   });
 
-  it('raises buyers’ counts that Redis lost back to what they hold, and lowers none', async () => {
+  it('raises buyers’ counts that Redis lost back to their confirmed orders, and lowers none', async () => {
     // Prepare: three buyers of 2 each (limit 3 per buyer); two stored in MySQL, one still pending.
     // Redis then loses the first buyer's count and the pending buyer's, as after a failover that
     // dropped writes.
@@ -74,10 +74,13 @@ describe('reconciliation', () => {
     // Act
     const seen = await reconcileItem(itemId, report);
     const repaired = await reconcileItem(itemId, { ...report, repairCounters: true });
+    await writeOrders(orders.slice(2));
+    const repairedOnceWritten = await reconcileItem(itemId, { ...report, repairCounters: true });
 
-    // Assess
+    // Assess: the pending buyer is raised only once their order is confirmed.
     expect(seen).toMatchObject({ buyersRaised: 0 });
-    expect(repaired).toMatchObject({ buyersRaised: 2, drift: 0 });
+    expect(repaired).toMatchObject({ buyersRaised: 1 });
+    expect(repairedOnceWritten).toMatchObject({ buyersRaised: 1, drift: 0 });
     expect(await redis.hgetall(itemKeys(itemId).bought)).toEqual({ [stored!]: '2', [kept!]: '5', [pending!]: '2' });
     await expect(reserve({ itemId, userId: Number(stored), quantity: 2, idempotencyKey: 'past-limit' })).rejects.toMatchObject({ code: 'LIMIT_EXCEEDED' });
   });

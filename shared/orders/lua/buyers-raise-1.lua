@@ -1,11 +1,11 @@
 --[[
   Reconciliation's repair of buyers' counts after Redis lost writes: each count is raised to at
-  least what MySQL and the outbox hold for that buyer, never lowered, so a reservation made
-  meanwhile (already counted) is never undone and no buyer gets past the per-user limit again.
+  least the buyer's confirmed orders in MySQL, never lowered, so a reservation made meanwhile
+  (already counted) is never undone and no buyer gets past the per-user limit again.
 
   KEYS[1] buyers hash   {item:<id>}:bought   user id -> quantity reserved
 
-  ARGV    pairs of user id and the quantity that buyer holds at least
+  ARGV    pairs of user id and the quantity confirmed for that buyer
 
   Returns how many counts were raised.
 ]]
