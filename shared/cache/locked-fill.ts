@@ -9,7 +9,7 @@ const fillScript = luaScript<[entry: string, lease: string], [token: string, ent
 const releaseScript = luaScript<[lease: string], [token: string, channel: string]>(new URL('./lua/cache-release-1.lua', import.meta.url));
 
 /**
- * Where an entry lives: `<prefix>v<version>:<suffix>`, read together with the version in
+ * Where an entry lives: `<prefix>e<version>:<suffix>`, read together with the version in
  * `versionKey`. Prefix and version key must carry the same hash tag (one cluster slot).
  */
 export interface CacheKey {
@@ -43,7 +43,12 @@ export interface LockedCache {
   close(): void;
 }
 
-const entryKeyOf = (key: CacheKey, version: string) => `${key.prefix}v${version}:${key.suffix}`;
+/**
+ * `e` marks the entry's format (one string, see encodeEntry), and with it the fill channel's name:
+ * a format change takes a new marker, so while a deploy runs old and new instances side by side
+ * neither reads the other's entries or wakes on the other's fills.
+ */
+const entryKeyOf = (key: CacheKey, version: string) => `${key.prefix}e${version}:${key.suffix}`;
 const leaseKeyOf = (entryKey: string) => `${entryKey}:lease`;
 const channelOf = (entryKey: string) => `${entryKey}:filled`;
 

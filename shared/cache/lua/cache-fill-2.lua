@@ -3,7 +3,7 @@
   paused past its lease can never overwrite a newer value. Wakes the waiters with the entry itself,
   so none of them has to read it back.
 
-  KEYS[1] entry key   <prefix>v<version>:<suffix>
+  KEYS[1] entry key   <prefix>e<version>:<suffix>
   KEYS[2] lease key   <entry key>:lease
 
   ARGV[1] lease token
