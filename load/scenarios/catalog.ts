@@ -2,6 +2,7 @@
  * The catalog: the cached hit path against the no-cache baseline and the ceiling, then a stampede
  * — 1,000 concurrent requests right after a version bump — counting MySQL queries at the server.
  */
+import { Redis } from 'ioredis';
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import type { Scenario } from '../bench';
 import { drive, round } from '../support/measure';
@@ -15,7 +16,13 @@ export const catalog: Scenario = async ({ twin, connections, duration, log, agai
   // Warm every page the hit path will read.
   await Promise.all(paths.map((path) => fetch(`${twin.url}${path}`).then((r) => r.arrayBuffer())));
 
+  // What Redis sends per hit: a hot page lives on one shard, whose network it exhausts first.
+  const redis = new Redis(twin.redisUrl);
+  const bytesSentByRedis = async () => Number(/total_net_output_bytes:(\d+)/.exec(await redis.info('stats'))![1]);
+  const sentBefore = await bytesSentByRedis();
   const { load: hit, ceiling, cpuPerRequest, ceilingCpuPerRequest } = await againstCeiling({ url: twin.url, requests: requests('') }, 'GET /programs (cached)');
+  const redisBytesPerHit = round(((await bytesSentByRedis()) - sentBefore) / hit.requests, 1);
+  redis.disconnect();
   const baseline = await drive({ url: twin.url, connections, duration, requests: requests('/__baseline') }, 'GET /__baseline/programs (no cache)', log);
 
   const admin = await fetch(`${twin.url}/sessions`, {
@@ -45,6 +52,7 @@ export const catalog: Scenario = async ({ twin, connections, duration, log, agai
     baseline: { ...baseline },
     extra: {
       ratio_to_baseline: round(hit.rps / baseline.rps, 1),
+      redis_bytes_out_per_hit: redisBytesPerHit,
       cpu_ms_per_request: cpuPerRequest,
       ceiling_cpu_ms_per_request: ceilingCpuPerRequest,
       stampede: { requests: stampede.requests, ok: stampede.ok, p50_ms: stampede.p50_ms, p99_ms: stampede.p99_ms, db_queries: dbQueries },

@@ -79,6 +79,47 @@ function decodeEntry(raw: string): Entry {
 const REMEMBERED_VERSIONS = 10_000;
 /** Reads that find the version moved on again before giving up and treating the entry as missing. */
 const VERSION_CHASES = 3;
+/** Default bound on the values an instance keeps near copies of, in characters (about bytes). */
+const NEAR_COPY_CHARS = 8 * 1024 * 1024;
+
+/**
+ * Entries this instance has read or stored, kept beside Redis so that a hit asks Redis for the
+ * version alone (a few bytes) instead of the entry. Otherwise every request for a hot page sends
+ * its whole body out of one shard, and a shard's network is what a hot key exhausts first. A copy
+ * is served only while its version is still current and it is not due for refresh, so it is never
+ * older than what Redis would have answered. Bounded by the size of its values; past the bound the
+ * oldest copies go first.
+ */
+class NearCopies {
+  private readonly copies = new Map<string, Entry>();
+  private chars = 0;
+
+  constructor(private readonly maxChars: number) {}
+
+  get(entryKey: string): Entry | undefined {
+    return this.copies.get(entryKey);
+  }
+
+  keep(entryKey: string, entry: Entry): void {
+    this.drop(entryKey);
+    // One value taking much of the bound would evict everything else; such a value is read from Redis.
+    if (entry.value.length > this.maxChars / 4) return;
+    this.copies.set(entryKey, entry);
+    this.chars += entry.value.length;
+    for (const [oldest, copy] of this.copies) {
+      if (this.chars <= this.maxChars) break;
+      this.copies.delete(oldest);
+      this.chars -= copy.value.length;
+    }
+  }
+
+  drop(entryKey: string): void {
+    const copy = this.copies.get(entryKey);
+    if (!copy) return;
+    this.copies.delete(entryKey);
+    this.chars -= copy.value.length;
+  }
+}
 
 /**
  * Callers waiting for a fill, woken by pub/sub on the entry's channel with the entry itself. One
@@ -147,16 +188,27 @@ function degrade(error: unknown): void {
   logger.error('Cache unavailable; reading through to the source', { error: error as Error });
 }
 
+/** XFetch (Vattani et al. 2015), with the caller's one draw of ln(rand): due once expired, or early with rising odds. */
+function refreshDue(entry: Entry, now: number, beta: number, logRandom: number): boolean {
+  return now >= entry.expires || (beta > 0 && now - entry.delta * beta * logRandom >= entry.expires);
+}
+
+export interface LockedCacheOptions {
+  /** Bound on this instance's near copies, in characters of value (about bytes). */
+  nearCopyChars?: number;
+}
+
 /**
  * A look-aside cache whose fills are coordinated through Redis, so that across every instance
  * one caller loads a missing value while the others wait to be woken (a lease, as in Facebook's
  * memcache). A lease holder that pauses past its lease cannot overwrite a newer value; one that
  * dies is replaced by one waiter when the lease expires. Hot entries are refreshed early (XFetch)
- * and served stale while one caller refreshes them. Without Redis, the loader is called directly.
+ * and served stale while one caller refreshes them, and served from a near copy while their version
+ * holds. Without Redis, the loader is called directly.
  */
-export function createLockedCache(redis: RedisClient, connectSubscriber: () => Redis): LockedCache {
+export function createLockedCache(redis: RedisClient, connectSubscriber: () => Redis, { nearCopyChars = NEAR_COPY_CHARS }: LockedCacheOptions = {}): LockedCache {
   const waiters = new FillWaiters(connectSubscriber);
-
+  const near = new NearCopies(nearCopyChars);
   const lastSeenVersions = new Map<string, string>();
 
   /**
@@ -168,9 +220,18 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
   async function read(key: CacheKey): Promise<{ version: string; entry: Entry | null }> {
     let version = lastSeenVersions.get(key.versionKey) ?? '0';
     for (let chase = 0; ; chase++) {
-      const [current, raw] = await redis.mget(key.versionKey, entryKeyOf(key, version));
+      const entryKey = entryKeyOf(key, version);
+      const [current, raw] = await redis.mget(key.versionKey, entryKey);
       const actual = current ?? '0';
-      if (actual === version) return { version, entry: raw ? decodeEntry(raw) : null };
+      if (actual === version) {
+        if (!raw) {
+          near.drop(entryKey);
+          return { version, entry: null };
+        }
+        const entry = decodeEntry(raw);
+        near.keep(entryKey, entry);
+        return { version, entry };
+      }
       remember(key.versionKey, actual);
       version = actual;
       // A version bumped again and again: its entries would be outdated as soon as read anyway.
@@ -197,11 +258,13 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
     const now = Date.now();
     const ttlMs = options.ttlSeconds * 1000 * (1 + (options.jitter ?? 0.1) * (Math.random() * 2 - 1));
     const physicalMs = Math.ceil(ttlMs + (options.staleSeconds ?? 60) * 1000);
-    const entry = encodeEntry({ value, expires: Math.floor(now + ttlMs), delta: now - started });
-    // Once loaded, the value is this caller's answer even if Redis fails to keep it.
-    await fillScript
-      .run(redis, [entryKey, leaseKeyOf(entryKey)], [token, entry, physicalMs, channelOf(entryKey)])
+    const entry: Entry = { value, expires: Math.floor(now + ttlMs), delta: now - started };
+    // Once loaded, the value is this caller's answer even if Redis fails to keep it; it is kept near
+    // only if Redis kept it, so a filler that lost its lease never serves its own value again.
+    const stored = await fillScript
+      .run(redis, [entryKey, leaseKeyOf(entryKey)], [token, encodeEntry(entry), physicalMs, channelOf(entryKey)])
       .catch((error: Error) => logger.warn('Cache fill not stored', { key: entryKey, error }));
+    if (stored === 1) near.keep(entryKey, entry);
     return value;
   }
 
@@ -226,15 +289,22 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
   async function coordinatedFill(key: CacheKey, options: FillOptions, loader: () => Promise<string>): Promise<string> {
     const leaseMs = options.leaseMs ?? 5_000;
     const deadline = Date.now() + (options.maxWaitMs ?? 10_000);
-    const { version, entry } = await read(key);
+    const beta = options.earlyRefreshBeta ?? 1;
+    // One draw per request: the near copy and the entry behind it get the same XFetch verdict.
+    const logRandom = Math.log(Math.random());
 
+    const seen = lastSeenVersions.get(key.versionKey) ?? '0';
+    const copy = near.get(entryKeyOf(key, seen));
+    if (copy && !refreshDue(copy, Date.now(), beta, logRandom)) {
+      const current = (await redis.get(key.versionKey)) ?? '0';
+      if (current === seen) return copy.value;
+      remember(key.versionKey, current);
+    }
+
+    const { version, entry } = await read(key);
     const entryKey = entryKeyOf(key, version);
     if (entry !== null) {
-      const now = Date.now();
-      const beta = options.earlyRefreshBeta ?? 1;
-      const stale = now >= entry.expires;
-      const refreshEarly = !stale && beta > 0 && now - entry.delta * beta * Math.log(Math.random()) >= entry.expires;
-      if (stale || refreshEarly) {
+      if (refreshDue(entry, Date.now(), beta, logRandom)) {
         const token = await tryLease(entryKey, leaseMs);
         if (token) {
           // A refresh that fails still has a value to serve: the one it was replacing.
@@ -262,7 +332,11 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
         return found !== null;
       };
       const published = await waiters.wait(channelOf(entryKey), Math.min(leaseMs, Math.max(0, deadline - Date.now())), recheck);
-      if (published !== undefined) return decodeEntry(published).value;
+      if (published !== undefined) {
+        const filled = decodeEntry(published);
+        near.keep(entryKey, filled);
+        return filled.value;
+      }
       if (found === null) await recheck();
       if (found !== null) return (found as Entry).value;
     }

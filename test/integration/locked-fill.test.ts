@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLockedCache, type CacheKey, type LockedCache } from '../../shared/cache/locked-fill';
+import { until } from '../support/wait';
 
 /**
  * Each "instance" stands for one Lambda instance: its own Redis connection, its own subscriber and
@@ -32,10 +33,36 @@ const loadFrom = (instance: Instance, label: string, pauseMs = 0) => async () =>
   return String(rows[0]!.label);
 };
 
-const freshKey = (): CacheKey => {
+const freshKey = (suffix = 'q=1'): CacheKey => {
   const tag = `{test-${randomBytes(5).toString('hex')}}`;
-  return { versionKey: `${tag}:version`, prefix: `${tag}:entries:`, suffix: 'q=1' };
+  return { versionKey: `${tag}:version`, prefix: `${tag}:entries:`, suffix };
 };
+
+/**
+ * The commands Redis itself received, while `act` ran, that name a key under the given prefix:
+ * each as its name and arguments, lower-cased name first.
+ */
+async function commandsOn(prefix: string, act: () => Promise<unknown>): Promise<string[]> {
+  const watcher = new Redis(process.env.REDIS_URL!);
+  const monitor = await watcher.monitor();
+  const marker = `${prefix}everything-seen`;
+  const seen: string[] = [];
+  let markerSeen = false;
+  monitor.on('monitor', (_time: string, args: string[]) => {
+    if (args.includes(marker)) markerSeen = true;
+    else if (args.slice(1).some((arg) => arg.startsWith(prefix))) seen.push([args[0]!.toLowerCase(), ...args.slice(1)].join(' '));
+  });
+  try {
+    await act();
+    // MONITOR streams asynchronously: once the marker has arrived, so has everything sent before it.
+    await instances[0]!.redis.exists(marker);
+    await until(async () => markerSeen, 5_000, 'the marker command');
+  } finally {
+    monitor.disconnect();
+    watcher.disconnect();
+  }
+  return seen;
+}
 
 const options = { ttlSeconds: 60, leaseMs: 2_000, maxWaitMs: 10_000, earlyRefreshBeta: 0 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -90,6 +117,7 @@ describe('getOrFill across instances', () => {
     // Assess
     expect(newer).toBe('new');
     expect(await reader.cache.getOrFill(key, options, loadFrom(reader, 'unexpected load'))).toBe('new');
+    expect(await a.cache.getOrFill(key, options, loadFrom(a, 'unexpected load'))).toBe('new');
   });
 
   it('serves the new version after a bump', async () => {
@@ -119,20 +147,26 @@ describe('getOrFill across instances', () => {
   });
 
   it('hands a dead winner’s fill to exactly one waiter once its lease expires', async () => {
-    // Prepare: a winner took the lease and died without filling.
+    // Prepare: a winner takes the lease, then dies mid-load: it can neither fill nor give the lease back.
     const key = freshKey();
-    await instances[0]!.redis.set(`${key.prefix}v0:${key.suffix}:lease`, 'dead-winner', 'PX', 500);
+    const doomed = new Redis(process.env.REDIS_URL!);
+    const leaseMs = 500;
+    void createLockedCache(doomed, () => doomed.duplicate()).getOrFill(key, { ...options, leaseMs }, () => new Promise<string>(() => undefined));
+    await until(async () => (await instances[0]!.redis.keys(`${key.prefix}*:lease`)).length === 1, 5_000, 'the winner’s lease');
+    doomed.disconnect();
+    const started = Date.now();
     const before = await selectsSoFar();
 
     // Act
     const values = await Promise.all(
       Array.from({ length: 200 }, (_, n) => {
         const instance = instances[n % INSTANCES]!;
-        return instance.cache.getOrFill(key, options, loadFrom(instance, 'taken over'));
+        return instance.cache.getOrFill(key, { ...options, leaseMs }, loadFrom(instance, 'taken over'));
       }),
     );
 
-    // Assess
+    // Assess: nobody loaded while the dead winner's lease stood, then exactly one did.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(leaseMs / 2);
     expect(await selectsSoFar()).toBe(before + 1);
     expect(new Set(values)).toEqual(new Set(['taken over']));
   });
@@ -170,6 +204,7 @@ describe('getOrFill across instances', () => {
     expect(await selectsSoFar()).toBe(before + 1);
     expect(values.filter((v) => v === 'v1').length).toBe(99);
     expect(values.filter((v) => v === 'v2').length).toBe(1);
+    expect(await first!.cache.getOrFill(key, options, loadFrom(first!, 'unexpected load'))).toBe('v2');
   });
 
   it('keeps serving the stale value when its refresh fails', async () => {
@@ -235,5 +270,44 @@ describe('getOrFill across instances', () => {
     const cache = createLockedCache(unreachable, () => unreachable.duplicate());
 
     expect(await cache.getOrFill(freshKey(), options, async () => 'from the source')).toBe('from the source');
+  });
+});
+
+describe('near copies', () => {
+  it('serve a warm entry with one GET of its version, without reading the entry again', async () => {
+    // Prepare
+    const key = freshKey();
+    const [instance] = instances;
+    await instance!.cache.getOrFill(key, options, loadFrom(instance!, 'v1'));
+    const values: string[] = [];
+
+    // Act
+    const commands = await commandsOn(key.versionKey.slice(0, key.versionKey.indexOf('}') + 1), async () => {
+      for (let n = 0; n < 5; n++) values.push(await instance!.cache.getOrFill(key, options, loadFrom(instance!, 'unexpected load')));
+    });
+
+    // Assess
+    expect(values).toEqual(['v1', 'v1', 'v1', 'v1', 'v1']);
+    expect(commands).toEqual(Array(5).fill(`get ${key.versionKey}`));
+  });
+
+  it('are bounded: past the bound the oldest goes, and its entry is read from Redis again', async () => {
+    // Prepare: room for five 8-character values; six are filled, so the first copy goes.
+    const redis = new Redis(process.env.REDIS_URL!);
+    const cache = createLockedCache(redis, () => redis.duplicate(), { nearCopyChars: 40 });
+    const base = freshKey();
+    const keys = Array.from({ length: 6 }, (_, n) => ({ ...base, suffix: `q=${n}` }));
+    for (const [n, key] of keys.entries()) await cache.getOrFill(key, options, async () => `value-0${n}`);
+
+    // Act
+    const commands = await commandsOn(base.prefix.slice(0, base.prefix.indexOf('}') + 1), async () => {
+      expect(await cache.getOrFill(keys[0]!, options, async () => 'unexpected load')).toBe('value-00');
+      expect(await cache.getOrFill(keys[5]!, options, async () => 'unexpected load')).toBe('value-05');
+    });
+
+    // Assess
+    expect(commands).toEqual([`mget ${base.versionKey} ${base.prefix}e0:q=0`, `get ${base.versionKey}`]);
+    cache.close();
+    redis.disconnect();
   });
 });
