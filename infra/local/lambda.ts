@@ -70,11 +70,9 @@ export class LocalLambda {
     const timeoutMs = this.spec.timeoutSeconds * 1000;
     const context = new LocalContext(this.spec, Date.now() + timeoutMs);
     return new Promise((resolve, reject) => {
-      // A timer each, which clearTimeout unlinks at once. A shared Set swept on an interval churned
-      // through so many entries that its rehashed-away tables kept finished invocations reachable
-      // from old space: under load every request crossing a scavenge was promoted, and GC took a
-      // fifth of the twin's time.
-      const timer = setTimeout(() => reject(new FunctionError(`Task timed out after ${this.spec.timeoutSeconds.toFixed(2)} seconds`)), timeoutMs);
+      // One timer each, cleared when the invocation ends, so nothing keeps a finished invocation
+      // reachable; unref'd, so a hung invocation does not hold the twin open when it stops.
+      const timer = setTimeout(() => reject(new FunctionError(`Task timed out after ${this.spec.timeoutSeconds.toFixed(2)} seconds`)), timeoutMs).unref();
       handler(event, context).then(
         (result) => {
           clearTimeout(timer);

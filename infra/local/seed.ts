@@ -72,6 +72,7 @@ export async function seed(databaseUrl: string): Promise<void> {
   const { openSale } = await import('../../shared/orders/reservations');
   const { setDealState } = await import('../../shared/coupons/coupons');
   const { findDeal, upsertDeal } = await import('../../shared/coupons/deals');
+  const { catalogChanged } = await import('../../shared/catalog/cached-programs');
   if (!(await findDeal(demoDeal.id))) {
     // Open from now for a week, so the demo deal can be tried right away.
     const deal = { ...demoDeal, opensAt: Date.now(), closesAt: Date.now() + 7 * 24 * 3_600_000 };
@@ -88,6 +89,8 @@ export async function seed(databaseUrl: string): Promise<void> {
     const [[{ programs }]] = (await conn.query('SELECT COUNT(*) AS programs FROM programs')) as unknown as [[{ programs: number }]];
     if (Number(programs) === 0) {
       await conn.query('INSERT INTO programs (title, career_tag, type, description) VALUES ?', [demoPrograms()]);
+      // Written behind the API's back: readers must move to a new version as after any admin write.
+      await catalogChanged();
     }
     for (const account of demoAccounts) {
       await conn.query(

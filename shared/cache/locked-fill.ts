@@ -30,6 +30,11 @@ export interface FillOptions {
   maxWaitMs?: number;
   /** XFetch β: refresh early with rising probability as expiry nears; 0 turns it off. */
   earlyRefreshBeta?: number;
+  /**
+   * Keep near copies (the default), so a hit asks Redis for the version alone. Off for key spaces
+   * an instance reads too rarely for a copy to be read again; they keep no version key either.
+   */
+  nearCopies?: boolean;
 }
 
 /**
@@ -38,7 +43,8 @@ export interface FillOptions {
  */
 export interface LockedCache {
   getOrFill(key: CacheKey, options: FillOptions, loader: () => Promise<string>): Promise<string>;
-  bumpVersion(versionKey: string): Promise<number>;
+  /** Moves readers to a new key space; returns the new version. */
+  bumpVersion(versionKey: string): Promise<string>;
   /** Closes the subscriber connection, if waiting ever opened one. */
   close(): void;
 }
@@ -75,20 +81,30 @@ function decodeEntry(raw: string): Entry {
   return { expires: Number(raw.slice(0, first)), delta: Number(raw.slice(first + 1, second)), value: raw.slice(second + 1) };
 }
 
+/** The version of a key space never bumped, or whose version key Redis has lost. */
+const NO_VERSION = '0';
+
+/**
+ * A version never used before, rather than a count: after Redis loses data (a failover, a flush)
+ * a count would climb again through numbers an instance has already seen and holds near copies for.
+ */
+const newVersion = () => `${Date.now().toString(36)}.${randomBytes(6).toString('base64url')}`;
+
 /** Version keys an instance remembers the last seen version of; past this it forgets the oldest. */
 const REMEMBERED_VERSIONS = 10_000;
 /** Reads that find the version moved on again before giving up and treating the entry as missing. */
 const VERSION_CHASES = 3;
-/** Default bound on the values an instance keeps near copies of, in characters (about bytes). */
+/** Default bound on an instance's near copies, in characters of key and value (about bytes). */
 const NEAR_COPY_CHARS = 8 * 1024 * 1024;
+/** What a copy costs beyond its key and value (its entry object and map slot), in the same units. */
+const NEAR_COPY_OVERHEAD = 64;
 
 /**
  * Entries this instance has read or stored, kept beside Redis so that a hit asks Redis for the
  * version alone (a few bytes) instead of the entry. Otherwise every request for a hot page sends
  * its whole body out of one shard, and a shard's network is what a hot key exhausts first. A copy
- * is served only while its version is still current and it is not due for refresh, so it is never
- * older than what Redis would have answered. Bounded by the size of its values; past the bound the
- * oldest copies go first.
+ * is served only while its version is still the one in Redis (versions are never reused) and it is
+ * not due for refresh. Bounded by the size of its keys and values; past the bound the oldest go first.
  */
 class NearCopies {
   private readonly copies = new Map<string, Entry>();
@@ -102,14 +118,15 @@ class NearCopies {
 
   keep(entryKey: string, entry: Entry): void {
     this.drop(entryKey);
-    // One value taking much of the bound would evict everything else; such a value is read from Redis.
-    if (entry.value.length > this.maxChars / 4) return;
+    const size = sizeOf(entryKey, entry);
+    // One copy taking much of the bound would evict everything else; such an entry is read from Redis.
+    if (size > this.maxChars / 4) return;
     this.copies.set(entryKey, entry);
-    this.chars += entry.value.length;
+    this.chars += size;
     for (const [oldest, copy] of this.copies) {
       if (this.chars <= this.maxChars) break;
       this.copies.delete(oldest);
-      this.chars -= copy.value.length;
+      this.chars -= sizeOf(oldest, copy);
     }
   }
 
@@ -117,9 +134,11 @@ class NearCopies {
     const copy = this.copies.get(entryKey);
     if (!copy) return;
     this.copies.delete(entryKey);
-    this.chars -= copy.value.length;
+    this.chars -= sizeOf(entryKey, copy);
   }
 }
+
+const sizeOf = (entryKey: string, entry: Entry) => entryKey.length + entry.value.length + NEAR_COPY_OVERHEAD;
 
 /**
  * Callers waiting for a fill, woken by pub/sub on the entry's channel with the entry itself. One
@@ -217,19 +236,19 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
    * share a slot), so a bump committed before the read is always seen. Only after a bump does a
    * read take a second round trip, with the new version.
    */
-  async function read(key: CacheKey): Promise<{ version: string; entry: Entry | null }> {
-    let version = lastSeenVersions.get(key.versionKey) ?? '0';
+  async function read(key: CacheKey, keepCopy: boolean): Promise<{ version: string; entry: Entry | null }> {
+    let version = lastSeenVersions.get(key.versionKey) ?? NO_VERSION;
     for (let chase = 0; ; chase++) {
       const entryKey = entryKeyOf(key, version);
       const [current, raw] = await redis.mget(key.versionKey, entryKey);
-      const actual = current ?? '0';
+      const actual = current ?? NO_VERSION;
       if (actual === version) {
         if (!raw) {
           near.drop(entryKey);
           return { version, entry: null };
         }
         const entry = decodeEntry(raw);
-        near.keep(entryKey, entry);
+        if (keepCopy) keepNear(version, entryKey, entry);
         return { version, entry };
       }
       remember(key.versionKey, actual);
@@ -239,13 +258,21 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
     }
   }
 
+  /**
+   * Only under a version Redis holds: without one, a copy could not be told from an older list
+   * after Redis lost its keys. An expired entry is not worth the room; it is re-read until refreshed.
+   */
+  function keepNear(version: string, entryKey: string, entry: Entry): void {
+    if (version !== NO_VERSION && entry.expires > Date.now()) near.keep(entryKey, entry);
+  }
+
   function remember(versionKey: string, version: string): void {
     lastSeenVersions.delete(versionKey);
     lastSeenVersions.set(versionKey, version);
     if (lastSeenVersions.size > REMEMBERED_VERSIONS) lastSeenVersions.delete(lastSeenVersions.keys().next().value as string);
   }
 
-  async function fill(entryKey: string, token: string, options: FillOptions, loader: () => Promise<string>): Promise<string> {
+  async function fill(version: string, entryKey: string, token: string, options: FillOptions, loader: () => Promise<string>): Promise<string> {
     const started = Date.now();
     let value: string;
     try {
@@ -264,7 +291,7 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
     const stored = await fillScript
       .run(redis, [entryKey, leaseKeyOf(entryKey)], [token, encodeEntry(entry), physicalMs, channelOf(entryKey)])
       .catch((error: Error) => logger.warn('Cache fill not stored', { key: entryKey, error }));
-    if (stored === 1) near.keep(entryKey, entry);
+    if (stored === 1 && (options.nearCopies ?? true)) keepNear(version, entryKey, entry);
     return value;
   }
 
@@ -293,22 +320,28 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
     // One draw per request: the near copy and the entry behind it get the same XFetch verdict.
     const logRandom = Math.log(Math.random());
 
-    const seen = lastSeenVersions.get(key.versionKey) ?? '0';
+    const seen = lastSeenVersions.get(key.versionKey) ?? NO_VERSION;
     const copy = near.get(entryKeyOf(key, seen));
     if (copy && !refreshDue(copy, Date.now(), beta, logRandom)) {
-      const current = (await redis.get(key.versionKey)) ?? '0';
+      const current = (await redis.get(key.versionKey)) ?? NO_VERSION;
       if (current === seen) return copy.value;
       remember(key.versionKey, current);
     }
 
-    const { version, entry } = await read(key);
+    const keepCopies = options.nearCopies ?? true;
+    let { version, entry } = await read(key, keepCopies);
+    if (version === NO_VERSION && keepCopies) {
+      // Copies are kept only under a version Redis holds (see keepNear): a key space without one gets one.
+      await redis.set(key.versionKey, newVersion(), 'NX');
+      ({ version, entry } = await read(key, keepCopies));
+    }
     const entryKey = entryKeyOf(key, version);
     if (entry !== null) {
       if (refreshDue(entry, Date.now(), beta, logRandom)) {
         const token = await tryLease(entryKey, leaseMs);
         if (token) {
           // A refresh that fails still has a value to serve: the one it was replacing.
-          return fill(entryKey, token, options, loader).catch((error: unknown) => {
+          return fill(version, entryKey, token, options, loader).catch((error: unknown) => {
             logger.warn('Cache refresh failed; serving the previous value', { key: entryKey, error: (error instanceof LoaderFailure ? error.error : error) as Error });
             return entry.value;
           });
@@ -321,20 +354,20 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
       const token = await tryLease(entryKey, leaseMs);
       if (token) {
         // Double-checked: the previous holder may have filled between our read and our lease.
-        const filled = (await read(key)).entry;
-        if (filled === null) return fill(entryKey, token, options, loader);
+        const filled = (await read(key, keepCopies)).entry;
+        if (filled === null) return fill(version, entryKey, token, options, loader);
         await releaseScript.run(redis, [leaseKeyOf(entryKey)], [token, channelOf(entryKey)]);
         return filled.value;
       }
       let found: Entry | null = null;
       const recheck = async () => {
-        found = (await read(key)).entry;
+        found = (await read(key, keepCopies)).entry;
         return found !== null;
       };
       const published = await waiters.wait(channelOf(entryKey), Math.min(leaseMs, Math.max(0, deadline - Date.now())), recheck);
       if (published !== undefined) {
         const filled = decodeEntry(published);
-        near.keep(entryKey, filled);
+        if (keepCopies) keepNear(version, entryKey, filled);
         return filled.value;
       }
       if (found === null) await recheck();
@@ -346,7 +379,11 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
 
   return {
     getOrFill,
-    bumpVersion: async (versionKey) => redis.incr(versionKey),
+    async bumpVersion(versionKey) {
+      const version = newVersion();
+      await redis.set(versionKey, version);
+      return version;
+    },
     close: () => waiters.close(),
   };
 }

@@ -14,6 +14,6 @@ export function programPageJson(q: ProgramQuery): Promise<string> {
 }
 
 /** After every committed admin write: readers move to a new key space, so none sees the old list. */
-export function catalogChanged(): Promise<number> {
+export function catalogChanged(): Promise<string> {
   return cache.bumpVersion(VERSION_KEY);
 }

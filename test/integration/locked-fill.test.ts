@@ -33,10 +33,12 @@ const loadFrom = (instance: Instance, label: string, pauseMs = 0) => async () =>
   return String(rows[0]!.label);
 };
 
-const freshKey = (suffix = 'q=1'): CacheKey => {
+const freshKey = (): CacheKey => {
   const tag = `{test-${randomBytes(5).toString('hex')}}`;
-  return { versionKey: `${tag}:version`, prefix: `${tag}:entries:`, suffix };
+  return { versionKey: `${tag}:version`, prefix: `${tag}:entries:`, suffix: 'q=1' };
 };
+
+const tagOf = (key: CacheKey) => key.versionKey.slice(0, key.versionKey.indexOf('}') + 1);
 
 /**
  * The commands Redis itself received, while `act` ran, that name a key under the given prefix:
@@ -151,22 +153,32 @@ describe('getOrFill across instances', () => {
     const key = freshKey();
     const doomed = new Redis(process.env.REDIS_URL!);
     const leaseMs = 500;
-    void createLockedCache(doomed, () => doomed.duplicate()).getOrFill(key, { ...options, leaseMs }, () => new Promise<string>(() => undefined));
-    await until(async () => (await instances[0]!.redis.keys(`${key.prefix}*:lease`)).length === 1, 5_000, 'the winner’s lease');
+    let leaseTakenBy = 0;
+    const loading = new Promise<void>((entered) => {
+      void createLockedCache(doomed, () => doomed.duplicate()).getOrFill(key, { ...options, leaseMs }, () => {
+        leaseTakenBy = Date.now();
+        entered();
+        return new Promise<string>(() => undefined);
+      });
+    });
+    await loading;
     doomed.disconnect();
-    const started = Date.now();
     const before = await selectsSoFar();
+    let takenOverAt = 0;
 
     // Act
     const values = await Promise.all(
       Array.from({ length: 200 }, (_, n) => {
         const instance = instances[n % INSTANCES]!;
-        return instance.cache.getOrFill(key, { ...options, leaseMs }, loadFrom(instance, 'taken over'));
+        return instance.cache.getOrFill(key, { ...options, leaseMs }, async () => {
+          takenOverAt = Date.now();
+          return loadFrom(instance, 'taken over')();
+        });
       }),
     );
 
-    // Assess: nobody loaded while the dead winner's lease stood, then exactly one did.
-    expect(Date.now() - started).toBeGreaterThanOrEqual(leaseMs / 2);
+    // Assess: nobody loaded while the dead winner's lease stood (it was taken before its loader ran), then exactly one did.
+    expect(takenOverAt).toBeGreaterThanOrEqual(leaseTakenBy + leaseMs - 50);
     expect(await selectsSoFar()).toBe(before + 1);
     expect(new Set(values)).toEqual(new Set(['taken over']));
   });
@@ -282,7 +294,7 @@ describe('near copies', () => {
     const values: string[] = [];
 
     // Act
-    const commands = await commandsOn(key.versionKey.slice(0, key.versionKey.indexOf('}') + 1), async () => {
+    const commands = await commandsOn(tagOf(key), async () => {
       for (let n = 0; n < 5; n++) values.push(await instance!.cache.getOrFill(key, options, loadFrom(instance!, 'unexpected load')));
     });
 
@@ -291,23 +303,63 @@ describe('near copies', () => {
     expect(commands).toEqual(Array(5).fill(`get ${key.versionKey}`));
   });
 
-  it('are bounded: past the bound the oldest goes, and its entry is read from Redis again', async () => {
-    // Prepare: room for five 8-character values; six are filled, so the first copy goes.
-    const redis = new Redis(process.env.REDIS_URL!);
-    const cache = createLockedCache(redis, () => redis.duplicate(), { nearCopyChars: 40 });
-    const base = freshKey();
-    const keys = Array.from({ length: 6 }, (_, n) => ({ ...base, suffix: `q=${n}` }));
-    for (const [n, key] of keys.entries()) await cache.getOrFill(key, options, async () => `value-0${n}`);
+  it('are kept by waiters woken with the filled entry', async () => {
+    // Prepare: the waiter is woken by the filler's publication, not by reading the entry.
+    const key = freshKey();
+    const [filler, waiter] = instances;
+    const filling = filler!.cache.getOrFill(key, options, loadFrom(filler!, 'filled', 300));
+    await sleep(100);
+    expect(await waiter!.cache.getOrFill(key, options, loadFrom(waiter!, 'unexpected load'))).toBe('filled');
+    await filling;
 
     // Act
-    const commands = await commandsOn(base.prefix.slice(0, base.prefix.indexOf('}') + 1), async () => {
-      expect(await cache.getOrFill(keys[0]!, options, async () => 'unexpected load')).toBe('value-00');
-      expect(await cache.getOrFill(keys[5]!, options, async () => 'unexpected load')).toBe('value-05');
-    });
+    const commands = await commandsOn(tagOf(key), () => waiter!.cache.getOrFill(key, options, loadFrom(waiter!, 'unexpected load')));
 
     // Assess
-    expect(commands).toEqual([`mget ${base.versionKey} ${base.prefix}e0:q=0`, `get ${base.versionKey}`]);
-    cache.close();
-    redis.disconnect();
+    expect(commands).toEqual([`get ${key.versionKey}`]);
+  });
+
+  it('are never served under a version Redis lost and a later bump reached again', async () => {
+    // Prepare: the reader holds a copy under the bumped version; then Redis loses that bump (a
+    // failover under asynchronous replication) and a second write bumps the version once more.
+    const key = freshKey();
+    const [reader, writer] = instances;
+    await reader!.cache.getOrFill(key, options, loadFrom(reader!, 'before'));
+    const lost = await writer!.redis.get(key.versionKey);
+    await writer!.cache.bumpVersion(key.versionKey);
+    expect(await reader!.cache.getOrFill(key, options, loadFrom(reader!, 'first write'))).toBe('first write');
+    await writer!.redis.set(key.versionKey, lost!);
+
+    // Act
+    await writer!.cache.bumpVersion(key.versionKey);
+    const read = await reader!.cache.getOrFill(key, options, loadFrom(reader!, 'second write'));
+
+    // Assess
+    expect(read).toBe('second write');
+  });
+
+  it('are bounded: past the bound the oldest goes, and its entry is read from Redis again', async () => {
+    // Prepare: room for five copies of about 210 characters (value, key and overhead); six are filled, so the first goes.
+    const redis = new Redis(process.env.REDIS_URL!);
+    const cache = createLockedCache(redis, () => redis.duplicate(), { nearCopyChars: 5 * 230 });
+    const valueOf = (n: number) => `value-${n}`.padEnd(100, '.');
+    try {
+      const base = freshKey();
+      const keys = Array.from({ length: 6 }, (_, n) => ({ ...base, suffix: `q=${n}` }));
+      for (const [n, key] of keys.entries()) await cache.getOrFill(key, options, async () => valueOf(n));
+      const version = await redis.get(base.versionKey);
+
+      // Act
+      const commands = await commandsOn(tagOf(base), async () => {
+        expect(await cache.getOrFill(keys[0]!, options, async () => 'unexpected load')).toBe(valueOf(0));
+        expect(await cache.getOrFill(keys[5]!, options, async () => 'unexpected load')).toBe(valueOf(5));
+      });
+
+      // Assess
+      expect(commands).toEqual([`mget ${base.versionKey} ${base.prefix}e${version}:q=0`, `get ${base.versionKey}`]);
+    } finally {
+      cache.close();
+      redis.disconnect();
+    }
   });
 });

@@ -1,5 +1,5 @@
 import type { Context } from 'aws-lambda';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FunctionSpec } from '../../functions/table';
 import { FunctionError, LocalLambda, type Handler } from '../../infra/local/lambda';
 
@@ -13,9 +13,12 @@ const spec = (timeoutSeconds: number): FunctionSpec => ({
 });
 
 const lambdaOf = (timeoutSeconds: number, handler: Handler) => new LocalLambda(spec(timeoutSeconds), async () => handler);
-const pendingTimers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
 
 describe('functions run in the twin as Lambda runs them', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('answers with the handler’s result and a context that counts down from the timeout', async () => {
     // Prepare
     let seen: Context | undefined;
@@ -45,22 +48,27 @@ describe('functions run in the twin as Lambda runs them', () => {
   });
 
   it('fails an invocation that outlives its timeout, as a timeout', async () => {
-    const lambda = lambdaOf(0.05, () => new Promise(() => undefined));
+    vi.useFakeTimers();
+    const lambda = lambdaOf(2, () => new Promise(() => undefined));
 
-    const failure = await lambda.invoke({}).catch((error: unknown) => error);
+    const failure = lambda.invoke({}).catch((error: unknown) => error);
+    await vi.advanceTimersByTimeAsync(1_999);
+    const early = await Promise.race([failure, 'still running']);
+    await vi.advanceTimersByTimeAsync(1);
 
-    expect(failure).toBeInstanceOf(FunctionError);
-    expect((failure as Error).message).toBe('Task timed out after 0.05 seconds');
+    expect(early).toBe('still running');
+    expect(await failure).toBeInstanceOf(FunctionError);
+    expect(((await failure) as Error).message).toBe('Task timed out after 2.00 seconds');
   });
 
   it('leaves no timer behind once an invocation ends, however it ends', async () => {
+    vi.useFakeTimers();
     const answers = lambdaOf(60, async () => 'ok');
     const throws = lambdaOf(60, async () => Promise.reject(new Error('no')));
-    const before = pendingTimers();
 
     await Promise.all(Array.from({ length: 100 }, () => answers.invoke({})));
     await Promise.all(Array.from({ length: 100 }, () => throws.invoke({}).catch(() => undefined)));
 
-    expect(pendingTimers()).toBe(before);
+    expect(vi.getTimerCount()).toBe(0);
   });
 });
