@@ -307,8 +307,13 @@ describe('near copies', () => {
     // Prepare: the waiter is woken by the filler's publication, not by reading the entry.
     const key = freshKey();
     const [filler, waiter] = instances;
-    const filling = filler!.cache.getOrFill(key, options, loadFrom(filler!, 'filled', 300));
-    await sleep(100);
+    let filling!: Promise<string>;
+    await new Promise<void>((loading) => {
+      filling = filler!.cache.getOrFill(key, options, () => {
+        loading();
+        return loadFrom(filler!, 'filled', 300)();
+      });
+    });
     expect(await waiter!.cache.getOrFill(key, options, loadFrom(waiter!, 'unexpected load'))).toBe('filled');
     await filling;
 
