@@ -7,6 +7,7 @@ const fillScript = luaScript<[entry: string, lease: string], [token: string, ent
   new URL('./lua/cache-fill-2.lua', import.meta.url),
 );
 const releaseScript = luaScript<[lease: string], [token: string, channel: string]>(new URL('./lua/cache-release-1.lua', import.meta.url));
+const bumpScript = luaScript<[version: string], [candidate: string]>(new URL('./lua/version-bump-1.lua', import.meta.url));
 
 /**
  * Where an entry lives: `<prefix>e<version>:<suffix>`, read together with the version in
@@ -70,8 +71,8 @@ interface Entry {
 }
 
 /**
- * An entry is one string, `<expires>:<delta>:<value>`: a hit is a plain GET of it (no script, no
- * hash), and the value is a slice of what Redis sent, not a copy.
+ * An entry is one string, `<expires>:<delta>:<value>`: it is read with the version in one plain
+ * MGET (no script, no hash), and the value is a slice of what Redis sent, not a copy.
  */
 const encodeEntry = (entry: Entry) => `${entry.expires}:${entry.delta}:${entry.value}`;
 
@@ -85,10 +86,11 @@ function decodeEntry(raw: string): Entry {
 const NO_VERSION = '0';
 
 /**
- * A version never used before, rather than a count: after Redis loses data (a failover, a flush)
- * a count would climb again through numbers an instance has already seen and holds near copies for.
+ * Versions come from the clock, in microseconds, rather than a count: after Redis loses data (a
+ * failover, a flush) a count would climb again through numbers an instance has already seen and
+ * holds near copies for. Below 2^53 until the year 2255, so exact in Lua and in JavaScript.
  */
-const newVersion = () => `${Date.now().toString(36)}.${randomBytes(6).toString('base64url')}`;
+const clockVersion = () => String(Math.floor((performance.timeOrigin + performance.now()) * 1000));
 
 /** Version keys an instance remembers the last seen version of; past this it forgets the oldest. */
 const REMEMBERED_VERSIONS = 10_000;
@@ -332,7 +334,7 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
     let { version, entry } = await read(key, keepCopies);
     if (version === NO_VERSION && keepCopies) {
       // Copies are kept only under a version Redis holds (see keepNear): a key space without one gets one.
-      await redis.set(key.versionKey, newVersion(), 'NX');
+      await redis.set(key.versionKey, clockVersion(), 'NX');
       ({ version, entry } = await read(key, keepCopies));
     }
     const entryKey = entryKeyOf(key, version);
@@ -379,11 +381,7 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
 
   return {
     getOrFill,
-    async bumpVersion(versionKey) {
-      const version = newVersion();
-      await redis.set(versionKey, version);
-      return version;
-    },
+    bumpVersion: async (versionKey) => String(await bumpScript.run(redis, [versionKey], [clockVersion()])),
     close: () => waiters.close(),
   };
 }

@@ -285,6 +285,35 @@ describe('getOrFill across instances', () => {
   });
 });
 
+describe('versions', () => {
+  it('come from the clock, so a bump after Redis lost the last one never hands it out again', async () => {
+    const key = freshKey();
+    const [instance] = instances;
+    const first = Number(await instance!.cache.bumpVersion(key.versionKey));
+    await instance!.redis.del(key.versionKey);
+
+    const second = Number(await instance!.cache.bumpVersion(key.versionKey));
+
+    expect(second).toBeGreaterThan(first);
+    expect(Math.abs(second / 1000 - Date.now())).toBeLessThan(60_000);
+  });
+
+  it('only ever grow, and stay numbers an INCR can move on', async () => {
+    // Prepare: an instance still counting with INCR has left the version ahead of the clock.
+    const key = freshKey();
+    const [instance] = instances;
+    await instance!.redis.set(key.versionKey, '9000000000000000');
+
+    // Act
+    const bumped = await instance!.cache.bumpVersion(key.versionKey);
+    const counted = await instance!.redis.incr(key.versionKey);
+
+    // Assess
+    expect(bumped).toBe('9000000000000001');
+    expect(counted).toBe(9000000000000002);
+  });
+});
+
 describe('near copies', () => {
   it('serve a warm entry with one GET of its version, without reading the entry again', async () => {
     // Prepare
