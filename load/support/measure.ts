@@ -89,10 +89,13 @@ export interface AgainstCeiling {
   ceilingCpuPerRequest: Record<string, number>;
 }
 
+const WARM_UP_SECONDS = 2;
+
 /**
- * The load and the ceiling in turns, A B B A, each for half the duration, and the means of each:
- * measured once before the load, the ceiling caught the machine in whatever mood it was in then
- * (22–32k req/s on the same machine within minutes), and the ratio swung with it.
+ * The load and the ceiling in turns, A B B A, each for half the duration, and the means of each,
+ * after both have warmed up: measured once before the load, the ceiling caught the machine in
+ * whatever mood it was in then (22–32k req/s on the same machine within minutes), and the ratio
+ * swung with it.
  */
 export async function againstCeiling(
   load: Options,
@@ -102,6 +105,11 @@ export async function againstCeiling(
   log: (msg: string) => void,
 ): Promise<AgainstCeiling> {
   const half = (options: Options): Options => ({ ...options, duration: Number(options.duration ?? 10) / 2 });
+  // Unmeasured, both first: otherwise each side's first turn pays for compiling its code, and the
+  // load has far more to compile than the trivial ceiling (its first turn ran ~12 % slower).
+  for (const [options, what] of [[load, label], [ceiling, 'ceiling']] as const) {
+    await drive({ ...options, duration: WARM_UP_SECONDS }, `${what} (warm-up, not measured)`, log);
+  }
   const runs = { load: [] as LoadResult[], ceiling: [] as LoadResult[] };
   const windows = { load: [] as CpuWindow[], ceiling: [] as CpuWindow[] };
   for (const turn of ['ceiling', 'load', 'load', 'ceiling'] as const) {
