@@ -6,6 +6,7 @@ import { Redis } from 'ioredis';
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import type { Scenario } from '../bench';
 import { drive, round } from '../support/measure';
+import { bytesSent } from '../support/redis-calls';
 
 const TAGS = ['backend', 'frontend', 'data', 'devops', 'design', 'product'];
 const STAMPEDE = 1_000;
@@ -69,10 +70,9 @@ export const catalog: Scenario = async ({ twin, connections, duration, log, agai
 async function bytesSentByRedisDuring<T>(redisUrl: string, run: () => Promise<T>): Promise<{ result: T; bytes: number }> {
   const redis = new Redis(redisUrl);
   try {
-    const sent = async () => Number(/total_net_output_bytes:(\d+)/.exec(await redis.info('stats'))![1]);
-    const before = await sent();
+    const before = await bytesSent(redis);
     const result = await run();
-    return { result, bytes: (await sent()) - before };
+    return { result, bytes: (await bytesSent(redis)) - before };
   } finally {
     redis.disconnect();
   }

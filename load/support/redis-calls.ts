@@ -1,10 +1,15 @@
 import { Redis } from 'ioredis';
 
-/** Commands Redis has executed so far, script internals included. */
-export async function commandsProcessed(redis: Redis): Promise<number> {
+async function statSoFar(redis: Redis, name: string): Promise<number> {
   const stats = await redis.info('stats');
-  return Number(/total_commands_processed:(\d+)/.exec(stats)![1]);
+  return Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(stats)![1]);
 }
+
+/** Commands Redis has executed so far, script internals included. */
+export const commandsProcessed = (redis: Redis) => statSoFar(redis, 'total_commands_processed');
+
+/** Bytes Redis has sent to all its clients so far. */
+export const bytesSent = (redis: Redis) => statSoFar(redis, 'total_net_output_bytes');
 
 /**
  * Round trips to Redis made while `act` runs, counted by the server through MONITOR: every command

@@ -215,7 +215,7 @@ function refreshDue(entry: Entry, now: number, beta: number, logRandom: number):
 }
 
 export interface LockedCacheOptions {
-  /** Bound on this instance's near copies, in characters of value (about bytes). */
+  /** Bound on this instance's near copies, in characters of key and value plus a per-copy overhead (about bytes). */
   nearCopyChars?: number;
 }
 
