@@ -190,8 +190,16 @@ describe('hostile mail', () => {
     // Prepare: limits far tighter than the function's, so mail within the others can cross them.
     const slow = new IsolatedMailParser({ ...mailLimits, maxProcessingMs: 150 });
     const small = new IsolatedMailParser({ ...mailLimits, maxParserHeapMb: 16 });
+    // Many parts and HTML near its cap to sanitise: seconds of work, far past 150 ms on any machine.
     const longParts = Buffer.from(
-      [...base(['Content-Type: multipart/mixed; boundary="p"']), '', ...Array.from({ length: 450 }, (_, i) => `--p${CRLF}Content-Type: text/plain${CRLF}${CRLF}${'part '.repeat(4_000)}${i}`), '--p--', ''].join(CRLF),
+      [
+        ...base(['Content-Type: multipart/mixed; boundary="p"']),
+        '',
+        ...Array.from({ length: 300 }, (_, i) => `--p${CRLF}Content-Type: text/plain${CRLF}${CRLF}${'part '.repeat(4_000)}${i}`),
+        `--p${CRLF}Content-Type: text/html${CRLF}${CRLF}${'<p><b>x</b></p>'.repeat(130_000)}`,
+        '--p--',
+        '',
+      ].join(CRLF),
     );
     const deepHtml = newsletterMail({ from: 'A <a@attack.example>', html: '<div title="a"><b>x</b></div>'.repeat(65_000) });
     const plain = newsletterMail({ from: 'A <a@attack.example>' });
