@@ -18,7 +18,7 @@ export const handler = api({ access: 'user', params: Params }).handler(async ({ 
     throw error instanceof AppError ? error : new UnavailableError('Coupons are unavailable; try again');
   });
   try {
-    await handOffQueue.send({ coupon });
+    await handOffQueue().send({ coupon });
   } catch (sendError) {
     const released = await releaseCoupon(coupon).catch(() => false);
     logger.warn('Coupon hand-off failed', { couponId: coupon.couponId, released, error: sendError as Error });

@@ -29,7 +29,7 @@ export const handler = api({ access: 'user', params: Params, headers: Headers, b
   });
   if (!replayed) {
     try {
-      await handOffQueue.send({ order });
+      await handOffQueue().send({ order });
     } catch (sendError) {
       // A failed release (Redis away) leaves the order in the outbox, where the relay sends it later.
       const released = await release(order, idempotencyKey).catch(() => false);

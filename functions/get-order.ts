@@ -10,7 +10,7 @@ import { pendingOrder } from '../shared/orders/reservations';
 const Params = z.object({ orderId: OrderId });
 
 async function storedOrder(orderId: string) {
-  const [rows] = await db.query<RowDataPacket[]>('SELECT item_id, user_id, quantity, status FROM orders WHERE id = ?', [orderId]);
+  const [rows] = await db().query<RowDataPacket[]>('SELECT item_id, user_id, quantity, status FROM orders WHERE id = ?', [orderId]);
   const row = rows[0];
   return row && { itemId: String(row.item_id), userId: Number(row.user_id), quantity: Number(row.quantity), status: String(row.status) };
 }

@@ -10,9 +10,9 @@ const { ORDER_QUEUE_URL } = readEnv(orderQueueEnv);
 const CHECK_TIMEOUT_MS = 1_500;
 
 const checks = {
-  redis: () => redis.ping(),
-  database: () => db.query('SELECT 1'),
-  queue: () => sqs.send(new GetQueueAttributesCommand({ QueueUrl: ORDER_QUEUE_URL, AttributeNames: ['QueueArn'] })),
+  redis: () => redis().ping(),
+  database: () => db().query('SELECT 1'),
+  queue: () => sqs().send(new GetQueueAttributesCommand({ QueueUrl: ORDER_QUEUE_URL, AttributeNames: ['QueueArn'] })),
 };
 
 async function probe(check: () => Promise<unknown>): Promise<string> {

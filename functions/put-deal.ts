@@ -31,7 +31,7 @@ const DealInput = z
 export const handler = api({ access: 'admin', params: Params, body: DealInput }).handler(async ({ input }) => {
   const { dealId } = input.params;
   const { title, opensAt, closesAt, limit } = input.body;
-  await inTransaction(db, async (conn) => {
+  await inTransaction(db(), async (conn) => {
     await upsertDeal({ id: dealId, title, opensAt, closesAt, limit }, conn);
     await setDealState(dealId, opensAt, closesAt, limit);
   });

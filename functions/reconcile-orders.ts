@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import { storeCredentials } from '../shared/clients/credentials';
 import type { ScheduledEvent } from 'aws-lambda';
 import { reconcileDeal } from '../shared/coupons/reconcile';
 import { listDeals } from '../shared/coupons/deals';
@@ -13,7 +14,9 @@ const RELAY_AFTER_MS = 60_000;
  * Every few minutes, for every item and deal: relays lost sends and reports drift. Counters are never reset unattended;
  * that is `npm run reconcile -- --repair`, after a person has looked.
  */
-export const handler = middy<ScheduledEvent, { items: number; drifted: number }>().handler(async () => {
+export const handler = middy<ScheduledEvent, { items: number; drifted: number }>()
+  .use(storeCredentials())
+  .handler(async () => {
   const items = await listItems();
   let drifted = 0;
   for (const item of items) {

@@ -2,11 +2,12 @@
  * Every Lambda of Surge and what triggers it. The local twin serves from this table and the CDK
  * stack is generated from it, so a route, queue binding or SES rule is described here and nowhere else.
  */
+import type { EnvNeed } from '../shared/config';
+
+/** What a function reads from its environment: each need's variables and schema are in shared/config.ts (envNeeds). */
+export type { EnvNeed };
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-
-/** What a function reads from its environment; each need maps to the variables in shared/config.ts. */
-export type EnvNeed = 'redis' | 'database' | 'orderQueue' | 'sessions' | 'inboundDomain' | 'rawMail';
 
 export interface QueueSpec {
   name: string;

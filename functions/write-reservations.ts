@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import { storeCredentials } from '../shared/clients/credentials';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { writeCoupons } from '../shared/coupons/writer';
 import { HandOffMessage } from '../shared/handoff/message';
@@ -14,7 +15,9 @@ import { writeOrders } from '../shared/orders/writer';
  * with a reservation that could not be written is retried whole, and its siblings already written
  * are then dropped as no longer pending.
  */
-export const handler = middy<SQSEvent, SQSBatchResponse>().handler(async (event) => {
+export const handler = middy<SQSEvent, SQSBatchResponse>()
+  .use(storeCredentials())
+  .handler(async (event) => {
   const failures = new Set<string>();
   const messagesOf = new Map<string, string[]>();
   const orders: OrderRecord[] = [];

@@ -9,6 +9,10 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { listItems } from '../shared/orders/items';
+import { listDeals } from '../shared/coupons/deals';
+import { reconcileDeal } from '../shared/coupons/reconcile';
+import { reconcileItem } from '../shared/orders/reconcile';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -28,11 +32,6 @@ if (!process.env.REDIS_URL && existsSync(twinState)) {
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   });
 }
-
-const { listItems } = await import('../shared/orders/items');
-const { listDeals } = await import('../shared/coupons/deals');
-const { reconcileDeal } = await import('../shared/coupons/reconcile');
-const { reconcileItem } = await import('../shared/orders/reconcile');
 
 const itemIds = positionals.length ? positionals : (await listItems()).map((i) => i.id);
 let drifted = 0;

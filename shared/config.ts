@@ -17,15 +17,27 @@ export function readEnv<S extends z.ZodMiniObject>(schema: S, env: NodeJS.Proces
   return parsed.data;
 }
 
-/** rediss:// turns TLS on (ElastiCache in transit encryption); the AUTH token travels in the URL. */
+/** A Secrets Manager secret's ARN or name, read at cold start (see clients/secrets.ts). */
+const secretId = z.optional(z.string().check(z.minLength(1), z.maxLength(2048)));
+
+/**
+ * rediss:// turns TLS on (ElastiCache in transit encryption). The AUTH token is the secret
+ * REDIS_AUTH_SECRET_ID names; a URL may carry one instead only where there is no secret (the twin).
+ */
 export const redisEnv = z.object({
   REDIS_URL: z.url({ protocol: /^rediss?$/ }),
+  REDIS_AUTH_SECRET_ID: secretId,
   /** ElastiCache cluster mode: the client follows the cluster's slots (every script's keys share one). */
   REDIS_CLUSTER: z._default(flag, false),
 });
 
+/**
+ * The user and password come from the secret DATABASE_SECRET_ID names (RDS's JSON secret:
+ * username, password), looked up at cold start; a URL may carry them only where there is no secret.
+ */
 export const databaseEnv = z.object({
   DATABASE_URL: z.url({ protocol: /^mysql$/ }),
+  DATABASE_SECRET_ID: secretId,
   DATABASE_POOL_SIZE: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(200)), 10),
   /** On for RDS Proxy, which requires TLS; off for the twin's MariaDB on loopback. */
   DATABASE_TLS: z._default(flag, false),
@@ -58,11 +70,62 @@ export const inboundDomainEnv = z.object({
 export const rawMailEnv = z.object({
   RAW_MAIL_BUCKET: z.string().check(z.regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name')),
   RAW_MAIL_PREFIX: z._default(z.string().check(z.regex(/^[A-Za-z0-9!_.*'()/-]{0,100}$/, 'an S3 key prefix')), 'inbound/'),
+  /** Parser threads per instance: 1 on Lambda (one event at a time); more in the twin's shared instance, which stands for many. */
+  MAIL_PARSER_THREADS: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(16)), 1),
 });
 
 /** What the mail function reads: the domain it takes mail for and where SES stores it. */
-export const receiveMailEnv = z.extend(inboundDomainEnv, {
-  ...rawMailEnv.shape,
-  /** Parser threads per instance: 1 on Lambda (one event at a time); more in the twin, which stands for many instances. */
-  MAIL_PARSER_THREADS: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(16)), 1),
-});
+export const receiveMailEnv = z.extend(inboundDomainEnv, rawMailEnv.shape);
+
+/** What a function reads from its environment, by need; functions/table.ts lists each function's. */
+export const envNeeds = {
+  redis: redisEnv,
+  database: databaseEnv,
+  orderQueue: orderQueueEnv,
+  sessions: sessionEnv,
+  inboundDomain: inboundDomainEnv,
+  rawMail: rawMailEnv,
+} as const satisfies Record<string, z.ZodMiniObject>;
+
+export type EnvNeed = keyof typeof envNeeds;
+
+/** Where one deployment's needs point: the stack's resources on AWS, the twin's services locally. */
+export interface Deployment {
+  redis: { url: string; authSecretId?: string; cluster?: boolean };
+  database: { url: string; secretId?: string; tls: boolean; poolSize?: number };
+  orderQueueUrl: string;
+  cookieSecure: boolean;
+  inboundDomain: string;
+  rawMail: { bucket: string; prefix: string; parserThreads?: number };
+}
+
+const optional = (name: string, value: string | number | boolean | undefined): Record<string, string> =>
+  value === undefined ? {} : { [name]: String(value) };
+
+/** The variables each need sets in a deployment: the one place a need becomes environment. */
+const variablesOf: Record<EnvNeed, (d: Deployment) => Record<string, string>> = {
+  redis: (d) => ({
+    REDIS_URL: d.redis.url,
+    ...optional('REDIS_AUTH_SECRET_ID', d.redis.authSecretId),
+    ...optional('REDIS_CLUSTER', d.redis.cluster),
+  }),
+  database: (d) => ({
+    DATABASE_URL: d.database.url,
+    ...optional('DATABASE_SECRET_ID', d.database.secretId),
+    ...optional('DATABASE_POOL_SIZE', d.database.poolSize),
+    DATABASE_TLS: String(d.database.tls),
+  }),
+  orderQueue: (d) => ({ ORDER_QUEUE_URL: d.orderQueueUrl }),
+  sessions: (d) => ({ COOKIE_SECURE: String(d.cookieSecure) }),
+  inboundDomain: (d) => ({ INBOUND_DOMAIN: d.inboundDomain }),
+  rawMail: (d) => ({
+    RAW_MAIL_BUCKET: d.rawMail.bucket,
+    RAW_MAIL_PREFIX: d.rawMail.prefix,
+    ...optional('MAIL_PARSER_THREADS', d.rawMail.parserThreads),
+  }),
+};
+
+/** A function's environment for its needs: every variable its needs' schemas read that the deployment sets, and no other. */
+export function environmentFor(needs: readonly EnvNeed[], deployment: Deployment): Record<string, string> {
+  return Object.assign({}, ...needs.map((need) => variablesOf[need](deployment)));
+}

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, ScheduledEvent, SQSEvent } from 'aws-lambda';
 import { buckets, functions, inboundMail, type FunctionSpec, type QueueName } from '../../functions/table';
+import { environmentFor, type Deployment } from '../../shared/config';
 import { migrate } from '../../shared/db/migrate';
 import { startGateway, type Gateway, type HttpRoute } from './gateway';
 import { LocalLambda } from './lambda';
@@ -75,24 +76,34 @@ function logFunctionError(functionId: string, error: Error): void {
   process.stderr.write(`${JSON.stringify({ level: 'ERROR', source: 'twin', function: functionId, message: error.message })}\n`);
 }
 
-/** The environment every function reads, pointed at the twin's services. */
-export function functionEnvironment(services: Record<'redis' | 'database' | 'emulator', Pick<Service, 'url'>>, provisioned: Record<QueueName, ProvisionedQueue>) {
+/** Where the twin's services are, as the needs of functions/table.ts see them (shared/config.ts maps each to its variables). */
+export function twinDeployment(services: Record<'redis' | 'database' | 'emulator', Pick<Service, 'url'>>, provisioned: Record<QueueName, ProvisionedQueue>): Deployment {
   return {
-    REDIS_URL: services.redis.url,
-    DATABASE_URL: services.database.url,
-    AWS_ENDPOINT_URL: services.emulator.url,
+    redis: { url: services.redis.url },
+    database: { url: services.database.url, tls: false },
+    orderQueueUrl: provisioned.orders.url,
+    cookieSecure: false,
+    inboundDomain: TWIN_INBOUND_DOMAIN,
+    // One process stands for many mail-function instances, each of which would parse on its own.
+    rawMail: { bucket: RAW_MAIL_BUCKET, prefix: inboundMail.prefix, parserThreads: 4 },
+  };
+}
+
+/** What Lambda's runtime puts in every function's environment, as the twin provides it. */
+export function runtimeEnvironment(emulatorUrl: string): Record<string, string> {
+  return {
     AWS_REGION: REGION,
+    AWS_ENDPOINT_URL: emulatorUrl,
     // The emulator accepts any credentials; the SDK only needs some to sign with.
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
-    ORDER_QUEUE_URL: provisioned.orders.url,
-    COOKIE_SECURE: 'false',
-    INBOUND_DOMAIN: TWIN_INBOUND_DOMAIN,
-    RAW_MAIL_BUCKET,
-    RAW_MAIL_PREFIX: inboundMail.prefix,
-    // One process stands for many mail-function instances, each of which would parse on its own.
-    MAIL_PARSER_THREADS: '4',
   };
+}
+
+/** The environment of the twin's shared instance, which runs every function: the union of every function's. */
+export function functionEnvironment(services: Record<'redis' | 'database' | 'emulator', Pick<Service, 'url'>>, provisioned: Record<QueueName, ProvisionedQueue>) {
+  const allNeeds = [...new Set(functions.flatMap((spec) => spec.env))];
+  return { ...runtimeEnvironment(services.emulator.url), ...environmentFor(allNeeds, twinDeployment(services, provisioned)) };
 }
 
 /** Carries the provisioned queues to the consumers' process. */

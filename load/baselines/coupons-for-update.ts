@@ -3,16 +3,16 @@
  * request that locks the deal row (SELECT … FOR UPDATE), checks the window, the user and the count,
  * then inserts. Served by the twin under /__baseline/… (SURGE_BASELINES=true); never deployed.
  */
-import type { Pool, RowDataPacket } from 'mysql2/promise';
+import type { RowDataPacket } from 'mysql2/promise';
 import * as z from '../../shared/zod';
 import { db } from '../../shared/clients/mysql';
-import { inTransaction } from '../../shared/db/transaction';
+import { inTransaction, type ConnectionSource } from '../../shared/db/transaction';
 import { AppError, NotFoundError } from '../../shared/errors';
 import { api } from '../../shared/http/api';
 import { json } from '../../shared/http/response';
 import { DealId, newCouponId } from '../../shared/coupons/model';
 
-export async function issueCouponForUpdate(pool: Pool, dealId: string, userId: number): Promise<string> {
+export async function issueCouponForUpdate(pool: ConnectionSource, dealId: string, userId: number): Promise<string> {
   return inTransaction(pool, async (conn) => {
     const [deals] = await conn.query<RowDataPacket[]>('SELECT opens_at, closes_at, coupon_limit FROM deals WHERE id = ? FOR UPDATE', [dealId]);
     const deal = deals[0];
@@ -31,5 +31,5 @@ export async function issueCouponForUpdate(pool: Pool, dealId: string, userId: n
 }
 
 export const handler = api({ access: 'user', params: z.object({ dealId: DealId }) }).handler(async ({ input, principal }) =>
-  json(201, { couponId: await issueCouponForUpdate(db, input.params.dealId, principal.userId) }),
+  json(201, { couponId: await issueCouponForUpdate(db(), input.params.dealId, principal.userId) }),
 );

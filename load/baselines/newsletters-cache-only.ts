@@ -17,10 +17,10 @@ const TTL_SECONDS = 7 * 24 * 3600;
 const cacheOnly: NewsletterResolver = async (identity) => {
   const { prefix, suffix } = newsletterCacheKey(identity);
   const key = `${prefix}cache-only:${suffix}`;
-  const cached = await redis.get(key);
+  const cached = await redis().get(key);
   if (cached !== null) return Number(cached);
   const id = await lookUpOrInsertNewsletter(identity);
-  await redis.set(key, String(id), 'EX', TTL_SECONDS);
+  await redis().set(key, String(id), 'EX', TTL_SECONDS);
   return id;
 };
 

@@ -4,16 +4,16 @@
  * buyer's limit, then updates and inserts. Served by the twin's gateway under
  * /__baseline/… (SURGE_BASELINES=true) so both are measured alike; never deployed.
  */
-import type { Pool, RowDataPacket } from 'mysql2/promise';
+import type { RowDataPacket } from 'mysql2/promise';
 import * as z from '../../shared/zod';
 import { db } from '../../shared/clients/mysql';
-import { inTransaction } from '../../shared/db/transaction';
+import { inTransaction, type ConnectionSource } from '../../shared/db/transaction';
 import { AppError, NotFoundError } from '../../shared/errors';
 import { api } from '../../shared/http/api';
 import { json } from '../../shared/http/response';
 import { ItemId, newOrderId, Quantity } from '../../shared/orders/model';
 
-export async function placeOrderForUpdate(pool: Pool, itemId: string, userId: number, quantity: number): Promise<string> {
+export async function placeOrderForUpdate(pool: ConnectionSource, itemId: string, userId: number, quantity: number): Promise<string> {
   return inTransaction(pool, async (conn) => {
     const [items] = await conn.query<RowDataPacket[]>('SELECT initial_stock, sold, per_user_limit FROM items WHERE id = ? FOR UPDATE', [itemId]);
     const item = items[0];
@@ -35,7 +35,7 @@ export async function placeOrderForUpdate(pool: Pool, itemId: string, userId: nu
 
 export const handler = api({ access: 'user', params: z.object({ itemId: ItemId }), body: z.strictObject({ quantity: Quantity }) }).handler(
   async ({ input, principal }) => {
-    const orderId = await placeOrderForUpdate(db, input.params.itemId, principal.userId, input.body.quantity);
+    const orderId = await placeOrderForUpdate(db(), input.params.itemId, principal.userId, input.body.quantity);
     return json(201, { orderId, status: 'confirmed' });
   },
 );

@@ -12,6 +12,8 @@ import { createPool, type RowDataPacket } from 'mysql2/promise';
 import type { Scenario } from '../bench';
 import { adminCookie, adminPut, inParallel, pointAtTwin, race, releaseSharedClients, signedInCrowd, timed } from '../support/crowd';
 import { round, type LoadResult } from '../support/measure';
+import { issueCoupon } from '../../shared/coupons/coupons';
+import { issueCouponForUpdate } from '../baselines/coupons-for-update';
 
 const RUNS = [
   { users: 900, limit: 500 },
@@ -23,8 +25,6 @@ const HOUR = 3_600_000;
 
 export const coupons: Scenario = async ({ twin, connections, log }) => {
   pointAtTwin(twin, { DATABASE_POOL_SIZE: String(CONTENDED_CONCURRENCY) });
-  const { issueCoupon } = await import('../../shared/coupons/coupons');
-  const { issueCouponForUpdate } = await import('../baselines/coupons-for-update');
   const tag = randomBytes(3).toString('hex');
   const db = createPool({ uri: twin.databaseUrl, connectionLimit: CONTENDED_CONCURRENCY });
   const admin = await adminCookie(twin);

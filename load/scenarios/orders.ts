@@ -15,6 +15,8 @@ import { createPool, type RowDataPacket } from 'mysql2/promise';
 import type { Scenario } from '../bench';
 import { adminCookie, adminPut, emulatorCalls, inParallel, pointAtTwin, race, releaseSharedClients, signedInCrowd, timed } from '../support/crowd';
 import { meanLoad, round, startCpuMeter } from '../support/measure';
+import { reserve } from '../../shared/orders/reservations';
+import { placeOrderForUpdate } from '../baselines/orders-for-update';
 
 const BUYERS = Number(process.env.BENCH_BUYERS ?? 10_000);
 /** The script runs ~20× faster than the lock: more units give it a window long enough to measure. */
@@ -25,8 +27,6 @@ const CONTENDED_WARM_UP = 1_000;
 
 export const orders: Scenario = async ({ twin, connections, log }) => {
   pointAtTwin(twin, { DATABASE_POOL_SIZE: String(CONTENDED_CONCURRENCY) });
-  const { reserve } = await import('../../shared/orders/reservations');
-  const { placeOrderForUpdate } = await import('../baselines/orders-for-update');
   const tag = randomBytes(3).toString('hex');
   const db = createPool({ uri: twin.databaseUrl, connectionLimit: CONTENDED_CONCURRENCY });
   const redis = new Redis(twin.redisUrl);

@@ -2,6 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { insertUsers } from '../../infra/local/seed';
 import { drive, round, type LoadResult } from './measure';
 import type { BenchTwin } from './twin';
+import { cookieValue, createSession } from '../../shared/sessions/store';
+import { redis } from '../../shared/clients/redis';
+import { db } from '../../shared/clients/mysql';
 
 /** Points the shared modules this bench imports (session store, scripts, baselines) at the twin. */
 export function pointAtTwin(twin: BenchTwin, extra: Record<string, string> = {}): void {
@@ -18,8 +21,8 @@ export function pointAtTwin(twin: BenchTwin, extra: Record<string, string> = {})
 
 /** Closes the shared modules' own clients, so the bench exits once the twin is gone. */
 export async function releaseSharedClients(): Promise<void> {
-  (await import('../../shared/clients/redis')).redis.disconnect();
-  await (await import('../../shared/clients/mysql')).db.end();
+  redis().disconnect();
+  await db().end();
 }
 
 export async function adminCookie(twin: BenchTwin): Promise<string> {
@@ -45,7 +48,6 @@ export async function adminPut(twin: BenchTwin, cookie: string, path: string, pa
  * through the session store (signing 10,000 users in over HTTP would spend minutes hashing).
  */
 export async function signedInCrowd(twin: BenchTwin, count: number): Promise<{ ids: number[]; cookies: string[] }> {
-  const { cookieValue, createSession } = await import('../../shared/sessions/store');
   const tag = randomBytes(3).toString('hex');
   const users = await insertUsers(twin.databaseUrl, Array.from({ length: count }, (_, i) => `crowd-${tag}-${i}@surge.test`), `crowd-${tag}`);
   const cookies = await Promise.all(users.map(async (u) => `sid=${cookieValue(await createSession(u))}`));

@@ -1,5 +1,6 @@
-import { redis, reportErrors } from '../clients/redis';
+import { connectRedis, redis, reportErrors } from '../clients/redis';
+import { once } from '../once';
 import { createLockedCache } from './locked-fill';
 
 /** The instance's cache on the shared Redis connection; waiters get their own subscriber connection. */
-export const cache = createLockedCache(redis, () => reportErrors(redis.duplicate(), 'cache subscriber'));
+export const cache = once(() => createLockedCache(redis(), () => reportErrors(connectRedis(), 'cache subscriber')));

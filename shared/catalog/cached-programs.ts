@@ -8,12 +8,12 @@ const CACHE = { ttlSeconds: 300, jitter: 0.1, staleSeconds: 60, leaseMs: 5_000, 
 
 /** The page as its JSON response body, straight from the cache on a hit. */
 export function programPageJson(q: ProgramQuery): Promise<string> {
-  return cache.getOrFill({ versionKey: VERSION_KEY, prefix: PREFIX, suffix: normaliseQuery(q) }, CACHE, async () =>
+  return cache().getOrFill({ versionKey: VERSION_KEY, prefix: PREFIX, suffix: normaliseQuery(q) }, CACHE, async () =>
     JSON.stringify(await loadProgramPage(q)),
   );
 }
 
 /** After every committed admin write: readers move to a new key space, so none sees the old list. */
 export function catalogChanged(): Promise<string> {
-  return cache.bumpVersion(VERSION_KEY);
+  return cache().bumpVersion(VERSION_KEY);
 }

@@ -61,7 +61,7 @@ export async function loadProgramPage(q: ProgramQuery): Promise<ProgramPage> {
     where.push('type IN (?)');
     params.push(q.types);
   }
-  const [rows] = await db.query<RowDataPacket[]>(
+  const [rows] = await db().query<RowDataPacket[]>(
     `SELECT id, title, career_tag, type, description, COUNT(*) OVER () AS total
        FROM programs ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
       ORDER BY id LIMIT ? OFFSET ?`,
@@ -76,7 +76,7 @@ export async function loadProgramPage(q: ProgramQuery): Promise<ProgramPage> {
 }
 
 export async function insertProgram(input: ProgramInput): Promise<Program> {
-  const [result] = await db.query<ResultSetHeader>('INSERT INTO programs (title, career_tag, type, description) VALUES (?, ?, ?, ?)', [
+  const [result] = await db().query<ResultSetHeader>('INSERT INTO programs (title, career_tag, type, description) VALUES (?, ?, ?, ?)', [
     input.title,
     input.careerTag,
     input.type,
@@ -86,7 +86,7 @@ export async function insertProgram(input: ProgramInput): Promise<Program> {
 }
 
 export async function updateProgram(id: number, input: ProgramInput): Promise<Program | undefined> {
-  const [result] = await db.query<ResultSetHeader>('UPDATE programs SET title = ?, career_tag = ?, type = ?, description = ? WHERE id = ?', [
+  const [result] = await db().query<ResultSetHeader>('UPDATE programs SET title = ?, career_tag = ?, type = ?, description = ? WHERE id = ?', [
     input.title,
     input.careerTag,
     input.type,

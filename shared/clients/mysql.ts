@@ -1,19 +1,65 @@
-import { createPool } from 'mysql2/promise';
+import { createPool, type Pool, type PoolConnection } from 'mysql2/promise';
 import { databaseEnv, readEnv } from '../config';
+import { logger } from '../logger';
+import { once } from '../once';
+import { databaseCredentials, loadedSecret, refreshSecret } from './credentials';
 
-const { DATABASE_URL, DATABASE_POOL_SIZE, DATABASE_TLS } = readEnv(databaseEnv);
+/** The pool's face to the code: queries and connections for transactions, each retried once after a rotation. */
+export interface Database {
+  query: Pool['query'];
+  getConnection(): Promise<PoolConnection>;
+  end(): Promise<void>;
+}
+
+/** MySQL's ER_ACCESS_DENIED_ERROR: raised while connecting, so the statement never ran. */
+const ACCESS_DENIED = 1045;
+
+function newPool(): Pool {
+  const { DATABASE_URL, DATABASE_SECRET_ID, DATABASE_POOL_SIZE, DATABASE_TLS } = readEnv(databaseEnv);
+  return createPool({
+    uri: DATABASE_URL,
+    ...(DATABASE_SECRET_ID ? databaseCredentials(loadedSecret(DATABASE_SECRET_ID)) : {}),
+    connectionLimit: DATABASE_POOL_SIZE,
+    waitForConnections: true,
+    supportBigNumbers: true,
+    bigNumberStrings: false,
+    dateStrings: false,
+    timezone: 'Z',
+    // RDS Proxy's certificate is publicly trusted; the twin's CA reaches the process through NODE_EXTRA_CA_CERTS.
+    ...(DATABASE_TLS ? { ssl: { rejectUnauthorized: true } } : {}),
+  });
+}
 
 /**
  * Queries go through query(), never execute(): server-side prepared statements pin
- * RDS Proxy connections, which would defeat the proxy under a flash crowd.
+ * RDS Proxy connections, which would defeat the proxy under a flash crowd. When the proxy refuses
+ * the credentials (the secret rotated), the secret is looked up again and one new pool replaces
+ * the old for every caller; the refused call runs once more, which is safe, since it never ran.
  */
-export const db = createPool({
-  uri: DATABASE_URL,
-  connectionLimit: DATABASE_POOL_SIZE,
-  waitForConnections: true,
-  supportBigNumbers: true,
-  bigNumberStrings: false,
-  dateStrings: false,
-  timezone: 'Z',
-  ...(DATABASE_TLS ? { ssl: { rejectUnauthorized: true } } : {}),
-});
+function database(): Database {
+  let pool = newPool();
+  const retryAfterRotation = async <T>(call: (pool: Pool) => Promise<T>): Promise<T> => {
+    const used = pool;
+    try {
+      return await call(used);
+    } catch (error) {
+      const secretId = readEnv(databaseEnv).DATABASE_SECRET_ID;
+      if ((error as { errno?: number }).errno !== ACCESS_DENIED || !secretId) throw error;
+      await refreshSecret(secretId);
+      if (pool === used) {
+        logger.warn('Database credentials refused; reconnecting with the secret looked up again');
+        pool = newPool();
+        used.end().catch(() => undefined);
+      }
+      return call(pool);
+    }
+  };
+  return {
+    query: ((...args: Parameters<Pool['query']>) => retryAfterRotation((p) => p.query(...args))) as Pool['query'],
+    getConnection: () => retryAfterRotation((p) => p.getConnection()),
+    end: () => pool.end(),
+  };
+}
+
+/** One pool per Lambda instance, made on first use. */
+export const db = once(database);

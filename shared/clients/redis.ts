@@ -1,8 +1,8 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { readEnv, redisEnv } from '../config';
 import { logger } from '../logger';
-
-const { REDIS_URL, REDIS_CLUSTER } = readEnv(redisEnv);
+import { once } from '../once';
+import { loadedSecret, refreshSecret } from './credentials';
 
 const options: RedisOptions = {
   // A request must not hang while Redis is away; callers turn the rejection into a 503 or a fallback.
@@ -11,13 +11,12 @@ const options: RedisOptions = {
   connectTimeout: 2_000,
 };
 
-function cluster(): Redis {
-  const url = new URL(REDIS_URL);
+function cluster(url: URL, password: string | undefined): Redis {
   const tls = url.protocol === 'rediss:' ? { tls: {} } : {};
   // Typed as Redis for the commands used here; every script's keys share a hash tag, so one slot.
   return new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], {
     dnsLookup: (address, callback) => callback(null, address),
-    redisOptions: { ...options, ...tls, password: decodeURIComponent(url.password) || undefined },
+    redisOptions: { ...options, ...tls, ...(password ? { password } : {}) },
   }) as unknown as Redis;
 }
 
@@ -33,6 +32,23 @@ export function reportErrors(client: Redis, name: string): Redis {
   });
   client.on('ready', () => (down = false));
   return client;
+}
+
+/**
+ * After a rotation the next connection's AUTH is refused: the token is looked up again once, and
+ * ioredis's next reconnect presents the new one.
+ */
+function followRotation(client: Redis | Cluster, secretId: string): void {
+  client.on('error', (error: Error) => {
+    if (!/^(WRONGPASS|NOAUTH)/.test(error.message)) return;
+    refreshSecret(secretId).then(
+      (password) => {
+        if (client instanceof Cluster) client.options.redisOptions = { ...client.options.redisOptions, password };
+        else client.options.password = password;
+      },
+      (lookupError: Error) => logger.error('Redis AUTH token could not be looked up again', { error: lookupError.message }),
+    );
+  });
 }
 
 /**
@@ -61,5 +77,15 @@ function coalesceWrites(client: Redis): Redis {
   return client;
 }
 
-/** One connection per Lambda instance, reused by every invocation it serves. */
-export const redis: Redis = reportErrors(REDIS_CLUSTER ? cluster() : coalesceWrites(new Redis(REDIS_URL, options)), 'commands');
+/** A new connection to the function's Redis, with the AUTH token its secret holds (or its URL, in the twin). */
+export function connectRedis(): Redis {
+  const { REDIS_URL, REDIS_CLUSTER, REDIS_AUTH_SECRET_ID } = readEnv(redisEnv);
+  const url = new URL(REDIS_URL);
+  const password = REDIS_AUTH_SECRET_ID ? loadedSecret(REDIS_AUTH_SECRET_ID) : decodeURIComponent(url.password) || undefined;
+  const client = REDIS_CLUSTER ? cluster(url, password) : coalesceWrites(new Redis(REDIS_URL, { ...options, ...(password ? { password } : {}) }));
+  if (REDIS_AUTH_SECRET_ID) followRotation(client, REDIS_AUTH_SECRET_ID);
+  return client;
+}
+
+/** One connection per Lambda instance, made on first use and reused by every invocation it serves. */
+export const redis = once(() => reportErrors(connectRedis(), 'commands'));

@@ -1,4 +1,5 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { once } from '../once';
 import { awsClientOptions } from './aws';
 
-export const sqs = new SQSClient({ ...awsClientOptions, maxAttempts: 2 });
+export const sqs = once(() => new SQSClient({ ...awsClientOptions(), maxAttempts: 2 }));

@@ -22,7 +22,7 @@ export class AlreadyIssuedError extends AppError {
 export async function issueCoupon(dealId: string, userId: number, now = Date.now()): Promise<CouponRecord> {
   const keys = dealKeys(dealId);
   const coupon: CouponRecord = { couponId: newCouponId(dealId, now), dealId, userId, issuedAt: now };
-  const reply = await issueScript.run(redis, [keys.deal, keys.holders, keys.outbox, keys.claimed], [userId, coupon.couponId, now, JSON.stringify(coupon)]);
+  const reply = await issueScript.run(redis(), [keys.deal, keys.holders, keys.outbox, keys.claimed], [userId, coupon.couponId, now, JSON.stringify(coupon)]);
   if (isScriptCode(reply)) throw scriptError(reply);
   const [couponId, issued] = reply as [string, number];
   if (issued === ALREADY_ISSUED) throw new AlreadyIssuedError(couponId);
@@ -32,22 +32,22 @@ export async function issueCoupon(dealId: string, userId: number, now = Date.now
 /** Undoes an issue whose hand-off failed; false when the writer already has the coupon. */
 export async function releaseCoupon(coupon: CouponRecord): Promise<boolean> {
   const keys = dealKeys(coupon.dealId);
-  return (await releaseScript.run(redis, [keys.deal, keys.holders, keys.outbox, keys.claimed], [coupon.couponId, coupon.userId])) === 1;
+  return (await releaseScript.run(redis(), [keys.deal, keys.holders, keys.outbox, keys.claimed], [coupon.couponId, coupon.userId])) === 1;
 }
 
 export async function setDealState(dealId: string, opensAt: number, closesAt: number, limit: number): Promise<void> {
-  const reply = await setScript.run(redis, [dealKeys(dealId).deal], [opensAt, closesAt, limit]);
+  const reply = await setScript.run(redis(), [dealKeys(dealId).deal], [opensAt, closesAt, limit]);
   if (isScriptCode(reply)) throw scriptError(reply);
 }
 
 export async function issuedCount(dealId: string): Promise<number | undefined> {
-  const issued = await redis.hget(dealKeys(dealId).deal, 'issued');
+  const issued = await redis().hget(dealKeys(dealId).deal, 'issued');
   return issued === null ? undefined : Number(issued);
 }
 
 /** The coupon a user holds in each of these deals, pending or stored: one pipelined round trip. */
 export async function heldCoupons(dealIds: string[], userId: number): Promise<Map<string, string>> {
-  const pipeline = redis.pipeline();
+  const pipeline = redis().pipeline();
   for (const dealId of dealIds) pipeline.hget(dealKeys(dealId).holders, String(userId));
   const replies = (await pipeline.exec()) ?? [];
   const held = new Map<string, string>();

@@ -19,7 +19,7 @@ const toDeal = (r: RowDataPacket): Deal => ({
 });
 
 /** Writes the deal on `conn` when given (a transaction of the caller's), else on the pool. */
-export async function upsertDeal(deal: Deal, conn: Pick<Pool, 'query'> = db): Promise<void> {
+export async function upsertDeal(deal: Deal, conn: Pick<Pool, 'query'> = db()): Promise<void> {
   await conn.query(
     `INSERT INTO deals (id, title, opens_at, closes_at, coupon_limit) VALUES (?, ?, ?, ?, ?)
      ON DUPLICATE KEY UPDATE title = VALUES(title), opens_at = VALUES(opens_at), closes_at = VALUES(closes_at), coupon_limit = VALUES(coupon_limit)`,
@@ -28,21 +28,21 @@ export async function upsertDeal(deal: Deal, conn: Pick<Pool, 'query'> = db): Pr
 }
 
 export async function findDeal(dealId: string): Promise<Deal | undefined> {
-  const [rows] = await db.query<RowDataPacket[]>('SELECT id, title, opens_at, closes_at, coupon_limit FROM deals WHERE id = ?', [dealId]);
+  const [rows] = await db().query<RowDataPacket[]>('SELECT id, title, opens_at, closes_at, coupon_limit FROM deals WHERE id = ?', [dealId]);
   return rows[0] && toDeal(rows[0]);
 }
 
 export async function listDeals(): Promise<Deal[]> {
-  const [rows] = await db.query<RowDataPacket[]>('SELECT id, title, opens_at, closes_at, coupon_limit FROM deals ORDER BY opens_at DESC, id');
+  const [rows] = await db().query<RowDataPacket[]>('SELECT id, title, opens_at, closes_at, coupon_limit FROM deals ORDER BY opens_at DESC, id');
   return rows.map(toDeal);
 }
 
 export async function storedCoupons(userId: number): Promise<{ couponId: string; dealId: string; issuedAt: number }[]> {
-  const [rows] = await db.query<RowDataPacket[]>('SELECT id, deal_id, issued_at FROM coupons WHERE user_id = ? ORDER BY issued_at DESC', [userId]);
+  const [rows] = await db().query<RowDataPacket[]>('SELECT id, deal_id, issued_at FROM coupons WHERE user_id = ? ORDER BY issued_at DESC', [userId]);
   return rows.map((r) => ({ couponId: String(r.id), dealId: String(r.deal_id), issuedAt: new Date(r.issued_at).getTime() }));
 }
 
 export async function storedCouponCount(dealId: string): Promise<number> {
-  const [rows] = await db.query<RowDataPacket[]>('SELECT COUNT(*) AS n FROM coupons WHERE deal_id = ?', [dealId]);
+  const [rows] = await db().query<RowDataPacket[]>('SELECT COUNT(*) AS n FROM coupons WHERE deal_id = ?', [dealId]);
   return Number(rows[0]!.n);
 }

@@ -27,12 +27,12 @@ export async function reconcileDeal(dealId: string, relayOlderThanMs: number, no
     issuedCount(dealId),
     storedCouponCount(dealId),
     entries.length
-      ? db.query<RowDataPacket[]>('SELECT id FROM coupons WHERE id IN (?)', [entries.map((c) => c.couponId)]).then(([rows]) => new Set(rows.map((r) => String(r.id))))
+      ? db().query<RowDataPacket[]>('SELECT id FROM coupons WHERE id IN (?)', [entries.map((c) => c.couponId)]).then(([rows]) => new Set(rows.map((r) => String(r.id))))
       : new Set<string>(),
   ]);
   const pending = entries.filter((c) => !written.has(c.couponId));
   const stale = pending.filter((c) => now - c.issuedAt >= relayOlderThanMs);
-  await Promise.all(stale.map((coupon) => handOffQueue.send({ coupon })));
+  await Promise.all(stale.map((coupon) => handOffQueue().send({ coupon })));
   await settleWritten(keys, [...written]);
   const remaining = deal.limit - (issued ?? 0);
   return { dealId, limit: deal.limit, remaining, stored, pending: pending.length, drift: deal.limit - (remaining + stored + pending.length), relayed: stale.length };

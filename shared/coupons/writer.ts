@@ -6,7 +6,7 @@ const coupons: ReservationKind<CouponRecord> = { name: 'coupons', idOf: (c) => c
 
 async function insert(batch: CouponRecord[]): Promise<void> {
   // Keyed on the coupon id, and unique on (deal, user): a duplicate delivery stores nothing more.
-  await db.query(
+  await db().query(
     `INSERT INTO coupons (id, deal_id, user_id, issued_at) VALUES ?
      ON DUPLICATE KEY UPDATE id = id`,
     [batch.map((c) => [c.couponId, c.dealId, c.userId, new Date(c.issuedAt)])],

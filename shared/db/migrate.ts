@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
-import { createConnection, type RowDataPacket } from 'mysql2/promise';
+import { createConnection, type Connection, type ConnectionOptions, type RowDataPacket } from 'mysql2/promise';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 const FILE_NAME = /^(\d{4})-[a-z0-9-]+\.sql$/;
@@ -24,14 +24,53 @@ export async function loadMigrations(dir: URL = MIGRATIONS_DIR): Promise<Migrati
   );
 }
 
+/** Where migrations run: a URL, with credentials and TLS when they do not travel in it. */
+export interface MigrationTarget {
+  url: string;
+  user?: string;
+  password?: string;
+  /** TLS verified against the default trust store (RDS Proxy), or against the given CA (the twin's). */
+  tls?: boolean | { ca: string };
+  /** How long to keep trying to connect while the database is not reachable yet; 0 tries once. */
+  connectForMs?: number;
+}
+
+/** MySQL's ER_ACCESS_DENIED_ERROR: waiting will not change that answer. */
+const ACCESS_DENIED = 1045;
+
+/**
+ * Connects, retrying with growing, jittered pauses until connectForMs has passed: on a first
+ * deploy the trigger can run while RDS Proxy is still registering its target, which refuses or
+ * drops connections for a while.
+ */
+async function connect(target: MigrationTarget): Promise<Connection> {
+  const options: ConnectionOptions = {
+    uri: target.url,
+    multipleStatements: true,
+    connectTimeout: 5_000,
+    ...(target.user !== undefined ? { user: target.user, password: target.password } : {}),
+    ...(target.tls ? { ssl: target.tls === true ? { rejectUnauthorized: true } : { ca: target.tls.ca, rejectUnauthorized: true } } : {}),
+  };
+  const deadline = Date.now() + (target.connectForMs ?? 0);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await createConnection(options);
+    } catch (error) {
+      const pause = Math.min(10_000, 250 * 2 ** attempt) * (0.5 + Math.random() / 2);
+      if ((error as { errno?: number }).errno === ACCESS_DENIED || Date.now() + pause > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
+}
+
 /**
  * Applies each migration not yet recorded in schema_migrations, in version order, once.
  * A named lock serialises concurrent migrators (the twin, test workers, a deploy trigger).
  * An applied file that has since changed is an error: migrations are append-only.
  */
-export async function migrate(databaseUrl: string, migrations?: Migration[]): Promise<number[]> {
+export async function migrate(target: MigrationTarget | string, migrations?: Migration[]): Promise<number[]> {
   const all = migrations ?? (await loadMigrations());
-  const conn = await createConnection({ uri: databaseUrl, multipleStatements: true });
+  const conn = await connect(typeof target === 'string' ? { url: target } : target);
   try {
     await conn.query("SELECT GET_LOCK('surge_migrate', 60)");
     await conn.query(`CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -1,6 +1,7 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type * as z from '../zod';
+import { storeCredentials } from '../clients/credentials';
 import { AppError, ForbiddenError, UnauthenticatedError, UnavailableError } from '../errors';
 import { logger } from '../logger';
 import { parseSessionCookie, resolveSession, SESSION_COOKIE, type Principal } from '../sessions/store';
@@ -34,12 +35,12 @@ type Access = 'public' | Role;
 type EventOf<A extends Access, In> = A extends 'public' ? ApiEvent<In> : AuthedEvent<In>;
 
 /**
- * The one middleware stack of every HTTP function: event normalisation, authentication, input
+ * The one middleware stack of every HTTP function: the stores' credentials, event normalisation, authentication, input
  * validation (path, query, headers, JSON body), then the error handler last. Handlers only see
  * valid input, typed by the schemas; the exported Lambda handler takes the plain API Gateway event.
  */
 export function api<A extends Access, S extends InputSchemas = {}>(options: { access: A } & S) {
-  const stack = middy<APIGatewayProxyEventV2, ApiResult>().use(normaliseEvent());
+  const stack = middy<APIGatewayProxyEventV2, ApiResult>().use(storeCredentials()).use(normaliseEvent());
   if (options.access !== 'public') stack.use(authenticate(options.access));
   stack.use(validateInput(options));
   stack.use(errorHandler());

@@ -23,15 +23,15 @@ export interface IssueToFile {
  * and a redelivered event changes nothing.
  */
 export async function fileIssue({ userId, newsletterId, newsletterName, sesMessageId, mail }: IssueToFile): Promise<FilingOutcome> {
-  await db.query('INSERT INTO subscriptions (user_id, newsletter_id, name) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE name = VALUES(name)', [
+  await db().query('INSERT INTO subscriptions (user_id, newsletter_id, name) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE name = VALUES(name)', [
     userId,
     newsletterId,
     newsletterName,
   ]);
-  const [[subscription]] = await db.query<RowDataPacket[]>('SELECT muted FROM subscriptions WHERE user_id = ? AND newsletter_id = ?', [userId, newsletterId]);
+  const [[subscription]] = await db().query<RowDataPacket[]>('SELECT muted FROM subscriptions WHERE user_id = ? AND newsletter_id = ?', [userId, newsletterId]);
   if (subscription?.muted) return 'muted';
   const sender = mail.from.name ? `${mail.from.name} <${mail.from.address}>` : mail.from.address;
-  const [result] = await db.query<ResultSetHeader>(
+  const [result] = await db().query<ResultSetHeader>(
     `INSERT INTO issues (user_id, newsletter_id, ses_message_id, subject, sender, sent_at, html, text, list_unsubscribe, attachments, attachment_count)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE id = id`,
     [
@@ -63,7 +63,7 @@ export interface NewsletterSummary {
 }
 
 export async function listNewsletters(userId: number): Promise<NewsletterSummary[]> {
-  const [rows] = await db.query<RowDataPacket[]>(
+  const [rows] = await db().query<RowDataPacket[]>(
     `SELECT n.id, s.name, n.identity, s.muted, COUNT(i.id) AS issues, COALESCE(SUM(i.id IS NOT NULL AND i.read_at IS NULL), 0) AS unread, MAX(i.filed_at) AS last_issue_at
        FROM subscriptions s
        JOIN newsletters n ON n.id = s.newsletter_id
@@ -85,7 +85,7 @@ export async function listNewsletters(userId: number): Promise<NewsletterSummary
 }
 
 async function assertSubscribed(userId: number, newsletterId: number): Promise<void> {
-  const [rows] = await db.query<RowDataPacket[]>('SELECT 1 FROM subscriptions WHERE user_id = ? AND newsletter_id = ?', [userId, newsletterId]);
+  const [rows] = await db().query<RowDataPacket[]>('SELECT 1 FROM subscriptions WHERE user_id = ? AND newsletter_id = ?', [userId, newsletterId]);
   if (!rows[0]) throw new NotFoundError('No such newsletter');
 }
 
@@ -105,7 +105,7 @@ function issueSummary(r: RowDataPacket) {
 
 export async function listInbox(userId: number, query: { newsletter?: number; page: number; size: number }) {
   if (query.newsletter !== undefined) await assertSubscribed(userId, query.newsletter);
-  const [rows] = await db.query<RowDataPacket[]>(
+  const [rows] = await db().query<RowDataPacket[]>(
     `SELECT id, newsletter_id, subject, sender, sent_at, filed_at, read_at FROM issues
       WHERE user_id = ? ${query.newsletter !== undefined ? 'AND newsletter_id = ?' : ''}
       ORDER BY id DESC LIMIT ? OFFSET ?`,
@@ -116,8 +116,8 @@ export async function listInbox(userId: number, query: { newsletter?: number; pa
 
 /** One of the reader's issues in full, marked read; anyone else's is not found. */
 export async function readIssue(userId: number, issueId: number) {
-  await db.query('UPDATE issues SET read_at = CURRENT_TIMESTAMP(3) WHERE id = ? AND user_id = ? AND read_at IS NULL', [issueId, userId]);
-  const [[row]] = await db.query<RowDataPacket[]>(
+  await db().query('UPDATE issues SET read_at = CURRENT_TIMESTAMP(3) WHERE id = ? AND user_id = ? AND read_at IS NULL', [issueId, userId]);
+  const [[row]] = await db().query<RowDataPacket[]>(
     'SELECT id, newsletter_id, subject, sender, sent_at, filed_at, read_at, html, text, list_unsubscribe, attachments, attachment_count FROM issues WHERE id = ? AND user_id = ?',
     [issueId, userId],
   );
@@ -134,6 +134,6 @@ export async function readIssue(userId: number, issueId: number) {
 
 /** Later mail from a muted newsletter is not filed for this reader; what was filed stays. */
 export async function setMuted(userId: number, newsletterId: number, muted: boolean): Promise<void> {
-  const [result] = await db.query<ResultSetHeader>('UPDATE subscriptions SET muted = ? WHERE user_id = ? AND newsletter_id = ?', [muted, userId, newsletterId]);
+  const [result] = await db().query<ResultSetHeader>('UPDATE subscriptions SET muted = ? WHERE user_id = ? AND newsletter_id = ?', [muted, userId, newsletterId]);
   if (result.affectedRows === 0) throw new NotFoundError('No such newsletter');
 }

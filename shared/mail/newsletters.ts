@@ -18,9 +18,9 @@ const FILL: FillOptions = { ttlSeconds: 7 * 24 * 3600, jitter: 0.1, staleSeconds
 
 /** One lookup and, for a newsletter not yet known, one insert; the unique key settles any race past the lock. */
 export async function lookUpOrInsertNewsletter(identity: NewsletterIdentity): Promise<number> {
-  const [rows] = await db.query<RowDataPacket[]>('SELECT id FROM newsletters WHERE identity_key = ?', [identity.key]);
+  const [rows] = await db().query<RowDataPacket[]>('SELECT id FROM newsletters WHERE identity_key = ?', [identity.key]);
   if (rows[0]) return Number(rows[0].id);
-  const [result] = await db.query<ResultSetHeader>(
+  const [result] = await db().query<ResultSetHeader>(
     'INSERT INTO newsletters (identity_key, identity, kind, name) VALUES (?, ?, ?, ?) ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)',
     [identity.key, identity.value, identity.kind, identity.name],
   );
@@ -35,4 +35,4 @@ export type NewsletterResolver = (identity: NewsletterIdentity) => Promise<numbe
  * insert while the others wait to be woken with its id.
  */
 export const findOrCreateNewsletter: NewsletterResolver = async (identity) =>
-  Number(await cache.getOrFill(newsletterCacheKey(identity), FILL, async () => String(await lookUpOrInsertNewsletter(identity))));
+  Number(await cache().getOrFill(newsletterCacheKey(identity), FILL, async () => String(await lookUpOrInsertNewsletter(identity))));

@@ -19,12 +19,12 @@ interface Row extends RowDataPacket {
 const toItem = (r: Row): ItemRow => ({ id: r.id, initialStock: r.initial_stock, sold: r.sold, perUserLimit: r.per_user_limit });
 
 export async function findItem(itemId: string): Promise<ItemRow | undefined> {
-  const [rows] = await db.query<Row[]>('SELECT id, initial_stock, sold, per_user_limit FROM items WHERE id = ?', [itemId]);
+  const [rows] = await db().query<Row[]>('SELECT id, initial_stock, sold, per_user_limit FROM items WHERE id = ?', [itemId]);
   return rows[0] && toItem(rows[0]);
 }
 
 export async function listItems(): Promise<ItemRow[]> {
-  const [rows] = await db.query<Row[]>('SELECT id, initial_stock, sold, per_user_limit FROM items ORDER BY id');
+  const [rows] = await db().query<Row[]>('SELECT id, initial_stock, sold, per_user_limit FROM items ORDER BY id');
   return rows.map(toItem);
 }
 
@@ -33,7 +33,7 @@ export async function listItems(): Promise<ItemRow[]> {
  * promised to buyers and can no longer be reset.
  */
 export async function upsertItemStock(itemId: string, stock: number, perUserLimit: number): Promise<boolean> {
-  return inTransaction(db, async (conn) => {
+  return inTransaction(db(), async (conn) => {
     const [rows] = await conn.query<RowDataPacket[]>(
       'SELECT (SELECT COUNT(*) FROM orders WHERE item_id = ?) AS orders, (SELECT sold FROM items WHERE id = ? FOR UPDATE) AS sold',
       [itemId, itemId],

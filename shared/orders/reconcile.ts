@@ -37,7 +37,7 @@ export interface ReconcileOptions {
 }
 
 async function storedQuantities(itemId: string) {
-  const [rows] = await db.query<RowDataPacket[]>(
+  const [rows] = await db().query<RowDataPacket[]>(
     "SELECT COALESCE(SUM(IF(status = 'confirmed', quantity, 0)), 0) AS confirmed, COALESCE(SUM(IF(status = 'rejected', quantity, 0)), 0) AS rejected FROM orders WHERE item_id = ?",
     [itemId],
   );
@@ -51,7 +51,7 @@ async function storedQuantities(itemId: string) {
  * raised by the next repair, once it is written.
  */
 async function confirmedPerBuyer(itemId: string): Promise<Map<number, number>> {
-  const [rows] = await db.query<RowDataPacket[]>(
+  const [rows] = await db().query<RowDataPacket[]>(
     "SELECT user_id, SUM(quantity) AS quantity FROM orders WHERE item_id = ? AND status = 'confirmed' GROUP BY user_id",
     [itemId],
   );
@@ -60,7 +60,7 @@ async function confirmedPerBuyer(itemId: string): Promise<Map<number, number>> {
 
 async function alreadyStored(orders: OrderRecord[]): Promise<Set<string>> {
   if (orders.length === 0) return new Set();
-  const [rows] = await db.query<RowDataPacket[]>('SELECT id FROM orders WHERE id IN (?)', [orders.map((o) => o.orderId)]);
+  const [rows] = await db().query<RowDataPacket[]>('SELECT id FROM orders WHERE id IN (?)', [orders.map((o) => o.orderId)]);
   return new Set(rows.map((r) => String(r.id)));
 }
 
@@ -99,7 +99,7 @@ export async function reconcileItem(itemId: string, options: ReconcileOptions): 
   const { remaining, measured, stored, written, pendingOrders, pending, drift } = look;
 
   const stale = pendingOrders.filter((o) => now - o.reservedAt >= options.relayOlderThanMs);
-  await Promise.all(stale.map((order) => handOffQueue.send({ order })));
+  await Promise.all(stale.map((order) => handOffQueue().send({ order })));
   await settleWritten(itemKeys(itemId), [...written]);
   const repair = options.repairCounters && remaining !== undefined;
   const counterReset = repair && steady && drift !== 0 && (await resetStock(itemId, measured, Math.max(0, measured + drift)));

@@ -45,7 +45,7 @@ export async function reserve(request: ReservationRequest, now = Date.now()): Pr
     reservedAt: now,
   };
   const reply = await reserveScript.run(
-    redis,
+    redis(),
     [keys.sale, keys.bought, keys.idempotency(request.userId, request.idempotencyKey), keys.outbox, keys.claimed],
     [request.userId, request.quantity, order.orderId, fingerprint(request.quantity), IDEMPOTENCY_TTL_MS, JSON.stringify(order)],
   );
@@ -58,7 +58,7 @@ export async function reserve(request: ReservationRequest, now = Date.now()): Pr
 export async function release(order: OrderRecord, idempotencyKey: string): Promise<boolean> {
   const keys = itemKeys(order.itemId);
   const reply = await releaseScript.run(
-    redis,
+    redis(),
     [keys.sale, keys.bought, keys.idempotency(order.userId, idempotencyKey), keys.outbox, keys.claimed],
     [order.orderId, order.userId, order.quantity],
   );
@@ -67,28 +67,28 @@ export async function release(order: OrderRecord, idempotencyKey: string): Promi
 
 export async function openSale(itemId: string, stock: number, perUserLimit: number): Promise<void> {
   const keys = itemKeys(itemId);
-  const reply = await openScript.run(redis, [keys.sale, keys.bought, keys.outbox], [stock, perUserLimit]);
+  const reply = await openScript.run(redis(), [keys.sale, keys.bought, keys.outbox], [stock, perUserLimit]);
   if (isScriptCode(reply)) throw scriptError(reply);
 }
 
 /** Whether a sale has reservations (or buyers) in Redis, which MySQL does not see yet. */
 export async function saleHasReservations(itemId: string): Promise<boolean> {
   const keys = itemKeys(itemId);
-  return (await redis.exists(keys.bought, keys.outbox)) > 0;
+  return (await redis().exists(keys.bought, keys.outbox)) > 0;
 }
 
 export async function remainingStock(itemId: string): Promise<number | undefined> {
-  const stock = await redis.hget(itemKeys(itemId).sale, 'stock');
+  const stock = await redis().hget(itemKeys(itemId).sale, 'stock');
   return stock === null ? undefined : Number(stock);
 }
 
 export async function pendingOrder(orderId: string, itemId: string): Promise<OrderRecord | undefined> {
-  const raw = await redis.hget(itemKeys(itemId).outbox, orderId);
+  const raw = await redis().hget(itemKeys(itemId).outbox, orderId);
   return raw ? (JSON.parse(raw) as OrderRecord) : undefined;
 }
 
 export async function resetStock(itemId: string, measured: number, target: number): Promise<boolean> {
-  return (await resetScript.run(redis, [itemKeys(itemId).sale], [measured, target])) === 1;
+  return (await resetScript.run(redis(), [itemKeys(itemId).sale], [measured, target])) === 1;
 }
 
 /** Raises each buyer's count to at least the quantity given for them, never lowering one; returns how many rose. */
@@ -96,7 +96,7 @@ export async function raiseBuyerCounts(itemId: string, floors: Map<number, numbe
   const pairs = [...floors].flat();
   let raised = 0;
   for (let i = 0; i < pairs.length; i += 2 * BUYERS_PER_CALL) {
-    raised += Number(await raiseBuyersScript.run(redis, [itemKeys(itemId).bought], pairs.slice(i, i + 2 * BUYERS_PER_CALL)));
+    raised += Number(await raiseBuyersScript.run(redis(), [itemKeys(itemId).bought], pairs.slice(i, i + 2 * BUYERS_PER_CALL)));
   }
   return raised;
 }

@@ -55,7 +55,7 @@ async function writeTransaction(conn: PoolConnection, orders: OrderRecord[]): Pr
 }
 
 async function write(orders: OrderRecord[]): Promise<void> {
-  const statuses = await inTransaction(db, (conn) => writeTransaction(conn, orders));
+  const statuses = await inTransaction(db(), (conn) => writeTransaction(conn, orders));
   const rejected = [...statuses.values()].filter((s) => s === 'rejected').length;
   if (rejected) logger.error('Orders rejected by the database guard: Redis stock drifted', { rejected });
 }

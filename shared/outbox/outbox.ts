@@ -15,18 +15,18 @@ export interface OutboxKeys {
 
 /** Claims reservations for writing; returns the ids still pending (the others are dropped). */
 export async function claimPending(keys: OutboxKeys, ids: string[]): Promise<Set<string>> {
-  const flags = (await claimScript.run(redis, [keys.outbox, keys.claimed], ids)) as number[];
+  const flags = (await claimScript.run(redis(), [keys.outbox, keys.claimed], ids)) as number[];
   return new Set(ids.filter((_, i) => flags[i] === 1));
 }
 
 /** Stored reservations leave the outbox and the claimed set. */
 export async function settleWritten(keys: OutboxKeys, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
-  await redis.multi().hdel(keys.outbox, ...ids).srem(keys.claimed, ...ids).exec();
+  await redis().multi().hdel(keys.outbox, ...ids).srem(keys.claimed, ...ids).exec();
 }
 
 export async function pendingRecords<T>(keys: OutboxKeys): Promise<T[]> {
-  return (await redis.hvals(keys.outbox)).map((raw) => JSON.parse(raw) as T);
+  return (await redis().hvals(keys.outbox)).map((raw) => JSON.parse(raw) as T);
 }
 
 /** Groups records by their owner, e.g. orders by item, so each owner's outbox is touched once. */

@@ -1,13 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { redis } from '../clients/redis';
 import { readEnv, sessionEnv } from '../config';
+import { once } from '../once';
 import { isScriptCode, scriptError } from '../redis/script-codes';
 import { luaScript } from '../redis/script';
 import type { Role } from './users';
 
-const settings = readEnv(sessionEnv);
-const idleMs = settings.SESSION_IDLE_SECONDS * 1000;
-const absoluteMs = settings.SESSION_ABSOLUTE_SECONDS * 1000;
+const settings = once(() => {
+  const env = readEnv(sessionEnv);
+  return { ...env, idleMs: env.SESSION_IDLE_SECONDS * 1000, absoluteMs: env.SESSION_ABSOLUTE_SECONDS * 1000 };
+});
 
 const createScript = luaScript<[session: string, index: string], [string, number, Role, string, number, number, number]>(
   new URL('./lua/session-create-2.lua', import.meta.url),
@@ -59,7 +61,7 @@ export function cookieValue(handle: SessionHandle): string {
 }
 
 export function sessionCookie(handle: SessionHandle): string {
-  return serializeCookie(cookieValue(handle), settings.SESSION_ABSOLUTE_SECONDS);
+  return serializeCookie(cookieValue(handle), settings().SESSION_ABSOLUTE_SECONDS);
 }
 
 export function clearedSessionCookie(): string {
@@ -67,23 +69,23 @@ export function clearedSessionCookie(): string {
 }
 
 function serializeCookie(value: string, maxAgeSeconds: number): string {
-  const secure = settings.COOKIE_SECURE ? '; Secure' : '';
+  const secure = settings().COOKIE_SECURE ? '; Secure' : '';
   return `${SESSION_COOKIE}=${value}; Max-Age=${maxAgeSeconds}; Path=/; HttpOnly; SameSite=Lax${secure}`;
 }
 
 export async function createSession(user: { id: number; role: Role; email: string }, now = Date.now()) {
   const handle: SessionHandle = { userId: user.id, sessionId: randomBytes(16).toString('base64url') };
   await createScript.run(
-    redis,
+    redis(),
     [sessionKey(handle), indexKey(user.id)],
-    [handle.sessionId, user.id, user.role, user.email, now, idleMs, absoluteMs],
+    [handle.sessionId, user.id, user.role, user.email, now, settings().idleMs, settings().absoluteMs],
   );
   return handle;
 }
 
 /** One Redis round trip: loads the session and slides its idle timeout in the same script. */
 export async function resolveSession(handle: SessionHandle, now = Date.now()): Promise<Principal> {
-  const reply = await touchScript.run(redis, [sessionKey(handle)], [now, idleMs]);
+  const reply = await touchScript.run(redis(), [sessionKey(handle)], [now, settings().idleMs]);
   if (isScriptCode(reply)) throw scriptError(reply);
   const [userId, role, email] = reply as [string, Role, string];
   return {
@@ -98,9 +100,9 @@ export async function resolveSession(handle: SessionHandle, now = Date.now()): P
 }
 
 export async function destroySession(handle: SessionHandle): Promise<void> {
-  await redis.multi().del(sessionKey(handle)).zrem(indexKey(handle.userId), handle.sessionId).exec();
+  await redis().multi().del(sessionKey(handle)).zrem(indexKey(handle.userId), handle.sessionId).exec();
 }
 
 export async function destroyAllSessions(userId: number): Promise<number> {
-  return Number(await destroyAllScript.run(redis, [indexKey(userId)], [sessionKeyPrefix(userId)]));
+  return Number(await destroyAllScript.run(redis(), [indexKey(userId)], [sessionKeyPrefix(userId)]));
 }

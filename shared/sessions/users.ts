@@ -18,7 +18,7 @@ interface UserRow extends RowDataPacket {
 }
 
 export async function findUserByEmail(email: string): Promise<UserRecord | undefined> {
-  const [rows] = await db.query<UserRow[]>(
+  const [rows] = await db().query<UserRow[]>(
     'SELECT id, email, role, password_hash FROM users WHERE email = ? LIMIT 1',
     [email.toLowerCase()],
   );

@@ -18,7 +18,7 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { sqs } from './shared/clients/sqs';
 import { readRawMail } from './shared/mail/raw-store';
 const [queueUrl, key] = process.argv.slice(2);
-await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'sent from a bundle' }));
+await sqs().send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'sent from a bundle' }));
 process.stdout.write(await readRawMail(process.env.RAW_MAIL_BUCKET, key, 1_000_000));
 `;
 

@@ -14,17 +14,17 @@ import { sql } from '../support/orders';
 import { depth, pollQueue, queueWithDeadLetters, testSqs } from '../support/queues';
 import { signedInUsers, type SignedInUser } from '../support/sessions';
 import { literalPattern, until } from '../support/wait';
+import { handler as putDeal } from '../../functions/put-deal';
+import { handler as getDeal } from '../../functions/get-deal';
+import { handler as createCoupon } from '../../functions/create-coupon';
+import { handler as listMyCoupons } from '../../functions/list-my-coupons';
+import { handler as writeReservations } from '../../functions/write-reservations';
+import { reconcileDeal } from '../../shared/coupons/reconcile';
 
 // This file's own queue, set before any module that sends reads its configuration.
 const sqs = testSqs();
 const queue = await queueWithDeadLetters(sqs, 5, 30);
 process.env.ORDER_QUEUE_URL = queue.url;
-const { handler: putDeal } = await import('../../functions/put-deal');
-const { handler: getDeal } = await import('../../functions/get-deal');
-const { handler: createCoupon } = await import('../../functions/create-coupon');
-const { handler: listMyCoupons } = await import('../../functions/list-my-coupons');
-const { handler: writeReservations } = await import('../../functions/write-reservations');
-const { reconcileDeal } = await import('../../shared/coupons/reconcile');
 
 type Result = APIGatewayProxyStructuredResultV2;
 const body = (r: Result) => JSON.parse(r.body ?? 'null');
@@ -85,7 +85,7 @@ describe('time-deal coupons', () => {
     expect(new Set(rows.map((r) => r.user_id)).size).toBe(500);
     expect(new Set(rows.map((r) => r.id))).toEqual(new Set(issued.map((r) => body(r).couponId)));
     expect(body(await getDeal(httpEvent('get-me', { path: `/deals/${dealId}`, pathParameters: { dealId } }), lambdaContext())).remaining).toBe(0);
-    await until(async () => (await redis.hlen(dealKeys(dealId).outbox)) === 0, 10_000, 'outbox settled');
+    await until(async () => (await redis().hlen(dealKeys(dealId).outbox)) === 0, 10_000, 'outbox settled');
     expect(await reconcileDeal(dealId, 60_000)).toMatchObject({ limit: 500, remaining: 0, stored: 500, pending: 0, drift: 0 });
   });
 
@@ -143,7 +143,7 @@ describe('time-deal coupons', () => {
     const userId = users[7]!.id;
     const first: CouponRecord = { couponId: `${dealId}.000000001AAAAAAAAAAAAAA`, dealId, userId, issuedAt: Date.now() };
     const second: CouponRecord = { ...first, couponId: `${dealId}.000000002AAAAAAAAAAAAAA` };
-    await redis.hset(dealKeys(dealId).outbox, first.couponId, JSON.stringify(first), second.couponId, JSON.stringify(second));
+    await redis().hset(dealKeys(dealId).outbox, first.couponId, JSON.stringify(first), second.couponId, JSON.stringify(second));
 
     // Act
     await writeCoupons([first, second]);
@@ -167,7 +167,7 @@ describe('time-deal coupons', () => {
       const result = await createCoupon(couponRequest(dealId, users[4]!.cookie), lambdaContext());
 
       expect(result.statusCode).toBe(400);
-      expect(await redis.keys(`${literalPattern(`{deal:${dealId}}`)}*`)).toEqual([]);
+      expect(await redis().keys(`${literalPattern(`{deal:${dealId}}`)}*`)).toEqual([]);
     });
 
     it('answers an unknown deal with 404 and no session with 401', async () => {
@@ -176,7 +176,7 @@ describe('time-deal coupons', () => {
 
       expect(unknown.statusCode).toBe(404);
       expect(anonymous.statusCode).toBe(401);
-      expect(await redis.exists(dealKeys('no-such-deal').deal)).toBe(0);
+      expect(await redis().exists(dealKeys('no-such-deal').deal)).toBe(0);
     });
 
     it.each([
@@ -190,7 +190,7 @@ describe('time-deal coupons', () => {
       const result = await putDeal(dealRequest(dealId, admin.cookie, { title: 'x', ...changes }), lambdaContext());
 
       expect(result.statusCode).toBe(400);
-      expect(await redis.exists(dealKeys(dealId).deal)).toBe(0);
+      expect(await redis().exists(dealKeys(dealId).deal)).toBe(0);
     });
 
     it('changes neither Redis nor MySQL when MySQL fails to take the deal', async () => {
@@ -207,7 +207,7 @@ describe('time-deal coupons', () => {
 
         // Assess
         expect(result.statusCode).toBe(500);
-        expect(await redis.hget(dealKeys(dealId).deal, 'limit')).toBe('3');
+        expect(await redis().hget(dealKeys(dealId).deal, 'limit')).toBe('3');
         expect(await sql<RowDataPacket>('SELECT title, coupon_limit FROM deals WHERE id = ?', [dealId])).toEqual([{ title: 'Half price', coupon_limit: 3 }]);
       } finally {
         await sql(`DROP TRIGGER ${trigger}`);
@@ -225,7 +225,7 @@ describe('time-deal coupons', () => {
 
       expect(shrunk.statusCode).toBe(409);
       expect(byUser.statusCode).toBe(403);
-      expect(await redis.hget(dealKeys(dealId).deal, 'limit')).toBe('3');
+      expect(await redis().hget(dealKeys(dealId).deal, 'limit')).toBe('3');
       expect(await sql<RowDataPacket>('SELECT coupon_limit FROM deals WHERE id = ?', [dealId])).toEqual([{ coupon_limit: 3 }]);
     });
   });

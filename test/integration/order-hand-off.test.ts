@@ -11,6 +11,8 @@ import { orderRows, uniqueItemId } from '../support/orders';
 import { depth, pollQueue, queueWithDeadLetters, testSqs } from '../support/queues';
 import { signedInUsers } from '../support/sessions';
 import { until } from '../support/wait';
+import { handler as createOrder } from '../../functions/create-order';
+import { handler as writeReservations } from '../../functions/write-reservations';
 
 /**
  * Faults of the hand-off that the emulator cannot produce itself, made by a proxy in front of it:
@@ -40,8 +42,6 @@ process.env.AWS_ENDPOINT_URL = `http://127.0.0.1:${typeof address === 'object' &
 
 const queue = await queueWithDeadLetters(sqs, 5, 30);
 process.env.ORDER_QUEUE_URL = queue.url;
-const { handler: createOrder } = await import('../../functions/create-order');
-const { handler: writeReservations } = await import('../../functions/write-reservations');
 
 const body = (r: APIGatewayProxyStructuredResultV2) => JSON.parse(r.body ?? 'null');
 
@@ -54,7 +54,7 @@ async function openItem(stock: number) {
 
 async function redisState(itemId: string) {
   const keys = itemKeys(itemId);
-  return { stock: await remainingStock(itemId), bought: await redis.hlen(keys.bought), pending: await redis.hlen(keys.outbox), idempotency: (await redis.keys(`{item:${itemId}}:idem:*`)).length };
+  return { stock: await remainingStock(itemId), bought: await redis().hlen(keys.bought), pending: await redis().hlen(keys.outbox), idempotency: (await redis().keys(`{item:${itemId}}:idem:*`)).length };
 }
 
 describe('the hand-off to the order queue', () => {

@@ -15,10 +15,10 @@ async function itemState(itemId: string) {
   const keys = itemKeys(itemId);
   const [stock, bought, pending, claimed, idempotency] = await Promise.all([
     remainingStock(itemId),
-    redis.hgetall(keys.bought),
-    redis.hlen(keys.outbox),
-    redis.smembers(keys.claimed),
-    redis.keys(`${keys.idempotency(USER, '')}*`),
+    redis().hgetall(keys.bought),
+    redis().hlen(keys.outbox),
+    redis().smembers(keys.claimed),
+    redis().keys(`${keys.idempotency(USER, '')}*`),
   ]);
   return { stock, bought, pending, claimed, idempotency: idempotency.length };
 }
@@ -74,11 +74,11 @@ describe('order-reserve', () => {
     const itemId = await saleOf(2);
     await expect(reserve({ itemId, userId: USER, quantity: 3, idempotencyKey: 'k1' })).rejects.toMatchObject({ code: 'SOLD_OUT' });
     await reserve({ itemId, userId: USER, quantity: 2, idempotencyKey: 'k2' });
-    const keysBefore = (await redis.keys(`{item:${itemId}}*`)).sort();
+    const keysBefore = (await redis().keys(`{item:${itemId}}*`)).sort();
 
     await expect(reserve({ itemId, userId: 99, quantity: 1, idempotencyKey: 'k3' })).rejects.toMatchObject({ code: 'SOLD_OUT' });
 
-    expect((await redis.keys(`{item:${itemId}}*`)).sort()).toEqual(keysBefore);
+    expect((await redis().keys(`{item:${itemId}}*`)).sort()).toEqual(keysBefore);
     expect(await remainingStock(itemId)).toBe(0);
   });
 

@@ -40,7 +40,7 @@ describe('the order writer', () => {
     // Assess
     expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: event.Records[1]!.messageId }] });
     expect((await orderRows(itemId)).map((r) => r.id)).toEqual([orders[0]!.orderId]);
-    expect(await redis.hlen(itemKeys(itemId).outbox)).toBe(0);
+    expect(await redis().hlen(itemKeys(itemId).outbox)).toBe(0);
   });
 
   it('falls back to one write per record and fails only the record that cannot be written', async () => {
@@ -51,7 +51,7 @@ describe('the order writer', () => {
 
     expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: 'm-2' }] });
     expect(await orderRows(good.itemId)).toHaveLength(2);
-    expect(await redis.hlen(itemKeys(orphan.itemId).outbox)).toBe(1);
+    expect(await redis().hlen(itemKeys(orphan.itemId).outbox)).toBe(1);
   });
 
   it('stores an order that would oversell as rejected, even when Redis let it through', async () => {
@@ -84,7 +84,7 @@ describe('the order writer', () => {
     const event = sqsEventFor([encodeHandOffs(orders.map((order) => ({ order })))]);
     await writeReservations(event, lambdaContext());
     const before = await orderRows(itemId);
-    for (const order of orders) await redis.hset(itemKeys(itemId).outbox, order.orderId, JSON.stringify(order));
+    for (const order of orders) await redis().hset(itemKeys(itemId).outbox, order.orderId, JSON.stringify(order));
 
     // Act
     const result = await writeReservations(event, lambdaContext());
@@ -93,7 +93,7 @@ describe('the order writer', () => {
     expect(result.batchItemFailures).toEqual([]);
     expect(await orderRows(itemId)).toEqual(before);
     expect(await soldCount(itemId)).toBe(3);
-    expect(await redis.hlen(itemKeys(itemId).outbox)).toBe(0);
+    expect(await redis().hlen(itemKeys(itemId).outbox)).toBe(0);
   });
 
   it('lets a malformed message reach the DLQ after 5 receives without holding back the others', async () => {

@@ -14,15 +14,15 @@ import { orderRows, soldCount, sql, uniqueItemId } from '../support/orders';
 import { depth, pollQueue, queueWithDeadLetters, testSqs } from '../support/queues';
 import { signedInUsers, type SignedInUser } from '../support/sessions';
 import { literalPattern, until } from '../support/wait';
+import { handler as createOrder } from '../../functions/create-order';
+import { handler as getOrder } from '../../functions/get-order';
+import { handler as writeReservations } from '../../functions/write-reservations';
+import { handler as putItemStock } from '../../functions/put-item-stock';
 
-// This file's own order queue, set before the handlers read their configuration.
+// This file's own order queue; the hand-off reads its configuration on first use, after this.
 const sqs = testSqs();
 const queue = await queueWithDeadLetters(sqs, 5, 30);
 process.env.ORDER_QUEUE_URL = queue.url;
-const { handler: createOrder } = await import('../../functions/create-order');
-const { handler: getOrder } = await import('../../functions/get-order');
-const { handler: writeReservations } = await import('../../functions/write-reservations');
-const { handler: putItemStock } = await import('../../functions/put-item-stock');
 
 type Result = APIGatewayProxyStructuredResultV2;
 const body = (r: Result) => JSON.parse(r.body ?? 'null');
@@ -38,9 +38,9 @@ async function redisState(itemId: string) {
   const keys = itemKeys(itemId);
   const [stock, bought, pending, all] = await Promise.all([
     remainingStock(itemId),
-    redis.hlen(keys.bought),
-    redis.hlen(keys.outbox),
-    redis.keys(`{item:${itemId}}*`),
+    redis().hlen(keys.bought),
+    redis().hlen(keys.outbox),
+    redis().keys(`{item:${itemId}}*`),
   ]);
   return { stock, bought, pending, keys: all.sort() };
 }
@@ -75,7 +75,7 @@ describe('flash-sale orders', () => {
     expect(new Set(rows.map((r) => r.user_id)).size).toBe(1_000);
     expect(rows.every((r) => r.status === 'confirmed')).toBe(true);
     expect(await soldCount(itemId)).toBe(1_000);
-    await until(async () => (await redis.hlen(itemKeys(itemId).outbox)) === 0, 10_000, 'outbox drained');
+    await until(async () => (await redis().hlen(itemKeys(itemId).outbox)) === 0, 10_000, 'outbox drained');
   });
 
   it('stores nothing twice when every message is delivered twice', async () => {
@@ -165,7 +165,7 @@ describe('flash-sale orders', () => {
       ['no Idempotency-Key', { quantity: 1 }, undefined],
       ['an empty Idempotency-Key', { quantity: 1 }, ''],
       ['an oversized Idempotency-Key', { quantity: 1 }, 'k'.repeat(65)],
-      ['an Idempotency-Key with Lua in it', { quantity: 1 }, "x') redis.call('FLUSHALL') --"],
+      ['an Idempotency-Key with Lua in it', { quantity: 1 }, "x') redis().call('FLUSHALL') --"],
     ])('%s', async (_, payload, key) => {
       const result = await createOrder(orderEvent(itemId, buyers[3]!.cookie, key, payload), lambdaContext());
 
@@ -178,7 +178,7 @@ describe('flash-sale orders', () => {
       const result = await createOrder(orderEvent(badId, buyers[3]!.cookie, 'k-7', { quantity: 1 }), lambdaContext());
 
       expect(result.statusCode).toBe(400);
-      expect(await redis.keys(`${literalPattern(`{item:${badId}}`)}*`)).toEqual([]);
+      expect(await redis().keys(`${literalPattern(`{item:${badId}}`)}*`)).toEqual([]);
       expect(await redisState(itemId)).toEqual(before);
     });
 

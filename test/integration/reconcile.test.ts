@@ -8,11 +8,11 @@ import { openSale, remainingStock, reserve } from '../../shared/orders/reservati
 import { writeOrders } from '../../shared/orders/writer';
 import { uniqueItemId } from '../support/orders';
 import { queueWithDeadLetters, testSqs } from '../support/queues';
+import { reconcileItem } from '../../shared/orders/reconcile';
 
 const sqs = testSqs();
 const queue = await queueWithDeadLetters(sqs, 5, 30);
 process.env.ORDER_QUEUE_URL = queue.url;
-const { reconcileItem } = await import('../../shared/orders/reconcile');
 
 const report = { relayOlderThanMs: 60_000, repairCounters: false };
 
@@ -50,7 +50,7 @@ describe('reconciliation', () => {
 
   it('reports a drifted counter and resets it only on request', async () => {
     const { itemId } = await saleWith(10, 1);
-    await redis.hset(itemKeys(itemId).sale, 'stock', 11);
+    await redis().hset(itemKeys(itemId).sale, 'stock', 11);
 
     const seen = await reconcileItem(itemId, report);
     const repaired = await reconcileItem(itemId, { ...report, repairCounters: true });
@@ -68,8 +68,8 @@ describe('reconciliation', () => {
     const { itemId, orders } = await saleWith(100, 3, 3);
     await writeOrders(orders.slice(0, 2));
     const [stored, kept, pending] = orders.map((o) => String(o.userId));
-    await redis.hdel(itemKeys(itemId).bought, stored!, pending!);
-    await redis.hset(itemKeys(itemId).bought, kept!, 5);
+    await redis().hdel(itemKeys(itemId).bought, stored!, pending!);
+    await redis().hset(itemKeys(itemId).bought, kept!, 5);
 
     // Act
     const seen = await reconcileItem(itemId, report);
@@ -81,7 +81,7 @@ describe('reconciliation', () => {
     expect(seen).toMatchObject({ buyersRaised: 0 });
     expect(repaired).toMatchObject({ buyersRaised: 1 });
     expect(repairedOnceWritten).toMatchObject({ buyersRaised: 1, drift: 0 });
-    expect(await redis.hgetall(itemKeys(itemId).bought)).toEqual({ [stored!]: '2', [kept!]: '5', [pending!]: '2' });
+    expect(await redis().hgetall(itemKeys(itemId).bought)).toEqual({ [stored!]: '2', [kept!]: '5', [pending!]: '2' });
     await expect(reserve({ itemId, userId: Number(stored), quantity: 2, idempotencyKey: 'past-limit' })).rejects.toMatchObject({ code: 'LIMIT_EXCEEDED' });
   });
 });

@@ -4,8 +4,8 @@ import { redis } from '../../shared/clients/redis';
 describe('the shared Redis connection', () => {
   it('sends the commands of concurrent requests in one write, and answers each its own', async () => {
     // Prepare: a connection that is up, and a count of what reaches the socket.
-    await redis.ping();
-    const socket = redis.stream as unknown as { _write: (...a: unknown[]) => void; _writev: (...a: unknown[]) => void };
+    await redis().ping();
+    const socket = redis().stream as unknown as { _write: (...a: unknown[]) => void; _writev: (...a: unknown[]) => void };
     const counted = { write: 0, writev: 0 };
     const [write, writev] = [socket._write, socket._writev];
     socket._write = function (this: unknown, ...args: unknown[]) {
@@ -18,7 +18,7 @@ describe('the shared Redis connection', () => {
     };
 
     // Act: fifty requests' commands issued in the same round of the event loop.
-    const replies = await Promise.all(Array.from({ length: 50 }, (_, i) => redis.echo(`request-${i}`)));
+    const replies = await Promise.all(Array.from({ length: 50 }, (_, i) => redis().echo(`request-${i}`)));
     Object.assign(socket, { _write: write, _writev: writev });
 
     // Assess

@@ -1,16 +1,13 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-
-type Store = typeof import('../../shared/sessions/store');
-let store: Store;
+import * as store from '../../shared/sessions/store';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('session lifetimes', () => {
-  beforeAll(async () => {
-    // Read at cold start, so set before the store is first imported in this file's process.
+  beforeAll(() => {
+    // Read on the store's first use in this file's process, as on a cold start.
     process.env.SESSION_IDLE_SECONDS = '1';
     process.env.SESSION_ABSOLUTE_SECONDS = '3';
-    store = await import('../../shared/sessions/store');
   });
 
   it('ends a session left idle past the idle timeout', async () => {

@@ -78,7 +78,7 @@ describe('sessions', () => {
     ['a forged cookie', 'sid=1.not-a-session-id'],
     ['an unknown session id', 'sid=1.AAAAAAAAAAAAAAAAAAAAAA'],
     ['a session id under another user', 'sid=999999.AAAAAAAAAAAAAAAAAAAAAA'],
-    ['an injection attempt', 'sid=1.*}{redis.call("FLUSHALL")--'],
+    ['an injection attempt', 'sid=1.*}{redis().call("FLUSHALL")--'],
   ])('answers /me with %s with 401', async (_, cookie) => {
     const result = await me(cookie);
 
@@ -106,7 +106,7 @@ describe('sessions', () => {
     expect(result.statusCode).toBe(204);
     for (const cookie of cookies) expect((await me(cookie)).statusCode).toBe(401);
     expect((await me(bystander)).statusCode).toBe(200);
-    expect(await redis.exists(`{user:${other.id}}:sessions`)).toBe(0);
+    expect(await redis().exists(`{user:${other.id}}:sessions`)).toBe(0);
   });
 
   it('tells the role to handlers', async () => {
@@ -128,7 +128,7 @@ describe('sessions', () => {
     it('is exactly one, counted by the server', async () => {
       // Prepare: watch every command the server receives from the functions' own connection.
       const cookie = sidCookie(await signIn(user));
-      const clientInfo = String(await redis.client('INFO'));
+      const clientInfo = String(await redis().client('INFO'));
       const address = /addr=(\S+)/.exec(clientInfo)![1]!;
       const seen: string[] = [];
       const feed = await monitor.monitor();

@@ -1,0 +1,84 @@
+import type { MiddlewareObj } from '@middy/core';
+import * as z from '../zod';
+import { readEnv } from '../config';
+import { UnavailableError } from '../errors';
+import { logger } from '../logger';
+import { once } from '../once';
+import { awsClientOptions } from './aws';
+import { createSecretReader } from './secrets';
+
+/**
+ * The credentials of a function's data stores live in Secrets Manager, never in its configuration:
+ * the environment names the secrets (DATABASE_SECRET_ID, REDIS_AUTH_SECRET_ID), each function
+ * looks them up once per instance, before its first invocation uses a client, and again when a
+ * store refuses them (the secret rotated).
+ */
+const storeSecretsEnv = z.object({
+  DATABASE_SECRET_ID: z.optional(z.string()),
+  REDIS_AUTH_SECRET_ID: z.optional(z.string()),
+});
+
+const readSecret = once(() => createSecretReader(awsClientOptions()));
+const loaded = new Map<string, string>();
+const lookups = new Map<string, Promise<string>>();
+
+/** Looks a secret up, sharing one request among concurrent callers; fresh skips what was loaded. */
+function lookUp(secretId: string, fresh: boolean): Promise<string> {
+  const known = loaded.get(secretId);
+  if (!fresh && known !== undefined) return Promise.resolve(known);
+  let lookup = lookups.get(secretId);
+  if (!lookup) {
+    lookup = readSecret()(secretId).then(
+      (value) => {
+        loaded.set(secretId, value);
+        lookups.delete(secretId);
+        return value;
+      },
+      (error: unknown) => {
+        lookups.delete(secretId);
+        throw error;
+      },
+    );
+    lookups.set(secretId, lookup);
+  }
+  return lookup;
+}
+
+/** A secret looked up before this instance's first invocation; asking for one that was not is a bug. */
+export function loadedSecret(secretId: string): string {
+  const value = loaded.get(secretId);
+  if (value === undefined) throw new Error(`Secret ${secretId} was used before it was looked up; the function's stack must load store credentials first`);
+  return value;
+}
+
+/** Looks the secret up again, after a store refused what it held. */
+export const refreshSecret = (secretId: string): Promise<string> => lookUp(secretId, true);
+
+/** The user and password in an RDS secret (JSON, as RDS and the stack generate it). */
+export function databaseCredentials(secret: string): { user: string; password: string } {
+  const { username, password } = JSON.parse(secret) as { username?: unknown; password?: unknown };
+  if (typeof username !== 'string' || typeof password !== 'string') throw new Error('The database secret has no username and password');
+  return { user: username, password };
+}
+
+/**
+ * Middleware first in every function's stack: the store secrets its environment names are looked
+ * up before the handler runs, once per instance. Secrets Manager being away is a retry-safe 503
+ * (or a failed invocation the trigger retries), never a half-done request.
+ */
+export function storeCredentials(): MiddlewareObj {
+  return {
+    name: 'storeCredentials',
+    before: async () => {
+      const env = readEnv(storeSecretsEnv);
+      const ids = [env.DATABASE_SECRET_ID, env.REDIS_AUTH_SECRET_ID].filter((id): id is string => id !== undefined && !loaded.has(id));
+      if (!ids.length) return;
+      try {
+        await Promise.all(ids.map((id) => lookUp(id, false)));
+      } catch (error) {
+        logger.error('Store credentials could not be looked up', { error: error as Error });
+        throw new UnavailableError('Try again shortly');
+      }
+    },
+  };
+}
