@@ -63,6 +63,7 @@ export interface ReceivedMail {
   recipients: string[];
   functionArn: string;
   verdicts: Verdicts;
+  /** When the listener had the whole message, at the end of DATA: SES's "received". */
   receivedAt: Date;
 }
 
@@ -97,13 +98,18 @@ export function sesEvent(mail: ReceivedMail): SESEvent {
           },
           receipt: {
             timestamp,
-            processingTimeMillis: 0,
+            // From receipt to this action, as SES measures it. SES reports whole milliseconds and never
+            // 0; the twin's store and hand-off can take less than one, so it reports at least 1.
+            processingTimeMillis: Math.max(1, Date.now() - mail.receivedAt.getTime()),
             recipients: mail.recipients,
             spamVerdict: status('spam'),
             virusVerdict: status('virus'),
             spfVerdict: status('spf'),
             dkimVerdict: status('dkim'),
             dmarcVerdict: status('dmarc'),
+            // Only on a DMARC failure, as AWS documents ("This field only appears if the message fails
+            // DMARC authentication", receiving-email-notifications-contents) and as AWS's sample Lambda
+            // event shows, although Powertools' SesSchema requires it on every event.
             ...(mail.verdicts.statuses.dmarc === 'FAIL' && mail.verdicts.dmarcPolicy ? { dmarcPolicy: mail.verdicts.dmarcPolicy } : {}),
             action: { type: 'Lambda', invocationType: 'Event', functionArn: mail.functionArn },
           },

@@ -83,8 +83,7 @@ export async function startSmtpListener(options: SmtpListenerOptions): Promise<S
   }
 
   /** After the message is stored and accepted: one receipt event per route its recipients belong to. */
-  function hand(messageId: string, raw: Buffer, mailFrom: string, rcptTo: string[]): void {
-    const receivedAt = new Date();
+  function hand(messageId: string, raw: Buffer, mailFrom: string, rcptTo: string[], receivedAt: Date): void {
     const byRoute = new Map<MailRoute, string[]>();
     for (const address of rcptTo) {
       const route = routeOf.get(domainOf(address))!;
@@ -103,6 +102,7 @@ export async function startSmtpListener(options: SmtpListenerOptions): Promise<S
     const rcptTo = session.envelope.rcptTo.map((r) => r.address);
     const raw = await readMessage(stream, options.maxMessageBytes);
     if (!raw) throw smtpError(552, `5.3.4 Message exceeds the maximum size of ${options.maxMessageBytes} bytes`);
+    const receivedAt = new Date();
     const messageId = sesMessageId();
     try {
       await options.store(messageId, raw);
@@ -111,7 +111,7 @@ export async function startSmtpListener(options: SmtpListenerOptions): Promise<S
       throw smtpError(451, '4.3.0 Could not store the message; try again');
     }
     // Invoked once the client has its answer, as SES acts on a message after accepting it.
-    setImmediate(() => hand(messageId, raw, mailFrom, rcptTo));
+    setImmediate(() => hand(messageId, raw, mailFrom, rcptTo, receivedAt));
     return `OK queued as ${messageId}`;
   }
 
