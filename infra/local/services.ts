@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { createConnection } from 'mysql2/promise';
-import { freePort, readyLine, spawnService, waitFor } from './processes';
+import { freePort, readyLine, spawnService, waitFor, type Spawned } from './processes';
 import type { TwinCertificates } from './tls';
 
 export interface Service {
@@ -65,16 +65,22 @@ export async function startRedis(stateDir: string, durable: boolean, secure?: Se
   const url = `${secure ? 'rediss' : 'redis'}://127.0.0.1:${port}`;
   const adminUrl = password ? `rediss://:${encodeURIComponent(password)}@127.0.0.1:${port}` : url;
   const adminTls = secure && { ca: secure.certificates.ca };
-  await waitFor('redis-server', async () => {
-    const client = new Redis(adminUrl, { tls: adminTls, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      await client.ping();
-    } finally {
-      client.disconnect();
-    }
-  });
+  await stopUnlessReady(proc, () =>
+    waitFor('redis-server', async () => {
+      const client = new Redis(adminUrl, { tls: adminTls, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+      // What the connection reported (a certificate it refused, say); ioredis itself only says it closed.
+      let reported: Error | undefined;
+      client.on('error', (error: Error) => (reported ??= error));
+      try {
+        await client.connect();
+        await client.ping();
+      } catch (error) {
+        throw reported ?? error;
+      } finally {
+        client.disconnect();
+      }
+    }),
+  );
   return { url, adminUrl, password, adminTls, pid: proc.child.pid, stop: proc.stop };
 }
 
@@ -131,12 +137,26 @@ export async function startDatabase(stateDir: string, database: string, secure?:
   );
   const adminUrl = `mysql://root@127.0.0.1:${port}/${database}`;
   const adminTls = secure && { ca: secure.certificates.ca };
-  await waitFor('mariadbd', () => createDatabase(adminUrl, database, adminTls));
   const user = secure?.database;
-  if (!user) return { url: adminUrl, adminUrl, adminTls, pid: proc.child.pid, stop: proc.stop };
-  await createApplicationUser(adminUrl, database, user, adminTls);
-  const url = `mysql://${encodeURIComponent(user.user)}@127.0.0.1:${port}/${database}`;
-  return { url, adminUrl, password: user.password, adminTls, pid: proc.child.pid, stop: proc.stop };
+  await stopUnlessReady(proc, async () => {
+    await waitFor('mariadbd', () => createDatabase(adminUrl, database, adminTls));
+    if (user) await createApplicationUser(adminUrl, database, user, adminTls);
+  });
+  const url = user ? `mysql://${encodeURIComponent(user.user)}@127.0.0.1:${port}/${database}` : adminUrl;
+  return { url, adminUrl, password: user?.password, adminTls, pid: proc.child.pid, stop: proc.stop };
+}
+
+/**
+ * Stops a started process whose readiness check failed (say, on a certificate it does not
+ * accept), so a failed start leaves nothing running: a test worker may end without 'exit'.
+ */
+async function stopUnlessReady(proc: Spawned, ready: () => Promise<void>): Promise<void> {
+  try {
+    await ready();
+  } catch (error) {
+    await proc.stop();
+    throw error;
+  }
 }
 
 const identifier = (name: string) => name.replace(/[^A-Za-z0-9_]/g, '');
