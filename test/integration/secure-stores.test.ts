@@ -53,7 +53,12 @@ describe('data stores as AWS runs them', () => {
     delete process.env.DATABASE_URL;
     certificates = await ensureTwinCertificates(join(STATE_DIR, 'tls'));
     const secure = { certificates, redisPassword: REDIS_PASSWORD, database: APP_USER };
-    [redis, database] = await Promise.all([startRedis(STATE_DIR, false, secure), startDatabase(STATE_DIR, DATABASE, secure)]);
+    // Each kept as it comes up, so afterAll stops it even when the other fails to start.
+    const started = await Promise.allSettled([
+      startRedis(STATE_DIR, false, secure).then((service) => (redis = service)),
+      startDatabase(STATE_DIR, DATABASE, secure).then((service) => (database = service)),
+    ]);
+    for (const result of started) if (result.status === 'rejected') throw result.reason;
   });
   afterAll(async () => {
     await Promise.all([redis?.stop(), database?.stop()]);
