@@ -17,8 +17,9 @@ const DAY_MS = 86_400_000;
 const VALIDITY_DAYS = 825;
 
 /**
- * The extensions Node's TLS checks on the way AWS's data stores are verified: the CA may only
- * sign, and the server certificate names the loopback address the twin's stores listen on.
+ * What Node's TLS checks when a client verifies a store: a CA that may only sign, and a server
+ * certificate for TLS servers naming the address the twin's stores listen on. localhost too,
+ * since mysql2 checks that name (not the IP) when it verifies identity on a connection to an IP.
  */
 const OPENSSL_CONFIG = `
 [req]
@@ -63,6 +64,7 @@ export async function ensureTwinCertificates(dir: string): Promise<TwinCertifica
     const [caKey, ca, key, cert] = [join(work, 'ca-key.pem'), join(work, 'ca.pem'), join(work, 'server-key.pem'), join(work, 'server.pem')];
     await run(['req', '-x509', ...newKey, '-extensions', 'twin_ca', '-subj', '/CN=Surge twin CA', '-keyout', caKey, '-out', ca]);
     await run(['req', '-x509', ...newKey, '-extensions', 'twin_server', '-subj', '/CN=127.0.0.1', '-CA', ca, '-CAkey', caKey, '-keyout', key, '-out', cert]);
+    // OpenSSL 3 writes keys so already; the servers run as this user and need nobody else to read it.
     chmodSync(key, 0o600);
     renameSync(ca, certificates.caFile);
     renameSync(key, certificates.keyFile);
