@@ -112,7 +112,7 @@ export async function startDatabase(stateDir: string, database: string, secure?:
         `--ssl-cert=${secure.certificates.certFile}`,
         `--ssl-key=${secure.certificates.keyFile}`,
         `--ssl-ca=${secure.certificates.caFile}`,
-        // Aurora's parameter of the same name: a plaintext TCP connection is refused at login.
+        // Aurora's parameter of the same name: a plaintext TCP login is refused (MariaDB says access denied).
         '--require-secure-transport=ON',
       ]
     : [];
@@ -161,7 +161,10 @@ async function stopUnlessReady(proc: Spawned, ready: () => Promise<void>): Promi
 
 const identifier = (name: string) => name.replace(/[^A-Za-z0-9_]/g, '');
 
-/** Root's connection to the server of url; over TLS when tls is given, checking the host name as well as the chain. */
+/**
+ * Root's connection to the server of url; over TLS when tls is given, checking the certificate's
+ * name as well as its chain (for an IP host mysql2 checks the name localhost).
+ */
 function connectAsRoot(url: string, tls?: { ca: string }) {
   const server = new URL(url);
   server.pathname = '/';
