@@ -2,52 +2,93 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { createConnection } from 'mysql2/promise';
-import { freePort, readyLine, spawnService, waitFor } from './processes';
+import { freePort, readyLine, spawnService, waitFor, type Spawned } from './processes';
+import type { TwinCertificates } from './tls';
 
 export interface Service {
+  /** What the functions connect to. A secure store's carries no password: they read it from a secret, as on AWS. */
   url: string;
+  /** What the twin's own code connects to: a secure store's with its password (MariaDB: root), otherwise url. */
+  adminUrl: string;
+  /** A secure store's password for url. */
+  password?: string;
+  /**
+   * Set when the store takes TLS only: what the twin's own code verifies it with (mysql2 `ssl`,
+   * ioredis `tls`). The functions need none, run with NODE_EXTRA_CA_CERTS set to the CA's file.
+   */
+  adminTls?: { ca: string };
   /** Set when the twin started the process itself; absent for one reached through an env URL. */
   pid?: number;
   stop(): Promise<void>;
 }
 
-const external = (url: string): Service => ({ url, stop: async () => undefined });
+const external = (url: string): Service => ({ url, adminUrl: url, stop: async () => undefined });
+
+/**
+ * Data stores as AWS runs them: TLS only, with a certificate from the twin's own CA, and a
+ * password (Redis AUTH; a MariaDB user of the application's that must use TLS). Not applied to a
+ * store reached through REDIS_URL or DATABASE_URL, which is configured where it runs.
+ */
+export interface SecureStores {
+  certificates: TwinCertificates;
+  redisPassword?: string;
+  database?: { user: string; password: string };
+}
 
 /**
  * A durable Redis keeps its data in stateDir (append-only file, fsync every second), so the live
  * counters survive a restart of the twin just as the MySQL rows beside them do. Tests use a
  * throwaway one.
  */
-export async function startRedis(stateDir: string, durable: boolean): Promise<Service> {
+export async function startRedis(stateDir: string, durable: boolean, secure?: SecureStores): Promise<Service> {
   if (process.env.REDIS_URL) return external(process.env.REDIS_URL);
   const port = await freePort();
   const dataDir = resolve(stateDir, 'redis');
   mkdirSync(dataDir, { recursive: true });
   const persistence = durable ? ['--appendonly', 'yes', '--appendfsync', 'everysec'] : ['--appendonly', 'no'];
+  const password = secure?.redisPassword;
+  const listen = secure
+    ? [
+        ...['--port', '0', '--tls-port', String(port)],
+        ...['--tls-cert-file', secure.certificates.certFile, '--tls-key-file', secure.certificates.keyFile],
+        // The CA goes out with the certificate, completing the chain as mariadbd's --ssl-ca does;
+        // clients show no certificate of their own, as on ElastiCache.
+        ...['--tls-ca-cert-file', secure.certificates.caFile, '--tls-auth-clients', 'no'],
+        ...(password ? ['--requirepass', password] : []),
+      ]
+    : ['--port', String(port)];
   const proc = spawnService(
     'redis-server',
-    ['--bind', '127.0.0.1', '--port', String(port), '--dir', dataDir, '--save', '', ...persistence, '--protected-mode', 'yes'],
+    ['--bind', '127.0.0.1', ...listen, '--dir', dataDir, '--save', '', ...persistence, '--protected-mode', 'yes'],
     join(stateDir, 'redis.log'),
   );
-  const url = `redis://127.0.0.1:${port}`;
-  await waitFor('redis-server', async () => {
-    const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      await client.ping();
-    } finally {
-      client.disconnect();
-    }
-  });
-  return { url, pid: proc.child.pid, stop: proc.stop };
+  const url = `${secure ? 'rediss' : 'redis'}://127.0.0.1:${port}`;
+  const adminUrl = password ? `rediss://:${encodeURIComponent(password)}@127.0.0.1:${port}` : url;
+  const adminTls = secure && { ca: secure.certificates.ca };
+  await stopUnlessReady(proc, () =>
+    waitFor('redis-server', async () => {
+      const client = new Redis(adminUrl, { tls: adminTls, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+      // What the connection reported (a certificate it refused, say); ioredis itself only says it closed.
+      let reported: Error | undefined;
+      client.on('error', (error: Error) => (reported ??= error));
+      try {
+        await client.connect();
+        await client.ping();
+      } catch (error) {
+        throw reported ?? error;
+      } finally {
+        client.disconnect();
+      }
+    }),
+  );
+  return { url, adminUrl, password, adminTls, pid: proc.child.pid, stop: proc.stop };
 }
 
 /**
  * MariaDB stands in for Aurora MySQL. Without DATABASE_URL a private server is installed into
  * stateDir once (mariadb-install-db) and started on a free loopback port.
  */
-export async function startDatabase(stateDir: string, database: string): Promise<Service> {
+export async function startDatabase(stateDir: string, database: string, secure?: SecureStores): Promise<Service> {
   if (process.env.DATABASE_URL) {
     const server = new URL(process.env.DATABASE_URL);
     server.pathname = `/${database}`;
@@ -66,6 +107,15 @@ export async function startDatabase(stateDir: string, database: string): Promise
     if (code !== 0) throw new Error(`mariadb-install-db failed; see ${join(stateDir, 'mariadb-install.log')}`);
   }
   const port = await freePort();
+  const tls = secure
+    ? [
+        `--ssl-cert=${secure.certificates.certFile}`,
+        `--ssl-key=${secure.certificates.keyFile}`,
+        `--ssl-ca=${secure.certificates.caFile}`,
+        // Aurora's parameter of the same name: a plaintext TCP login is refused (MariaDB says access denied).
+        '--require-secure-transport=ON',
+      ]
+    : [];
   const proc = spawnService(
     'mariadbd',
     [
@@ -81,20 +131,66 @@ export async function startDatabase(stateDir: string, database: string): Promise
       '--innodb-buffer-pool-size=256M',
       // UTC, as Aurora runs: TIMESTAMP values and their range do not shift with the machine's zone.
       '--default-time-zone=+00:00',
+      ...tls,
     ],
     join(stateDir, 'mariadbd.log'),
   );
-  const url = `mysql://root@127.0.0.1:${port}/${database}`;
-  await waitFor('mariadbd', () => createDatabase(url, database));
-  return { url, pid: proc.child.pid, stop: proc.stop };
+  const adminUrl = `mysql://root@127.0.0.1:${port}/${database}`;
+  const adminTls = secure && { ca: secure.certificates.ca };
+  const user = secure?.database;
+  await stopUnlessReady(proc, async () => {
+    await waitFor('mariadbd', () => createDatabase(adminUrl, database, adminTls));
+    if (user) await createApplicationUser(adminUrl, database, user, adminTls);
+  });
+  const url = user ? `mysql://${encodeURIComponent(user.user)}@127.0.0.1:${port}/${database}` : adminUrl;
+  return { url, adminUrl, password: user?.password, adminTls, pid: proc.child.pid, stop: proc.stop };
 }
 
-async function createDatabase(url: string, database: string): Promise<void> {
+/**
+ * Stops a started process whose readiness check failed (say, on a certificate it does not
+ * accept), so a failed start leaves nothing running: a test worker may end without 'exit'.
+ */
+async function stopUnlessReady(proc: Spawned, ready: () => Promise<void>): Promise<void> {
+  try {
+    await ready();
+  } catch (error) {
+    await proc.stop();
+    throw error;
+  }
+}
+
+const identifier = (name: string) => name.replace(/[^A-Za-z0-9_]/g, '');
+
+/**
+ * Root's connection to the server of url; over TLS when tls is given, checking the certificate's
+ * name as well as its chain (for an IP host mysql2 checks the name localhost).
+ */
+function connectAsRoot(url: string, tls?: { ca: string }) {
   const server = new URL(url);
   server.pathname = '/';
-  const conn = await createConnection({ uri: server.toString() });
+  return createConnection({ uri: server.toString(), ssl: tls && { ...tls, verifyIdentity: true } });
+}
+
+async function createDatabase(url: string, database: string, tls?: { ca: string }): Promise<void> {
+  const conn = await connectAsRoot(url, tls);
   try {
-    await conn.query(`CREATE DATABASE IF NOT EXISTS \`${database.replace(/[^A-Za-z0-9_]/g, '')}\` CHARACTER SET utf8mb4`);
+    await conn.query(`CREATE DATABASE IF NOT EXISTS \`${identifier(database)}\` CHARACTER SET utf8mb4`);
+  } finally {
+    await conn.end();
+  }
+}
+
+/**
+ * The application's own user, as on Aurora where the functions do not log in as the master user:
+ * TLS required, all privileges on the twin's database and on the tests' (surge…). Replaced on
+ * every start, so a changed password takes effect.
+ */
+async function createApplicationUser(url: string, database: string, user: { user: string; password: string }, tls?: { ca: string }): Promise<void> {
+  const conn = await connectAsRoot(url, tls);
+  try {
+    await conn.query(`CREATE OR REPLACE USER ?@'%' IDENTIFIED BY ? REQUIRE SSL`, [user.user, user.password]);
+    await conn.query(`GRANT ALL PRIVILEGES ON \`${identifier(database)}\`.* TO ?@'%'`, [user.user]);
+    await conn.query("GRANT ALL PRIVILEGES ON `surge%`.* TO ?@'%'", [user.user]);
   } finally {
     await conn.end();
   }
@@ -106,5 +202,6 @@ export async function startEmulator(stateDir: string): Promise<Service> {
   const proc = spawnService(process.execPath, ['--import', 'tsx', entry], join(stateDir, 'emulator.log'));
   const logFile = join(stateDir, 'emulator.log');
   const port = Number((await readyLine(proc, /ready (\d+)/, logFile))[1]);
-  return { url: `http://127.0.0.1:${port}`, pid: proc.child.pid, stop: proc.stop };
+  const url = `http://127.0.0.1:${port}`;
+  return { url, adminUrl: url, pid: proc.child.pid, stop: proc.stop };
 }
