@@ -1,5 +1,8 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { BuildOptions } from 'esbuild';
+import { build, type BuildOptions } from 'esbuild';
 
 /**
  * The esbuild options every function is bundled with, on AWS (NodejsFunction) and in the bundle
@@ -61,4 +64,31 @@ export function workerBuildCommand(root: string, worker: { entry: string; outfil
     `--outfile="${outputDir}/${worker.outfile}"`,
     '--log-level=warning',
   ].join(' ');
+}
+
+/** Files a function reads beside its bundle: every Lua script, and the migrations for the function that applies them. */
+export function bundleFileCopies(root: string, functionId: string, outputDir: string): string[] {
+  return [
+    `mkdir -p "${outputDir}/lua" && cp "${root}"/shared/*/lua/*.lua "${outputDir}/lua/"`,
+    ...(functionId === 'migrate-database' ? [`mkdir -p "${outputDir}/migrations" && cp "${root}"/shared/db/migrations/*.sql "${outputDir}/migrations/"`] : []),
+  ];
+}
+
+/**
+ * Builds one function's artefact as `cdk deploy` uploads it, outside the stack: index.mjs with its
+ * source map, the files it reads beside itself and its worker threads, all with the stack's options.
+ * Used by the bundle report and the twin's bundle mode.
+ */
+export async function buildFunctionBundle(root: string, spec: { id: string }, outputDir: string): Promise<{ outfile: string; workers: Record<string, string> }> {
+  mkdirSync(outputDir, { recursive: true });
+  const options = { ...ESBUILD_OPTIONS, sourcemap: true, sourcesContent: false, absWorkingDir: root } satisfies BuildOptions;
+  const outfile = join(outputDir, 'index.mjs');
+  await build({ ...options, entryPoints: [join(root, 'functions', `${spec.id}.ts`)], outfile });
+  const workers: Record<string, string> = {};
+  for (const worker of WORKERS[spec.id] ?? []) {
+    workers[worker.outfile] = join(outputDir, worker.outfile);
+    await build({ ...options, entryPoints: [join(root, worker.entry)], outfile: workers[worker.outfile] });
+  }
+  for (const command of bundleFileCopies(root, spec.id, outputDir)) execFileSync('sh', ['-c', command]);
+  return { outfile, workers };
 }

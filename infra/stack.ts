@@ -21,7 +21,7 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Trigger } from 'aws-cdk-lib/triggers';
 import type { Construct } from 'constructs';
-import { BUNDLE, WORKERS, workerBuildCommand } from './bundling';
+import { BUNDLE, bundleFileCopies, WORKERS, workerBuildCommand } from './bundling';
 import { buckets, entryFile, functions, inboundMail, queues, visibilityTimeoutSeconds, type EnvNeed, type FunctionSpec, type QueueName } from '../functions/table';
 
 const REDIS_PORT = 6380;
@@ -55,8 +55,7 @@ function bundling(spec: FunctionSpec) {
       beforeBundling: () => [],
       beforeInstall: () => [],
       afterBundling: (_input: string, output: string) => [
-        `mkdir -p "${output}/lua" && cp "${root}"/shared/*/lua/*.lua "${output}/lua/"`,
-        ...(spec.id === 'migrate-database' ? [`mkdir -p "${output}/migrations" && cp "${root}"/shared/db/migrations/*.sql "${output}/migrations/"`] : []),
+        ...bundleFileCopies(root, spec.id, output),
         ...(WORKERS[spec.id] ?? []).map((worker) => workerBuildCommand(root, worker, output)),
       ],
     },

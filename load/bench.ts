@@ -1,7 +1,8 @@
 /**
- * `npm run bench -- <scenario> [--connections N] [--duration S]`
+ * `npm run bench -- <scenario> [--connections N] [--duration S] [--bundles [--lambda-instances N]]`
  *
- * Loads the running twin (or starts one) with autocannon, measures the gateway's ceiling (a trivial
+ * Loads the running twin (or starts one) with autocannon, its functions run from their sources or,
+ * with --bundles, as the bundles `cdk deploy` uploads (--lambda-instances: in Lambda's instance model), measures the gateway's ceiling (a trivial
  * function behind the same gateway) in the same run, and prints one JSON object as its last line.
  * Progress goes to stderr. Exits non-zero when an invariant does not hold.
  */
@@ -46,18 +47,24 @@ const scenarios: Record<string, { load: () => Promise<Scenario>; httpCeiling: 'a
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
-  options: { connections: { type: 'string', default: '50' }, duration: { type: 'string', default: '10' } },
+  options: {
+    connections: { type: 'string', default: '50' },
+    duration: { type: 'string', default: '10' },
+    bundles: { type: 'boolean', default: false },
+    'lambda-instances': { type: 'string' },
+  },
 });
 const name = positionals[0] ?? '';
 if (!(name in scenarios)) {
-  process.stderr.write(`usage: npm run bench -- <${Object.keys(scenarios).join('|')}> [--connections N] [--duration S]\n`);
+  process.stderr.write(`usage: npm run bench -- <${Object.keys(scenarios).join('|')}> [--connections N] [--duration S] [--bundles [--lambda-instances N]]\n`);
   process.exit(2);
 }
 const log = (message: string) => process.stderr.write(`bench: ${message}\n`);
 const connections = Number(values.connections);
 const duration = Number(values.duration);
 
-const twin = await acquireTwin(log, name !== 'sessions');
+const runtime = { bundles: values.bundles || Boolean(values['lambda-instances']), ...(values['lambda-instances'] ? { lambdaInstances: Number(values['lambda-instances']) } : {}) };
+const twin = await acquireTwin(log, name !== 'sessions', runtime);
 try {
   const scenario = scenarios[name]!;
   const run = await scenario.load();
@@ -83,6 +90,7 @@ try {
     ...result.extra,
     connections,
     duration_s: duration,
+    functions_run_as: runtime.lambdaInstances ? `bundles, Lambda's instance model (at most ${runtime.lambdaInstances} instances each)` : runtime.bundles ? 'bundles, one shared instance each' : 'sources, one shared instance each',
     invariants,
   };
   process.stdout.write(`${JSON.stringify(report)}\n`);

@@ -1,56 +1,87 @@
 /**
  * `npm run bundles`: bundles every function of the table as the CDK stack does, and prints one JSON
- * line with each bundle's minified size and its cold-import time (a fresh node process importing
- * the bundle, median of 5), and the size of any worker thread bundled beside it. Targets: ≤ 1 MB
- * and ≤ 150 ms per function.
+ * line with each bundle's minified size, its cold-import time (a fresh node process importing the
+ * bundle with exactly its row's environment, median of 5), the same with the cold start's secret
+ * lookups counted (against a local Secrets Manager stand-in, so the network's own latency is not
+ * in it), and the size of any worker thread bundled beside it. Targets: ≤ 1 MB and ≤ 150 ms per
+ * function, lookups included.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, statSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { functions } from '../functions/table';
 import { build } from 'esbuild';
-import { entryFile, functions } from '../functions/table';
-import { ESBUILD_OPTIONS, WORKERS } from '../infra/bundling';
+import { buildFunctionBundle, ESBUILD_OPTIONS } from '../infra/bundling';
+import { environmentFor, type Deployment } from '../shared/config';
 
+const run = promisify(execFile);
 const OUT = resolve('.local/bundles');
 const MAX_BYTES = 1024 * 1024;
-const MAX_IMPORT_MS = 150;
-// Configuration a cold start validates; the addresses are never reached while importing.
-const ENV = {
-  ...process.env,
-  REDIS_URL: 'redis://127.0.0.1:1',
-  DATABASE_URL: 'mysql://surge@127.0.0.1:1/surge',
-  ORDER_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/surge-orders',
-  AWS_REGION: 'us-east-1',
-  INBOUND_DOMAIN: 'inbound.surge.example',
-  RAW_MAIL_BUCKET: 'surge-raw-mail',
+const MAX_COLD_START_MS = 150;
+
+/** Answers every GetSecretValue with an RDS-shaped secret, as the endpoint would. */
+const secrets = createServer((req, res) => {
+  req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' }).end(JSON.stringify({ SecretString: '{"username":"surge","password":"p"}' })));
+});
+await new Promise<void>((done) => secrets.listen(0, '127.0.0.1', done));
+const endpoint = `http://127.0.0.1:${(secrets.address() as AddressInfo).port}`;
+
+// What the stack's deployment would set; the addresses are never reached while importing.
+const deployment: Deployment = {
+  redis: { url: 'rediss://127.0.0.1:1', authSecretId: 'surge/redis-auth' },
+  database: { url: 'mysql://127.0.0.1:1/surge', secretId: 'surge/database', tls: true },
+  orderQueueUrl: 'https://sqs.us-east-1.amazonaws.com/000000000000/surge-orders',
+  cookieSecure: true,
+  inboundDomain: 'inbound.surge.example',
+  rawMail: { bucket: 'surge-raw-mail', prefix: 'inbound/' },
 };
+const lambdaRuntime = { PATH: process.env.PATH, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_ENDPOINT_URL: endpoint };
 
-const bundle = (entry: string, outfile: string) => build({ ...ESBUILD_OPTIONS, entryPoints: [entry], outfile });
+/** The cold start's lookups as the bundled middleware makes them: its module, bundled with the function's options. */
+async function lookupBundle(): Promise<string> {
+  const dir = join(OUT, '_lookup');
+  const outfile = join(dir, 'index.mjs');
+  await build({
+    ...ESBUILD_OPTIONS,
+    stdin: { contents: "export { storeCredentials } from './shared/clients/credentials';", resolveDir: resolve('.'), loader: 'ts' },
+    outfile,
+  });
+  return outfile;
+}
 
-function coldImportMs(file: string): number {
-  const script = `const t=performance.now();await import(${JSON.stringify(file)});process.stdout.write(String(performance.now()-t));process.exit(0)`;
-  const runs = Array.from({ length: 5 }, () => Number(execFileSync(process.execPath, ['--input-type=module', '-e', script], { env: ENV }).toString()));
+/** Runs one after another, never synchronously: the stand-in answers from this process's event loop. */
+async function medianMs(script: string, env: Record<string, string | undefined>): Promise<number> {
+  const runs: number[] = [];
+  for (let i = 0; i < 5; i++) runs.push(Number((await run(process.execPath, ['--input-type=module', '-e', script], { env })).stdout));
   return Math.round(runs.sort((a, b) => a - b)[2]! * 10) / 10;
 }
 
-const report: Record<string, { bytes: number; cold_import_ms: number; worker_bytes?: Record<string, number>; ok: boolean }> = {};
+const lookups = await lookupBundle();
+const report: Record<string, { bytes: number; cold_import_ms: number; cold_start_ms: number; worker_bytes?: Record<string, number>; ok: boolean }> = {};
 for (const spec of functions) {
-  const dir = join(OUT, spec.id);
-  mkdirSync(dir, { recursive: true });
-  const outfile = join(dir, 'index.mjs');
-  await bundle(entryFile(spec), outfile);
-  const workers: Record<string, number> = {};
-  for (const worker of WORKERS[spec.id] ?? []) {
-    await bundle(worker.entry, join(dir, worker.outfile));
-    workers[worker.outfile] = statSync(join(dir, worker.outfile)).size;
-  }
-  execFileSync('sh', ['-c', `mkdir -p "${dir}/lua" && cp shared/*/lua/*.lua "${dir}/lua/" && mkdir -p "${dir}/migrations" && cp shared/db/migrations/*.sql "${dir}/migrations/"`]);
+  const { outfile, workers } = await buildFunctionBundle(resolve('.'), spec, join(OUT, spec.id));
+  const env = { ...lambdaRuntime, ...environmentFor(spec.env, deployment) };
+  const workerBytes = Object.fromEntries(Object.entries(workers).map(([name, file]) => [name, statSync(file).size]));
   const bytes = statSync(outfile).size;
-  const ms = coldImportMs(outfile);
-  const withWorkers = Object.keys(workers).length ? { worker_bytes: workers } : {};
-  report[spec.id] = { bytes, cold_import_ms: ms, ...withWorkers, ok: bytes <= MAX_BYTES && ms <= MAX_IMPORT_MS && Object.values(workers).every((b) => b <= MAX_BYTES) };
-  process.stderr.write(`bundles: ${spec.id.padEnd(24)} ${(bytes / 1024).toFixed(0).padStart(5)} KiB  ${ms} ms\n`);
+  const importMs = await medianMs(`const t=performance.now();await import(${JSON.stringify(outfile)});process.stdout.write(String(performance.now()-t));process.exit(0)`, env);
+  const coldStartMs = await medianMs(
+    `const t=performance.now();await import(${JSON.stringify(outfile)});const {storeCredentials}=await import(${JSON.stringify(lookups)});await storeCredentials().before();process.stdout.write(String(performance.now()-t));process.exit(0)`,
+    env,
+  );
+  const withWorkers = Object.keys(workerBytes).length ? { worker_bytes: workerBytes } : {};
+  report[spec.id] = {
+    bytes,
+    cold_import_ms: importMs,
+    cold_start_ms: coldStartMs,
+    ...withWorkers,
+    ok: bytes <= MAX_BYTES && coldStartMs <= MAX_COLD_START_MS && Object.values(workerBytes).every((b) => b <= MAX_BYTES),
+  };
+  process.stderr.write(`bundles: ${spec.id.padEnd(24)} ${(bytes / 1024).toFixed(0).padStart(5)} KiB  import ${importMs} ms, with lookups ${coldStartMs} ms\n`);
 }
+secrets.close();
 const ok = Object.values(report).every((r) => r.ok);
-process.stdout.write(`${JSON.stringify({ targets: { max_bytes: MAX_BYTES, max_cold_import_ms: MAX_IMPORT_MS }, ok, functions: report })}\n`);
+process.stdout.write(`${JSON.stringify({ targets: { max_bytes: MAX_BYTES, max_cold_start_ms: MAX_COLD_START_MS }, ok, functions: report })}\n`);
 process.exitCode = ok ? 0 : 1;

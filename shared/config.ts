@@ -77,6 +77,9 @@ export const rawMailEnv = z.object({
 /** What the mail function reads: the domain it takes mail for and where SES stores it. */
 export const receiveMailEnv = z.extend(inboundDomainEnv, rawMailEnv.shape);
 
+/** Set in every function's environment, whatever its needs. */
+export const serviceEnvironment = { POWERTOOLS_SERVICE_NAME: 'surge' } as const;
+
 /** What a function reads from its environment, by need; functions/table.ts lists each function's. */
 export const envNeeds = {
   redis: redisEnv,

@@ -1,18 +1,28 @@
 /**
  * The SQS + S3 emulator (fauxqs), run as its own process so its CPU is accounted apart from the
  * gateway's and it is listening on loopback only. Prints "ready <port>" once it accepts requests.
- * It also counts the API calls it serves, by action, at GET /__twin/stats, for benchmarks.
+ * It also counts the API calls it serves, by action, at GET /__twin/stats, for benchmarks, and
+ * stands in for Secrets Manager (secrets-endpoint.ts) at the same address.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { buildApp } from 'fauxqs';
+import { isSecretsManagerRequest, serveSecretsManager } from './secrets-endpoint';
 
 export const EMULATOR_STATS_PATH = '/__twin/stats';
 
 const app = buildApp({ logger: false });
 const calls: Record<string, number> = {};
-app.addHook('onRequest', async (request: { method: string; headers: Record<string, string | string[] | undefined> }) => {
+app.addHook('onRequest', (request: { method: string; headers: Record<string, string | string[] | undefined>; raw: IncomingMessage }, reply: { hijack(): void; raw: ServerResponse }, done: () => void) => {
   const target = request.headers['x-amz-target'];
+  if (isSecretsManagerRequest(request.headers)) {
+    calls[String(target)] = (calls[String(target)] ?? 0) + 1;
+    reply.hijack();
+    serveSecretsManager(request.raw, reply.raw);
+    return;
+  }
   const action = typeof target === 'string' ? target.replace(/^AmazonSQS\./, '') : `S3 ${request.method}`;
   calls[action] = (calls[action] ?? 0) + 1;
+  done();
 });
 app.get(EMULATOR_STATS_PATH, async () => ({ calls }));
 

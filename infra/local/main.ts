@@ -2,14 +2,26 @@
  * `npm start`: the whole of Surge on this machine. Starts (or reuses, through REDIS_URL,
  * DATABASE_URL and AWS_ENDPOINT_URL) Redis, MariaDB and the SQS/S3 emulator, migrates and seeds,
  * then serves the function table until Ctrl-C.
+ *
+ *   npm start -- --bundles             the bundles `cdk deploy` uploads, each with exactly its row's environment
+ *   npm start -- --lambda-instances 64 with --bundles: Lambda's instance model, one event at a time per instance
+ *   npm start -- --aws-stores          TLS-only stores with AUTH, credentials looked up in Secrets Manager
+ * (or SURGE_BUNDLES=true, SURGE_LAMBDA_INSTANCES=64, SURGE_AWS_STORES=true)
  */
+import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { inboundMail } from '../../functions/table';
 import { demoAccounts } from './seed';
 import { parseVerdicts } from './ses-event';
+import { ensureTwinCertificates } from './tls';
 import { startTwin } from './twin';
+
+const { values: flags } = parseArgs({
+  options: { bundles: { type: 'boolean' }, 'lambda-instances': { type: 'string' }, 'aws-stores': { type: 'boolean' } },
+});
 
 const env = z
   .object({
@@ -20,10 +32,26 @@ const env = z
     SMTP_PORT: z.coerce.number().int().min(0).max(65535).default(inboundMail.smtpPort),
     SURGE_SES_VERDICTS: z.string().optional(),
     SURGE_REDIS_DURABLE: z.enum(['true', 'false']).default('true'),
+    SURGE_BUNDLES: z.enum(['true', 'false']).default(flags.bundles ? 'true' : 'false'),
+    SURGE_LAMBDA_INSTANCES: z.coerce.number().int().min(1).max(256).optional(),
+    SURGE_AWS_STORES: z.enum(['true', 'false']).default(flags['aws-stores'] ? 'true' : 'false'),
   })
-  .parse(process.env);
+  .parse({ ...process.env, ...(flags['lambda-instances'] ? { SURGE_LAMBDA_INSTANCES: flags['lambda-instances'] } : {}) });
+if (env.SURGE_LAMBDA_INSTANCES && env.SURGE_BUNDLES !== 'true') throw new Error('--lambda-instances runs bundles: add --bundles');
 
 mkdirSync(env.SURGE_STATE_DIR, { recursive: true });
+if (env.SURGE_AWS_STORES === 'true') {
+  // Functions verify the stores' certificates against the process's trust store, as on AWS; only
+  // a process started with NODE_EXTRA_CA_CERTS trusts the twin's CA, so the twin runs in one.
+  const { caFile } = await ensureTwinCertificates(join(env.SURGE_STATE_DIR, 'tls'));
+  if (process.env.NODE_EXTRA_CA_CERTS !== caFile) {
+    const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env: { ...process.env, NODE_EXTRA_CA_CERTS: caFile } });
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
+    const code = await new Promise<number>((resolve) => child.once('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0))));
+    process.exit(code);
+  }
+}
+
 const twin = await startTwin({
   port: env.PORT,
   stateDir: env.SURGE_STATE_DIR,
@@ -32,11 +60,14 @@ const twin = await startTwin({
   smtpPort: env.SMTP_PORT,
   durableRedis: env.SURGE_REDIS_DURABLE === 'true',
   verdicts: parseVerdicts(env.SURGE_SES_VERDICTS),
+  bundles: env.SURGE_BUNDLES === 'true',
+  ...(env.SURGE_LAMBDA_INSTANCES ? { lambdaInstances: env.SURGE_LAMBDA_INSTANCES } : {}),
+  awsStores: env.SURGE_AWS_STORES === 'true',
 });
 
 // Read by `npm run bench` and `npm run reconcile` to find a running twin.
 const stateFile = join(env.SURGE_STATE_DIR, 'twin.json');
-writeFileSync(stateFile, JSON.stringify({ pid: process.pid, url: twin.url, redisUrl: twin.redisUrl, databaseUrl: twin.databaseUrl, emulatorUrl: twin.emulatorUrl, smtpUrl: twin.smtpUrl, inboundDomain: twin.inboundDomain, pids: twin.pids, queues: twin.queues }, null, 2));
+writeFileSync(stateFile, JSON.stringify({ pid: process.pid, url: twin.url, redisUrl: twin.redisUrl, databaseUrl: twin.databaseUrl, emulatorUrl: twin.emulatorUrl, smtpUrl: twin.smtpUrl, inboundDomain: twin.inboundDomain, pids: twin.pids, queues: twin.queues, runtime: twin.runtime.kind, lambdaInstances: env.SURGE_LAMBDA_INSTANCES, admin: twin.admin }, null, 2));
 
 const lines = [
   ['gateway', `${twin.url}  (try: curl -i ${twin.url}/health)`],

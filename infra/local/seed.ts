@@ -2,6 +2,13 @@ import type { ResultSetHeader } from 'mysql2';
 import { createConnection } from 'mysql2/promise';
 import { hashPassword } from '../../shared/sessions/password';
 import type { Role } from '../../shared/sessions/users';
+import { newInboxToken } from '../../shared/mail/inbox-token';
+import { upsertItemStock } from '../../shared/orders/items';
+import { openSale } from '../../shared/orders/reservations';
+import { setDealState } from '../../shared/coupons/coupons';
+import { findDeal, upsertDeal } from '../../shared/coupons/deals';
+import { catalogChanged } from '../../shared/catalog/cached-programs';
+import { db } from '../../shared/clients/mysql';
 
 export const demoAccounts = [
   { email: 'demo@surge.test', password: 'surge-demo-password', role: 'user' },
@@ -35,7 +42,6 @@ export async function insertUsers(databaseUrl: string, emails: string[], passwor
 
 /** Gives each user an inbound address token, in one INSERT; returns the tokens in the users' order. */
 export async function insertInboxTokens(databaseUrl: string, userIds: number[]): Promise<string[]> {
-  const { newInboxToken } = await import('../../shared/mail/inbox-token');
   const tokens = userIds.map(() => newInboxToken());
   const conn = await createConnection({ uri: databaseUrl });
   try {
@@ -67,12 +73,8 @@ function demoPrograms(): unknown[][] {
  * work; the demo sale is opened once and left alone after its first order. Runs after the
  * functions' environment is set, since it opens the sale through the same code they use.
  */
-export async function seed(databaseUrl: string): Promise<void> {
-  const { upsertItemStock } = await import('../../shared/orders/items');
-  const { openSale } = await import('../../shared/orders/reservations');
-  const { setDealState } = await import('../../shared/coupons/coupons');
-  const { findDeal, upsertDeal } = await import('../../shared/coupons/deals');
-  const { catalogChanged } = await import('../../shared/catalog/cached-programs');
+/** Demo data through the shared modules, configured by the twin's own (admin) environment. */
+export async function seed(): Promise<void> {
   if (!(await findDeal(demoDeal.id))) {
     // Open from now for a week, so the demo deal can be tried right away.
     const deal = { ...demoDeal, opensAt: Date.now(), closesAt: Date.now() + 7 * 24 * 3_600_000 };
@@ -84,7 +86,7 @@ export async function seed(databaseUrl: string): Promise<void> {
       if (error.code !== 'SALE_STARTED') throw error;
     });
   }
-  const conn = await createConnection({ uri: databaseUrl });
+  const conn = await db().getConnection();
   try {
     const [[{ programs }]] = (await conn.query('SELECT COUNT(*) AS programs FROM programs')) as unknown as [[{ programs: number }]];
     if (Number(programs) === 0) {
@@ -100,6 +102,6 @@ export async function seed(databaseUrl: string): Promise<void> {
       );
     }
   } finally {
-    await conn.end();
+    conn.release();
   }
 }

@@ -1,11 +1,16 @@
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyEventV2, ScheduledEvent, SQSEvent } from 'aws-lambda';
 import { buckets, functions, inboundMail, type FunctionSpec, type QueueName } from '../../functions/table';
 import { environmentFor, type Deployment } from '../../shared/config';
 import { migrate } from '../../shared/db/migrate';
+import { createSignedRequester, serviceLocation } from '../../shared/clients/aws-http';
+import { buildFunctionBundle } from '../bundling';
+import { runnerFor, type FunctionRunner, type FunctionRuntime } from './runners';
+import { ensureTwinCertificates, type TwinCertificates } from './tls';
 import { startGateway, type Gateway, type HttpRoute } from './gateway';
 import { LocalLambda } from './lambda';
 import { startPoller, type Poller } from './poller';
@@ -38,6 +43,19 @@ export interface TwinOptions {
   smtpPort?: number;
   /** The receipt verdicts the twin's SES stand-in reports; all PASS by default. */
   verdicts?: Verdicts;
+  /**
+   * Serve the functions as the bundles `cdk deploy` uploads, each in worker threads with exactly
+   * its row's environment; migrations then run as the deploy trigger runs them, through the bundle.
+   */
+  bundles?: boolean;
+  /** With bundles: Lambda's instance model, one event at a time per instance, at most this many instances per function. */
+  lambdaInstances?: number;
+  /**
+   * Data stores as AWS runs them: TLS only, with a certificate of the twin's own CA, Redis AUTH and
+   * a MariaDB user for the functions, whose passwords they look up in Secrets Manager (the
+   * emulator's stand-in). The process must trust the CA through NODE_EXTRA_CA_CERTS, as main.ts sees to.
+   */
+  awsStores?: boolean;
 }
 
 export interface Twin {
@@ -50,8 +68,15 @@ export interface Twin {
   queues: Record<QueueName, ProvisionedQueue>;
   /** Processes the twin started, by service, for CPU accounting in benchmarks. */
   pids: Record<string, number | undefined>;
+  /** How the functions run, for the consumers' process and for benchmarks. */
+  runtime: FunctionRuntime;
+  /** The twin's own view of the stores, with their credentials, when they are AWS-like. */
+  admin: { redisUrl: string; databaseUrl: string; ca?: string };
   stop(): Promise<void>;
 }
+
+/** Where the functions find their stores' credentials in Secrets Manager when the stores are AWS-like. */
+export const TWIN_SECRETS = { database: 'surge/database', redisAuth: 'surge/redis-auth' } as const;
 
 const REGION = 'us-east-1';
 /** Readers' addresses in the twin are <token>@inbound.surge.test (.test never resolves anywhere). */
@@ -76,16 +101,33 @@ function logFunctionError(functionId: string, error: Error): void {
   process.stderr.write(`${JSON.stringify({ level: 'ERROR', source: 'twin', function: functionId, message: error.message })}\n`);
 }
 
-/** Where the twin's services are, as the needs of functions/table.ts see them (shared/config.ts maps each to its variables). */
-export function twinDeployment(services: Record<'redis' | 'database' | 'emulator', Pick<Service, 'url'>>, provisioned: Record<QueueName, ProvisionedQueue>): Deployment {
+interface TwinStores {
+  redis: Service;
+  database: Service;
+  emulator: Pick<Service, 'url'>;
+}
+
+/**
+ * Where the twin's services are, as the needs of functions/table.ts see them (shared/config.ts maps
+ * each to its variables): for the functions, credentials come from secrets when the stores are
+ * AWS-like; for the twin's own code (`admin`), they travel in the URLs.
+ */
+export function twinDeployment(stores: TwinStores, provisioned: Record<QueueName, ProvisionedQueue>, view: 'functions' | 'admin', lambdaInstances?: number): Deployment {
+  const secure = stores.database.adminTls !== undefined;
+  const functions = view === 'functions' && secure;
   return {
-    redis: { url: services.redis.url },
-    database: { url: services.database.url, tls: false },
+    redis: functions ? { url: stores.redis.url, authSecretId: TWIN_SECRETS.redisAuth } : { url: stores.redis.adminUrl },
+    database: {
+      ...(functions ? { url: stores.database.url, secretId: TWIN_SECRETS.database } : { url: stores.database.adminUrl }),
+      tls: secure,
+      // Lambda's instance model: one event at a time needs one connection.
+      ...(lambdaInstances ? { poolSize: 1 } : {}),
+    },
     orderQueueUrl: provisioned.orders.url,
     cookieSecure: false,
     inboundDomain: TWIN_INBOUND_DOMAIN,
-    // One process stands for many mail-function instances, each of which would parse on its own.
-    rawMail: { bucket: RAW_MAIL_BUCKET, prefix: inboundMail.prefix, parserThreads: 4 },
+    // One instance of the twin's source mode stands for many mail-function instances, each of which would parse on its own.
+    rawMail: { bucket: RAW_MAIL_BUCKET, prefix: inboundMail.prefix, parserThreads: lambdaInstances ? 1 : 4 },
   };
 }
 
@@ -97,24 +139,29 @@ export function runtimeEnvironment(emulatorUrl: string): Record<string, string> 
     // The emulator accepts any credentials; the SDK only needs some to sign with.
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
+    ...(process.env.POWERTOOLS_LOG_LEVEL ? { POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL } : {}),
+    ...(process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ? { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } : {}),
   };
 }
 
-/** The environment of the twin's shared instance, which runs every function: the union of every function's. */
-export function functionEnvironment(services: Record<'redis' | 'database' | 'emulator', Pick<Service, 'url'>>, provisioned: Record<QueueName, ProvisionedQueue>) {
+/** The environment of the twin's own process, which runs every function in source mode: the union of every function's needs. */
+export function functionEnvironment(stores: TwinStores, provisioned: Record<QueueName, ProvisionedQueue>) {
   const allNeeds = [...new Set(functions.flatMap((spec) => spec.env))];
-  return { ...runtimeEnvironment(services.emulator.url), ...environmentFor(allNeeds, twinDeployment(services, provisioned)) };
+  return { ...runtimeEnvironment(stores.emulator.url), ...environmentFor(allNeeds, twinDeployment(stores, provisioned, 'admin')) };
 }
 
-/** Carries the provisioned queues to the consumers' process. */
+/** Carries the provisioned queues and the functions' runtime to the consumers' process. */
 export const QUEUES_ENV = 'SURGE_QUEUES';
+export const RUNTIME_ENV = 'SURGE_FUNCTION_RUNTIME';
 
 /** The twin's event source mappings: a poller per queue trigger in the table, invoking its function. */
-export function startConsumers(provisioned: Record<QueueName, ProvisionedQueue>, sqs: SQSClient): { stop(): Promise<void> } {
+export function startConsumers(provisioned: Record<QueueName, ProvisionedQueue>, sqs: SQSClient, runtime: FunctionRuntime): { stop(): Promise<void> } {
+  const runners: FunctionRunner[] = [];
   const pollers: Poller[] = functions.flatMap((spec) => {
     if (spec.trigger.kind !== 'queue') return [];
     const queue = provisioned[spec.trigger.queue];
-    const lambda = new LocalLambda(spec);
+    const lambda = runnerFor(spec, runtime);
+    runners.push(lambda);
     return [
       startPoller({
         sqs,
@@ -129,7 +176,12 @@ export function startConsumers(provisioned: Record<QueueName, ProvisionedQueue>,
       }),
     ];
   });
-  return { stop: async () => void (await Promise.all(pollers.map((p) => p.stop()))) };
+  return {
+    stop: async () => {
+      await Promise.all(pollers.map((p) => p.stop()));
+      await Promise.all(runners.map((r) => r.stop()));
+    },
+  };
 }
 
 /** The EventBridge event a schedule rule sends. */
@@ -147,29 +199,92 @@ function scheduledEvent(functionId: string): ScheduledEvent {
   };
 }
 
+/** The event a trigger that is not HTTP, a queue or SES sends: a schedule rule's, or the deploy trigger's (which carries nothing the function reads). */
+function triggerEvent(spec: FunctionSpec): unknown {
+  return spec.trigger.kind === 'schedule' ? scheduledEvent(spec.id) : {};
+}
+
+/** POST /__twin/functions/{functionId}/invoke fires a schedule or the deploy trigger on demand, as EventBridge or CloudFormation would. */
+export const FIRE_PATH = '/__twin/functions/{functionId}/invoke';
+
+/** Certificates for AWS-like stores, once the process trusts their CA as the functions' runtime must. */
+async function trustedCertificates(stateDir: string): Promise<TwinCertificates> {
+  const certificates = await ensureTwinCertificates(join(stateDir, 'tls'));
+  if (process.env.NODE_EXTRA_CA_CERTS !== certificates.caFile) {
+    throw new Error(`AWS-like stores need this process started with NODE_EXTRA_CA_CERTS=${certificates.caFile} (npm start does that)`);
+  }
+  return certificates;
+}
+
+/** Stores the twin's secrets in the emulator's Secrets Manager, as the stack's generated secrets are on AWS. */
+async function putSecrets(emulatorUrl: string, values: Record<string, string>): Promise<void> {
+  const send = createSignedRequester({ service: 'secretsmanager', region: REGION, credentials: async () => ({ accessKeyId: 'local', secretAccessKey: 'local' }), uriEscapePath: true });
+  for (const [name, value] of Object.entries(values)) {
+    for (const action of ['CreateSecret', 'PutSecretValue']) {
+      const response = await send(serviceLocation('secretsmanager', REGION, emulatorUrl), {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': `secretsmanager.${action}` },
+        body: JSON.stringify({ Name: name, SecretId: name, SecretString: value }),
+      });
+      response.resume();
+      if (response.statusCode === 200) break;
+    }
+  }
+}
+
 export async function startTwin(options: TwinOptions): Promise<Twin> {
   // The SDK versions pinned here support Node 20; its notice about future versions is noise in the twin.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const certificates = options.awsStores ? await trustedCertificates(options.stateDir) : undefined;
+  const secure = certificates && {
+    certificates,
+    redisPassword: randomBytes(24).toString('hex'),
+    database: { user: 'surge', password: randomBytes(24).toString('hex') },
+  };
   const [redis, database, emulator] = await Promise.all([
-    startRedis(options.stateDir, options.durableRedis ?? true),
-    startDatabase(options.stateDir, options.database),
+    startRedis(options.stateDir, options.durableRedis ?? true, secure),
+    startDatabase(options.stateDir, options.database, secure),
     startEmulator(options.stateDir),
   ]);
+  const stores = { redis, database, emulator };
   const stopServices = () => Promise.all([redis.stop(), database.stop(), emulator.stop()]);
+  const runners: FunctionRunner[] = [];
   try {
     const clientOptions = { region: REGION, endpoint: emulator.url, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
     const sqs = new SQSClient(clientOptions);
     const s3 = new S3Client({ ...clientOptions, forcePathStyle: true });
     const provisioned = await provision(sqs, s3);
-    await migrate(database.url);
+    if (secure) {
+      await putSecrets(emulator.url, {
+        [TWIN_SECRETS.database]: JSON.stringify({ username: secure.database.user, password: secure.database.password }),
+        [TWIN_SECRETS.redisAuth]: secure.redisPassword,
+      });
+    }
+    const runtime: FunctionRuntime = options.bundles
+      ? {
+          kind: 'bundles',
+          dir: await buildBundles(join(options.stateDir, 'bundles')),
+          deployment: twinDeployment(stores, provisioned, 'functions', options.lambdaInstances),
+          runtimeEnv: runtimeEnvironment(emulator.url),
+          ...(options.lambdaInstances ? { instances: options.lambdaInstances } : {}),
+        }
+      : { kind: 'source' };
 
-    // Handlers read their configuration at import, as on a Lambda cold start, so this comes first.
-    Object.assign(process.env, functionEnvironment({ redis, database, emulator }, provisioned));
-    await seed(database.url);
-
-    const lambdas = new Map<string, LocalLambda>(
-      functions.filter((spec) => spec.trigger.kind !== 'queue').map((spec) => [spec.id, new LocalLambda(spec)]),
+    // The twin's own code (and every function, in source mode) reads this process's environment.
+    Object.assign(process.env, functionEnvironment(stores, provisioned));
+    const lambdas = new Map<string, FunctionRunner>(
+      functions.filter((spec) => spec.trigger.kind !== 'queue').map((spec) => [spec.id, runnerFor(spec, runtime)]),
     );
+    runners.push(...lambdas.values());
+    const deploy = functions.filter((spec) => spec.trigger.kind === 'deploy');
+    if (runtime.kind === 'bundles') {
+      // As `cdk deploy` does: the migration trigger runs before anything takes traffic.
+      for (const spec of deploy) await lambdas.get(spec.id)!.invoke(triggerEvent(spec));
+    } else {
+      await migrate({ url: database.adminUrl, ...(database.adminTls ? { tls: database.adminTls } : {}) });
+    }
+    await seed();
+
     const httpRoutes: HttpRoute[] = functions.flatMap((spec: FunctionSpec) => {
       if (spec.trigger.kind !== 'http') return [];
       const lambda = lambdas.get(spec.id)!;
@@ -182,6 +297,16 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     });
     const ceiling = new LocalLambda(ceilingSpec, async () => async () => ({ statusCode: 200, body: '{"ok":true}' }));
     httpRoutes.push({ method: 'GET', path: CEILING_PATH, invoke: (event) => ceiling.invoke(event) });
+    httpRoutes.push({
+      method: 'POST',
+      path: FIRE_PATH,
+      invoke: async (event) => {
+        const spec = functions.find((f) => f.id === event.pathParameters?.functionId && (f.trigger.kind === 'schedule' || f.trigger.kind === 'deploy'));
+        if (!spec) return { statusCode: 404, body: JSON.stringify({ error: { code: 'NOT_FOUND', message: 'No schedule or deploy trigger of that function' } }) };
+        const result = await lambdas.get(spec.id)!.invoke(triggerEvent(spec));
+        return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ result }) };
+      },
+    });
     if (options.baselines) {
       const { baselines, baselineMailDomain } = await import('../../load/baselines/table');
       for (const spec of baselines) {
@@ -215,12 +340,13 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
         case 'off':
           return undefined;
         case 'in-process':
-          return startConsumers(provisioned, sqs);
+          return startConsumers(provisioned, sqs, runtime);
         case 'process': {
           const entry = new URL('./consumers.ts', import.meta.url).pathname;
           const proc = spawnService(process.execPath, ['--import', 'tsx', entry], join(options.stateDir, 'consumers.log'), {
             ...process.env,
             [QUEUES_ENV]: JSON.stringify(provisioned),
+            [RUNTIME_ENV]: JSON.stringify(runtime),
           });
           await readyLine(proc, /^ready/m, join(options.stateDir, 'consumers.log')).catch(async (error: Error) => {
             await Promise.all([gateway.close(), smtp.close()]);
@@ -235,7 +361,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
       if (spec.trigger.kind !== 'schedule') return [];
       const lambda = lambdas.get(spec.id)!;
       const timer = setInterval(() => {
-        lambda.invoke(scheduledEvent(spec.id)).catch((error: Error) => logFunctionError(spec.id, error));
+        lambda.invoke(triggerEvent(spec)).catch((error: Error) => logFunctionError(spec.id, error));
       }, spec.trigger.rateMinutes * 60_000);
       timer.unref();
       return [timer];
@@ -243,22 +369,33 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
 
     return {
       url: gateway.url,
-      redisUrl: redis.url,
-      databaseUrl: database.url,
+      redisUrl: redis.adminUrl,
+      databaseUrl: database.adminUrl,
       emulatorUrl: emulator.url,
       smtpUrl: smtp.url,
       inboundDomain: TWIN_INBOUND_DOMAIN,
       queues: provisioned,
       pids: { gateway: process.pid, consumers: consumers?.pid ?? (consumers ? process.pid : undefined), redis: redis.pid, database: database.pid, emulator: emulator.pid },
+      runtime,
+      admin: { redisUrl: redis.adminUrl, databaseUrl: database.adminUrl, ...(database.adminTls ? { ca: database.adminTls.ca } : {}) },
       async stop() {
         for (const timer of schedules) clearInterval(timer);
         await Promise.all([gateway.close(), smtp.close()]);
         await consumers?.stop();
+        await Promise.all(runners.map((r) => r.stop()));
         await stopServices();
       },
     };
   } catch (error) {
+    await Promise.all(runners.map((r) => r.stop()));
     await stopServices();
     throw error;
   }
+}
+
+/** Every function's bundle, built as `cdk deploy` builds it, side by side under dir. */
+async function buildBundles(dir: string): Promise<string> {
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  await Promise.all(functions.map((spec) => buildFunctionBundle(root, spec, join(dir, spec.id))));
+  return dir;
 }

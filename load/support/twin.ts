@@ -1,19 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { startTwinProcess, type TwinInfo } from '../../test/support/twin-process';
 
-export interface TwinInfo {
-  /** The twin's own process. */
-  pid: number;
-  url: string;
-  redisUrl: string;
-  databaseUrl: string;
-  emulatorUrl: string;
-  smtpUrl: string;
-  inboundDomain: string;
-  pids: Record<string, number | undefined>;
-  queues: Record<string, { url: string; arn: string; deadLetterUrl: string }>;
-}
+export type { TwinInfo };
 
 export interface BenchTwin extends TwinInfo {
   /** True when this bench started the twin, and so stops it. */
@@ -48,35 +36,34 @@ async function servesBaselines(info: TwinInfo): Promise<boolean> {
   return res.status !== 404;
 }
 
-export async function acquireTwin(log: (msg: string) => void, needsBaselines: boolean): Promise<BenchTwin> {
+/** How the bench wants the functions run: their sources (the default), or their bundles, optionally in Lambda's instance model. */
+export interface BenchRuntime {
+  bundles?: boolean;
+  lambdaInstances?: number;
+}
+
+const runsAs = (info: TwinInfo, runtime: BenchRuntime) =>
+  (info.runtime ?? 'source') === (runtime.bundles ? 'bundles' : 'source') && (info.lambdaInstances ?? undefined) === runtime.lambdaInstances;
+
+export async function acquireTwin(log: (msg: string) => void, needsBaselines: boolean, runtime: BenchRuntime = {}): Promise<BenchTwin> {
   if (existsSync(RUNNING_STATE)) {
     const info = JSON.parse(readFileSync(RUNNING_STATE, 'utf8')) as TwinInfo;
-    if (alive(info.pid) && (await healthy(info)) && (!needsBaselines || (await servesBaselines(info)))) {
+    if (alive(info.pid) && runsAs(info, runtime) && (await healthy(info)) && (!needsBaselines || (await servesBaselines(info)))) {
       log(`using the running twin at ${info.url}`);
       return { ...info, owned: false, stop: async () => undefined };
     }
   }
   log('starting a twin for this run');
-  const stateFile = join(BENCH_STATE_DIR, 'twin.json');
-  rmSync(stateFile, { force: true });
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'infra/local/main.ts'], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, PORT: '0', SMTP_PORT: '0', SURGE_STATE_DIR: BENCH_STATE_DIR, SURGE_DATABASE: 'surge_bench', SURGE_BASELINES: 'true', SURGE_REDIS_DURABLE: 'false', POWERTOOLS_LOG_LEVEL: 'WARN' },
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const deadline = Date.now() + 60_000;
-  while (!existsSync(stateFile)) {
-    if (child.exitCode !== null) throw new Error('the twin exited while starting');
-    if (Date.now() > deadline) throw new Error('the twin did not start within 60 s');
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  const info = JSON.parse(readFileSync(stateFile, 'utf8')) as TwinInfo;
-  return {
-    ...info,
-    owned: true,
-    async stop() {
-      child.kill('SIGTERM');
-      await exited;
+  const twin = await startTwinProcess({
+    stateDir: BENCH_STATE_DIR,
+    database: 'surge_bench',
+    env: {
+      SURGE_BASELINES: 'true',
+      SURGE_REDIS_DURABLE: 'false',
+      POWERTOOLS_LOG_LEVEL: 'WARN',
+      SURGE_BUNDLES: String(Boolean(runtime.bundles)),
+      ...(runtime.lambdaInstances ? { SURGE_LAMBDA_INSTANCES: String(runtime.lambdaInstances) } : {}),
     },
-  };
+  });
+  return { ...twin, owned: true };
 }

@@ -26,7 +26,7 @@ function newPool(): Pool {
     dateStrings: false,
     timezone: 'Z',
     // RDS Proxy's certificate is publicly trusted; the twin's CA reaches the process through NODE_EXTRA_CA_CERTS.
-    ...(DATABASE_TLS ? { ssl: { rejectUnauthorized: true } } : {}),
+    ...(DATABASE_TLS ? { ssl: { rejectUnauthorized: true, verifyIdentity: true } } : {}),
   });
 }
 

@@ -49,7 +49,7 @@ async function connect(target: MigrationTarget): Promise<Connection> {
     multipleStatements: true,
     connectTimeout: 5_000,
     ...(target.user !== undefined ? { user: target.user, password: target.password } : {}),
-    ...(target.tls ? { ssl: target.tls === true ? { rejectUnauthorized: true } : { ca: target.tls.ca, rejectUnauthorized: true } } : {}),
+    ...(target.tls ? { ssl: { ...(target.tls === true ? {} : { ca: target.tls.ca }), rejectUnauthorized: true, verifyIdentity: true } } : {}),
   };
   const deadline = Date.now() + (target.connectForMs ?? 0);
   for (let attempt = 1; ; attempt++) {

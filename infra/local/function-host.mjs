@@ -1,0 +1,48 @@
+// One Lambda instance of the twin's bundle mode, in a worker thread: imports the function's bundle
+// as Lambda's runtime would (its cold start), then runs the invocations the twin posts. The
+// thread's environment is exactly what the function's row of the table asks for.
+import { randomUUID } from 'node:crypto';
+import { parentPort, workerData } from 'node:worker_threads';
+
+const { bundle, functionName, memoryMb, region } = workerData;
+const arn = `arn:aws:lambda:${region}:000000000000:function:${functionName}`;
+
+function contextFor(deadline) {
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: arn,
+    memoryLimitInMB: String(memoryMb),
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local-twin',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done() {},
+    fail() {},
+    succeed() {},
+  };
+}
+
+let handler;
+let importError;
+try {
+  const mod = await import(bundle);
+  if (typeof mod.handler !== 'function') throw new Error(`${bundle} exports no handler`);
+  handler = mod.handler;
+  parentPort.postMessage({ ready: true });
+} catch (error) {
+  // Lambda's Runtime.ImportModuleError: every invocation of this instance fails with it.
+  importError = { name: 'Runtime.ImportModuleError', message: error?.message ?? String(error) };
+  parentPort.postMessage({ ready: false, error: importError });
+}
+
+parentPort.on('message', ({ id, event, deadline }) => {
+  if (importError) return parentPort.postMessage({ id, ok: false, error: importError });
+  Promise.resolve()
+    .then(() => handler(event, contextFor(deadline)))
+    .then(
+      (result) => parentPort.postMessage({ id, ok: true, result }),
+      (error) => parentPort.postMessage({ id, ok: false, error: { name: error?.name ?? 'Error', message: error?.message ?? String(error) } }),
+    );
+});
