@@ -67,3 +67,12 @@ export class UnavailableError extends AppError {
     super('UNAVAILABLE', message);
   }
 }
+
+/**
+ * A store refused the credentials: while a secret rotates, until the instance has looked it up
+ * again and reconnected. Nothing was done, so the client may retry.
+ */
+export function isRefusedCredentials(error: unknown): boolean {
+  const { message = '', errno } = (error ?? {}) as { message?: string; errno?: number };
+  return /^(WRONGPASS|NOAUTH)\b/.test(message) || errno === 1045;
+}

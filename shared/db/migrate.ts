@@ -35,8 +35,12 @@ export interface MigrationTarget {
   connectForMs?: number;
 }
 
-/** MySQL's ER_ACCESS_DENIED_ERROR: waiting will not change that answer. */
-const ACCESS_DENIED = 1045;
+/**
+ * Failures that waiting can mend: nothing listening yet, a connection dropped or timed out, a
+ * name not resolving yet, too many connections. Anything else (refused credentials, a protocol
+ * error) fails at once, so a deploy that cannot succeed fails fast.
+ */
+const TRANSIENT = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'PROTOCOL_CONNECTION_LOST', 'ER_CON_COUNT_ERROR']);
 
 /**
  * Connects, retrying with growing, jittered pauses until connectForMs has passed: on a first
@@ -57,7 +61,7 @@ async function connect(target: MigrationTarget): Promise<Connection> {
       return await createConnection(options);
     } catch (error) {
       const pause = Math.min(10_000, 250 * 2 ** attempt) * (0.5 + Math.random() / 2);
-      if ((error as { errno?: number }).errno === ACCESS_DENIED || Date.now() + pause > deadline) throw error;
+      if (!TRANSIENT.has(String((error as { code?: string }).code)) || Date.now() + pause > deadline) throw error;
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
