@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { HttpApi, HttpMethod, HttpStage, type CfnStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
@@ -17,12 +17,13 @@ import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aw
 import { ReceiptRuleSet, TlsPolicy } from 'aws-cdk-lib/aws-ses';
 import * as sesActions from 'aws-cdk-lib/aws-ses-actions';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Trigger } from 'aws-cdk-lib/triggers';
 import type { Construct } from 'constructs';
 import { BUNDLE, WORKERS, workerBuildCommand } from './bundling';
 import { buckets, entryFile, functions, inboundMail, queues, visibilityTimeoutSeconds, type EnvNeed, type FunctionSpec, type QueueName } from '../functions/table';
+import { environmentFor, type Deployment } from '../shared/config';
 
 const REDIS_PORT = 6380;
 /** RDS Proxy listens on MySQL's port; the cluster itself on another. */
@@ -128,13 +129,16 @@ export class SurgeStack extends Stack {
       automaticFailoverEnabled: true,
       transitEncryptionEnabled: true,
       atRestEncryptionEnabled: true,
+      // The replication group's own copy, resolved by CloudFormation; the functions read the secret.
+      // CloudFormation has no update strategy for it, so rotating is an operation: modify the group
+      // with a new token and AuthTokenUpdateStrategy ROTATE (old and new both accepted), put the new
+      // one in the secret, then modify with SET; functions then refused (WRONGPASS) re-read the secret.
       authToken: redisAuth.secretValue.unsafeUnwrap(),
       port: REDIS_PORT,
       cacheSubnetGroupName: redisSubnets.ref,
       securityGroupIds: [redisSg.securityGroupId],
       snapshotRetentionLimit: 1,
     });
-    const redisUrl = Fn.join('', ['rediss://:', redisAuth.secretValue.unsafeUnwrap(), '@', cache.attrPrimaryEndPointAddress, `:${REDIS_PORT}`]);
 
     // Aurora MySQL 3, Serverless v2, behind RDS Proxy. Passwords without URL-special characters.
     const credentials = rds.Credentials.fromGeneratedSecret('surge', { excludeCharacters: ' %+~`#$&*()|[]{}:;<>?!\'/@"\\=^,.' });
@@ -165,13 +169,6 @@ export class SurgeStack extends Stack {
       requireTLS: true,
       maxConnectionsPercent: PROXY_MAX_CONNECTIONS_PERCENT,
     });
-    const databaseUrl = Fn.join('', [
-      'mysql://surge:',
-      database.secret!.secretValueFromJson('password').unsafeUnwrap(),
-      '@',
-      proxy.endpoint,
-      `:${MYSQL_PORT}/${DATABASE_NAME}`,
-    ]);
 
     // Queues: each with its DLQ, TLS only, visibility six times its consumer's timeout.
     const queueOf = new Map<QueueName, Queue>();
@@ -218,21 +215,22 @@ export class SurgeStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
-    const environmentFor = (needs: readonly EnvNeed[]): Record<string, string> => {
-      const env: Record<string, string> = {
-        POWERTOOLS_SERVICE_NAME: 'surge',
-        // Loading source maps at start costs every cold start ~50–70 ms, so only on request.
-        ...(props.sourceMapStackTraces ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
-      };
-      for (const need of needs) {
-        if (need === 'redis') env.REDIS_URL = redisUrl;
-        if (need === 'database') Object.assign(env, { DATABASE_URL: databaseUrl, DATABASE_TLS: 'true' });
-        if (need === 'orderQueue') env.ORDER_QUEUE_URL = queueOf.get('orders')!.queueUrl;
-        if (need === 'sessions') env.COOKIE_SECURE = 'true';
-        if (need === 'inboundDomain') env.INBOUND_DOMAIN = props.inboundDomain;
-        if (need === 'rawMail') Object.assign(env, { RAW_MAIL_BUCKET: rawMail.bucketName, RAW_MAIL_PREFIX: inboundMail.prefix });
-      }
-      return env;
+    // Where each need points on AWS. The URLs carry no credentials: functions look the secrets
+    // up at cold start (shared/clients/credentials.ts), so no password is in their configuration.
+    const deployment: Deployment = {
+      redis: { url: `rediss://${cache.attrPrimaryEndPointAddress}:${REDIS_PORT}`, authSecretId: redisAuth.secretArn },
+      database: { url: `mysql://${proxy.endpoint}:${MYSQL_PORT}/${DATABASE_NAME}`, secretId: database.secret!.secretArn, tls: true },
+      orderQueueUrl: queueOf.get('orders')!.queueUrl,
+      cookieSecure: true,
+      inboundDomain: props.inboundDomain,
+      rawMail: { bucket: rawMail.bucketName, prefix: inboundMail.prefix },
+    };
+    // The secret holding each need's credentials: a function may read those of its needs only.
+    const secretOf: Partial<Record<EnvNeed, ISecret>> = { redis: redisAuth, database: database.secret! };
+    const stackVariables: Record<string, string> = {
+      POWERTOOLS_SERVICE_NAME: 'surge',
+      // Loading source maps at start costs every cold start ~50–70 ms, so only on request.
+      ...(props.sourceMapStackTraces ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
     };
 
     const api = new HttpApi(this, 'Api', { apiName: 'surge', createDefaultStage: false });
@@ -266,7 +264,7 @@ export class SurgeStack extends Stack {
         architecture: Architecture.ARM_64,
         memorySize: spec.memoryMb,
         timeout: Duration.seconds(spec.timeoutSeconds),
-        environment: environmentFor(spec.env),
+        environment: { ...stackVariables, ...environmentFor(spec.env, deployment) },
         vpc,
         vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
         securityGroups: [lambdaSg],
@@ -276,6 +274,7 @@ export class SurgeStack extends Stack {
         depsLockFilePath: join(root, 'package-lock.json'),
       });
       this.functions.set(spec.id, fn);
+      for (const need of spec.env) secretOf[need]?.grantRead(fn);
       if (spec.env.includes('orderQueue')) queueOf.get('orders')!.grantSendMessages(fn);
       if (spec.env.includes('rawMail')) {
         fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [rawMail.arnForObjects(`${inboundMail.prefix}*`)] }));

@@ -5,14 +5,28 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app';
-import { functions, inboundMail, queues, visibilityTimeoutSeconds, type QueueName } from '../../functions/table';
+import { functions, inboundMail, queues, visibilityTimeoutSeconds, type EnvNeed, type QueueName } from '../../functions/table';
+import { envNeeds, environmentFor, type Deployment } from '../../shared/config';
 
 // Synthesis needs no credentials and no network; nothing may phone home or read a real profile.
 process.env.HOME = mkdtempSync(join(tmpdir(), 'surge-cdk-'));
 process.env.CDK_DISABLE_VERSION_CHECK = '1';
 process.env.CDK_DISABLE_CLI_TELEMETRY = '1';
 
-type Resource = { Type: string; Properties: Record<string, any>; Metadata?: Record<string, string> };
+type Resource = { Type: string; Properties: Record<string, any>; Metadata?: Record<string, string>; DependsOn?: string[] };
+
+/** A deployment that sets what the stack sets (both secret ids), with the other optional settings left to their defaults. */
+const awsLikeDeployment: Deployment = {
+  redis: { url: 'rediss://cache.example:6380', authSecretId: 'redis-auth' },
+  database: { url: 'mysql://proxy.example:3306/surge', secretId: 'database', tls: true },
+  orderQueueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/surge-orders',
+  cookieSecure: true,
+  inboundDomain: 'inbound.test.example',
+  rawMail: { bucket: 'surge-raw-mail', prefix: inboundMail.prefix },
+};
+/** Set by the stack on every function, outside any need. */
+const STACK_VARIABLES = ['POWERTOOLS_SERVICE_NAME'];
+const DYNAMIC_REFERENCE = /\{\{resolve:/g;
 
 describe('the CDK app', () => {
   let app: App;
@@ -20,6 +34,12 @@ describe('the CDK app', () => {
   let resources: Record<string, Resource>;
   let assemblyDir: string;
   const ofType = (type: string) => Object.values(resources).filter((r) => r.Type === type);
+  const logicalIdOf = (type: string, where: (r: Resource) => boolean = () => true) => {
+    const ids = Object.keys(resources).filter((id) => resources[id]!.Type === type && where(resources[id]!));
+    expect(ids, type).toHaveLength(1);
+    return ids[0]!;
+  };
+  const functionOf = (id: string) => resources[logicalIdOf('AWS::Lambda::Function', (r) => r.Properties.FunctionName === `surge-${id}`)]!;
 
   beforeAll(() => {
     ({ app } = buildApp(new App({ context: { inboundDomain: 'inbound.test.example', 'aws:cdk:enable-asset-metadata': true } })));
@@ -101,6 +121,60 @@ describe('the CDK app', () => {
     expect(functionEnv).toContain('DATABASE_TLS');
     // Source maps ship with each function but are not loaded at every cold start.
     expect(functionEnv).not.toContain('--enable-source-maps');
+  });
+
+  it('keeps every secret out of the functions’ configuration', () => {
+    for (const spec of functions) {
+      const variables = functionOf(spec.id).Properties.Environment.Variables as Record<string, unknown>;
+      for (const [name, value] of Object.entries(variables)) {
+        // A secret's value reaches a template only as a dynamic reference, bare or inside an Fn::Join.
+        expect(JSON.stringify(value), `${spec.id} ${name}`).not.toMatch(DYNAMIC_REFERENCE);
+      }
+      // No user or password in a URL's authority.
+      for (const url of ['REDIS_URL', 'DATABASE_URL']) expect(JSON.stringify(variables[url] ?? ''), `${spec.id} ${url}`).not.toContain('@');
+    }
+  });
+
+  it('resolves a secret only where a resource needs its value: the cache’s AUTH token and the cluster’s master password', () => {
+    const referencesByType: Record<string, number> = {};
+    for (const resource of Object.values(resources)) {
+      const count = JSON.stringify(resource).match(DYNAMIC_REFERENCE)?.length ?? 0;
+      if (count) referencesByType[resource.Type] = (referencesByType[resource.Type] ?? 0) + count;
+    }
+
+    expect(referencesByType).toEqual({ 'AWS::ElastiCache::ReplicationGroup': 1, 'AWS::RDS::DBCluster': 1 });
+    expect(JSON.stringify(template.toJSON()).match(DYNAMIC_REFERENCE)).toHaveLength(2);
+  });
+
+  it('sets each function’s environment from the shared map of its needs, and nothing else', () => {
+    for (const spec of functions) {
+      const names = Object.keys(functionOf(spec.id).Properties.Environment.Variables);
+
+      expect(names.sort(), spec.id).toEqual([...STACK_VARIABLES, ...Object.keys(environmentFor(spec.env, awsLikeDeployment))].sort());
+      for (const name of names.filter((n) => !STACK_VARIABLES.includes(n))) {
+        expect(spec.env.some((need) => name in envNeeds[need].shape), `${spec.id} ${name} is read by one of its needs`).toBe(true);
+      }
+    }
+  });
+
+  it('lets each function read exactly the secrets its needs name, and names them in its environment', () => {
+    const secretOf: Partial<Record<EnvNeed, { variable: string; ref: { Ref: string } }>> = {
+      redis: { variable: 'REDIS_AUTH_SECRET_ID', ref: { Ref: logicalIdOf('AWS::SecretsManager::Secret', (r) => r.Properties.Description === 'ElastiCache AUTH token') } },
+      database: { variable: 'DATABASE_SECRET_ID', ref: { Ref: logicalIdOf('AWS::SecretsManager::SecretTargetAttachment') } },
+    };
+    for (const spec of functions) {
+      const fn = functionOf(spec.id);
+      const role = fn.Properties.Role['Fn::GetAtt'][0] as string;
+      const readable = ofType('AWS::IAM::Policy')
+        .filter((p) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === role))
+        .flatMap((p) => p.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[])
+        .filter((s) => [s.Action].flat().some((a) => a.startsWith('secretsmanager:')))
+        .map((s) => ({ actions: [s.Action].flat(), secret: s.Resource }));
+      const expected = spec.env.flatMap((need) => secretOf[need] ?? []);
+
+      expect(readable, spec.id).toEqual(expected.map((s) => ({ actions: expect.arrayContaining(['secretsmanager:GetSecretValue']), secret: s.ref })));
+      for (const { variable, ref } of expected) expect(fn.Properties.Environment.Variables[variable], `${spec.id} ${variable}`).toEqual(ref);
+    }
   });
 
   it('runs reconciliation every 5 minutes and migrations on every deploy', () => {
