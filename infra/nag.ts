@@ -45,11 +45,6 @@ export function acknowledgeFindings(stack: SurgeStack): void {
   );
   acknowledge(
     at('Database'),
-    'AwsSolutions-SMG4',
-    'Not rotated yet. The functions look the password up at cold start and again when it is refused, and RDS Proxy reads the same secret.',
-  );
-  acknowledge(
-    at('Database'),
     'AwsSolutions-RDS14',
     'Recovery is by point-in-time restore from the 7-day automated backups; Backtrack is not offered for Aurora Serverless v2 writers.',
   );

@@ -30,6 +30,8 @@ const REDIS_PORT = 6380;
 const MYSQL_PORT = 3306;
 const AURORA_PORT = 3307;
 const DATABASE_NAME = 'surge';
+/** Left out of the database password, generated and rotated alike: URL- and shell-special characters. */
+const PASSWORD_EXCLUDED_CHARACTERS = ' %+~`#$&*()|[]{}:;<>?!\'/@"\\=^,.';
 /** The writer's concurrency stays within what the proxy's pool gives it. */
 const PROXY_MAX_CONNECTIONS_PERCENT = 90;
 
@@ -140,8 +142,8 @@ export class SurgeStack extends Stack {
       snapshotRetentionLimit: 1,
     });
 
-    // Aurora MySQL 3, Serverless v2, behind RDS Proxy. Passwords without URL-special characters.
-    const credentials = rds.Credentials.fromGeneratedSecret('surge', { excludeCharacters: ' %+~`#$&*()|[]{}:;<>?!\'/@"\\=^,.' });
+    // Aurora MySQL 3, Serverless v2, behind RDS Proxy.
+    const credentials = rds.Credentials.fromGeneratedSecret('surge', { excludeCharacters: PASSWORD_EXCLUDED_CHARACTERS });
     const database = new rds.DatabaseCluster(this, 'Database', {
       engine: rds.DatabaseClusterEngine.auroraMysql({ version: rds.AuroraMysqlEngineVersion.VER_3_10_4 }),
       credentials,
@@ -161,6 +163,13 @@ export class SurgeStack extends Stack {
       cloudwatchLogsExports: ['error', 'general', 'slowquery', 'audit'],
       cloudwatchLogsRetention: RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.SNAPSHOT,
+    });
+    // Unattended rotation: RDS Proxy reads the secret, and the functions look it up again when the
+    // password is refused. Not on creation, where a first rotation would race the first migration.
+    database.addRotationSingleUser({
+      automaticallyAfter: Duration.days(30),
+      excludeCharacters: PASSWORD_EXCLUDED_CHARACTERS,
+      rotateImmediatelyOnUpdate: false,
     });
     const proxy = database.addProxy('Proxy', {
       secrets: [database.secret!],

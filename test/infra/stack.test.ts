@@ -123,6 +123,21 @@ describe('the CDK app', () => {
     expect(functionEnv).not.toContain('--enable-source-maps');
   });
 
+  it('rotates the database password every 30 days, from its first scheduled window, with the generated password’s alphabet', () => {
+    const [schedule, ...others] = ofType('AWS::SecretsManager::RotationSchedule');
+    const [rotation] = ofType('AWS::Serverless::Application');
+    const attachment = resources[logicalIdOf('AWS::SecretsManager::SecretTargetAttachment')]!;
+    const generated = resources[attachment.Properties.SecretId.Ref]!;
+
+    expect(others).toEqual([]);
+    expect(schedule!.Properties).toMatchObject({
+      SecretId: { Ref: logicalIdOf('AWS::SecretsManager::SecretTargetAttachment') },
+      RotationRules: { ScheduleExpression: 'rate(30 days)' },
+      RotateImmediatelyOnUpdate: false,
+    });
+    expect(rotation!.Properties.Parameters.excludeCharacters).toBe(generated.Properties.GenerateSecretString.ExcludeCharacters);
+  });
+
   it('keeps every secret out of the functions’ configuration', () => {
     for (const spec of functions) {
       const variables = functionOf(spec.id).Properties.Environment.Variables as Record<string, unknown>;
