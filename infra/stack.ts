@@ -32,6 +32,8 @@ const AURORA_PORT = 3307;
 const DATABASE_NAME = 'surge';
 /** Left out of the database password, generated and rotated alike: URL- and shell-special characters. */
 const PASSWORD_EXCLUDED_CHARACTERS = ' %+~`#$&*()|[]{}:;<>?!\'/@"\\=^,.';
+/** Beyond a deploy function's own timeout, what its trigger also waits for: a cold start in the VPC and the invocation. */
+const TRIGGER_MARGIN_SECONDS = 60;
 /** The writer's concurrency stays within what the proxy's pool gives it. */
 const PROXY_MAX_CONNECTIONS_PERCENT = 90;
 
@@ -263,6 +265,8 @@ export class SurgeStack extends Stack {
     };
 
     const mailFunctions: LambdaFn[] = [];
+    const servingFunctions: LambdaFn[] = [];
+    const deployTriggers: Trigger[] = [];
     for (const spec of functions) {
       const fn = new NodejsFunction(this, spec.id, {
         functionName: `surge-${spec.id}`,
@@ -292,6 +296,7 @@ export class SurgeStack extends Stack {
           new PolicyStatement({ actions: ['s3:ListBucket'], resources: [rawMail.bucketArn], conditions: { StringLike: { 's3:prefix': [`${inboundMail.prefix}*`] } } }),
         );
       }
+      if (spec.trigger.kind !== 'deploy') servingFunctions.push(fn);
       this.alarmOnAny(`${spec.id}Errors`, fn.metricErrors({ period: Duration.minutes(1) }));
       this.alarmOnAny(`${spec.id}Throttles`, fn.metricThrottles({ period: Duration.minutes(1) }));
 
@@ -321,7 +326,15 @@ export class SurgeStack extends Stack {
           });
           break;
         case 'deploy':
-          new Trigger(this, `${spec.id}Trigger`, { handler: fn, executeAfter: [database, proxy], executeOnHandlerChange: true });
+          deployTriggers.push(
+            new Trigger(this, `${spec.id}Trigger`, {
+              handler: fn,
+              // At its default of 2 minutes the trigger would give up on a migration still running.
+              timeout: Duration.seconds(spec.timeoutSeconds + TRIGGER_MARGIN_SECONDS),
+              executeAfter: [database, proxy],
+              executeOnHandlerChange: true,
+            }),
+          );
           break;
         case 'ses': {
           mailFunctions.push(fn);
@@ -343,6 +356,11 @@ export class SurgeStack extends Stack {
         }
       }
     }
+
+    // On every deploy the schema is migrated before new code takes traffic: each serving function
+    // waits for it (its queue mapping too, which is inside it), and so does the API stage. Whatever
+    // else names a function (schedule and receipt rules, routes and their permissions) follows it.
+    for (const trigger of deployTriggers) trigger.executeBefore(stage, ...servingFunctions);
 
     // SES inbound: for the domain, store the raw message first, then invoke the mail function(s)
     // with the receipt event (which carries no body). The rule set must be made active once.

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
@@ -39,7 +39,27 @@ describe('the CDK app', () => {
     expect(ids, type).toHaveLength(1);
     return ids[0]!;
   };
-  const functionOf = (id: string) => resources[logicalIdOf('AWS::Lambda::Function', (r) => r.Properties.FunctionName === `surge-${id}`)]!;
+  const functionIdOf = (id: string) => logicalIdOf('AWS::Lambda::Function', (r) => r.Properties.FunctionName === `surge-${id}`);
+  const functionOf = (id: string) => resources[functionIdOf(id)]!;
+  /** The resources a resource's Ref, Fn::GetAtt and Fn::Sub name. */
+  const referencesIn = (value: unknown): string[] => {
+    if (typeof value === 'string') return [...value.matchAll(/\$\{([A-Za-z0-9]+)[.}]/g)].map((m) => m[1]!).filter((id) => id in resources);
+    if (Array.isArray(value)) return value.flatMap(referencesIn);
+    if (value === null || typeof value !== 'object') return [];
+    const { Ref: ref, 'Fn::GetAtt': getAtt } = value as { Ref?: string; 'Fn::GetAtt'?: [string, string] };
+    if (typeof ref === 'string') return ref in resources ? [ref] : [];
+    if (getAtt) return [getAtt[0]];
+    return Object.values(value).flatMap(referencesIn);
+  };
+  /** What CloudFormation must create or update before a resource: its DependsOn and references, transitively. */
+  const waitsFor = (id: string, seen = new Set<string>()): Set<string> => {
+    for (const next of [...(resources[id]!.DependsOn ?? []), ...referencesIn(resources[id]!.Properties)]) {
+      if (seen.has(next)) continue;
+      seen.add(next);
+      waitsFor(next, seen);
+    }
+    return seen;
+  };
 
   beforeAll(() => {
     ({ app } = buildApp(new App({ context: { inboundDomain: 'inbound.test.example', 'aws:cdk:enable-asset-metadata': true } })));
@@ -197,6 +217,26 @@ describe('the CDK app', () => {
     expect(ofType('Custom::Trigger')).toHaveLength(1);
   });
 
+  it('migrates on every deploy before any other function or the API stage can take traffic, and waits out the migration', () => {
+    const migrate = functions.find((f) => f.trigger.kind === 'deploy')!;
+    const triggerId = logicalIdOf('Custom::Trigger');
+    const trigger = resources[triggerId]!;
+    const stageId = logicalIdOf('AWS::ApiGatewayV2::Stage');
+    const servingIds = functions.filter((f) => f !== migrate).map((f) => functionIdOf(f.id));
+    // What starts functions besides the API: queue mappings, schedules, receipt rules, each naming its function.
+    const starters = Object.keys(resources).filter((id) =>
+      ['AWS::Lambda::EventSourceMapping', 'AWS::Events::Rule', 'AWS::SES::ReceiptRule'].includes(resources[id]!.Type),
+    );
+
+    expect(Number(trigger.Properties.Timeout)).toBeGreaterThan(migrate.timeoutSeconds * 1000);
+    expect(trigger.Properties.ExecuteOnHandlerChange).toBe(true);
+    // None of them can also come before the trigger: Template.fromStack refuses a dependency cycle.
+    for (const id of [...servingIds, stageId]) expect(resources[id]!.DependsOn, id).toContain(triggerId);
+    expect(starters).not.toEqual([]);
+    for (const id of starters) expect(waitsFor(id).has(triggerId), id).toBe(true);
+    expect([...waitsFor(triggerId)]).toEqual(expect.arrayContaining([logicalIdOf('AWS::RDS::DBCluster'), logicalIdOf('AWS::RDS::DBProxy')]));
+  });
+
   it('stores inbound mail in an encrypted, private bucket, then invokes the mail function (S3 before Lambda)', () => {
     const [rule] = ofType('AWS::SES::ReceiptRule');
     const actions = rule!.Properties.Rule.Actions as Record<string, any>[];
@@ -228,6 +268,15 @@ describe('the CDK app', () => {
   it("ships the mail function's parser thread beside its bundle", () => {
     expect(existsSync(join(assetOf('receive-mail'), 'index.mjs'))).toBe(true);
     expect(existsSync(join(assetOf('receive-mail'), 'parse-worker.mjs'))).toBe(true);
+  });
+
+  it('ships every migration in the migrate function’s bundle, so a new one makes the new version the trigger runs', () => {
+    const migrations = readdirSync(join(import.meta.dirname, '../../shared/db/migrations')).filter((f) => f.endsWith('.sql'));
+    const version = resources[resources[logicalIdOf('Custom::Trigger')]!.Properties.HandlerArn.Ref]!;
+
+    expect(readdirSync(join(assetOf('migrate-database'), 'migrations')).sort()).toEqual(migrations.sort());
+    expect(version.Type).toBe('AWS::Lambda::Version');
+    expect(version.Properties.FunctionName).toEqual({ Ref: functionIdOf('migrate-database') });
   });
 
   it('bundles the AWS SDK into the functions rather than importing the runtime’s', () => {
