@@ -41,12 +41,7 @@ export function acknowledgeFindings(stack: SurgeStack): void {
   acknowledge(
     at('RedisAuth'),
     'AwsSolutions-SMG4',
-    'The AUTH token is resolved into the functions\' configuration at deploy; rotating it needs a rolling token change on the replication group plus a redeploy, done as an operation rather than unattended.',
-  );
-  acknowledge(
-    at('Database'),
-    'AwsSolutions-SMG4',
-    'The database password is resolved into the functions\' configuration at deploy, so unattended rotation would cut them off until the next deploy; rotate by redeploying.',
+    'Secrets Manager has no managed rotation for an ElastiCache AUTH token, nor CloudFormation an update strategy: rotating it is an operation on the replication group (AuthTokenUpdateStrategy ROTATE, then SET; see the stack). The functions look the token up again when AUTH is refused.',
   );
   acknowledge(
     at('Database'),

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { HttpApi, HttpMethod, HttpStage, type CfnStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
@@ -17,18 +17,23 @@ import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aw
 import { ReceiptRuleSet, TlsPolicy } from 'aws-cdk-lib/aws-ses';
 import * as sesActions from 'aws-cdk-lib/aws-ses-actions';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Trigger } from 'aws-cdk-lib/triggers';
 import type { Construct } from 'constructs';
 import { BUNDLE, bundleFileCopies, WORKERS, workerBuildCommand } from './bundling';
 import { buckets, entryFile, functions, inboundMail, queues, visibilityTimeoutSeconds, type EnvNeed, type FunctionSpec, type QueueName } from '../functions/table';
+import { environmentFor, type Deployment } from '../shared/config';
 
 const REDIS_PORT = 6380;
 /** RDS Proxy listens on MySQL's port; the cluster itself on another. */
 const MYSQL_PORT = 3306;
 const AURORA_PORT = 3307;
 const DATABASE_NAME = 'surge';
+/** Left out of the database password, generated and rotated alike: URL- and shell-special characters. */
+const PASSWORD_EXCLUDED_CHARACTERS = ' %+~`#$&*()|[]{}:;<>?!\'/@"\\=^,.';
+/** Beyond a deploy function's own timeout, what its trigger also waits for: a cold start in the VPC and the invocation. */
+const TRIGGER_MARGIN_SECONDS = 60;
 /** The writer's concurrency stays within what the proxy's pool gives it. */
 const PROXY_MAX_CONNECTIONS_PERCENT = 90;
 
@@ -127,16 +132,19 @@ export class SurgeStack extends Stack {
       automaticFailoverEnabled: true,
       transitEncryptionEnabled: true,
       atRestEncryptionEnabled: true,
+      // The replication group's own copy, resolved by CloudFormation; the functions read the secret.
+      // CloudFormation has no update strategy for it, so rotating is an operation: modify the group
+      // with a new token and AuthTokenUpdateStrategy ROTATE (old and new both accepted), put the new
+      // one in the secret, then modify with SET; functions then refused (WRONGPASS) re-read the secret.
       authToken: redisAuth.secretValue.unsafeUnwrap(),
       port: REDIS_PORT,
       cacheSubnetGroupName: redisSubnets.ref,
       securityGroupIds: [redisSg.securityGroupId],
       snapshotRetentionLimit: 1,
     });
-    const redisUrl = Fn.join('', ['rediss://:', redisAuth.secretValue.unsafeUnwrap(), '@', cache.attrPrimaryEndPointAddress, `:${REDIS_PORT}`]);
 
-    // Aurora MySQL 3, Serverless v2, behind RDS Proxy. Passwords without URL-special characters.
-    const credentials = rds.Credentials.fromGeneratedSecret('surge', { excludeCharacters: ' %+~`#$&*()|[]{}:;<>?!\'/@"\\=^,.' });
+    // Aurora MySQL 3, Serverless v2, behind RDS Proxy.
+    const credentials = rds.Credentials.fromGeneratedSecret('surge', { excludeCharacters: PASSWORD_EXCLUDED_CHARACTERS });
     const database = new rds.DatabaseCluster(this, 'Database', {
       engine: rds.DatabaseClusterEngine.auroraMysql({ version: rds.AuroraMysqlEngineVersion.VER_3_10_4 }),
       credentials,
@@ -157,6 +165,13 @@ export class SurgeStack extends Stack {
       cloudwatchLogsRetention: RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.SNAPSHOT,
     });
+    // Unattended rotation: RDS Proxy reads the secret, and the functions look it up again when the
+    // password is refused. Not on creation, where a first rotation would race the first migration.
+    database.addRotationSingleUser({
+      automaticallyAfter: Duration.days(30),
+      excludeCharacters: PASSWORD_EXCLUDED_CHARACTERS,
+      rotateImmediatelyOnUpdate: false,
+    });
     const proxy = database.addProxy('Proxy', {
       secrets: [database.secret!],
       vpc,
@@ -164,13 +179,6 @@ export class SurgeStack extends Stack {
       requireTLS: true,
       maxConnectionsPercent: PROXY_MAX_CONNECTIONS_PERCENT,
     });
-    const databaseUrl = Fn.join('', [
-      'mysql://surge:',
-      database.secret!.secretValueFromJson('password').unsafeUnwrap(),
-      '@',
-      proxy.endpoint,
-      `:${MYSQL_PORT}/${DATABASE_NAME}`,
-    ]);
 
     // Queues: each with its DLQ, TLS only, visibility six times its consumer's timeout.
     const queueOf = new Map<QueueName, Queue>();
@@ -217,21 +225,22 @@ export class SurgeStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
-    const environmentFor = (needs: readonly EnvNeed[]): Record<string, string> => {
-      const env: Record<string, string> = {
-        POWERTOOLS_SERVICE_NAME: 'surge',
-        // Loading source maps at start costs every cold start ~50–70 ms, so only on request.
-        ...(props.sourceMapStackTraces ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
-      };
-      for (const need of needs) {
-        if (need === 'redis') env.REDIS_URL = redisUrl;
-        if (need === 'database') Object.assign(env, { DATABASE_URL: databaseUrl, DATABASE_TLS: 'true' });
-        if (need === 'orderQueue') env.ORDER_QUEUE_URL = queueOf.get('orders')!.queueUrl;
-        if (need === 'sessions') env.COOKIE_SECURE = 'true';
-        if (need === 'inboundDomain') env.INBOUND_DOMAIN = props.inboundDomain;
-        if (need === 'rawMail') Object.assign(env, { RAW_MAIL_BUCKET: rawMail.bucketName, RAW_MAIL_PREFIX: inboundMail.prefix });
-      }
-      return env;
+    // Where each need points on AWS. The URLs carry no credentials: functions look the secrets
+    // up at cold start (shared/clients/credentials.ts), so no password is in their configuration.
+    const deployment: Deployment = {
+      redis: { url: `rediss://${cache.attrPrimaryEndPointAddress}:${REDIS_PORT}`, authSecretId: redisAuth.secretArn },
+      database: { url: `mysql://${proxy.endpoint}:${MYSQL_PORT}/${DATABASE_NAME}`, secretId: database.secret!.secretArn, tls: true },
+      orderQueueUrl: queueOf.get('orders')!.queueUrl,
+      cookieSecure: true,
+      inboundDomain: props.inboundDomain,
+      rawMail: { bucket: rawMail.bucketName, prefix: inboundMail.prefix },
+    };
+    // The secret holding each need's credentials: a function may read those of its needs only.
+    const secretOf: Partial<Record<EnvNeed, ISecret>> = { redis: redisAuth, database: database.secret! };
+    const stackVariables: Record<string, string> = {
+      POWERTOOLS_SERVICE_NAME: 'surge',
+      // Loading source maps at start costs every cold start ~50–70 ms, so only on request.
+      ...(props.sourceMapStackTraces ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
     };
 
     const api = new HttpApi(this, 'Api', { apiName: 'surge', createDefaultStage: false });
@@ -255,6 +264,8 @@ export class SurgeStack extends Stack {
     };
 
     const mailFunctions: LambdaFn[] = [];
+    const servingFunctions: LambdaFn[] = [];
+    const deployTriggers: Trigger[] = [];
     for (const spec of functions) {
       const fn = new NodejsFunction(this, spec.id, {
         functionName: `surge-${spec.id}`,
@@ -265,7 +276,7 @@ export class SurgeStack extends Stack {
         architecture: Architecture.ARM_64,
         memorySize: spec.memoryMb,
         timeout: Duration.seconds(spec.timeoutSeconds),
-        environment: environmentFor(spec.env),
+        environment: { ...stackVariables, ...environmentFor(spec.env, deployment) },
         vpc,
         vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
         securityGroups: [lambdaSg],
@@ -275,6 +286,7 @@ export class SurgeStack extends Stack {
         depsLockFilePath: join(root, 'package-lock.json'),
       });
       this.functions.set(spec.id, fn);
+      for (const need of spec.env) secretOf[need]?.grantRead(fn);
       if (spec.env.includes('orderQueue')) queueOf.get('orders')!.grantSendMessages(fn);
       if (spec.env.includes('rawMail')) {
         fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [rawMail.arnForObjects(`${inboundMail.prefix}*`)] }));
@@ -283,6 +295,7 @@ export class SurgeStack extends Stack {
           new PolicyStatement({ actions: ['s3:ListBucket'], resources: [rawMail.bucketArn], conditions: { StringLike: { 's3:prefix': [`${inboundMail.prefix}*`] } } }),
         );
       }
+      if (spec.trigger.kind !== 'deploy') servingFunctions.push(fn);
       this.alarmOnAny(`${spec.id}Errors`, fn.metricErrors({ period: Duration.minutes(1) }));
       this.alarmOnAny(`${spec.id}Throttles`, fn.metricThrottles({ period: Duration.minutes(1) }));
 
@@ -312,7 +325,15 @@ export class SurgeStack extends Stack {
           });
           break;
         case 'deploy':
-          new Trigger(this, `${spec.id}Trigger`, { handler: fn, executeAfter: [database, proxy], executeOnHandlerChange: true });
+          deployTriggers.push(
+            new Trigger(this, `${spec.id}Trigger`, {
+              handler: fn,
+              // At its default of 2 minutes the trigger would give up on a migration still running.
+              timeout: Duration.seconds(spec.timeoutSeconds + TRIGGER_MARGIN_SECONDS),
+              executeAfter: [database, proxy],
+              executeOnHandlerChange: true,
+            }),
+          );
           break;
         case 'ses': {
           mailFunctions.push(fn);
@@ -334,6 +355,11 @@ export class SurgeStack extends Stack {
         }
       }
     }
+
+    // On every deploy the schema is migrated before new code takes traffic: each serving function
+    // waits for it (its queue mapping too, which is inside it), and so does the API stage. Whatever
+    // else names a function (schedule and receipt rules, routes and their permissions) follows it.
+    for (const trigger of deployTriggers) trigger.executeBefore(stage, ...servingFunctions);
 
     // SES inbound: for the domain, store the raw message first, then invoke the mail function(s)
     // with the receipt event (which carries no body). The rule set must be made active once.

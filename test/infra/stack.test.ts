@@ -1,18 +1,32 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app';
-import { functions, inboundMail, queues, visibilityTimeoutSeconds, type QueueName } from '../../functions/table';
+import { functions, inboundMail, queues, visibilityTimeoutSeconds, type EnvNeed, type QueueName } from '../../functions/table';
+import { envNeeds, environmentFor, type Deployment } from '../../shared/config';
 
 // Synthesis needs no credentials and no network; nothing may phone home or read a real profile.
 process.env.HOME = mkdtempSync(join(tmpdir(), 'surge-cdk-'));
 process.env.CDK_DISABLE_VERSION_CHECK = '1';
 process.env.CDK_DISABLE_CLI_TELEMETRY = '1';
 
-type Resource = { Type: string; Properties: Record<string, any>; Metadata?: Record<string, string> };
+type Resource = { Type: string; Properties: Record<string, any>; Metadata?: Record<string, string>; DependsOn?: string[] };
+
+/** A deployment that sets what the stack sets (both secret ids), with the other optional settings left to their defaults. */
+const awsLikeDeployment: Deployment = {
+  redis: { url: 'rediss://cache.example:6380', authSecretId: 'redis-auth' },
+  database: { url: 'mysql://proxy.example:3306/surge', secretId: 'database', tls: true },
+  orderQueueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/surge-orders',
+  cookieSecure: true,
+  inboundDomain: 'inbound.test.example',
+  rawMail: { bucket: 'surge-raw-mail', prefix: inboundMail.prefix },
+};
+/** Set by the stack on every function, outside any need. */
+const STACK_VARIABLES = ['POWERTOOLS_SERVICE_NAME'];
+const DYNAMIC_REFERENCE = /\{\{resolve:/g;
 
 describe('the CDK app', () => {
   let app: App;
@@ -20,6 +34,32 @@ describe('the CDK app', () => {
   let resources: Record<string, Resource>;
   let assemblyDir: string;
   const ofType = (type: string) => Object.values(resources).filter((r) => r.Type === type);
+  const logicalIdOf = (type: string, where: (r: Resource) => boolean = () => true) => {
+    const ids = Object.keys(resources).filter((id) => resources[id]!.Type === type && where(resources[id]!));
+    expect(ids, type).toHaveLength(1);
+    return ids[0]!;
+  };
+  const functionIdOf = (id: string) => logicalIdOf('AWS::Lambda::Function', (r) => r.Properties.FunctionName === `surge-${id}`);
+  const functionOf = (id: string) => resources[functionIdOf(id)]!;
+  /** The resources a resource's Ref, Fn::GetAtt and Fn::Sub name. */
+  const referencesIn = (value: unknown): string[] => {
+    if (typeof value === 'string') return [...value.matchAll(/\$\{([A-Za-z0-9]+)[.}]/g)].map((m) => m[1]!).filter((id) => id in resources);
+    if (Array.isArray(value)) return value.flatMap(referencesIn);
+    if (value === null || typeof value !== 'object') return [];
+    const { Ref: ref, 'Fn::GetAtt': getAtt } = value as { Ref?: string; 'Fn::GetAtt'?: [string, string] };
+    if (typeof ref === 'string') return ref in resources ? [ref] : [];
+    if (getAtt) return [getAtt[0]];
+    return Object.values(value).flatMap(referencesIn);
+  };
+  /** What CloudFormation must create or update before a resource: its DependsOn and references, transitively. */
+  const waitsFor = (id: string, seen = new Set<string>()): Set<string> => {
+    for (const next of [...(resources[id]!.DependsOn ?? []), ...referencesIn(resources[id]!.Properties)]) {
+      if (seen.has(next)) continue;
+      seen.add(next);
+      waitsFor(next, seen);
+    }
+    return seen;
+  };
 
   beforeAll(() => {
     ({ app } = buildApp(new App({ context: { inboundDomain: 'inbound.test.example', 'aws:cdk:enable-asset-metadata': true } })));
@@ -103,9 +143,98 @@ describe('the CDK app', () => {
     expect(functionEnv).not.toContain('--enable-source-maps');
   });
 
+  it('rotates the database password every 30 days, from its first scheduled window, with the generated password’s alphabet', () => {
+    const [schedule, ...others] = ofType('AWS::SecretsManager::RotationSchedule');
+    const [rotation] = ofType('AWS::Serverless::Application');
+    const attachment = resources[logicalIdOf('AWS::SecretsManager::SecretTargetAttachment')]!;
+    const generated = resources[attachment.Properties.SecretId.Ref]!;
+
+    expect(others).toEqual([]);
+    expect(schedule!.Properties).toMatchObject({
+      SecretId: { Ref: logicalIdOf('AWS::SecretsManager::SecretTargetAttachment') },
+      RotationRules: { ScheduleExpression: 'rate(30 days)' },
+      RotateImmediatelyOnUpdate: false,
+    });
+    expect(rotation!.Properties.Parameters.excludeCharacters).toBe(generated.Properties.GenerateSecretString.ExcludeCharacters);
+  });
+
+  it('keeps every secret out of the functions’ configuration', () => {
+    for (const spec of functions) {
+      const variables = functionOf(spec.id).Properties.Environment.Variables as Record<string, unknown>;
+      for (const [name, value] of Object.entries(variables)) {
+        // A secret's value reaches a template only as a dynamic reference, bare or inside an Fn::Join.
+        expect(JSON.stringify(value), `${spec.id} ${name}`).not.toMatch(DYNAMIC_REFERENCE);
+      }
+      // No user or password in a URL's authority.
+      for (const url of ['REDIS_URL', 'DATABASE_URL']) expect(JSON.stringify(variables[url] ?? ''), `${spec.id} ${url}`).not.toContain('@');
+    }
+  });
+
+  it('resolves a secret only where a resource needs its value: the cache’s AUTH token and the cluster’s master password', () => {
+    const referencesByType: Record<string, number> = {};
+    for (const resource of Object.values(resources)) {
+      const count = JSON.stringify(resource).match(DYNAMIC_REFERENCE)?.length ?? 0;
+      if (count) referencesByType[resource.Type] = (referencesByType[resource.Type] ?? 0) + count;
+    }
+
+    expect(referencesByType).toEqual({ 'AWS::ElastiCache::ReplicationGroup': 1, 'AWS::RDS::DBCluster': 1 });
+    expect(JSON.stringify(template.toJSON()).match(DYNAMIC_REFERENCE)).toHaveLength(2);
+  });
+
+  it('sets each function’s environment from the shared map of its needs, and nothing else', () => {
+    for (const spec of functions) {
+      const names = Object.keys(functionOf(spec.id).Properties.Environment.Variables);
+
+      expect(names.sort(), spec.id).toEqual([...STACK_VARIABLES, ...Object.keys(environmentFor(spec.env, awsLikeDeployment))].sort());
+      for (const name of names.filter((n) => !STACK_VARIABLES.includes(n))) {
+        expect(spec.env.some((need) => name in envNeeds[need].shape), `${spec.id} ${name} is read by one of its needs`).toBe(true);
+      }
+    }
+  });
+
+  it('lets each function read exactly the secrets its needs name, and names them in its environment', () => {
+    const secretOf: Partial<Record<EnvNeed, { variable: string; ref: { Ref: string } }>> = {
+      redis: { variable: 'REDIS_AUTH_SECRET_ID', ref: { Ref: logicalIdOf('AWS::SecretsManager::Secret', (r) => r.Properties.Description === 'ElastiCache AUTH token') } },
+      database: { variable: 'DATABASE_SECRET_ID', ref: { Ref: logicalIdOf('AWS::SecretsManager::SecretTargetAttachment') } },
+    };
+    for (const spec of functions) {
+      const fn = functionOf(spec.id);
+      const role = fn.Properties.Role['Fn::GetAtt'][0] as string;
+      const readable = ofType('AWS::IAM::Policy')
+        .filter((p) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === role))
+        .flatMap((p) => p.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[])
+        .filter((s) => [s.Action].flat().some((a) => a.startsWith('secretsmanager:')))
+        .map((s) => ({ actions: [s.Action].flat(), secret: s.Resource }));
+      const expected = spec.env.flatMap((need) => secretOf[need] ?? []);
+
+      expect(readable, spec.id).toEqual(expected.map((s) => ({ actions: expect.arrayContaining(['secretsmanager:GetSecretValue']), secret: s.ref })));
+      for (const { variable, ref } of expected) expect(fn.Properties.Environment.Variables[variable], `${spec.id} ${variable}`).toEqual(ref);
+    }
+  });
+
   it('runs reconciliation every 5 minutes and migrations on every deploy', () => {
     template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(5 minutes)' });
     expect(ofType('Custom::Trigger')).toHaveLength(1);
+  });
+
+  it('migrates on every deploy before any other function or the API stage can take traffic, and waits out the migration', () => {
+    const migrate = functions.find((f) => f.trigger.kind === 'deploy')!;
+    const triggerId = logicalIdOf('Custom::Trigger');
+    const trigger = resources[triggerId]!;
+    const stageId = logicalIdOf('AWS::ApiGatewayV2::Stage');
+    const servingIds = functions.filter((f) => f !== migrate).map((f) => functionIdOf(f.id));
+    // What starts functions besides the API: queue mappings, schedules, receipt rules, each naming its function.
+    const starters = Object.keys(resources).filter((id) =>
+      ['AWS::Lambda::EventSourceMapping', 'AWS::Events::Rule', 'AWS::SES::ReceiptRule'].includes(resources[id]!.Type),
+    );
+
+    expect(Number(trigger.Properties.Timeout)).toBeGreaterThan(migrate.timeoutSeconds * 1000);
+    expect(trigger.Properties.ExecuteOnHandlerChange).toBe(true);
+    // None of them can also come before the trigger: Template.fromStack refuses a dependency cycle.
+    for (const id of [...servingIds, stageId]) expect(resources[id]!.DependsOn, id).toContain(triggerId);
+    expect(starters).not.toEqual([]);
+    for (const id of starters) expect(waitsFor(id).has(triggerId), id).toBe(true);
+    expect([...waitsFor(triggerId)]).toEqual(expect.arrayContaining([logicalIdOf('AWS::RDS::DBCluster'), logicalIdOf('AWS::RDS::DBProxy')]));
   });
 
   it('stores inbound mail in an encrypted, private bucket, then invokes the mail function (S3 before Lambda)', () => {
@@ -139,6 +268,15 @@ describe('the CDK app', () => {
   it("ships the mail function's parser thread beside its bundle", () => {
     expect(existsSync(join(assetOf('receive-mail'), 'index.mjs'))).toBe(true);
     expect(existsSync(join(assetOf('receive-mail'), 'parse-worker.mjs'))).toBe(true);
+  });
+
+  it('ships every migration in the migrate function’s bundle, so a new one makes the new version the trigger runs', () => {
+    const migrations = readdirSync(join(import.meta.dirname, '../../shared/db/migrations')).filter((f) => f.endsWith('.sql'));
+    const version = resources[resources[logicalIdOf('Custom::Trigger')]!.Properties.HandlerArn.Ref]!;
+
+    expect(readdirSync(join(assetOf('migrate-database'), 'migrations')).sort()).toEqual(migrations.sort());
+    expect(version.Type).toBe('AWS::Lambda::Version');
+    expect(version.Properties.FunctionName).toEqual({ Ref: functionIdOf('migrate-database') });
   });
 
   it('bundles the AWS SDK into the functions rather than importing the runtime’s', () => {
