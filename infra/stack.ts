@@ -23,7 +23,7 @@ import { Trigger } from 'aws-cdk-lib/triggers';
 import type { Construct } from 'constructs';
 import { BUNDLE, bundleFileCopies, WORKERS, workerBuildCommand } from './bundling';
 import { buckets, entryFile, functions, inboundMail, queues, visibilityTimeoutSeconds, type EnvNeed, type FunctionSpec, type QueueName } from '../functions/table';
-import { environmentFor, type Deployment } from '../shared/config';
+import { environmentFor, serviceEnvironment, type Deployment } from '../shared/config';
 
 const REDIS_PORT = 6380;
 /** RDS Proxy listens on MySQL's port; the cluster itself on another. */
@@ -238,7 +238,7 @@ export class SurgeStack extends Stack {
     // The secret holding each need's credentials: a function may read those of its needs only.
     const secretOf: Partial<Record<EnvNeed, ISecret>> = { redis: redisAuth, database: database.secret! };
     const stackVariables: Record<string, string> = {
-      POWERTOOLS_SERVICE_NAME: 'surge',
+      ...serviceEnvironment,
       // Loading source maps at start costs every cold start ~50–70 ms, so only on request.
       ...(props.sourceMapStackTraces ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
     };

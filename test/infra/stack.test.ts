@@ -6,7 +6,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app';
 import { functions, inboundMail, queues, visibilityTimeoutSeconds, type EnvNeed, type QueueName } from '../../functions/table';
-import { envNeeds, environmentFor, type Deployment } from '../../shared/config';
+import { envNeeds, environmentFor, serviceEnvironment, type Deployment } from '../../shared/config';
 
 // Synthesis needs no credentials and no network; nothing may phone home or read a real profile.
 process.env.HOME = mkdtempSync(join(tmpdir(), 'surge-cdk-'));
@@ -25,7 +25,7 @@ const awsLikeDeployment: Deployment = {
   rawMail: { bucket: 'surge-raw-mail', prefix: inboundMail.prefix },
 };
 /** Set by the stack on every function, outside any need. */
-const STACK_VARIABLES = ['POWERTOOLS_SERVICE_NAME'];
+const STACK_VARIABLES = Object.keys(serviceEnvironment);
 const DYNAMIC_REFERENCE = /\{\{resolve:/g;
 
 describe('the CDK app', () => {
