@@ -1,7 +1,7 @@
 /**
  * The SQS + S3 emulator (fauxqs), run as its own process so its CPU is accounted apart from the
  * gateway's and it is listening on loopback only. Prints "ready <port>" once it accepts requests.
- * It also counts the API calls it serves, by action, at GET /__twin/stats, for benchmarks, and
+ * It also counts the API calls it serves, by action, and the messages sent, at GET /__twin/stats, for benchmarks, and
  * stands in for Secrets Manager (secrets-endpoint.ts) at the same address.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -24,7 +24,14 @@ app.addHook('onRequest', (request: { method: string; headers: Record<string, str
   calls[action] = (calls[action] ?? 0) + 1;
   done();
 });
-app.get(EMULATOR_STATS_PATH, async () => ({ calls }));
+/** Messages sent, whether one a call or ten: how many a reservation costs is a Lambda-shaped figure. */
+let messagesSent = 0;
+app.addHook('preHandler', async (request: { headers: Record<string, string | string[] | undefined>; body?: unknown }) => {
+  const target = request.headers['x-amz-target'];
+  if (target === 'AmazonSQS.SendMessage') messagesSent += 1;
+  if (target === 'AmazonSQS.SendMessageBatch') messagesSent += ((request.body as { Entries?: unknown[] } | undefined)?.Entries ?? []).length;
+});
+app.get(EMULATOR_STATS_PATH, async () => ({ calls, messagesSent }));
 
 await app.listen({ host: '127.0.0.1', port: Number(process.env.EMULATOR_PORT ?? 0) });
 const address = app.server.address();

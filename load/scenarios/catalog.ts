@@ -20,10 +20,12 @@ export const catalog: Scenario = async ({ twin, connections, duration, log, agai
 
   const { load: hit, ceiling, cpuPerRequest, ceilingCpuPerRequest } = await againstCeiling({ url: twin.url, requests: requests('') }, 'GET /programs (cached)');
   // What Redis sends per hit: a hot page lives on one shard, whose network it exhausts first.
-  const { result: counted, bytes } = await bytesSentByRedisDuring(twin.redisUrl, () =>
+  const { result: counted, bytes, gets, mgets } = await redisDuring(twin.redisUrl, () =>
     drive({ url: twin.url, connections, amount: BYTES_SAMPLE, requests: requests('') }, 'GET /programs (cached), counting Redis bytes', log),
   );
   const redisBytesPerHit = round(bytes / counted.requests, 1);
+  // A hit served from an instance's near copy costs one GET of the version; any other costs an MGET.
+  const nearCopyHitRate = round(gets / Math.max(1, gets + mgets), 3);
   const baseline = await drive({ url: twin.url, connections, duration, requests: requests('/__baseline') }, 'GET /__baseline/programs (no cache)', log);
 
   const admin = await fetch(`${twin.url}/sessions`, {
@@ -54,6 +56,7 @@ export const catalog: Scenario = async ({ twin, connections, duration, log, agai
     extra: {
       ratio_to_baseline: round(hit.rps / baseline.rps, 1),
       redis_bytes_out_per_hit: redisBytesPerHit,
+      near_copy_hit_rate: nearCopyHitRate,
       cpu_ms_per_request: cpuPerRequest,
       ceiling_cpu_ms_per_request: ceilingCpuPerRequest,
       stampede: { requests: stampede.requests, ok: stampede.ok, p50_ms: stampede.p50_ms, p99_ms: stampede.p99_ms, db_queries: dbQueries },
@@ -66,13 +69,14 @@ export const catalog: Scenario = async ({ twin, connections, duration, log, agai
   };
 };
 
-/** What `run` gives, and the bytes Redis sent to all its clients meanwhile. */
-async function bytesSentByRedisDuring<T>(redisUrl: string, run: () => Promise<T>): Promise<{ result: T; bytes: number }> {
+/** What `run` gives, and meanwhile the bytes Redis sent to all its clients and the GETs and MGETs it served. */
+async function redisDuring<T>(redisUrl: string, run: () => Promise<T>): Promise<{ result: T; bytes: number; gets: number; mgets: number }> {
   const redis = new Redis(redisUrl);
+  const calls = async (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(await redis.info('commandstats'))?.[1] ?? 0);
   try {
-    const before = await bytesSent(redis);
+    const [bytes, gets, mgets] = await Promise.all([bytesSent(redis), calls('get'), calls('mget')]);
     const result = await run();
-    return { result, bytes: (await bytesSent(redis)) - before };
+    return { result, bytes: (await bytesSent(redis)) - bytes, gets: (await calls('get')) - gets, mgets: (await calls('mget')) - mgets };
   } finally {
     redis.disconnect();
   }

@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { createPool, type RowDataPacket } from 'mysql2/promise';
 import type { Scenario } from '../bench';
-import { adminCookie, adminPut, inParallel, pointAtTwin, race, releaseSharedClients, signedInCrowd, timed } from '../support/crowd';
+import { adminCookie, adminPut, handOffShape, inParallel, pointAtTwin, race, releaseSharedClients, signedInCrowd, timed } from '../support/crowd';
 import { round, type LoadResult } from '../support/measure';
 import { issueCoupon } from '../../shared/coupons/coupons';
 import { issueCouponForUpdate } from '../baselines/coupons-for-update';
@@ -53,11 +53,15 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
     log(`${users} users for ${limit} coupons`);
     const { cookies } = await signedInCrowd(twin, users);
     const surgeDeal = await openDeal(`deal-${tag}-${users}`, limit);
-    const surge = await race(twin, { path: `/deals/${surgeDeal}/coupons`, cookies, connections, idField: 'couponId' }, `Surge: ${users} users`, log);
-    const drained = await timed(async () => {
-      const deadline = Date.now() + 60_000;
-      while ((await dealFacts(surgeDeal)).rows < surge.ids.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const { result, ...handOff } = await handOffShape(twin, (r) => r.surge.ids.length, async () => {
+      const surge = await race(twin, { path: `/deals/${surgeDeal}/coupons`, cookies, connections, idField: 'couponId' }, `Surge: ${users} users`, log);
+      const drained = await timed(async () => {
+        const deadline = Date.now() + 60_000;
+        while ((await dealFacts(surgeDeal)).rows < surge.ids.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      });
+      return { surge, drained };
     });
+    const { surge, drained } = result;
     const facts = await dealFacts(surgeDeal);
 
     const lockedDeal = await openDeal(`locked-${tag}-${users}`, limit);
@@ -67,7 +71,7 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
     runs.push({
       users,
       limit,
-      surge: { ...surge.load, statuses: surge.statuses, drain_s: round(drained.seconds, 2) },
+      surge: { ...surge.load, statuses: surge.statuses, drain_s: round(drained.seconds, 2), ...handOff },
       baseline: { ...baseline.load, statuses: baseline.statuses },
       ratio_to_baseline: round(surge.load.rps / baseline.load.rps, 2),
     });

@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createPool, type RowDataPacket } from 'mysql2/promise';
 import type { Scenario } from '../bench';
-import { adminCookie, adminPut, emulatorCalls, inParallel, pointAtTwin, race, releaseSharedClients, signedInCrowd, timed } from '../support/crowd';
+import { adminCookie, adminPut, emulatorCalls, handOffShape, inParallel, pointAtTwin, race, releaseSharedClients, signedInCrowd, timed } from '../support/crowd';
 import { meanLoad, round, startCpuMeter } from '../support/measure';
 import { reserve } from '../../shared/orders/reservations';
 import { placeOrderForUpdate } from '../baselines/orders-for-update';
@@ -69,11 +69,15 @@ export const orders: Scenario = async ({ twin, connections, log }) => {
     const itemId = await openItem(`flash-${tag}-${label}`, BUYERS);
     const [redisBefore, sqsBefore] = await Promise.all([commandStats(), emulatorCalls(twin)]);
     const cpu = startCpuMeter(twin.pids);
-    const race = await buyAll(`/items/${itemId}/orders`, `Surge ${label}: POST /items/{id}/orders`);
-    const drained = await timed(async () => {
-      const deadline = Date.now() + 120_000;
-      while ((await itemFacts(itemId)).rows < race.ids.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const { result, ...handOff } = await handOffShape(twin, (r) => r.race.ids.length, async () => {
+      const race = await buyAll(`/items/${itemId}/orders`, `Surge ${label}: POST /items/{id}/orders`);
+      const drained = await timed(async () => {
+        const deadline = Date.now() + 120_000;
+        while ((await itemFacts(itemId)).rows < race.ids.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      });
+      return { race, drained };
     });
+    const { race, drained } = result;
     const accepted = race.ids.length;
     const cpuPerOrder = cpu.perRequest(accepted || 1);
     const [redisAfter, sqsAfter] = await Promise.all([commandStats(), emulatorCalls(twin)]);
@@ -86,6 +90,7 @@ export const orders: Scenario = async ({ twin, connections, log }) => {
       race,
       accepted,
       drainSeconds: drained.seconds,
+      handOff,
       cpuPerOrder,
       sqsPerOrder,
       redisPerOrder: {
@@ -154,6 +159,7 @@ export const orders: Scenario = async ({ twin, connections, log }) => {
       ratio_to_baseline: round(surgeLoad.rps / baselineLoad.rps, 2),
       p99_ratio_baseline_to_surge: round(baselineLoad.p99_ms / Math.max(1, surgeLoad.p99_ms), 2),
       drain_s: round(Math.max(...surgeRuns.map((r) => r.drainSeconds)), 2),
+      hand_off: surgeRuns.map((r) => r.handOff),
       // From the second (warm) run; the first also pays for warming the twin up.
       cpu_ms_per_order: last.cpuPerOrder,
       redis_calls_per_order: last.redisPerOrder,

@@ -131,5 +131,19 @@ export async function inParallel(count: number, concurrency: number, fn: (i: num
 
 /** SQS calls the twin made so far, counted by the emulator, by action. */
 export async function emulatorCalls(twin: BenchTwin): Promise<Record<string, number>> {
-  return ((await (await fetch(`${twin.emulatorUrl}/__twin/stats`)).json()) as { calls: Record<string, number> }).calls;
+  const stats = (await (await fetch(`${twin.emulatorUrl}/__twin/stats`)).json()) as { calls: Record<string, number>; messagesSent: number };
+  return { ...stats.calls, messages_sent: stats.messagesSent };
+}
+
+/**
+ * How reservations reached the writer while `run` ran: SQS messages per reservation (the twin's
+ * shared instance packs concurrent ones together; Lambda's instance model sends each alone) and
+ * the writer's batches (one DeleteMessageBatch per batch its event source mapping handed it).
+ */
+export async function handOffShape<T>(twin: BenchTwin, reservations: (result: T) => number, run: () => Promise<T>): Promise<{ result: T; messages_per_reservation: number; writer_batches: number }> {
+  const before = await emulatorCalls(twin);
+  const result = await run();
+  const after = await emulatorCalls(twin);
+  const delta = (name: string) => (after[name] ?? 0) - (before[name] ?? 0);
+  return { result, messages_per_reservation: Math.round((delta('messages_sent') / Math.max(1, reservations(result))) * 1000) / 1000, writer_batches: delta('DeleteMessageBatch') };
 }

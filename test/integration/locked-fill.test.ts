@@ -238,9 +238,11 @@ describe('getOrFill across instances', () => {
     await first!.cache.getOrFill(key, options, loadFrom(first!, 'v1', 50));
     const before = await selectsSoFar();
 
-    // β so large that the early-refresh test always passes while the entry is still fresh.
+    // β so large that the early-refresh test always passes while the entry is still fresh; the
+    // refresh takes long enough that all 20 callers ask while it runs, even on a busy machine
+    // (one asking after it landed would rightly refresh once more).
     const values = await Promise.all(
-      Array.from({ length: 20 }, (_, n) => instances[n]!.cache.getOrFill(key, { ...options, earlyRefreshBeta: 1e9 }, loadFrom(instances[n]!, 'v2'))),
+      Array.from({ length: 20 }, (_, n) => instances[n]!.cache.getOrFill(key, { ...options, earlyRefreshBeta: 1e9 }, loadFrom(instances[n]!, 'v2', 300))),
     );
 
     expect(await selectsSoFar()).toBe(before + 1);
