@@ -9,6 +9,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { twinEnvironment } from './support/twin';
 import { listItems } from '../shared/orders/items';
 import { listDeals } from '../shared/coupons/deals';
 import { reconcileDeal } from '../shared/coupons/reconcile';
@@ -20,18 +21,7 @@ const { positionals, values } = parseArgs({
 });
 
 const twinState = '.local/twin/twin.json';
-if (!process.env.REDIS_URL && existsSync(twinState)) {
-  const twin = JSON.parse(readFileSync(twinState, 'utf8'));
-  Object.assign(process.env, {
-    REDIS_URL: twin.redisUrl,
-    DATABASE_URL: twin.databaseUrl,
-    AWS_ENDPOINT_URL: twin.emulatorUrl,
-    ORDER_QUEUE_URL: twin.queues.orders.url,
-    AWS_ACCESS_KEY_ID: 'local',
-    AWS_SECRET_ACCESS_KEY: 'local',
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-  });
-}
+if (!process.env.REDIS_URL && existsSync(twinState)) Object.assign(process.env, twinEnvironment(JSON.parse(readFileSync(twinState, 'utf8'))));
 
 const itemIds = positionals.length ? positionals : (await listItems()).map((i) => i.id);
 let drifted = 0;

@@ -101,9 +101,9 @@ function logFunctionError(functionId: string, error: Error): void {
   process.stderr.write(`${JSON.stringify({ level: 'ERROR', source: 'twin', function: functionId, message: error.message })}\n`);
 }
 
-interface TwinStores {
-  redis: Service;
-  database: Service;
+export interface TwinStores {
+  redis: Pick<Service, 'url' | 'adminUrl'>;
+  database: Pick<Service, 'url' | 'adminUrl' | 'adminTls'>;
   emulator: Pick<Service, 'url'>;
 }
 

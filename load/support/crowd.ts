@@ -1,22 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { insertUsers } from '../../infra/local/seed';
 import { drive, round, type LoadResult } from './measure';
-import type { BenchTwin } from './twin';
+import { twinEnvironment, type BenchTwin } from './twin';
 import { cookieValue, createSession } from '../../shared/sessions/store';
 import { redis } from '../../shared/clients/redis';
 import { db } from '../../shared/clients/mysql';
 
 /** Points the shared modules this bench imports (session store, scripts, baselines) at the twin. */
 export function pointAtTwin(twin: BenchTwin, extra: Record<string, string> = {}): void {
-  Object.assign(process.env, {
-    REDIS_URL: twin.redisUrl,
-    DATABASE_URL: twin.databaseUrl,
-    AWS_ENDPOINT_URL: twin.emulatorUrl,
-    ORDER_QUEUE_URL: twin.queues.orders!.url,
-    AWS_ACCESS_KEY_ID: 'local',
-    AWS_SECRET_ACCESS_KEY: 'local',
-    ...extra,
-  });
+  Object.assign(process.env, twinEnvironment(twin), extra);
 }
 
 /** Closes the shared modules' own clients, so the bench exits once the twin is gone. */

@@ -1,4 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { functions, type QueueName } from '../../functions/table';
+import type { ProvisionedQueue } from '../../infra/local/provision';
+import { runtimeEnvironment, twinDeployment } from '../../infra/local/twin';
+import { environmentFor } from '../../shared/config';
 import { startTwinProcess, type TwinInfo } from '../../test/support/twin-process';
 
 export type { TwinInfo };
@@ -66,4 +70,14 @@ export async function acquireTwin(log: (msg: string) => void, needsBaselines: bo
     },
   });
   return { ...twin, owned: true };
+}
+
+/**
+ * The environment that points this process's own use of shared/ at a running twin (the twin's own
+ * view of its stores, credentials in the URLs), through the same map of needs the functions get.
+ */
+export function twinEnvironment(twin: TwinInfo): Record<string, string> {
+  const stores = { redis: { url: twin.redisUrl, adminUrl: twin.redisUrl }, database: { url: twin.databaseUrl, adminUrl: twin.databaseUrl }, emulator: { url: twin.emulatorUrl } };
+  const allNeeds = [...new Set(functions.flatMap((spec) => spec.env))];
+  return { ...runtimeEnvironment(twin.emulatorUrl), ...environmentFor(allNeeds, twinDeployment(stores, twin.queues as Record<QueueName, ProvisionedQueue>, 'admin')) };
 }

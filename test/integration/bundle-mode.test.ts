@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { createConnection } from 'mysql2/promise';
 import { createTransport } from 'nodemailer';
@@ -57,16 +58,21 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
 
   const secretLookups = async () => ((await (await fetch(`${twin.emulatorUrl}/__twin/stats`)).json()) as { calls: Record<string, number> }).calls['secretsmanager.GetSecretValue'] ?? 0;
 
+  const stateDir = `.local/test-bundles-${randomBytes(4).toString('hex')}`;
+
   beforeAll(async () => {
     twin = await startTwinProcess({
-      stateDir: `.local/test-bundles-${randomBytes(4).toString('hex')}`,
+      stateDir,
       database: 'surge_bundles',
       args: ['--bundles', '--aws-stores'],
       ownServices: true,
       env: { POWERTOOLS_LOG_LEVEL: 'ERROR' },
     });
   }, 180_000);
-  afterAll(() => twin?.stop());
+  afterAll(async () => {
+    await twin?.stop();
+    rmSync(stateDir, { recursive: true, force: true });
+  });
 
   it('ran the migrations through the deploy trigger, and runs them again on demand', async () => {
     // Act
