@@ -1,24 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import type { FunctionRuntime } from '../../infra/local/runners';
+import type { Twin } from '../../infra/local/twin';
 
 /** What `npm start` writes to <state dir>/twin.json once it serves. */
-export interface TwinInfo {
+export type TwinInfo = Omit<Twin, 'stop' | 'runtime'> & {
   /** The twin's own process. */
   pid: number;
-  url: string;
-  redisUrl: string;
-  databaseUrl: string;
-  emulatorUrl: string;
-  smtpUrl: string;
-  inboundDomain: string;
-  pids: Record<string, number | undefined>;
-  queues: Record<string, { url: string; arn: string; deadLetterUrl: string }>;
-  runtime: 'source' | 'bundles';
+  runtime: FunctionRuntime['kind'];
   lambdaInstances?: number;
-  /** The stores as the twin's own code reaches them; `ca` when they are TLS-only. */
-  admin: { redisUrl: string; databaseUrl: string; ca?: string };
-}
+};
 
 export interface TwinProcess extends TwinInfo {
   child: ChildProcess;
