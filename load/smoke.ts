@@ -1,0 +1,145 @@
+/**
+ * `npm run smoke -- <base URL> [--admin-email E --admin-password P] [--item ID] [--deal ID]`
+ *
+ * Walks the README against any target, the twin or a deployed API: health, sign-up, sign-in,
+ * /me, an order until it is confirmed, a coupon, a catalog page and its refresh after an admin
+ * write, an inbound address, sign-out. Item and deal ids are fresh unless given (a sale's stock
+ * cannot be set twice). Prints one JSON line of what passed and exits non-zero on a failure.
+ * The admin defaults to the twin's demo admin; on AWS, the first admin's secret (see the README).
+ */
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { demoAccounts } from '../infra/local/seed';
+
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: {
+    'admin-email': { type: 'string', default: demoAccounts.find((a) => a.role === 'admin')!.email },
+    'admin-password': { type: 'string', default: demoAccounts.find((a) => a.role === 'admin')!.password },
+    item: { type: 'string' },
+    deal: { type: 'string' },
+  },
+});
+const base = (positionals[0] ?? '').replace(/\/$/, '');
+if (!/^https?:\/\//.test(base)) {
+  process.stderr.write('usage: npm run smoke -- <base URL> [--admin-email E --admin-password P] [--item ID] [--deal ID]\n');
+  process.exit(2);
+}
+
+const tag = randomBytes(4).toString('hex');
+const itemId = values.item ?? `smoke-${tag}`;
+const dealId = values.deal ?? `smoke-${tag}`;
+
+interface Answer {
+  status: number;
+  body: any;
+  cookie?: string;
+}
+
+async function call(method: string, path: string, options: { cookie?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<Answer> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: {
+      ...(options.cookie ? { cookie: options.cookie } : {}),
+      ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...options.headers,
+    },
+    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+    signal: AbortSignal.timeout(15_000),
+  });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    // Not JSON: kept as text for the report.
+  }
+  return { status: res.status, body, ...(res.headers.getSetCookie()[0] ? { cookie: res.headers.getSetCookie()[0]!.split(';')[0]! } : {}) };
+}
+
+/** Fails the step with what the target answered, so the report says why. */
+function expectStatus(answer: Answer, ...statuses: number[]): Answer {
+  if (!statuses.includes(answer.status)) throw new Error(`answered ${answer.status} ${JSON.stringify(answer.body).slice(0, 300)}`);
+  return answer;
+}
+
+async function eventually<T>(what: string, attempt: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await attempt();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`${what} not seen within ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+const steps: { step: string; ok: boolean; ms: number; error?: string }[] = [];
+const state: { user?: string; admin?: string; orderId?: string; programId?: number } = {};
+
+async function step(name: string, run: () => Promise<void>): Promise<void> {
+  const started = performance.now();
+  try {
+    await run();
+    steps.push({ step: name, ok: true, ms: Math.round(performance.now() - started) });
+  } catch (error) {
+    steps.push({ step: name, ok: false, ms: Math.round(performance.now() - started), error: (error as Error).message });
+  }
+}
+
+const email = `smoke-${tag}@surge.example`;
+const password = `smoke ${randomBytes(12).toString('hex')}`;
+
+await step('health', async () => {
+  expectStatus(await call('GET', '/health'), 200);
+});
+await step('sign-up', async () => {
+  expectStatus(await call('POST', '/users', { body: { email, password } }), 201);
+});
+await step('sign-in', async () => {
+  state.user = expectStatus(await call('POST', '/sessions', { body: { email, password } }), 201).cookie;
+  state.admin = expectStatus(await call('POST', '/sessions', { body: { email: values['admin-email'], password: values['admin-password'] } }), 201).cookie;
+  if (!state.user || !state.admin) throw new Error('no session cookie');
+});
+await step('me', async () => {
+  const me = expectStatus(await call('GET', '/me', { cookie: state.user! }), 200);
+  if (me.body?.email !== email) throw new Error(`/me is ${JSON.stringify(me.body)}`);
+});
+await step('order confirmed', async () => {
+  expectStatus(await call('PUT', `/items/${itemId}/stock`, { cookie: state.admin!, body: { quantity: 10, perUserLimit: 1 } }), 200);
+  const order = expectStatus(await call('POST', `/items/${itemId}/orders`, { cookie: state.user!, body: { quantity: 1 }, headers: { 'idempotency-key': `smoke-${tag}` } }), 202);
+  state.orderId = order.body.orderId;
+  await eventually('the order confirmed', async () => ((await call('GET', `/orders/${state.orderId}`, { cookie: state.user! })).body?.status === 'confirmed' ? true : undefined));
+});
+await step('coupon', async () => {
+  const now = Date.now();
+  const deal = { title: 'Smoke deal', opensAt: new Date(now - 60_000).toISOString(), closesAt: new Date(now + 3_600_000).toISOString(), limit: 5 };
+  expectStatus(await call('PUT', `/deals/${dealId}`, { cookie: state.admin!, body: deal }), 200);
+  const coupon = expectStatus(await call('POST', `/deals/${dealId}/coupons`, { cookie: state.user! }), 201);
+  await eventually('the coupon listed', async () => {
+    const mine = (await call('GET', '/me/coupons', { cookie: state.user! })).body;
+    return JSON.stringify(mine).includes(coupon.body.couponId) ? true : undefined;
+  });
+});
+await step('catalog refresh', async () => {
+  const title = `Smoke program ${tag}`;
+  const page = () => call('GET', `/programs?careerTag=smoke-${tag}&page=1&size=20`);
+  expectStatus(await page(), 200);
+  const created = expectStatus(await call('POST', '/programs', { cookie: state.admin!, body: { title, careerTag: `smoke-${tag}`, type: 'course' } }), 201);
+  state.programId = created.body.id;
+  const listed = expectStatus(await page(), 200);
+  if (!JSON.stringify(listed.body).includes(title)) throw new Error('the page did not show the new program right after the write');
+  expectStatus(await call('PUT', `/programs/${state.programId}`, { cookie: state.admin!, body: { title: `${title} (renamed)`, careerTag: `smoke-${tag}`, type: 'course' } }), 200);
+  if (!JSON.stringify((await page()).body).includes(`${title} (renamed)`)) throw new Error('the page did not show the change right after the write');
+});
+await step('inbound address', async () => {
+  const address = expectStatus(await call('GET', '/me/inbox-address', { cookie: state.user! }), 200);
+  if (!/^[^@\s]+@[^@\s]+$/.test(address.body?.address ?? '')) throw new Error(`no address: ${JSON.stringify(address.body)}`);
+});
+await step('sign-out', async () => {
+  expectStatus(await call('DELETE', '/sessions/current', { cookie: state.user! }), 204);
+  expectStatus(await call('GET', '/me', { cookie: state.user! }), 401);
+});
+
+const ok = steps.every((s) => s.ok);
+process.stdout.write(`${JSON.stringify({ target: base, ok, item: itemId, deal: dealId, passed: steps.filter((s) => s.ok).length, failed: steps.filter((s) => !s.ok).length, steps })}\n`);
+process.exitCode = ok ? 0 : 1;
