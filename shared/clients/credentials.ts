@@ -51,8 +51,17 @@ export function loadedSecret(secretId: string): string {
   return value;
 }
 
-/** Looks the secret up again, after a store refused what it held. */
-export const refreshSecret = (secretId: string): Promise<string> => lookUp(secretId, true);
+/** A store that keeps refusing (misconfigured rather than rotated) costs at most one lookup this often. */
+const REFRESH_INTERVAL_MS = 10_000;
+const refreshedAt = new Map<string, number>();
+
+/** Looks the secret up again after a store refused what it held, at most once per interval. */
+export function refreshSecret(secretId: string): Promise<string> {
+  const last = refreshedAt.get(secretId) ?? 0;
+  if (Date.now() - last < REFRESH_INTERVAL_MS) return lookUp(secretId, false);
+  refreshedAt.set(secretId, Date.now());
+  return lookUp(secretId, true);
+}
 
 /** The user and password in an RDS secret (JSON, as RDS and the stack generate it). */
 export function databaseCredentials(secret: string): { user: string; password: string } {
@@ -67,14 +76,18 @@ export function databaseCredentials(secret: string): { user: string; password: s
  * (or a failed invocation the trigger retries), never a half-done request.
  */
 export function storeCredentials(): MiddlewareObj {
+  const secretIds = once(() => {
+    const env = readEnv(storeSecretsEnv);
+    return [env.DATABASE_SECRET_ID, env.REDIS_AUTH_SECRET_ID].filter((id): id is string => id !== undefined);
+  });
+  let ready = false;
   return {
     name: 'storeCredentials',
     before: async () => {
-      const env = readEnv(storeSecretsEnv);
-      const ids = [env.DATABASE_SECRET_ID, env.REDIS_AUTH_SECRET_ID].filter((id): id is string => id !== undefined && !loaded.has(id));
-      if (!ids.length) return;
+      if (ready) return;
       try {
-        await Promise.all(ids.map((id) => lookUp(id, false)));
+        await Promise.all(secretIds().map((id) => lookUp(id, false)));
+        ready = true;
       } catch (error) {
         logger.error('Store credentials could not be looked up', { error: error as Error });
         throw new UnavailableError('Try again shortly');
