@@ -1,5 +1,6 @@
 import type { RowDataPacket } from 'mysql2';
 import { db } from '../clients/mysql';
+import { normaliseEmail } from './account-rules';
 
 export type Role = 'user' | 'admin';
 
@@ -20,7 +21,7 @@ interface UserRow extends RowDataPacket {
 export async function findUserByEmail(email: string): Promise<UserRecord | undefined> {
   const [rows] = await db().query<UserRow[]>(
     'SELECT id, email, role, password_hash FROM users WHERE email = ? LIMIT 1',
-    [email.toLowerCase()],
+    [normaliseEmail(email)],
   );
   const row = rows[0];
   return row && { id: Number(row.id), email: row.email, role: row.role, passwordHash: row.password_hash };
