@@ -80,6 +80,13 @@ export const functions: readonly FunctionSpec[] = [
     env: ['redis', 'database', 'sessions'],
   },
   {
+    id: 'create-user',
+    description: 'Signs a new user up and in (session cookie as for sign-in)',
+    trigger: { kind: 'http', method: 'POST', path: '/users' },
+    ...api,
+    env: ['redis', 'database', 'sessions'],
+  },
+  {
     id: 'delete-current-session',
     description: 'Signs out of the session that made the request',
     trigger: { kind: 'http', method: 'DELETE', path: '/sessions/current' },

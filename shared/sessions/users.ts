@@ -1,13 +1,18 @@
-import type { RowDataPacket } from 'mysql2';
+import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import { db } from '../clients/mysql';
+import { AppError } from '../errors';
 import { normaliseEmail } from './account-rules';
+import { hashPassword } from './password';
 
 export type Role = 'user' | 'admin';
 
-export interface UserRecord {
+export interface User {
   id: number;
   email: string;
   role: Role;
+}
+
+export interface UserRecord extends User {
   passwordHash: string;
 }
 
@@ -18,6 +23,9 @@ interface UserRow extends RowDataPacket {
   password_hash: string;
 }
 
+/** MySQL's ER_DUP_ENTRY; on users only the unique key on email can raise it. */
+const DUPLICATE_ENTRY = 1062;
+
 export async function findUserByEmail(email: string): Promise<UserRecord | undefined> {
   const [rows] = await db().query<UserRow[]>(
     'SELECT id, email, role, password_hash FROM users WHERE email = ? LIMIT 1',
@@ -25,4 +33,27 @@ export async function findUserByEmail(email: string): Promise<UserRecord | undef
   );
   const row = rows[0];
   return row && { id: Number(row.id), email: row.email, role: row.role, passwordHash: row.password_hash };
+}
+
+/**
+ * Inserts a user with the password hashed, or answers undefined when the address is taken: the
+ * unique key decides, so of any number of concurrent inserts of one address exactly one succeeds.
+ */
+async function insertUser(email: string, password: string, role: Role): Promise<User | undefined> {
+  const address = normaliseEmail(email);
+  const passwordHash = await hashPassword(password);
+  try {
+    const [result] = await db().query<ResultSetHeader>('INSERT INTO users (email, password_hash, role) VALUES (?, ?, ?)', [address, passwordHash, role]);
+    return { id: Number(result.insertId), email: address, role };
+  } catch (error) {
+    if ((error as { errno?: number }).errno === DUPLICATE_ENTRY) return undefined;
+    throw error;
+  }
+}
+
+/** A new account with the user role, for a password the caller has held to the policy (passwordProblem). */
+export async function signUp(email: string, password: string): Promise<User> {
+  const user = await insertUser(email, password, 'user');
+  if (!user) throw new AppError('EMAIL_TAKEN', 'An account with this email address exists already');
+  return user;
 }

@@ -108,6 +108,10 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
     // Act and assess, one function after another
     expect((await call('health', 'GET', '/health')).body).toEqual({ status: 'ok', down: [], dependencies: { redis: 'ok', database: 'ok', queue: 'ok' } });
     expect((await call('get-me', 'GET', '/me', { cookie: user })).body).toMatchObject({ role: 'user' });
+    const newcomer = `bundle-${randomBytes(3).toString('hex')}@surge.test`;
+    const signedUp = await call('create-user', 'POST', '/users', { body: { email: newcomer, password: 'a bundled passphrase' } });
+    expect(signedUp).toMatchObject({ status: 201, body: { user: { email: newcomer, role: 'user' } } });
+    expect((await call('get-me', 'GET', '/me', { cookie: signedUp.cookie })).body).toMatchObject({ email: newcomer });
 
     expect((await call('put-item-stock', 'PUT', `/items/${itemId}/stock`, { cookie: admin, body: { quantity: 5, perUserLimit: 1 } })).status).toBeLessThan(300);
     expect((await call('get-item', 'GET', `/items/${itemId}`)).body).toMatchObject({ remaining: 5 });
