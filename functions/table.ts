@@ -251,11 +251,11 @@ export const functions: readonly FunctionSpec[] = [
   },
   {
     id: 'migrate-database',
-    description: 'Applies the SQL migrations the twin also uses, once each, on every deployment',
+    description: 'Applies the SQL migrations the twin also uses, once each, then creates the first admin if absent, on every deployment',
     trigger: { kind: 'deploy' },
     memoryMb: 256,
     timeoutSeconds: 300,
-    env: ['database'],
+    env: ['database', 'firstAdmin'],
   },
   {
     id: 'reconcile-orders',

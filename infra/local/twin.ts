@@ -217,7 +217,7 @@ async function trustedCertificates(stateDir: string): Promise<TwinCertificates> 
 }
 
 /** Stores the twin's secrets in the emulator's Secrets Manager, as the stack's generated secrets are on AWS. */
-async function putSecrets(emulatorUrl: string, values: Record<string, string>): Promise<void> {
+export async function putSecrets(emulatorUrl: string, values: Record<string, string>): Promise<void> {
   const send = createSignedRequester({ service: 'secretsmanager', region: REGION, credentials: async () => ({ accessKeyId: 'local', secretAccessKey: 'local' }), uriEscapePath: true });
   for (const [name, value] of Object.entries(values)) {
     for (const action of ['CreateSecret', 'PutSecretValue']) {

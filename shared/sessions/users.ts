@@ -1,7 +1,7 @@
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import { db } from '../clients/mysql';
 import { AppError } from '../errors';
-import { normaliseEmail } from './account-rules';
+import { EmailAddress, normaliseEmail } from './account-rules';
 import { hashPassword } from './password';
 
 export type Role = 'user' | 'admin';
@@ -56,4 +56,21 @@ export async function signUp(email: string, password: string): Promise<User> {
   const user = await insertUser(email, password, 'user');
   if (!user) throw new AppError('EMAIL_TAKEN', 'An account with this email address exists already');
   return user;
+}
+
+/**
+ * The first admin, as the deploy trigger keeps it on every deploy: created with the given password
+ * if its address is not taken. An existing admin is left as it is, password included, so one
+ * changed since is never reset. An address held by an account that is not an admin fails the
+ * trigger instead of promoting it: anyone may have signed up with it, and an admin demoted on
+ * purpose stays demoted.
+ */
+export async function ensureFirstAdmin(credentials: { email: string; password: string }): Promise<'created' | 'exists'> {
+  const email = EmailAddress.safeParse(credentials.email);
+  if (!email.success) throw new Error("The first admin's address is not an email address");
+  if (await insertUser(email.data, credentials.password, 'admin')) return 'created';
+  if ((await findUserByEmail(email.data))?.role !== 'admin') {
+    throw new Error(`The first admin's address ${email.data} belongs to an account that is not an admin; deploy with another adminEmail, or make it an admin by hand`);
+  }
+  return 'exists';
 }
