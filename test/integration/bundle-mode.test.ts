@@ -74,12 +74,13 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
     rmSync(stateDir, { recursive: true, force: true });
   });
 
-  it('ran the migrations through the deploy trigger, and runs them again on demand', async () => {
+  it('ran the migrations and made the first admin through the deploy trigger, and runs it again on demand', async () => {
     // Act
     const fired = await call('migrate-database', 'POST', '/__twin/functions/migrate-database/invoke');
 
-    // Assess: the schema was there before anything else ran, so nothing is left to apply.
-    expect(fired).toMatchObject({ status: 200, body: { result: { applied: [] } } });
+    // Assess: the schema and the first admin (from the secret the trigger looked up) were there
+    // before anything else ran, so nothing is left to apply or create.
+    expect(fired).toMatchObject({ status: 200, body: { result: { applied: [], firstAdmin: 'exists' } } });
   });
 
   it('stores are TLS-only with AUTH, and the twin runs in a process that trusts their CA', async () => {
