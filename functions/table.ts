@@ -80,6 +80,13 @@ export const functions: readonly FunctionSpec[] = [
     env: ['redis', 'database', 'sessions'],
   },
   {
+    id: 'create-user',
+    description: 'Signs a new user up and in (session cookie as for sign-in)',
+    trigger: { kind: 'http', method: 'POST', path: '/users' },
+    ...api,
+    env: ['redis', 'database', 'sessions'],
+  },
+  {
     id: 'delete-current-session',
     description: 'Signs out of the session that made the request',
     trigger: { kind: 'http', method: 'DELETE', path: '/sessions/current' },
@@ -244,11 +251,11 @@ export const functions: readonly FunctionSpec[] = [
   },
   {
     id: 'migrate-database',
-    description: 'Applies the SQL migrations the twin also uses, once each, on every deployment',
+    description: 'Applies the SQL migrations the twin also uses, once each, then creates the first admin if absent, on every deployment',
     trigger: { kind: 'deploy' },
     memoryMb: 256,
     timeoutSeconds: 300,
-    env: ['database'],
+    env: ['database', 'firstAdmin'],
   },
   {
     id: 'reconcile-orders',

@@ -1,16 +1,21 @@
 /**
  * The CDK app: the whole of Surge on AWS, generated from functions/table.ts.
- *   npx cdk deploy -c inboundDomain=mail.example.com
+ *   npx cdk deploy -c inboundDomain=mail.example.com [-c adminEmail=ops@example.com]
  */
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { EmailAddress } from '../shared/sessions/account-rules';
 import { acknowledgeFindings } from './nag';
 import { SurgeStack } from './stack';
 
 export function buildApp(app = new App()): { app: App; stack: SurgeStack } {
   const inboundDomain = String(app.node.tryGetContext('inboundDomain') ?? 'inbound.surge.example');
+  // Checked here, so that a mistyped address fails the synth rather than the deploy's trigger.
+  const adminEmail = EmailAddress.safeParse(String(app.node.tryGetContext('adminEmail') ?? `admin@${inboundDomain}`));
+  if (!adminEmail.success) throw new Error('The context value adminEmail must be an email address');
   const stack = new SurgeStack(app, 'Surge', {
     inboundDomain,
+    adminEmail: adminEmail.data,
     sourceMapStackTraces: String(app.node.tryGetContext('sourceMapStackTraces')) === 'true',
     env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
   });

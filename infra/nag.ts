@@ -44,6 +44,11 @@ export function acknowledgeFindings(stack: SurgeStack): void {
     'Secrets Manager has no managed rotation for an ElastiCache AUTH token, nor CloudFormation an update strategy: rotating it is an operation on the replication group (AuthTokenUpdateStrategy ROTATE, then SET; see the stack). The functions look the token up again when AUTH is refused.',
   );
   acknowledge(
+    at('AdminCredentials'),
+    'AwsSolutions-SMG4',
+    "The first admin's initial password: the deploy trigger uses it only to create an admin that does not exist yet, and never resets an existing one, so a rotation would change nothing but the secret.",
+  );
+  acknowledge(
     at('Database'),
     'AwsSolutions-RDS14',
     'Recovery is by point-in-time restore from the 7-day automated backups; Backtrack is not offered for Aurora Serverless v2 writers.',

@@ -70,6 +70,8 @@ function bundling(spec: FunctionSpec) {
 export interface SurgeStackProps extends StackProps {
   /** The domain SES receives newsletters for (MX record → SES inbound). */
   inboundDomain: string;
+  /** The first admin's sign-in address; the deploy trigger creates that admin with a generated password (AdminSecretArn). */
+  adminEmail: string;
   /**
    * Stack traces through the shipped source maps (`--enable-source-maps`). Off by default: it
    * slows every cold start; the maps ship with each function for decoding a trace offline.
@@ -225,6 +227,18 @@ export class SurgeStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
+    // The first admin's address and a generated password. Only the deploy trigger reads it, to
+    // create that admin if absent; the operator reads it once to sign in (see AdminSecretArn).
+    const adminCredentials = new Secret(this, 'AdminCredentials', {
+      description: "The first admin's email and password, created by the deploy trigger if absent",
+      generateSecretString: {
+        secretStringTemplate: JSON.stringify({ email: props.adminEmail }),
+        generateStringKey: 'password',
+        passwordLength: 32,
+        excludePunctuation: true,
+      },
+    });
+
     // Where each need points on AWS. The URLs carry no credentials: functions look the secrets
     // up at cold start (shared/clients/credentials.ts), so no password is in their configuration.
     const deployment: Deployment = {
@@ -234,9 +248,10 @@ export class SurgeStack extends Stack {
       cookieSecure: true,
       inboundDomain: props.inboundDomain,
       rawMail: { bucket: rawMail.bucketName, prefix: inboundMail.prefix },
+      firstAdminSecretId: adminCredentials.secretArn,
     };
     // The secret holding each need's credentials: a function may read those of its needs only.
-    const secretOf: Partial<Record<EnvNeed, ISecret>> = { redis: redisAuth, database: database.secret! };
+    const secretOf: Partial<Record<EnvNeed, ISecret>> = { redis: redisAuth, database: database.secret!, firstAdmin: adminCredentials };
     const stackVariables: Record<string, string> = {
       ...serviceEnvironment,
       // Loading source maps at start costs every cold start ~50–70 ms, so only on request.
@@ -378,5 +393,9 @@ export class SurgeStack extends Stack {
     new CfnOutput(this, 'InboundDomain', { value: props.inboundDomain });
     new CfnOutput(this, 'InboundRuleSet', { value: ruleSet.receiptRuleSetName, description: 'Activate once: aws ses set-active-receipt-rule-set --rule-set-name <this>' });
     new CfnOutput(this, 'RawMailBucket', { value: rawMail.bucketName });
+    new CfnOutput(this, 'AdminSecretArn', {
+      value: adminCredentials.secretArn,
+      description: "The first admin's credentials: aws secretsmanager get-secret-value --secret-id <this> --query SecretString --output text",
+    });
   }
 }

@@ -74,6 +74,12 @@ export const rawMailEnv = z.object({
   MAIL_PARSER_THREADS: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(16)), 1),
 });
 
+/**
+ * The secret (JSON: email, password) of the admin the deploy trigger creates when its address is
+ * not taken yet. Unset where nothing provisions one: then the trigger only migrates.
+ */
+export const firstAdminEnv = z.object({ FIRST_ADMIN_SECRET_ID: secretId });
+
 /** What the mail function reads: the domain it takes mail for and where SES stores it. */
 export const receiveMailEnv = z.extend(inboundDomainEnv, rawMailEnv.shape);
 
@@ -88,6 +94,7 @@ export const envNeeds = {
   sessions: sessionEnv,
   inboundDomain: inboundDomainEnv,
   rawMail: rawMailEnv,
+  firstAdmin: firstAdminEnv,
 } as const satisfies Record<string, z.ZodMiniObject>;
 
 export type EnvNeed = keyof typeof envNeeds;
@@ -100,6 +107,7 @@ export interface Deployment {
   cookieSecure: boolean;
   inboundDomain: string;
   rawMail: { bucket: string; prefix: string; parserThreads?: number };
+  firstAdminSecretId?: string;
 }
 
 const optional = (name: string, value: string | number | boolean | undefined): Record<string, string> =>
@@ -126,6 +134,7 @@ const variablesOf: Record<EnvNeed, (d: Deployment) => Record<string, string>> = 
     RAW_MAIL_PREFIX: d.rawMail.prefix,
     ...optional('MAIL_PARSER_THREADS', d.rawMail.parserThreads),
   }),
+  firstAdmin: (d) => optional('FIRST_ADMIN_SECRET_ID', d.firstAdminSecretId),
 };
 
 /** A function's environment for its needs: every variable its needs' schemas read that the deployment sets, and no other. */

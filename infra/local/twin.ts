@@ -15,7 +15,7 @@ import { startGateway, type Gateway, type HttpRoute } from './gateway';
 import { LocalLambda } from './lambda';
 import { startPoller, type Poller } from './poller';
 import { provision, type ProvisionedQueue } from './provision';
-import { seed } from './seed';
+import { demoAccounts, seed } from './seed';
 import { functionArnOf, passingVerdicts, type Verdicts } from './ses-event';
 import { SES_MAX_MESSAGE_BYTES, startSmtpListener, type MailRoute } from './smtp';
 import { readyLine, spawnService } from './processes';
@@ -75,8 +75,11 @@ export interface Twin {
   stop(): Promise<void>;
 }
 
-/** Where the functions find their stores' credentials in Secrets Manager when the stores are AWS-like. */
-export const TWIN_SECRETS = { database: 'surge/database', redisAuth: 'surge/redis-auth' } as const;
+/**
+ * Where the functions find their stores' credentials in Secrets Manager when the stores are
+ * AWS-like, and the deploy trigger the first admin's in bundle mode.
+ */
+export const TWIN_SECRETS = { database: 'surge/database', redisAuth: 'surge/redis-auth', firstAdmin: 'surge/first-admin' } as const;
 
 const REGION = 'us-east-1';
 /** Readers' addresses in the twin are <token>@inbound.surge.test (.test never resolves anywhere). */
@@ -128,6 +131,9 @@ export function twinDeployment(stores: TwinStores, provisioned: Record<QueueName
     inboundDomain: TWIN_INBOUND_DOMAIN,
     // One instance of the twin's source mode stands for many mail-function instances, each of which would parse on its own.
     rawMail: { bucket: RAW_MAIL_BUCKET, prefix: inboundMail.prefix, parserThreads: lambdaInstances ? 1 : 4 },
+    // The functions' view is bundle mode's, the one mode whose deploy trigger runs as a function:
+    // only there does the twin provision the first admin's secret.
+    ...(view === 'functions' ? { firstAdminSecretId: TWIN_SECRETS.firstAdmin } : {}),
   };
 }
 
@@ -217,7 +223,7 @@ async function trustedCertificates(stateDir: string): Promise<TwinCertificates> 
 }
 
 /** Stores the twin's secrets in the emulator's Secrets Manager, as the stack's generated secrets are on AWS. */
-async function putSecrets(emulatorUrl: string, values: Record<string, string>): Promise<void> {
+export async function putSecrets(emulatorUrl: string, values: Record<string, string>): Promise<void> {
   const send = createSignedRequester({ service: 'secretsmanager', region: REGION, credentials: async () => ({ accessKeyId: 'local', secretAccessKey: 'local' }), uriEscapePath: true });
   for (const [name, value] of Object.entries(values)) {
     for (const action of ['CreateSecret', 'PutSecretValue']) {
@@ -254,12 +260,17 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     const sqs = new SQSClient(clientOptions);
     const s3 = new S3Client({ ...clientOptions, forcePathStyle: true });
     const provisioned = await provision(sqs, s3);
-    if (secure) {
-      await putSecrets(emulator.url, {
-        [TWIN_SECRETS.database]: JSON.stringify({ username: secure.database.user, password: secure.database.password }),
-        [TWIN_SECRETS.redisAuth]: secure.redisPassword,
-      });
-    }
+    const demoAdmin = demoAccounts.find((account) => account.role === 'admin')!;
+    await putSecrets(emulator.url, {
+      ...(secure
+        ? {
+            [TWIN_SECRETS.database]: JSON.stringify({ username: secure.database.user, password: secure.database.password }),
+            [TWIN_SECRETS.redisAuth]: secure.redisPassword,
+          }
+        : {}),
+      // The demo admin, whom the seed also keeps, so on a fresh database the deploy trigger creates it as on AWS.
+      ...(options.bundles ? { [TWIN_SECRETS.firstAdmin]: JSON.stringify({ email: demoAdmin.email, password: demoAdmin.password }) } : {}),
+    });
     const runtime: FunctionRuntime = options.bundles
       ? {
           kind: 'bundles',

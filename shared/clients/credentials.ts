@@ -11,11 +11,13 @@ import { createSecretReader } from './secrets';
  * The credentials of a function's data stores live in Secrets Manager, never in its configuration:
  * the environment names the secrets (DATABASE_SECRET_ID, REDIS_AUTH_SECRET_ID), each function
  * looks them up once per instance, before its first invocation uses a client, and again when a
- * store refuses them (the secret rotated).
+ * store refuses them (the secret rotated). The deploy trigger's FIRST_ADMIN_SECRET_ID, the first
+ * admin's credentials, is looked up the same way.
  */
 const storeSecretsEnv = z.object({
   DATABASE_SECRET_ID: z.optional(z.string()),
   REDIS_AUTH_SECRET_ID: z.optional(z.string()),
+  FIRST_ADMIN_SECRET_ID: z.optional(z.string()),
 });
 
 const readSecret = once(() => createSecretReader(awsClientOptions()));
@@ -70,6 +72,13 @@ export function databaseCredentials(secret: string): { user: string; password: s
   return { user: username, password };
 }
 
+/** The address and password in the first admin's secret (JSON, as the stack generates it). */
+export function firstAdminCredentials(secret: string): { email: string; password: string } {
+  const { email, password } = JSON.parse(secret) as { email?: unknown; password?: unknown };
+  if (typeof email !== 'string' || typeof password !== 'string' || !password) throw new Error("The first admin's secret has no email and password");
+  return { email, password };
+}
+
 /**
  * Middleware first in every function's stack: the store secrets its environment names are looked
  * up before the handler runs, once per instance. Secrets Manager being away is a retry-safe 503
@@ -78,7 +87,7 @@ export function databaseCredentials(secret: string): { user: string; password: s
 export function storeCredentials(): MiddlewareObj {
   const secretIds = once(() => {
     const env = readEnv(storeSecretsEnv);
-    return [env.DATABASE_SECRET_ID, env.REDIS_AUTH_SECRET_ID].filter((id): id is string => id !== undefined);
+    return [env.DATABASE_SECRET_ID, env.REDIS_AUTH_SECRET_ID, env.FIRST_ADMIN_SECRET_ID].filter((id): id is string => id !== undefined);
   });
   let ready = false;
   return {

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { redis } from '../clients/redis';
 import { readEnv, sessionEnv } from '../config';
+import { logger } from '../logger';
 import { once } from '../once';
 import { isScriptCode, scriptError } from '../redis/script-codes';
 import { luaScript } from '../redis/script';
@@ -81,6 +82,17 @@ export async function createSession(user: { id: number; role: Role; email: strin
     [handle.sessionId, user.id, user.role, user.email, now, settings().idleMs, settings().absoluteMs],
   );
   return handle;
+}
+
+/**
+ * Signs in a user who has just proved who they are: a new session, and its Set-Cookie header. A
+ * session id presented before sign-in is destroyed, never promoted (session fixation).
+ */
+export async function signIn(user: { id: number; role: Role; email: string }, presentedCookie: string | undefined): Promise<string> {
+  const presented = parseSessionCookie(presentedCookie);
+  const [session] = await Promise.all([createSession(user), presented && destroySession(presented)]);
+  logger.info('Signed in', { userId: user.id, sessionRef: sessionRef(session.sessionId) });
+  return sessionCookie(session);
 }
 
 /** One Redis round trip: loads the session and slides its idle timeout in the same script. */

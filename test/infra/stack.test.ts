@@ -15,7 +15,7 @@ process.env.CDK_DISABLE_CLI_TELEMETRY = '1';
 
 type Resource = { Type: string; Properties: Record<string, any>; Metadata?: Record<string, string>; DependsOn?: string[] };
 
-/** A deployment that sets what the stack sets (both secret ids), with the other optional settings left to their defaults. */
+/** A deployment that sets what the stack sets (every secret id), with the other optional settings left to their defaults. */
 const awsLikeDeployment: Deployment = {
   redis: { url: 'rediss://cache.example:6380', authSecretId: 'redis-auth' },
   database: { url: 'mysql://proxy.example:3306/surge', secretId: 'database', tls: true },
@@ -23,6 +23,7 @@ const awsLikeDeployment: Deployment = {
   cookieSecure: true,
   inboundDomain: 'inbound.test.example',
   rawMail: { bucket: 'surge-raw-mail', prefix: inboundMail.prefix },
+  firstAdminSecretId: 'first-admin',
 };
 /** Set by the stack on every function, outside any need. */
 const STACK_VARIABLES = Object.keys(serviceEnvironment);
@@ -41,6 +42,7 @@ describe('the CDK app', () => {
   };
   const functionIdOf = (id: string) => logicalIdOf('AWS::Lambda::Function', (r) => r.Properties.FunctionName === `surge-${id}`);
   const functionOf = (id: string) => resources[functionIdOf(id)]!;
+  const adminSecretId = () => logicalIdOf('AWS::SecretsManager::Secret', (r) => String(r.Properties.Description).startsWith("The first admin's"));
   /** The resources a resource's Ref, Fn::GetAtt and Fn::Sub name. */
   const referencesIn = (value: unknown): string[] => {
     if (typeof value === 'string') return [...value.matchAll(/\$\{([A-Za-z0-9]+)[.}]/g)].map((m) => m[1]!).filter((id) => id in resources);
@@ -196,6 +198,7 @@ describe('the CDK app', () => {
     const secretOf: Partial<Record<EnvNeed, { variable: string; ref: { Ref: string } }>> = {
       redis: { variable: 'REDIS_AUTH_SECRET_ID', ref: { Ref: logicalIdOf('AWS::SecretsManager::Secret', (r) => r.Properties.Description === 'ElastiCache AUTH token') } },
       database: { variable: 'DATABASE_SECRET_ID', ref: { Ref: logicalIdOf('AWS::SecretsManager::SecretTargetAttachment') } },
+      firstAdmin: { variable: 'FIRST_ADMIN_SECRET_ID', ref: { Ref: adminSecretId() } },
     };
     for (const spec of functions) {
       const fn = functionOf(spec.id);
@@ -210,6 +213,22 @@ describe('the CDK app', () => {
       expect(readable, spec.id).toEqual(expected.map((s) => ({ actions: expect.arrayContaining(['secretsmanager:GetSecretValue']), secret: s.ref })));
       for (const { variable, ref } of expected) expect(fn.Properties.Environment.Variables[variable], `${spec.id} ${variable}`).toEqual(ref);
     }
+  });
+
+  it("generates the first admin's credentials for the default address, lets only the deploy trigger read them, and outputs where they are", () => {
+    const secretId = adminSecretId();
+    const readers = ofType('AWS::IAM::Policy')
+      .filter((p) => JSON.stringify(p.Properties.PolicyDocument).includes(JSON.stringify({ Ref: secretId })))
+      .flatMap((p) => (p.Properties.Roles as { Ref: string }[]).map((r) => r.Ref));
+    const roleOf = (id: string) => functionOf(id).Properties.Role['Fn::GetAtt'][0] as string;
+
+    expect(resources[secretId]!.Properties.GenerateSecretString).toMatchObject({
+      SecretStringTemplate: JSON.stringify({ email: 'admin@inbound.test.example' }),
+      GenerateStringKey: 'password',
+      PasswordLength: 32,
+    });
+    expect(readers).toEqual([roleOf('migrate-database')]);
+    expect(template.toJSON().Outputs.AdminSecretArn).toMatchObject({ Value: { Ref: secretId } });
   });
 
   it('runs reconciliation every 5 minutes and migrations on every deploy', () => {

@@ -74,12 +74,13 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
     rmSync(stateDir, { recursive: true, force: true });
   });
 
-  it('ran the migrations through the deploy trigger, and runs them again on demand', async () => {
+  it('ran the migrations and made the first admin through the deploy trigger, and runs it again on demand', async () => {
     // Act
     const fired = await call('migrate-database', 'POST', '/__twin/functions/migrate-database/invoke');
 
-    // Assess: the schema was there before anything else ran, so nothing is left to apply.
-    expect(fired).toMatchObject({ status: 200, body: { result: { applied: [] } } });
+    // Assess: the schema and the first admin (from the secret the trigger looked up) were there
+    // before anything else ran, so nothing is left to apply or create.
+    expect(fired).toMatchObject({ status: 200, body: { result: { applied: [], firstAdmin: 'exists' } } });
   });
 
   it('stores are TLS-only with AUTH, and the twin runs in a process that trusts their CA', async () => {
@@ -108,6 +109,10 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
     // Act and assess, one function after another
     expect((await call('health', 'GET', '/health')).body).toEqual({ status: 'ok', down: [], dependencies: { redis: 'ok', database: 'ok', queue: 'ok' } });
     expect((await call('get-me', 'GET', '/me', { cookie: user })).body).toMatchObject({ role: 'user' });
+    const newcomer = `bundle-${randomBytes(3).toString('hex')}@surge.test`;
+    const signedUp = await call('create-user', 'POST', '/users', { body: { email: newcomer, password: 'a bundled passphrase' } });
+    expect(signedUp).toMatchObject({ status: 201, body: { user: { email: newcomer, role: 'user' } } });
+    expect((await call('get-me', 'GET', '/me', { cookie: signedUp.cookie })).body).toMatchObject({ email: newcomer });
 
     expect((await call('put-item-stock', 'PUT', `/items/${itemId}/stock`, { cookie: admin, body: { quantity: 5, perUserLimit: 1 } })).status).toBeLessThan(300);
     expect((await call('get-item', 'GET', `/items/${itemId}`)).body).toMatchObject({ remaining: 5 });

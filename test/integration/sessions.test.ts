@@ -47,6 +47,13 @@ describe('sessions', () => {
     expect(body(after).error.code).toBe('UNAUTHENTICATED');
   });
 
+  it('signs in with the address in another case and with spaces around it', async () => {
+    const result = await signIn({ email: `  ${user.email.toUpperCase()} `, password: user.password });
+
+    expect(result.statusCode).toBe(201);
+    expect(body(result).user).toEqual({ id: user.id, email: user.email, role: 'user' });
+  });
+
   it('refuses a wrong password and an unknown user alike', async () => {
     const wrong = await signIn({ email: user.email, password: 'not it' });
     const unknown = await signIn({ email: 'nobody@surge.test', password: user.password });
