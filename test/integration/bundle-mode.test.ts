@@ -1,5 +1,7 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { createConnection } from 'mysql2/promise';
 import { createTransport } from 'nodemailer';
@@ -164,6 +166,16 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
 
     expect([...exercised].sort()).toEqual(functions.map((f) => f.id).sort());
   }, 120_000);
+
+  it('passes the smoke run a user would make against it (npm run smoke)', async () => {
+    // Act
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'load/smoke.ts', twin.url], { env: process.env });
+
+    // Assess
+    const report = JSON.parse(stdout.trim().split('\n').pop()!);
+    expect(report.steps.filter((s: { ok: boolean }) => !s.ok)).toEqual([]);
+    expect(report).toMatchObject({ ok: true, failed: 0, passed: 9 });
+  }, 60_000);
 
   it('after a rotation of both passwords, looks each secret up again once and carries on', async () => {
     // Prepare: a signed-in session, so the database and Redis both serve the request after the rotation.
