@@ -37,6 +37,10 @@ await app.listen({ host: '127.0.0.1', port: Number(process.env.EMULATOR_PORT ?? 
 const address = app.server.address();
 process.stdout.write(`ready ${typeof address === 'object' && address ? address.port : ''}\n`);
 
+// Closes once: Ctrl-C signals the twin's whole process group, and the twin repeats its SIGTERM until this exits.
+let closing: Promise<void> | undefined;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => void app.close().finally(() => process.exit(0)));
+  process.on(signal, () => {
+    closing ??= app.close().finally(() => process.exit(0));
+  });
 }
