@@ -102,6 +102,7 @@ twin = await startTwin({
   bundles: env.SURGE_BUNDLES === 'true',
   ...(env.SURGE_LAMBDA_INSTANCES ? { lambdaInstances: env.SURGE_LAMBDA_INSTANCES } : {}),
   awsStores: env.SURGE_AWS_STORES === 'true',
+  onListening: (url) => process.stdout.write(`surge starting     ${url}  (answers 503 until ready)\n`),
 }).catch((error: unknown) => {
   // A stop while starting makes the start fail; the stop under way ends this process.
   if (stopping) return stopping;

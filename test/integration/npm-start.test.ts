@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { runningAfter, watchProcessTree } from '../support/process-tree';
 import { spawnTwinProcess, type StartingTwinProcess, type TwinInfo } from '../support/twin-process';
@@ -46,6 +47,36 @@ describe('npm start', () => {
     tree = undefined;
   });
   afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
+
+  it('answers /health with 503 while the twin starts, and 200 once it is ready', async () => {
+    // Prepare
+    const { twin } = startThroughNpm();
+    const url = await twin.listening;
+    let ready = false;
+    void twin.ready.then(() => (ready = true));
+
+    // Act: probe from the moment the gateway listens until the twin says it is ready, then once more
+    const answers: { status: number; body: unknown; twinJsonWritten: boolean }[] = [];
+    const probe = async () => {
+      const res = await fetch(`${url}/health`);
+      const body = await res.json();
+      // main.ts writes twin.json in the same turn as the gateway starts serving, so a 200 without it came too early.
+      answers.push({ status: res.status, body, twinJsonWritten: existsSync(join(stateDir, 'twin.json')) });
+    };
+    while (!ready) {
+      await probe();
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await probe();
+
+    // Assess: 503 while starting, 200 only once ready
+    expect(answers[0]).toEqual({ status: 503, body: { error: { code: 'UNAVAILABLE', message: 'The twin is starting' } }, twinJsonWritten: false });
+    for (const answer of answers) {
+      if (answer.status === 200) expect(answer.twinJsonWritten).toBe(true);
+      else expect(answer).toMatchObject({ status: 503, body: { error: { code: 'UNAVAILABLE', message: 'The twin is starting' } } });
+    }
+    expect(answers.at(-1)).toMatchObject({ status: 200, body: { status: 'ok', down: [], dependencies: { redis: 'ok', database: 'ok', queue: 'ok' } } });
+  }, START_TIMEOUT_MS);
 
   it('stops every process it started within 10 s of a SIGTERM to npm alone', async () => {
     // Prepare

@@ -33,6 +33,8 @@ export interface TwinProcessOptions {
 export interface StartingTwinProcess {
   /** npm when started through it, otherwise the twin's own process. */
   child: ChildProcess;
+  /** The gateway's address, printed as soon as it listens (it answers 503 until the twin is ready). */
+  listening: Promise<string>;
   /** What twin.json says, once the twin has printed "surge ready". */
   ready: Promise<TwinInfo>;
   /** How child ended. */
@@ -68,11 +70,14 @@ export function spawnTwinProcess(options: TwinProcessOptions): StartingTwinProce
       });
       child.once('exit', (code, signal) => reject(new Error(`the twin exited (${code ?? signal}) before ${what}`)));
     });
+  const listening = awaitLine('its gateway listened', (line) => /^surge starting\s+(\S+)/.exec(line)?.[1]);
   const ready = awaitLine('it was ready', (line) => (line.startsWith('surge ready') ? (JSON.parse(readFileSync(stateFile, 'utf8')) as TwinInfo) : undefined));
-  // Awaited or not: a twin stopped while starting never gets there.
+  // A caller awaits what it needs; a twin stopped while starting never gets to the rest.
+  listening.catch(() => undefined);
   ready.catch(() => undefined);
   return {
     child,
+    listening,
     ready,
     exited,
     async stop() {
