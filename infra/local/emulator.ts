@@ -10,7 +10,17 @@ import { isSecretsManagerRequest, serveSecretsManager } from './secrets-endpoint
 
 export const EMULATOR_STATS_PATH = '/__twin/stats';
 
+/**
+ * S3 bodies the emulator takes: the raw-mail bucket gets messages up to SES's 40 MB
+ * (SES_MAX_MESSAGE_BYTES in smtp.ts), with room for the SDK's aws-chunked framing. fauxqs sizes
+ * its own limit, 11 MiB, for multipart parts.
+ */
+const S3_BODY_LIMIT_BYTES = 64 * 1024 * 1024;
+
 const app = buildApp({ logger: false });
+// fauxqs reads S3 bodies of any content type with its catch-all parser; Fastify keeps one, so
+// adding it again replaces fauxqs's, with the higher limit.
+app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: S3_BODY_LIMIT_BYTES }, (_request: unknown, body: Buffer, done: (error: null, body: Buffer) => void) => done(null, body));
 const calls: Record<string, number> = {};
 app.addHook('onRequest', (request: { method: string; headers: Record<string, string | string[] | undefined>; raw: IncomingMessage }, reply: { hijack(): void; raw: ServerResponse }, done: () => void) => {
   const target = request.headers['x-amz-target'];
@@ -37,6 +47,10 @@ await app.listen({ host: '127.0.0.1', port: Number(process.env.EMULATOR_PORT ?? 
 const address = app.server.address();
 process.stdout.write(`ready ${typeof address === 'object' && address ? address.port : ''}\n`);
 
+// Closes once: Ctrl-C signals the twin's whole process group, and the twin repeats its SIGTERM until this exits.
+let closing: Promise<void> | undefined;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => void app.close().finally(() => process.exit(0)));
+  process.on(signal, () => {
+    closing ??= app.close().finally(() => process.exit(0));
+  });
 }

@@ -160,9 +160,25 @@ function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
   });
 }
 
+/** Routes checked and ready to serve: each route key at most once. */
+export function compileRoutes(routes: HttpRoute[]): CompiledRoute[] {
+  const compiled = routes.map(compileRoute);
+  const seen = new Set<string>();
+  for (const route of compiled) {
+    if (seen.has(route.routeKey)) throw new Error(`Route ${route.routeKey} is described twice`);
+    seen.add(route.routeKey);
+  }
+  return compiled;
+}
+
+/** What every request gets before the gateway serves its routes: the twin behind it is not ready. */
+const STARTING_BODY = JSON.stringify({ error: { code: 'UNAVAILABLE', message: 'The twin is starting' } });
+
 export interface Gateway {
   url: string;
   server: Server;
+  /** Serves these routes from now on; until then every request is answered 503 UNAVAILABLE. */
+  serve(routes: CompiledRoute[]): void;
   close(): Promise<void>;
 }
 
@@ -171,14 +187,23 @@ export interface Gateway {
  * route's function, invoked in this process, and its result becomes the HTTP response.
  */
 export async function startGateway(routes: HttpRoute[], port: number, onFunctionError: (route: string, error: Error) => void): Promise<Gateway> {
-  const compiled = routes.map(compileRoute);
-  const seen = new Set<string>();
-  for (const route of compiled) {
-    if (seen.has(route.routeKey)) throw new Error(`Route ${route.routeKey} is described twice`);
-    seen.add(route.routeKey);
-  }
+  const compiled = compileRoutes(routes);
+  const gateway = await listenGateway(port, onFunctionError);
+  gateway.serve(compiled);
+  return gateway;
+}
 
+/**
+ * The gateway, listening at once but answering every request 503 until serve() gives it its
+ * routes: its address is known, and probed, while what it fronts is still starting.
+ */
+export async function listenGateway(port: number, onFunctionError: (route: string, error: Error) => void): Promise<Gateway> {
+  let compiled: CompiledRoute[] | undefined;
   const server = createServer(async (req, res) => {
+    if (!compiled) {
+      req.resume();
+      return send(res, 503, STARTING_BODY);
+    }
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
@@ -219,6 +244,9 @@ export async function startGateway(routes: HttpRoute[], port: number, onFunction
   return {
     url,
     server,
+    serve(routes) {
+      compiled = routes;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

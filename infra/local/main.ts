@@ -1,23 +1,25 @@
 /**
  * `npm start`: the whole of Surge on this machine. Starts (or reuses, through REDIS_URL,
  * DATABASE_URL and AWS_ENDPOINT_URL) Redis, MariaDB and the SQS/S3 emulator, migrates and seeds,
- * then serves the function table until Ctrl-C.
+ * then serves the function table until SIGINT (Ctrl-C) or SIGTERM, either of which stops
+ * everything it started within 10 s, whether it is serving or still starting.
  *
  *   npm start -- --bundles             the bundles `cdk deploy` uploads, each with exactly its row's environment
  *   npm start -- --lambda-instances 64 with --bundles: Lambda's instance model, one event at a time per instance
  *   npm start -- --aws-stores          TLS-only stores with AUTH, credentials looked up in Secrets Manager
  * (or SURGE_BUNDLES=true, SURGE_LAMBDA_INSTANCES=64, SURGE_AWS_STORES=true)
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { inboundMail } from '../../functions/table';
+import { stopAllChildren } from './processes';
 import { demoAccounts } from './seed';
 import { parseVerdicts } from './ses-event';
 import { ensureTwinCertificates } from './tls';
-import { startTwin } from './twin';
+import { startTwin, type Twin } from './twin';
 
 const { values: flags } = parseArgs({
   options: { bundles: { type: 'boolean' }, 'lambda-instances': { type: 'string' }, 'aws-stores': { type: 'boolean' } },
@@ -39,20 +41,57 @@ const env = z
   .parse({ ...process.env, ...(flags['lambda-instances'] ? { SURGE_LAMBDA_INSTANCES: flags['lambda-instances'] } : {}) });
 if (env.SURGE_LAMBDA_INSTANCES && env.SURGE_BUNDLES !== 'true') throw new Error('--lambda-instances runs bundles: add --bundles');
 
+// Read by `npm run bench` and `npm run reconcile` to find a running twin.
+const stateFile = join(env.SURGE_STATE_DIR, 'twin.json');
+
+/** How long the twin's orderly stop may take before what it left running is stopped all at once. */
+const ORDERLY_STOP_MS = 3_000;
+
+let twin: Twin | undefined;
+/** With --aws-stores the twin runs in a child process (see below); a stop signal is relayed to it. */
+let twinProcess: ChildProcess | undefined;
+let stopping: Promise<never> | undefined;
+
+/**
+ * The twin's own parts first, in order (the consumers finish with the stores they use before the
+ * stores go), then every service still running, all at once: SIGTERM, SIGKILL after
+ * STOP_GRACE_MS. A twin still starting gets only the second step, for what has started so far.
+ */
+async function stop(signal: NodeJS.Signals): Promise<never> {
+  process.stdout.write(`surge stopping (${signal})\n`);
+  rmSync(stateFile, { force: true });
+  if (twin) {
+    const deadline = new Promise<void>((resolve) => setTimeout(resolve, ORDERLY_STOP_MS).unref());
+    await Promise.race([twin.stop(), deadline]).catch((error: Error) => process.stderr.write(`surge stop: ${error.message}\n`));
+  }
+  await stopAllChildren();
+  process.exit(0);
+}
+
+// Before the first await, so before anything starts: a signal that arrives while the twin is
+// starting stops what has started so far, instead of killing this process and orphaning it.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (twinProcess) twinProcess.kill(signal);
+    else stopping ??= stop(signal);
+  });
+}
+
 mkdirSync(env.SURGE_STATE_DIR, { recursive: true });
 if (env.SURGE_AWS_STORES === 'true') {
   // Functions verify the stores' certificates against the process's trust store, as on AWS; only
   // a process started with NODE_EXTRA_CA_CERTS trusts the twin's CA, so the twin runs in one.
   const { caFile } = await ensureTwinCertificates(join(env.SURGE_STATE_DIR, 'tls'));
+  if (stopping) await stopping;
   if (process.env.NODE_EXTRA_CA_CERTS !== caFile) {
     const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env: { ...process.env, NODE_EXTRA_CA_CERTS: caFile } });
-    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
+    twinProcess = child;
     const code = await new Promise<number>((resolve) => child.once('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0))));
     process.exit(code);
   }
 }
 
-const twin = await startTwin({
+twin = await startTwin({
   port: env.PORT,
   stateDir: env.SURGE_STATE_DIR,
   database: env.SURGE_DATABASE,
@@ -63,10 +102,14 @@ const twin = await startTwin({
   bundles: env.SURGE_BUNDLES === 'true',
   ...(env.SURGE_LAMBDA_INSTANCES ? { lambdaInstances: env.SURGE_LAMBDA_INSTANCES } : {}),
   awsStores: env.SURGE_AWS_STORES === 'true',
+  onListening: (url) => process.stdout.write(`surge starting     ${url}  (answers 503 until ready)\n`),
+}).catch((error: unknown) => {
+  // A stop while starting makes the start fail; the stop under way ends this process.
+  if (stopping) return stopping;
+  throw error;
 });
+if (stopping) await stopping;
 
-// Read by `npm run bench` and `npm run reconcile` to find a running twin.
-const stateFile = join(env.SURGE_STATE_DIR, 'twin.json');
 writeFileSync(stateFile, JSON.stringify({ pid: process.pid, url: twin.url, redisUrl: twin.redisUrl, databaseUrl: twin.databaseUrl, emulatorUrl: twin.emulatorUrl, smtpUrl: twin.smtpUrl, inboundDomain: twin.inboundDomain, pids: twin.pids, queues: twin.queues, runtime: twin.runtime.kind, lambdaInstances: env.SURGE_LAMBDA_INSTANCES, admin: twin.admin }, null, 2));
 
 const lines = [
@@ -79,15 +122,4 @@ const lines = [
   ...demoAccounts.map((a) => [`login ${a.role}`, `${a.email} / ${a.password}`]),
 ];
 for (const [name, value] of lines) process.stdout.write(`surge ${name!.padEnd(12)} ${value}\n`);
-process.stdout.write('surge ready; Ctrl-C stops everything\n');
-
-let stopping = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    process.stdout.write(`surge stopping (${signal})\n`);
-    rmSync(stateFile, { force: true });
-    void twin.stop().finally(() => process.exit(0));
-  });
-}
+process.stdout.write('surge ready; Ctrl-C or SIGTERM stops everything\n');

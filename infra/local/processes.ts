@@ -3,12 +3,48 @@ import { createWriteStream, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname } from 'node:path';
 
-const children = new Set<ChildProcess>();
+/** Every service process started here that has not exited yet, with the promise of its exit. */
+const children = new Map<ChildProcess, Promise<void>>();
+/** Set by stopAllChildren: a service started after it would outlive the stop. */
+let stopRequested = false;
+
+/**
+ * How long a service has after SIGTERM before SIGKILL: mariadbd's clean shutdown takes a few
+ * seconds; a twin stopped by a signal must be gone within 10.
+ */
+const STOP_GRACE_MS = 5_000;
 
 /** Kills what is still running if the parent exits without a clean stop, so nothing is orphaned. */
 process.on('exit', () => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  for (const child of children.keys()) child.kill('SIGKILL');
 });
+
+/** How often SIGTERM is sent again while a child has not exited. */
+const SIGTERM_REPEAT_MS = 250;
+
+/**
+ * SIGTERM until the child exits, SIGKILL after graceMs; resolves once it has exited (and been
+ * reaped). Repeated because a process still starting can lose the first: mariadbd ignores a
+ * SIGTERM in its first tens of milliseconds, and a repeat is ignored once its shutdown is under way.
+ */
+async function stopChild(child: ChildProcess, exited: Promise<void>, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const repeat = setInterval(() => child.kill('SIGTERM'), SIGTERM_REPEAT_MS);
+  const kill = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearInterval(repeat);
+  clearTimeout(kill);
+}
+
+/**
+ * Stops every service process started here at once, and refuses to start more: what a signal does
+ * to a twin that is still starting, and to whatever an orderly stop left running.
+ */
+export async function stopAllChildren(): Promise<void> {
+  stopRequested = true;
+  await Promise.all([...children].map(([child, exited]) => stopChild(child, exited, STOP_GRACE_MS)));
+}
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -28,24 +64,16 @@ export interface Spawned {
 
 /** Starts a service process whose output goes to a log file, and a stop() that waits for it to exit. */
 export function spawnService(command: string, args: string[], logFile: string, env: NodeJS.ProcessEnv = process.env): Spawned {
+  if (stopRequested) throw new Error(`${command} not started: stopping`);
   mkdirSync(dirname(logFile), { recursive: true });
   const log = createWriteStream(logFile, { flags: 'a' });
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
-  children.add(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  children.set(child, exited);
   void exited.then(() => children.delete(child));
-  return {
-    child,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
+  return { child, stop: () => stopChild(child, exited, STOP_GRACE_MS) };
 }
 
 export async function waitFor(what: string, attempt: () => Promise<unknown>, timeoutMs = 30_000): Promise<void> {

@@ -11,7 +11,7 @@ import { createSignedRequester, serviceLocation } from '../../shared/clients/aws
 import { buildFunctionBundle } from '../bundling';
 import { runnerFor, type FunctionRunner, type FunctionRuntime } from './runners';
 import { ensureTwinCertificates, type TwinCertificates } from './tls';
-import { startGateway, type Gateway, type HttpRoute } from './gateway';
+import { compileRoutes, listenGateway, type HttpRoute } from './gateway';
 import { LocalLambda } from './lambda';
 import { startPoller, type Poller } from './poller';
 import { provision, type ProvisionedQueue } from './provision';
@@ -56,6 +56,8 @@ export interface TwinOptions {
    * emulator's stand-in). The process must trust the CA through NODE_EXTRA_CA_CERTS, as main.ts sees to.
    */
   awsStores?: boolean;
+  /** Called once the gateway listens, before anything else starts; it answers 503 until the twin is ready. */
+  onListening?(url: string): void;
 }
 
 export interface Twin {
@@ -247,11 +249,16 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     redisPassword: randomBytes(24).toString('hex'),
     database: { user: 'surge', password: randomBytes(24).toString('hex') },
   };
+  const gateway = await listenGateway(options.port, logFunctionError);
+  options.onListening?.(gateway.url);
   const [redis, database, emulator] = await Promise.all([
     startRedis(options.stateDir, options.durableRedis ?? true, secure),
     startDatabase(options.stateDir, options.database, secure),
     startEmulator(options.stateDir),
-  ]);
+  ]).catch(async (error: Error) => {
+    await gateway.close();
+    throw error;
+  });
   const stores = { redis, database, emulator };
   const stopServices = () => Promise.all([redis.stop(), database.stop(), emulator.stop()]);
   const runners: FunctionRunner[] = [];
@@ -331,7 +338,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     }
     await Promise.all([...lambdas.values()].map((l) => l.warm()));
 
-    const gateway: Gateway = await startGateway(httpRoutes, options.port, logFunctionError);
+    const routes = compileRoutes(httpRoutes);
     const smtp = await startSmtpListener({
       port: options.smtpPort ?? inboundMail.smtpPort,
       routes: mailRoutes,
@@ -341,9 +348,6 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
         await s3.send(new PutObjectCommand({ Bucket: RAW_MAIL_BUCKET, Key: `${inboundMail.prefix}${messageId}`, Body: raw, ContentType: 'message/rfc822' }));
       },
       onError: (error) => logFunctionError('smtp', error),
-    }).catch(async (error: Error) => {
-      await gateway.close();
-      throw error;
     });
 
     const consumers = await (async (): Promise<{ pid?: number; stop(): Promise<void> } | undefined> => {
@@ -360,7 +364,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
             [RUNTIME_ENV]: JSON.stringify(runtime),
           });
           await readyLine(proc, /^ready/m, join(options.stateDir, 'consumers.log')).catch(async (error: Error) => {
-            await Promise.all([gateway.close(), smtp.close()]);
+            await smtp.close();
             throw error;
           });
           return { pid: proc.child.pid, stop: proc.stop };
@@ -378,6 +382,8 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
       return [timer];
     });
 
+    // Ready: the stores are seeded, and the SMTP listener and the consumers are up.
+    gateway.serve(routes);
     return {
       url: gateway.url,
       redisUrl: redis.adminUrl,
@@ -398,7 +404,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
       },
     };
   } catch (error) {
-    await Promise.all(runners.map((r) => r.stop()));
+    await Promise.all([gateway.close(), ...runners.map((r) => r.stop())]);
     await stopServices();
     throw error;
   }

@@ -1,5 +1,8 @@
+import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { createConnection } from 'mysql2/promise';
 import { createTransport } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buckets, inboundMail } from '../../functions/table';
 import { demoAccounts } from '../../infra/local/seed';
 import { startTwin, type Twin } from '../../infra/local/twin';
 import { until } from '../support/wait';
@@ -71,5 +74,32 @@ describe('the local twin over HTTP', () => {
     };
     await until(async () => (await filed()) > 0, 10_000, 'the issue in the inbox');
     expect(await filed()).toBe(1);
+  });
+
+  it('stores a 12 MB newsletter sent over SMTP, as SES takes up to 40 MB, and records it too-large', async () => {
+    // Prepare: over the function's 10 MiB, well under SES's 40 MB
+    const { cookie } = await signInDemo();
+    const { address } = (await (await fetch(`${twin.url}/me/inbox-address`, { headers: { cookie } })).json()) as { address: string };
+    const line = `${'Twelve megabytes of newsletter '.repeat(2)}\n`;
+    const text = line.repeat(Math.ceil((12 * 1024 * 1024) / line.length));
+
+    // Act
+    const smtp = createTransport({ url: twin.smtpUrl, ignoreTLS: true });
+    const sent = await smtp.sendMail({ from: 'Big Weekly <big@twin.example>', to: address, subject: 'Twelve megabytes', text });
+
+    // Assess
+    expect(sent.response).toMatch(/^250 OK queued as [a-z0-9]{40}$/);
+    const messageId = /queued as ([a-z0-9]+)/.exec(sent.response)![1]!;
+    const s3 = new S3Client({ region: 'us-east-1', endpoint: twin.emulatorUrl, forcePathStyle: true, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const stored = await s3.send(new HeadObjectCommand({ Bucket: buckets[inboundMail.bucket].name, Key: `${inboundMail.prefix}${messageId}` }));
+    expect(stored.ContentLength).toBeGreaterThan(12 * 1024 * 1024);
+    const db = await createConnection({ uri: twin.databaseUrl });
+    try {
+      const outcomes = async () => (await db.query('SELECT recipient, outcome, reason FROM mail_outcomes WHERE ses_message_id = ?', [messageId]))[0] as unknown[];
+      await until(async () => (await outcomes()).length > 0, 10_000, 'the outcome recorded');
+      expect(await outcomes()).toEqual([{ recipient: address, outcome: 'rejected', reason: 'too-large' }]);
+    } finally {
+      await db.end();
+    }
   });
 });

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import type { FunctionRuntime } from '../../infra/local/runners';
 import type { Twin } from '../../infra/local/twin';
 
@@ -17,46 +18,88 @@ export interface TwinProcess extends TwinInfo {
   stop(): Promise<void>;
 }
 
-/** Variables that would point a started twin at services other than its own. */
-const SERVICE_VARIABLES = ['REDIS_URL', 'DATABASE_URL', 'AWS_ENDPOINT_URL'];
-
-/**
- * Starts `npm start`'s entry as a process of its own, as a user would, with its own state dir and
- * free ports (and services of its own with `ownServices`), and resolves once it serves.
- */
-export async function startTwinProcess(options: {
+export interface TwinProcessOptions {
   stateDir: string;
   database: string;
   args?: string[];
   env?: Record<string, string>;
+  /** Redis, MariaDB and the emulator of its own, not the ones this process's environment names. */
   ownServices?: boolean;
-  timeoutMs?: number;
-}): Promise<TwinProcess> {
+  /** Through `npm start`, as a user or a process manager runs it, rather than node on main.ts. */
+  npm?: boolean;
+}
+
+/** A twin process from the moment it is spawned. */
+export interface StartingTwinProcess {
+  /** npm when started through it, otherwise the twin's own process. */
+  child: ChildProcess;
+  /** The gateway's address, printed as soon as it listens (it answers 503 until the twin is ready). */
+  listening: Promise<string>;
+  /** What twin.json says, once the twin has printed "surge ready". */
+  ready: Promise<TwinInfo>;
+  /** How child ended. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** SIGTERM to child; resolves once it has exited. */
+  stop(): Promise<void>;
+}
+
+/** Variables that would point a started twin at services other than its own. */
+const SERVICE_VARIABLES = ['REDIS_URL', 'DATABASE_URL', 'AWS_ENDPOINT_URL'];
+
+/** Starts `npm start`'s entry as a process of its own, with its own state dir and free ports. */
+export function spawnTwinProcess(options: TwinProcessOptions): StartingTwinProcess {
   const stateFile = join(options.stateDir, 'twin.json');
   rmSync(stateFile, { force: true });
   const env: NodeJS.ProcessEnv = { ...process.env };
   if (options.ownServices) for (const name of SERVICE_VARIABLES) delete env[name];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/main.ts', ...(options.args ?? [])], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...env, PORT: '0', SMTP_PORT: '0', SURGE_STATE_DIR: options.stateDir, SURGE_DATABASE: options.database, ...options.env },
+  const args = options.args ?? [];
+  const [command, commandArgs] = options.npm ? ['npm', ['start', '--', ...args]] : [process.execPath, ['--import', 'tsx', 'infra/local/main.ts', ...args]];
+  const child = spawn(command, commandArgs, {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    // npm's update check would reach for the registry.
+    env: { ...env, npm_config_update_notifier: 'false', PORT: '0', SMTP_PORT: '0', SURGE_STATE_DIR: options.stateDir, SURGE_DATABASE: options.database, ...options.env },
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const deadline = Date.now() + (options.timeoutMs ?? 90_000);
-  while (!existsSync(stateFile)) {
-    if (child.exitCode !== null) throw new Error(`the twin exited (${child.exitCode}) while starting`);
-    if (Date.now() > deadline) {
-      child.kill('SIGTERM');
-      throw new Error('the twin did not start in time');
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  const info = JSON.parse(readFileSync(stateFile, 'utf8')) as TwinInfo;
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const lines = createInterface({ input: child.stdout! });
+  /** The first line of the twin's output that pick makes something of; rejected if the twin exits first. */
+  const awaitLine = <T>(what: string, pick: (line: string) => T | undefined) =>
+    new Promise<T>((resolve, reject) => {
+      lines.on('line', (line) => {
+        const picked = pick(line);
+        if (picked !== undefined) resolve(picked);
+      });
+      child.once('exit', (code, signal) => reject(new Error(`the twin exited (${code ?? signal}) before ${what}`)));
+    });
+  const listening = awaitLine('its gateway listened', (line) => /^surge starting\s+(\S+)/.exec(line)?.[1]);
+  const ready = awaitLine('it was ready', (line) => (line.startsWith('surge ready') ? (JSON.parse(readFileSync(stateFile, 'utf8')) as TwinInfo) : undefined));
+  // A caller awaits what it needs; a twin stopped while starting never gets to the rest.
+  listening.catch(() => undefined);
+  ready.catch(() => undefined);
   return {
-    ...info,
     child,
+    listening,
+    ready,
+    exited,
     async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM');
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;
     },
   };
+}
+
+/** Starts the twin as spawnTwinProcess does, and resolves once it serves. */
+export async function startTwinProcess(options: TwinProcessOptions & { timeoutMs?: number }): Promise<TwinProcess> {
+  const twin = spawnTwinProcess(options);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('the twin did not start in time')), options.timeoutMs ?? 90_000);
+  });
+  try {
+    return { ...(await Promise.race([twin.ready, timeout])), child: twin.child, stop: twin.stop };
+  } catch (error) {
+    await twin.stop();
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
 }

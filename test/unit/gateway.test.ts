@@ -1,7 +1,7 @@
 import { request, type IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type Gateway } from '../../infra/local/gateway';
+import { compileRoutes, listenGateway, startGateway, type Gateway } from '../../infra/local/gateway';
 import { fixture } from '../support/events';
 
 function call(url: string, options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}) {
@@ -112,5 +112,27 @@ describe('the HTTP gateway', () => {
   it('refuses to describe a route twice', async () => {
     const route = { method: 'GET' as const, path: '/x', invoke: async () => null };
     await expect(startGateway([route, route], 0, () => undefined)).rejects.toThrow(/described twice/);
+  });
+
+  it('answers every request 503 UNAVAILABLE until it serves its routes, as the twin starts behind it', async () => {
+    // Prepare
+    const starting = await listenGateway(0, () => undefined);
+    try {
+      // Act
+      const before = await Promise.all([call(`${starting.url}/health`), call(`${starting.url}/nowhere`, { method: 'POST', body: 'x' })]);
+      starting.serve(compileRoutes([{ method: 'GET', path: '/health', invoke: async () => ({ status: 'ok' }) }]));
+      const after = await call(`${starting.url}/health`);
+
+      // Assess
+      for (const { res, body } of before) {
+        expect(res.statusCode).toBe(503);
+        expect(res.headers['content-type']).toBe('application/json');
+        expect(JSON.parse(body)).toEqual({ error: { code: 'UNAVAILABLE', message: 'The twin is starting' } });
+      }
+      expect(after.res.statusCode).toBe(200);
+      expect(JSON.parse(after.body)).toEqual({ status: 'ok' });
+    } finally {
+      await starting.close();
+    }
   });
 });
