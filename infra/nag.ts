@@ -48,6 +48,13 @@ export function acknowledgeFindings(stack: SurgeStack): void {
     'AwsSolutions-RDS14',
     'Recovery is by point-in-time restore from the 7-day automated backups; Backtrack is not offered for Aurora Serverless v2 writers.',
   );
+  if (stack.stage === 'dev') {
+    acknowledge(
+      at('Database'),
+      'AwsSolutions-RDS10',
+      'The dev stage keeps nothing: with deletion protection CloudFormation could neither delete the cluster nor roll back a failed first deploy. The prod stage has it on.',
+    );
+  }
   for (const endpoint of ['Sqs', 'SecretsManager']) {
     acknowledge(
       at('Vpc').node.findChild(endpoint),

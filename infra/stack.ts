@@ -37,6 +37,21 @@ const TRIGGER_MARGIN_SECONDS = 60;
 /** The writer's concurrency stays within what the proxy's pool gives it. */
 const PROXY_MAX_CONNECTIONS_PERCENT = 90;
 
+/** The stages a deployment can be, chosen with `-c stage=…`. */
+export const STAGES = ['dev', 'prod'] as const;
+export type Stage = (typeof STAGES)[number];
+
+/**
+ * What each stage keeps when CloudFormation deletes a resource: on `cdk destroy`, on a
+ * replacement, and on the rollback of a failed first deploy.
+ */
+const KEPT_BY: Record<Stage, { deletionProtection: boolean; databases: RemovalPolicy; buckets: RemovalPolicy; logs: RemovalPolicy; secrets: RemovalPolicy }> = {
+  // Nothing: a failed first deploy rolls back to nothing, and destroying the stack leaves nothing.
+  dev: { deletionProtection: false, databases: RemovalPolicy.DESTROY, buckets: RemovalPolicy.DESTROY, logs: RemovalPolicy.DESTROY, secrets: RemovalPolicy.DESTROY },
+  // The data: Aurora and the cache as a final snapshot, the rest as it is.
+  prod: { deletionProtection: true, databases: RemovalPolicy.SNAPSHOT, buckets: RemovalPolicy.RETAIN, logs: RemovalPolicy.RETAIN, secrets: RemovalPolicy.RETAIN },
+};
+
 const root = join(import.meta.dirname, '..');
 
 /**
@@ -68,6 +83,8 @@ function bundling(spec: FunctionSpec) {
 }
 
 export interface SurgeStackProps extends StackProps {
+  /** What the stack keeps when it, or one of its resources, is deleted (see KEPT_BY). */
+  stage: Stage;
   /** The domain SES receives newsletters for (MX record → SES inbound). */
   inboundDomain: string;
   /**
@@ -79,6 +96,7 @@ export interface SurgeStackProps extends StackProps {
 
 export class SurgeStack extends Stack {
   readonly functions = new Map<string, LambdaFn>();
+  readonly stage: Stage;
 
   /** Every alarm here fires on the first occurrence: one message in a DLQ, one error, one throttle. */
   private alarmOnAny(id: string, metric: IMetric, description?: string): Alarm {
@@ -93,14 +111,26 @@ export class SurgeStack extends Stack {
   }
 
   constructor(scope: Construct, id: string, props: SurgeStackProps) {
-    super(scope, id, props);
+    super(scope, id, {
+      description: `Surge (${props.stage}): serverless backend for flash crowds`,
+      ...props,
+      tags: { ...props.tags, stage: props.stage },
+    });
+    this.stage = props.stage;
+    const kept = KEPT_BY[props.stage];
 
     // Network: isolated subnets only; AWS services through endpoints, no NAT.
     const vpc = new ec2.Vpc(this, 'Vpc', {
       maxAzs: 2,
       natGateways: 0,
       subnetConfiguration: [{ name: 'isolated', subnetType: ec2.SubnetType.PRIVATE_ISOLATED, cidrMask: 22 }],
-      flowLogs: { all: { trafficType: ec2.FlowLogTrafficType.REJECT } },
+      // Its own group rather than the one flowLogs would create, which is always retained.
+      flowLogs: {
+        all: {
+          trafficType: ec2.FlowLogTrafficType.REJECT,
+          destination: ec2.FlowLogDestination.toCloudWatchLogs(new LogGroup(this, 'VpcFlowLogs', { removalPolicy: kept.logs })),
+        },
+      },
     });
     vpc.addGatewayEndpoint('S3', { service: ec2.GatewayVpcEndpointAwsService.S3 });
     vpc.addInterfaceEndpoint('Sqs', { service: ec2.InterfaceVpcEndpointAwsService.SQS });
@@ -142,6 +172,8 @@ export class SurgeStack extends Stack {
       securityGroupIds: [redisSg.securityGroupId],
       snapshotRetentionLimit: 1,
     });
+    // Its automatic snapshots go with it; SNAPSHOT takes a final one first.
+    cache.applyRemovalPolicy(kept.databases);
 
     // Aurora MySQL 3, Serverless v2, behind RDS Proxy.
     const credentials = rds.Credentials.fromGeneratedSecret('surge', { excludeCharacters: PASSWORD_EXCLUDED_CHARACTERS });
@@ -158,12 +190,12 @@ export class SurgeStack extends Stack {
       vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
       securityGroups: [databaseSg],
       storageEncrypted: true,
-      deletionProtection: true,
+      deletionProtection: kept.deletionProtection,
       backup: { retention: Duration.days(7) },
       iamAuthentication: true,
       cloudwatchLogsExports: ['error', 'general', 'slowquery', 'audit'],
       cloudwatchLogsRetention: RetentionDays.ONE_MONTH,
-      removalPolicy: RemovalPolicy.SNAPSHOT,
+      removalPolicy: kept.databases,
     });
     // Unattended rotation: RDS Proxy reads the secret, and the functions look it up again when the
     // password is refused. Not on creation, where a first rotation would race the first migration.
@@ -213,7 +245,8 @@ export class SurgeStack extends Stack {
       objectOwnership: ObjectOwnership.BUCKET_OWNER_PREFERRED,
       enforceSSL: true,
       lifecycleRules: [{ expiration: Duration.days(90) }],
-      removalPolicy: RemovalPolicy.RETAIN,
+      removalPolicy: kept.buckets,
+      autoDeleteObjects: kept.buckets === RemovalPolicy.DESTROY,
     });
     const rawMail = new Bucket(this, 'RawMail', {
       encryption: BucketEncryption.S3_MANAGED,
@@ -222,7 +255,9 @@ export class SurgeStack extends Stack {
       lifecycleRules: [{ prefix: inboundMail.prefix, expiration: Duration.days(inboundMail.retentionDays) }],
       serverAccessLogsBucket: accessLogs,
       serverAccessLogsPrefix: `${buckets[inboundMail.bucket].name}/`,
-      removalPolicy: RemovalPolicy.RETAIN,
+      removalPolicy: kept.buckets,
+      // CloudFormation cannot delete a bucket with objects in it; this empties it first.
+      autoDeleteObjects: kept.buckets === RemovalPolicy.DESTROY,
     });
 
     // Where each need points on AWS. The URLs carry no credentials: functions look the secrets
@@ -244,7 +279,7 @@ export class SurgeStack extends Stack {
     };
 
     const api = new HttpApi(this, 'Api', { apiName: 'surge', createDefaultStage: false });
-    const apiAccessLogs = new LogGroup(this, 'ApiAccessLogs', { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+    const apiAccessLogs = new LogGroup(this, 'ApiAccessLogs', { retention: RetentionDays.ONE_MONTH, removalPolicy: kept.logs });
     const stage = new HttpStage(this, 'DefaultStage', {
       httpApi: api,
       stageName: '$default',
@@ -280,7 +315,7 @@ export class SurgeStack extends Stack {
         vpc,
         vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
         securityGroups: [lambdaSg],
-        logGroup: new LogGroup(this, `${spec.id}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY }),
+        logGroup: new LogGroup(this, `${spec.id}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: kept.logs }),
         bundling: bundling(spec),
         projectRoot: root,
         depsLockFilePath: join(root, 'package-lock.json'),
@@ -378,5 +413,8 @@ export class SurgeStack extends Stack {
     new CfnOutput(this, 'InboundDomain', { value: props.inboundDomain });
     new CfnOutput(this, 'InboundRuleSet', { value: ruleSet.receiptRuleSetName, description: 'Activate once: aws ses set-active-receipt-rule-set --rule-set-name <this>' });
     new CfnOutput(this, 'RawMailBucket', { value: rawMail.bucketName });
+
+    // Every secret, the cluster's generated credentials among them, goes or stays with the stage.
+    for (const secret of this.node.findAll().filter((c) => c instanceof Secret)) secret.applyRemovalPolicy(kept.secrets);
   }
 }
