@@ -62,17 +62,4 @@ export function acknowledgeFindings(stack: SurgeStack): void {
       'Interface endpoint security group: HTTPS from the VPC\'s own CIDR only (an intrinsic reference the rule cannot evaluate).',
     );
   }
-  const logRetention = stack.node.children.find((c) => c.node.id.startsWith('LogRetention'));
-  if (logRetention) {
-    acknowledge(
-      logRetention,
-      'AwsSolutions-IAM5[Resource::*]',
-      'CDK\'s log-retention helper (for Aurora\'s exported log groups) sets retention on log groups created by RDS at runtime, whose names are not known at synth.',
-    );
-    acknowledge(
-      logRetention,
-      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-      'The log-retention helper writes only its own logs, with the minimal AWS policy for that.',
-    );
-  }
 }

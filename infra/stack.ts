@@ -36,6 +36,9 @@ const PASSWORD_EXCLUDED_CHARACTERS = ' %+~`#$&*()|[]{}:;<>?!\'/@"\\=^,.';
 const TRIGGER_MARGIN_SECONDS = 60;
 /** The writer's concurrency stays within what the proxy's pool gives it. */
 const PROXY_MAX_CONNECTIONS_PERCENT = 90;
+/** Named so that its exported log groups' names are known before RDS creates the cluster. */
+const DATABASE_CLUSTER_ID = 'surge';
+const DATABASE_LOG_EXPORTS = ['error', 'general', 'slowquery', 'audit'];
 
 /** The stages a deployment can be, chosen with `-c stage=…`. */
 export const STAGES = ['dev', 'prod'] as const;
@@ -177,7 +180,18 @@ export class SurgeStack extends Stack {
 
     // Aurora MySQL 3, Serverless v2, behind RDS Proxy.
     const credentials = rds.Credentials.fromGeneratedSecret('surge', { excludeCharacters: PASSWORD_EXCLUDED_CHARACTERS });
+    // RDS creates the log groups it exports to, outside CloudFormation, unless they exist: these
+    // are the stack's, made before the cluster, so they go (or stay) with the stack.
+    const databaseLogs = DATABASE_LOG_EXPORTS.map(
+      (type) =>
+        new LogGroup(this, `DatabaseLogs-${type}`, {
+          logGroupName: `/aws/rds/cluster/${DATABASE_CLUSTER_ID}/${type}`,
+          retention: RetentionDays.ONE_MONTH,
+          removalPolicy: kept.logs,
+        }),
+    );
     const database = new rds.DatabaseCluster(this, 'Database', {
+      clusterIdentifier: DATABASE_CLUSTER_ID,
       engine: rds.DatabaseClusterEngine.auroraMysql({ version: rds.AuroraMysqlEngineVersion.VER_3_10_4 }),
       credentials,
       defaultDatabaseName: DATABASE_NAME,
@@ -193,10 +207,10 @@ export class SurgeStack extends Stack {
       deletionProtection: kept.deletionProtection,
       backup: { retention: Duration.days(7) },
       iamAuthentication: true,
-      cloudwatchLogsExports: ['error', 'general', 'slowquery', 'audit'],
-      cloudwatchLogsRetention: RetentionDays.ONE_MONTH,
+      cloudwatchLogsExports: DATABASE_LOG_EXPORTS,
       removalPolicy: kept.databases,
     });
+    for (const logs of databaseLogs) database.node.defaultChild!.node.addDependency(logs);
     // Unattended rotation: RDS Proxy reads the secret, and the functions look it up again when the
     // password is refused. Not on creation, where a first rotation would race the first migration.
     database.addRotationSingleUser({

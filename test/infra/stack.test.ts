@@ -22,6 +22,8 @@ type Resource = {
   DeletionPolicy?: string;
   UpdateReplacePolicy?: string;
 };
+/** The log types the Aurora cluster exports, each to a group CloudFormation owns. */
+const DATABASE_LOG_EXPORTS = ['error', 'general', 'slowquery', 'audit'];
 
 /** A deployment that sets what the stack sets (both secret ids), with the other optional settings left to their defaults. */
 const awsLikeDeployment: Deployment = {
@@ -298,6 +300,17 @@ describe('the CDK app', () => {
       (p.Properties.PolicyDocument.Statement as { Action: string | string[] }[]).flatMap((s) => [s.Action].flat()),
     );
     expect(actions.filter((a) => a === '*' || a.endsWith(':*'))).toEqual([]);
+  });
+
+  it('exports each Aurora log to a group of the stack, named as RDS names it and made before the cluster', () => {
+    const cluster = resources[logicalIdOf('AWS::RDS::DBCluster')]!;
+    const groupIdOf = (name: string) => logicalIdOf('AWS::Logs::LogGroup', (r) => r.Properties.LogGroupName === name);
+
+    expect(cluster.Properties.EnableCloudwatchLogsExports).toEqual(DATABASE_LOG_EXPORTS);
+    for (const type of DATABASE_LOG_EXPORTS) {
+      expect(cluster.DependsOn, type).toContain(groupIdOf(`/aws/rds/cluster/${cluster.Properties.DBClusterIdentifier}/${type}`));
+    }
+    expect(ofType('Custom::LogRetention')).toEqual([]);
   });
 
   describe('in the dev stage, the default', () => {
