@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, CfnResource, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { HttpApi, HttpMethod, HttpStage, type CfnStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
@@ -7,7 +7,7 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { CfnReplicationGroup, CfnSubnetGroup } from 'aws-cdk-lib/aws-elasticache';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { Architecture, Runtime, type Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, CfnFunction, Runtime, type Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -17,6 +17,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aw
 import { ReceiptRuleSet, TlsPolicy } from 'aws-cdk-lib/aws-ses';
 import * as sesActions from 'aws-cdk-lib/aws-ses-actions';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { CfnApplication } from 'aws-cdk-lib/aws-sam';
 import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Trigger } from 'aws-cdk-lib/triggers';
@@ -213,11 +214,12 @@ export class SurgeStack extends Stack {
     for (const logs of databaseLogs) database.node.defaultChild!.node.addDependency(logs);
     // Unattended rotation: RDS Proxy reads the secret, and the functions look it up again when the
     // password is refused. Not on creation, where a first rotation would race the first migration.
-    database.addRotationSingleUser({
+    const rotation = database.addRotationSingleUser({
       automaticallyAfter: Duration.days(30),
       excludeCharacters: PASSWORD_EXCLUDED_CHARACTERS,
       rotateImmediatelyOnUpdate: false,
     });
+    this.ownRotationFunctionLogs(rotation.node.defaultChild as CfnApplication, kept.logs);
     const proxy = database.addProxy('Proxy', {
       secrets: [database.secret!],
       vpc,
@@ -430,5 +432,36 @@ export class SurgeStack extends Stack {
 
     // Every secret, the cluster's generated credentials among them, goes or stays with the stage.
     for (const secret of this.node.findAll().filter((c) => c instanceof Secret)) secret.applyRemovalPolicy(kept.secrets);
+    this.ownHelperFunctionLogs(kept.logs);
+  }
+
+  /**
+   * CDK's custom-resource providers (the deploy trigger's, the buckets' auto-delete) are functions
+   * Lambda would give a log group of its own at their first run, outside CloudFormation. Each logs
+   * to one of the stack's instead, which the function references, so it goes only after the function.
+   */
+  private ownHelperFunctionLogs(removalPolicy: RemovalPolicy): void {
+    const providerHandlers = this.node
+      .findAll()
+      .filter((c): c is CfnResource => c instanceof CfnResource && !(c instanceof CfnFunction) && c.cfnResourceType === 'AWS::Lambda::Function');
+    for (const handler of providerHandlers) {
+      const logs = new LogGroup(handler.node.scope!, 'Logs', { retention: RetentionDays.ONE_MONTH, removalPolicy });
+      handler.addPropertyOverride('LoggingConfig', { LogGroup: logs.logGroupName });
+    }
+  }
+
+  /**
+   * The rotation function lives in a nested stack from the Serverless Application Repository,
+   * under a name CDK chooses, and Secrets Manager first runs it while the stack is created (it
+   * tests a rotation that is not immediate). Its log group is the stack's, made before the application.
+   */
+  private ownRotationFunctionLogs(application: CfnApplication, removalPolicy: RemovalPolicy): void {
+    const { functionName } = application.parameters as Record<string, string>;
+    const logs = new LogGroup(this, 'DatabaseRotationLogs', {
+      logGroupName: `/aws/lambda/${functionName}`,
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy,
+    });
+    application.node.addDependency(logs);
   }
 }

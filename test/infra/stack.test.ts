@@ -313,6 +313,15 @@ describe('the CDK app', () => {
     expect(ofType('Custom::LogRetention')).toEqual([]);
   });
 
+  it('has every function, CDK’s helpers and the password rotation’s included, log to a group of the stack', () => {
+    for (const [id, fn] of Object.entries(resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function')) {
+      expect(resources[fn.Properties.LoggingConfig?.LogGroup?.Ref]?.Type, id).toBe('AWS::Logs::LogGroup');
+    }
+    const [rotation] = ofType('AWS::Serverless::Application');
+    const rotationLogs = logicalIdOf('AWS::Logs::LogGroup', (r) => r.Properties.LogGroupName === `/aws/lambda/${rotation!.Properties.Parameters.functionName}`);
+    expect(rotation!.DependsOn).toContain(rotationLogs);
+  });
+
   describe('in the dev stage, the default', () => {
     it('says so in its tag and description', () => {
       const stack = app.node.findChild('Surge') as SurgeStack;
