@@ -53,24 +53,18 @@ export function acknowledgeFindings(stack: SurgeStack): void {
     'AwsSolutions-RDS14',
     'Recovery is by point-in-time restore from the 7-day automated backups; Backtrack is not offered for Aurora Serverless v2 writers.',
   );
+  if (stack.stage === 'dev') {
+    acknowledge(
+      at('Database'),
+      'AwsSolutions-RDS10',
+      'The dev stage keeps nothing: with deletion protection CloudFormation could neither delete the cluster nor roll back a failed first deploy. The prod stage has it on.',
+    );
+  }
   for (const endpoint of ['Sqs', 'SecretsManager']) {
     acknowledge(
       at('Vpc').node.findChild(endpoint),
       'AwsSolutions-EC23',
       'Interface endpoint security group: HTTPS from the VPC\'s own CIDR only (an intrinsic reference the rule cannot evaluate).',
-    );
-  }
-  const logRetention = stack.node.children.find((c) => c.node.id.startsWith('LogRetention'));
-  if (logRetention) {
-    acknowledge(
-      logRetention,
-      'AwsSolutions-IAM5[Resource::*]',
-      'CDK\'s log-retention helper (for Aurora\'s exported log groups) sets retention on log groups created by RDS at runtime, whose names are not known at synth.',
-    );
-    acknowledge(
-      logRetention,
-      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-      'The log-retention helper writes only its own logs, with the minimal AWS policy for that.',
     );
   }
 }

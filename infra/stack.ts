@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, CfnResource, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { HttpApi, HttpMethod, HttpStage, type CfnStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
@@ -7,7 +7,7 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { CfnReplicationGroup, CfnSubnetGroup } from 'aws-cdk-lib/aws-elasticache';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { Architecture, Runtime, type Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, CfnFunction, Runtime, type Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -17,6 +17,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aw
 import { ReceiptRuleSet, TlsPolicy } from 'aws-cdk-lib/aws-ses';
 import * as sesActions from 'aws-cdk-lib/aws-ses-actions';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { CfnApplication } from 'aws-cdk-lib/aws-sam';
 import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Trigger } from 'aws-cdk-lib/triggers';
@@ -36,6 +37,27 @@ const PASSWORD_EXCLUDED_CHARACTERS = ' %+~`#$&*()|[]{}:;<>?!\'/@"\\=^,.';
 const TRIGGER_MARGIN_SECONDS = 60;
 /** The writer's concurrency stays within what the proxy's pool gives it. */
 const PROXY_MAX_CONNECTIONS_PERCENT = 90;
+/**
+ * Named so that its exported log groups' names are known before RDS creates the cluster; by
+ * stage, so a dev and a prod stack can share an account and region.
+ */
+const databaseClusterId = (stage: Stage) => `surge-${stage}`;
+const DATABASE_LOG_EXPORTS = ['error', 'general', 'slowquery', 'audit'];
+
+/** The stages a deployment can be, chosen with `-c stage=…`. */
+export const STAGES = ['dev', 'prod'] as const;
+export type Stage = (typeof STAGES)[number];
+
+/**
+ * What each stage keeps when CloudFormation deletes a resource: on `cdk destroy`, on a
+ * replacement, and on the rollback of a failed first deploy.
+ */
+const KEPT_BY: Record<Stage, { deletionProtection: boolean; databases: RemovalPolicy; buckets: RemovalPolicy; logs: RemovalPolicy; secrets: RemovalPolicy }> = {
+  // Nothing: a failed first deploy rolls back to nothing, and destroying the stack leaves nothing.
+  dev: { deletionProtection: false, databases: RemovalPolicy.DESTROY, buckets: RemovalPolicy.DESTROY, logs: RemovalPolicy.DESTROY, secrets: RemovalPolicy.DESTROY },
+  // The data: Aurora and the cache as a final snapshot, the rest as it is.
+  prod: { deletionProtection: true, databases: RemovalPolicy.SNAPSHOT, buckets: RemovalPolicy.RETAIN, logs: RemovalPolicy.RETAIN, secrets: RemovalPolicy.RETAIN },
+};
 
 const root = join(import.meta.dirname, '..');
 
@@ -68,6 +90,8 @@ function bundling(spec: FunctionSpec) {
 }
 
 export interface SurgeStackProps extends StackProps {
+  /** What the stack keeps when it, or one of its resources, is deleted (see KEPT_BY). */
+  stage: Stage;
   /** The domain SES receives newsletters for (MX record → SES inbound). */
   inboundDomain: string;
   /** The first admin's sign-in address; the deploy trigger creates that admin with a generated password (AdminSecretArn). */
@@ -81,6 +105,7 @@ export interface SurgeStackProps extends StackProps {
 
 export class SurgeStack extends Stack {
   readonly functions = new Map<string, LambdaFn>();
+  readonly stage: Stage;
 
   /** Every alarm here fires on the first occurrence: one message in a DLQ, one error, one throttle. */
   private alarmOnAny(id: string, metric: IMetric, description?: string): Alarm {
@@ -95,14 +120,26 @@ export class SurgeStack extends Stack {
   }
 
   constructor(scope: Construct, id: string, props: SurgeStackProps) {
-    super(scope, id, props);
+    super(scope, id, {
+      description: `Surge (${props.stage}): serverless backend for flash crowds`,
+      ...props,
+      tags: { ...props.tags, stage: props.stage },
+    });
+    this.stage = props.stage;
+    const kept = KEPT_BY[props.stage];
 
     // Network: isolated subnets only; AWS services through endpoints, no NAT.
     const vpc = new ec2.Vpc(this, 'Vpc', {
       maxAzs: 2,
       natGateways: 0,
       subnetConfiguration: [{ name: 'isolated', subnetType: ec2.SubnetType.PRIVATE_ISOLATED, cidrMask: 22 }],
-      flowLogs: { all: { trafficType: ec2.FlowLogTrafficType.REJECT } },
+      // Its own group rather than the one flowLogs would create, which is always retained.
+      flowLogs: {
+        all: {
+          trafficType: ec2.FlowLogTrafficType.REJECT,
+          destination: ec2.FlowLogDestination.toCloudWatchLogs(new LogGroup(this, 'VpcFlowLogs', { removalPolicy: kept.logs })),
+        },
+      },
     });
     vpc.addGatewayEndpoint('S3', { service: ec2.GatewayVpcEndpointAwsService.S3 });
     vpc.addInterfaceEndpoint('Sqs', { service: ec2.InterfaceVpcEndpointAwsService.SQS });
@@ -144,10 +181,23 @@ export class SurgeStack extends Stack {
       securityGroupIds: [redisSg.securityGroupId],
       snapshotRetentionLimit: 1,
     });
+    // Its automatic snapshots go with it; SNAPSHOT takes a final one first.
+    cache.applyRemovalPolicy(kept.databases);
 
     // Aurora MySQL 3, Serverless v2, behind RDS Proxy.
     const credentials = rds.Credentials.fromGeneratedSecret('surge', { excludeCharacters: PASSWORD_EXCLUDED_CHARACTERS });
+    // RDS creates the log groups it exports to, outside CloudFormation, unless they exist: these
+    // are the stack's, made before the cluster, so they go (or stay) with the stack.
+    const databaseLogs = DATABASE_LOG_EXPORTS.map(
+      (type) =>
+        new LogGroup(this, `DatabaseLogs-${type}`, {
+          logGroupName: `/aws/rds/cluster/${databaseClusterId(props.stage)}/${type}`,
+          retention: RetentionDays.ONE_MONTH,
+          removalPolicy: kept.logs,
+        }),
+    );
     const database = new rds.DatabaseCluster(this, 'Database', {
+      clusterIdentifier: databaseClusterId(props.stage),
       engine: rds.DatabaseClusterEngine.auroraMysql({ version: rds.AuroraMysqlEngineVersion.VER_3_10_4 }),
       credentials,
       defaultDatabaseName: DATABASE_NAME,
@@ -160,20 +210,21 @@ export class SurgeStack extends Stack {
       vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
       securityGroups: [databaseSg],
       storageEncrypted: true,
-      deletionProtection: true,
+      deletionProtection: kept.deletionProtection,
       backup: { retention: Duration.days(7) },
       iamAuthentication: true,
-      cloudwatchLogsExports: ['error', 'general', 'slowquery', 'audit'],
-      cloudwatchLogsRetention: RetentionDays.ONE_MONTH,
-      removalPolicy: RemovalPolicy.SNAPSHOT,
+      cloudwatchLogsExports: DATABASE_LOG_EXPORTS,
+      removalPolicy: kept.databases,
     });
+    for (const logs of databaseLogs) database.node.defaultChild!.node.addDependency(logs);
     // Unattended rotation: RDS Proxy reads the secret, and the functions look it up again when the
     // password is refused. Not on creation, where a first rotation would race the first migration.
-    database.addRotationSingleUser({
+    const rotation = database.addRotationSingleUser({
       automaticallyAfter: Duration.days(30),
       excludeCharacters: PASSWORD_EXCLUDED_CHARACTERS,
       rotateImmediatelyOnUpdate: false,
     });
+    this.ownRotationFunctionLogs(rotation.node.defaultChild as CfnApplication, kept.logs);
     const proxy = database.addProxy('Proxy', {
       secrets: [database.secret!],
       vpc,
@@ -215,7 +266,8 @@ export class SurgeStack extends Stack {
       objectOwnership: ObjectOwnership.BUCKET_OWNER_PREFERRED,
       enforceSSL: true,
       lifecycleRules: [{ expiration: Duration.days(90) }],
-      removalPolicy: RemovalPolicy.RETAIN,
+      removalPolicy: kept.buckets,
+      autoDeleteObjects: kept.buckets === RemovalPolicy.DESTROY,
     });
     const rawMail = new Bucket(this, 'RawMail', {
       encryption: BucketEncryption.S3_MANAGED,
@@ -224,7 +276,9 @@ export class SurgeStack extends Stack {
       lifecycleRules: [{ prefix: inboundMail.prefix, expiration: Duration.days(inboundMail.retentionDays) }],
       serverAccessLogsBucket: accessLogs,
       serverAccessLogsPrefix: `${buckets[inboundMail.bucket].name}/`,
-      removalPolicy: RemovalPolicy.RETAIN,
+      removalPolicy: kept.buckets,
+      // CloudFormation cannot delete a bucket with objects in it; this empties it first.
+      autoDeleteObjects: kept.buckets === RemovalPolicy.DESTROY,
     });
 
     // The first admin's address and a generated password. Only the deploy trigger reads it, to
@@ -259,7 +313,7 @@ export class SurgeStack extends Stack {
     };
 
     const api = new HttpApi(this, 'Api', { apiName: 'surge', createDefaultStage: false });
-    const apiAccessLogs = new LogGroup(this, 'ApiAccessLogs', { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+    const apiAccessLogs = new LogGroup(this, 'ApiAccessLogs', { retention: RetentionDays.ONE_MONTH, removalPolicy: kept.logs });
     const stage = new HttpStage(this, 'DefaultStage', {
       httpApi: api,
       stageName: '$default',
@@ -295,7 +349,7 @@ export class SurgeStack extends Stack {
         vpc,
         vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
         securityGroups: [lambdaSg],
-        logGroup: new LogGroup(this, `${spec.id}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY }),
+        logGroup: new LogGroup(this, `${spec.id}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: kept.logs }),
         bundling: bundling(spec),
         projectRoot: root,
         depsLockFilePath: join(root, 'package-lock.json'),
@@ -397,5 +451,39 @@ export class SurgeStack extends Stack {
       value: adminCredentials.secretArn,
       description: "The first admin's credentials: aws secretsmanager get-secret-value --secret-id <this> --query SecretString --output text",
     });
+
+    // Every secret, the cluster's generated credentials among them, goes or stays with the stage.
+    for (const secret of this.node.findAll().filter((c) => c instanceof Secret)) secret.applyRemovalPolicy(kept.secrets);
+    this.ownHelperFunctionLogs(kept.logs);
+  }
+
+  /**
+   * CDK's custom-resource providers (the deploy trigger's, the buckets' auto-delete) are functions
+   * Lambda would give a log group of its own at their first run, outside CloudFormation. Each logs
+   * to one of the stack's instead, which the function references, so it goes only after the function.
+   */
+  private ownHelperFunctionLogs(removalPolicy: RemovalPolicy): void {
+    const providerHandlers = this.node
+      .findAll()
+      .filter((c): c is CfnResource => c instanceof CfnResource && !(c instanceof CfnFunction) && c.cfnResourceType === 'AWS::Lambda::Function');
+    for (const handler of providerHandlers) {
+      const logs = new LogGroup(handler.node.scope!, 'Logs', { retention: RetentionDays.ONE_MONTH, removalPolicy });
+      handler.addPropertyOverride('LoggingConfig', { LogGroup: logs.logGroupName });
+    }
+  }
+
+  /**
+   * The rotation function lives in a nested stack from the Serverless Application Repository,
+   * under a name CDK chooses, and Secrets Manager first runs it while the stack is created (it
+   * tests a rotation that is not immediate). Its log group is the stack's, made before the application.
+   */
+  private ownRotationFunctionLogs(application: CfnApplication, removalPolicy: RemovalPolicy): void {
+    const { functionName } = application.parameters as Record<string, string>;
+    const logs = new LogGroup(this, 'DatabaseRotationLogs', {
+      logGroupName: `/aws/lambda/${functionName}`,
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy,
+    });
+    application.node.addDependency(logs);
   }
 }

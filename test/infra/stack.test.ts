@@ -5,6 +5,7 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app';
+import type { SurgeStack } from '../../infra/stack';
 import { functions, inboundMail, queues, visibilityTimeoutSeconds, type EnvNeed, type QueueName } from '../../functions/table';
 import { envNeeds, environmentFor, serviceEnvironment, type Deployment } from '../../shared/config';
 
@@ -13,7 +14,16 @@ process.env.HOME = mkdtempSync(join(tmpdir(), 'surge-cdk-'));
 process.env.CDK_DISABLE_VERSION_CHECK = '1';
 process.env.CDK_DISABLE_CLI_TELEMETRY = '1';
 
-type Resource = { Type: string; Properties: Record<string, any>; Metadata?: Record<string, string>; DependsOn?: string[] };
+type Resource = {
+  Type: string;
+  Properties: Record<string, any>;
+  Metadata?: Record<string, string>;
+  DependsOn?: string[];
+  DeletionPolicy?: string;
+  UpdateReplacePolicy?: string;
+};
+/** The log types the Aurora cluster exports, each to a group CloudFormation owns. */
+const DATABASE_LOG_EXPORTS = ['error', 'general', 'slowquery', 'audit'];
 
 /** A deployment that sets what the stack sets (every secret id), with the other optional settings left to their defaults. */
 const awsLikeDeployment: Deployment = {
@@ -130,11 +140,10 @@ describe('the CDK app', () => {
     });
   });
 
-  it('puts RDS Proxy with TLS in front of a protected Aurora MySQL Serverless v2 cluster', () => {
+  it('puts RDS Proxy with TLS in front of an encrypted Aurora MySQL Serverless v2 cluster', () => {
     template.hasResourceProperties('AWS::RDS::DBProxy', { RequireTLS: true, EngineFamily: 'MYSQL' });
     template.hasResourceProperties('AWS::RDS::DBCluster', {
       Engine: 'aurora-mysql',
-      DeletionProtection: true,
       StorageEncrypted: true,
       BackupRetentionPeriod: 7,
       ServerlessV2ScalingConfiguration: Match.anyValue(),
@@ -310,5 +319,99 @@ describe('the CDK app', () => {
       (p.Properties.PolicyDocument.Statement as { Action: string | string[] }[]).flatMap((s) => [s.Action].flat()),
     );
     expect(actions.filter((a) => a === '*' || a.endsWith(':*'))).toEqual([]);
+  });
+
+  it('exports each Aurora log to a group of the stack, named as RDS names it and made before the cluster', () => {
+    const cluster = resources[logicalIdOf('AWS::RDS::DBCluster')]!;
+    const groupIdOf = (name: string) => logicalIdOf('AWS::Logs::LogGroup', (r) => r.Properties.LogGroupName === name);
+
+    expect(cluster.Properties.EnableCloudwatchLogsExports).toEqual(DATABASE_LOG_EXPORTS);
+    for (const type of DATABASE_LOG_EXPORTS) {
+      expect(cluster.DependsOn, type).toContain(groupIdOf(`/aws/rds/cluster/${cluster.Properties.DBClusterIdentifier}/${type}`));
+    }
+    expect(ofType('Custom::LogRetention')).toEqual([]);
+  });
+
+  it('has every function, CDK’s helpers and the password rotation’s included, log to a group of the stack', () => {
+    for (const [id, fn] of Object.entries(resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function')) {
+      expect(resources[fn.Properties.LoggingConfig?.LogGroup?.Ref]?.Type, id).toBe('AWS::Logs::LogGroup');
+    }
+    const [rotation] = ofType('AWS::Serverless::Application');
+    const rotationLogs = logicalIdOf('AWS::Logs::LogGroup', (r) => r.Properties.LogGroupName === `/aws/lambda/${rotation!.Properties.Parameters.functionName}`);
+    expect(rotation!.DependsOn).toContain(rotationLogs);
+  });
+
+  describe('in the dev stage, the default', () => {
+    it('says so in its tag and description', () => {
+      const stack = app.node.findChild('Surge') as SurgeStack;
+      expect(stack.tags.tagValues()).toMatchObject({ stage: 'dev' });
+      expect(template.toJSON().Description).toContain('(dev)');
+    });
+
+    it('keeps nothing when CloudFormation deletes a resource, so a failed first deploy rolls back to nothing', () => {
+      const kept = Object.entries(resources).filter(([, r]) => (r.DeletionPolicy ?? 'Delete') !== 'Delete' || (r.UpdateReplacePolicy ?? 'Delete') !== 'Delete');
+      expect(kept.map(([id, r]) => `${id} ${r.DeletionPolicy}/${r.UpdateReplacePolicy}`)).toEqual([]);
+      // CloudFormation's own default is Delete but for RDS (Snapshot); what holds data says Delete itself.
+      const stateful = ['AWS::Logs::LogGroup', 'AWS::S3::Bucket', 'AWS::SecretsManager::Secret', 'AWS::RDS::DBCluster', 'AWS::RDS::DBInstance', 'AWS::ElastiCache::ReplicationGroup'];
+      for (const type of stateful) {
+        expect(ofType(type).map((r) => r.DeletionPolicy), type).toEqual(ofType(type).map(() => 'Delete'));
+      }
+    });
+
+    it('deletes the VPC flow log’s group, which CDK would otherwise make and retain', () => {
+      const [flowLog] = ofType('AWS::EC2::FlowLog');
+      expect(resources[flowLog!.Properties.LogGroupName.Ref]).toMatchObject({ Type: 'AWS::Logs::LogGroup', DeletionPolicy: 'Delete' });
+    });
+
+    it('lets CloudFormation delete the Aurora cluster', () => {
+      template.hasResourceProperties('AWS::RDS::DBCluster', { DeletionProtection: false });
+    });
+
+    it('empties each bucket before CloudFormation deletes it', () => {
+      const emptied = ofType('Custom::S3AutoDeleteObjects').map((r) => r.Properties.BucketName.Ref);
+      expect(emptied.sort()).toEqual(Object.keys(resources).filter((id) => resources[id]!.Type === 'AWS::S3::Bucket').sort());
+    });
+  });
+});
+
+describe('the CDK app in the prod stage', () => {
+  let stack: SurgeStack;
+  let resources: Record<string, Resource>;
+  const ofType = (type: string) => Object.values(resources).filter((r) => r.Type === type);
+
+  beforeAll(() => {
+    // The template is the dev stage's but for what it keeps, so the functions need not be bundled again.
+    const app = new App({ context: { stage: 'prod', 'aws:cdk:bundling-stacks': [] } });
+    ({ stack } = buildApp(app));
+    // Throws if any cdk-nag AwsSolutions finding is left unacknowledged.
+    app.synth();
+    resources = Template.fromStack(stack).toJSON().Resources;
+  }, 180_000);
+
+  it('says so in its tag and description', () => {
+    expect(stack.tags.tagValues()).toMatchObject({ stage: 'prod' });
+    expect(Template.fromStack(stack).toJSON().Description).toContain('(prod)');
+  });
+
+  it('protects the Aurora cluster from deletion, and snapshots it and the cache when deleted or replaced', () => {
+    const [cluster] = ofType('AWS::RDS::DBCluster');
+    expect(cluster!.Properties.DeletionProtection).toBe(true);
+    for (const store of [cluster!, ...ofType('AWS::ElastiCache::ReplicationGroup')]) {
+      expect([store.Type, store.DeletionPolicy, store.UpdateReplacePolicy]).toEqual([store.Type, 'Snapshot', 'Snapshot']);
+    }
+  });
+
+  it('retains every bucket, log group and secret as it is, and empties no bucket', () => {
+    for (const type of ['AWS::S3::Bucket', 'AWS::Logs::LogGroup', 'AWS::SecretsManager::Secret']) {
+      expect(ofType(type).length, type).toBeGreaterThan(0);
+      expect(ofType(type).map((r) => [r.DeletionPolicy, r.UpdateReplacePolicy]), type).toEqual(ofType(type).map(() => ['Retain', 'Retain']));
+    }
+    expect(ofType('Custom::S3AutoDeleteObjects')).toEqual([]);
+  });
+});
+
+describe('the stage', () => {
+  it('is dev or prod, and nothing else synthesizes', () => {
+    expect(() => buildApp(new App({ context: { stage: 'staging' } }))).toThrow('Unknown stage "staging": pass -c stage=dev|prod');
   });
 });
