@@ -1,6 +1,4 @@
 import type { MiddlewareObj } from '@middy/core';
-import * as z from '../zod';
-import { readEnv } from '../config';
 import { UnavailableError } from '../errors';
 import { logger } from '../logger';
 import { once } from '../once';
@@ -14,11 +12,6 @@ import { createSecretReader } from './secrets';
  * store refuses them (the secret rotated). The deploy trigger's FIRST_ADMIN_SECRET_ID, the first
  * admin's credentials, is looked up the same way.
  */
-const storeSecretsEnv = z.object({
-  DATABASE_SECRET_ID: z.optional(z.string()),
-  REDIS_AUTH_SECRET_ID: z.optional(z.string()),
-  FIRST_ADMIN_SECRET_ID: z.optional(z.string()),
-});
 
 const readSecret = once(() => createSecretReader(awsClientOptions()));
 const loaded = new Map<string, string>();
@@ -85,18 +78,16 @@ export function firstAdminCredentials(secret: string): { email: string; password
  * (or a failed invocation the trigger retries), never a half-done request.
  */
 export function storeCredentials(): MiddlewareObj {
-  const secretIds = once(() => {
-    const env = readEnv(storeSecretsEnv);
-    return [env.DATABASE_SECRET_ID, env.REDIS_AUTH_SECRET_ID, env.FIRST_ADMIN_SECRET_ID].filter((id): id is string => id !== undefined);
-  });
-  let ready = false;
   return {
     name: 'storeCredentials',
     before: async () => {
-      if (ready) return;
+      // Read as they are on every invocation (three variables, no parsing): cheap, and right in a process whose environment changes (tests).
+      const ids = [process.env.DATABASE_SECRET_ID, process.env.REDIS_AUTH_SECRET_ID, process.env.FIRST_ADMIN_SECRET_ID].filter(
+        (id): id is string => id !== undefined && id !== '' && !loaded.has(id),
+      );
+      if (!ids.length) return;
       try {
-        await Promise.all(secretIds().map((id) => lookUp(id, false)));
-        ready = true;
+        await Promise.all(ids.map((id) => lookUp(id, false)));
       } catch (error) {
         logger.error('Store credentials could not be looked up', { error: error as Error });
         throw new UnavailableError('Try again shortly');
