@@ -10,6 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { demoAccounts } from '../infra/local/seed';
+import { apiCall, type ApiAnswer, type ApiCallOptions } from '../test/support/http';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -30,35 +31,10 @@ const tag = randomBytes(4).toString('hex');
 const itemId = values.item ?? `smoke-${tag}`;
 const dealId = values.deal ?? `smoke-${tag}`;
 
-interface Answer {
-  status: number;
-  body: any;
-  cookie?: string;
-}
-
-async function call(method: string, path: string, options: { cookie?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<Answer> {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      ...(options.cookie ? { cookie: options.cookie } : {}),
-      ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
-      ...options.headers,
-    },
-    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
-    signal: AbortSignal.timeout(15_000),
-  });
-  const text = await res.text();
-  let body: unknown = text;
-  try {
-    body = text ? JSON.parse(text) : undefined;
-  } catch {
-    // Not JSON: kept as text for the report.
-  }
-  return { status: res.status, body, ...(res.headers.getSetCookie()[0] ? { cookie: res.headers.getSetCookie()[0]!.split(';')[0]! } : {}) };
-}
+const call = (method: string, path: string, options?: ApiCallOptions) => apiCall(base, method, path, options);
 
 /** Fails the step with what the target answered, so the report says why. */
-function expectStatus(answer: Answer, ...statuses: number[]): Answer {
+function expectStatus(answer: ApiAnswer, ...statuses: number[]): ApiAnswer {
   if (!statuses.includes(answer.status)) throw new Error(`answered ${answer.status} ${JSON.stringify(answer.body).slice(0, 300)}`);
   return answer;
 }
