@@ -4,6 +4,8 @@ import { FunctionError } from './lambda';
 
 const HOST = new URL('./function-host.mjs', import.meta.url);
 const REGION = 'us-east-1';
+/** Lambda's limit on a function's initialisation (its cold start). */
+const INIT_TIMEOUT_MS = 10_000;
 
 type Reply = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: { name: string; message: string } };
 
@@ -12,7 +14,9 @@ class Instance {
   private readonly worker: Worker;
   private readonly pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void; timer: NodeJS.Timeout }>();
   private nextId = 0;
+  /** Settles once the bundle is imported (an import error is reported per invocation, as Lambda does), or rejects if the thread dies or hangs first. */
   readonly ready: Promise<void>;
+  /** Invocations taken, counted from the moment they are, not from when the instance is ready. */
   inFlight = 0;
   dead = false;
 
@@ -29,7 +33,16 @@ class Instance {
     });
     // An idle instance keeps no process alive, as the twin's timers do not.
     this.worker.unref();
-    this.ready = new Promise((resolve) => this.worker.once('message', () => resolve()));
+    let died: (error: Error) => void = () => undefined;
+    this.ready = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new FunctionError(`Init timed out after ${INIT_TIMEOUT_MS / 1000} seconds`));
+        void this.stop();
+      }, INIT_TIMEOUT_MS).unref();
+      this.worker.once('message', () => (clearTimeout(timer), resolve()));
+      died = (error) => (clearTimeout(timer), reject(error));
+    });
+    this.ready.catch(() => undefined);
     this.worker.on('message', (reply: Reply | { ready: boolean }) => {
       if (!('id' in reply)) return;
       const call = this.pending.get(reply.id);
@@ -40,9 +53,11 @@ class Instance {
     });
     const fail = (error: Error) => {
       this.dead = true;
+      const exited = new FunctionError(`Runtime exited: ${error.message}`);
+      died(exited);
       for (const [id, call] of this.pending) {
         this.settle(id);
-        call.reject(new FunctionError(`Runtime exited: ${error.message}`));
+        call.reject(exited);
       }
     };
     this.worker.on('error', fail).on('exit', (code) => fail(new Error(`exit code ${code}`)));
@@ -52,25 +67,29 @@ class Instance {
     const call = this.pending.get(id)!;
     clearTimeout(call.timer);
     this.pending.delete(id);
-    this.inFlight -= 1;
-    if (this.inFlight === 0) this.worker.unref();
   }
 
   async invoke(event: unknown, onTimeout: () => void): Promise<unknown> {
-    await this.ready;
-    const timeoutMs = this.spec.timeoutSeconds * 1000;
-    const id = this.nextId++;
     this.inFlight += 1;
     this.worker.ref();
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.settle(id);
-        reject(new FunctionError(`Task timed out after ${this.spec.timeoutSeconds.toFixed(2)} seconds`));
-        onTimeout();
-      }, timeoutMs);
-      this.pending.set(id, { resolve, reject, timer });
-      this.worker.postMessage({ id, event, deadline: Date.now() + timeoutMs });
-    });
+    try {
+      await this.ready;
+      if (this.dead) throw new FunctionError('Runtime exited before the invocation');
+      const timeoutMs = this.spec.timeoutSeconds * 1000;
+      const id = this.nextId++;
+      return await new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          this.settle(id);
+          reject(new FunctionError(`Task timed out after ${this.spec.timeoutSeconds.toFixed(2)} seconds`));
+          onTimeout();
+        }, timeoutMs);
+        this.pending.set(id, { resolve, reject, timer });
+        this.worker.postMessage({ id, event, deadline: Date.now() + timeoutMs });
+      });
+    } finally {
+      this.inFlight -= 1;
+      if (this.inFlight === 0) this.worker.unref();
+    }
   }
 
   stop(): Promise<number> {
@@ -89,12 +108,13 @@ export interface BundleLambdaOptions {
  * environment is exactly its row's. By default one instance takes every invocation, as the twin's
  * source mode does. With `instances`, invocations are spread as Lambda spreads them: one event at
  * a time per instance, a new instance when all are busy (up to the cap; beyond it invocations wait
- * for one), and an instance that timed out is replaced, as Lambda resets it.
+ * for one), and an instance that timed out or died is replaced, as Lambda resets it.
  */
 export class BundleLambda {
   private readonly instances: Instance[] = [];
   private readonly idle: Instance[] = [];
-  private readonly waiting: ((instance: Instance) => void)[] = [];
+  private readonly waiting: { resolve(instance: Instance): void; reject(error: Error): void }[] = [];
+  private stopped = false;
   /** Instances started, for benchmarks: Lambda's cold starts. */
   coldStarts = 0;
 
@@ -105,55 +125,66 @@ export class BundleLambda {
     private readonly options: BundleLambdaOptions = {},
   ) {}
 
+  private live(): Instance[] {
+    return this.instances.filter((i) => !i.dead);
+  }
+
   private start(): Instance {
+    if (this.stopped) throw new FunctionError(`${this.spec.id} was stopped`);
     const instance = new Instance(this.spec, this.bundle, this.env);
     this.coldStarts += 1;
     this.instances.push(instance);
     return instance;
   }
 
+  /** One instance made ready before traffic, as provisioned concurrency would; in the instance model it is then idle. */
   async warm(): Promise<void> {
-    const instance = this.instances.find((i) => !i.dead) ?? this.start();
+    const instance = this.live()[0] ?? this.start();
     await instance.ready;
-    if (this.options.instances && !this.idle.includes(instance) && instance.inFlight === 0) this.idle.push(instance);
+    if (this.options.instances && instance.inFlight === 0 && !this.idle.includes(instance)) this.idle.push(instance);
   }
 
   private acquire(): Promise<Instance> | Instance {
+    if (this.stopped) throw new FunctionError(`${this.spec.id} was stopped`);
     const cap = this.options.instances;
-    if (!cap) return this.instances.find((i) => !i.dead) ?? this.start();
+    if (!cap) return this.live()[0] ?? this.start();
     while (this.idle.length) {
       const instance = this.idle.pop()!;
-      if (!instance.dead) return instance;
+      if (!instance.dead && instance.inFlight === 0) return instance;
     }
-    if (this.instances.filter((i) => !i.dead).length < cap) return this.start();
-    return new Promise((resolve) => this.waiting.push(resolve));
+    if (this.live().length < cap) return this.start();
+    return new Promise((resolve, reject) => this.waiting.push({ resolve, reject }));
   }
 
+  /** Hands a finished instance to the next waiting invocation, or a fresh one if it died. */
   private release(instance: Instance): void {
-    if (!this.options.instances || instance.dead) return;
+    if (!this.options.instances) return;
     const next = this.waiting.shift();
-    if (next) next(instance);
-    else this.idle.push(instance);
+    if (!next) {
+      if (!instance.dead) this.idle.push(instance);
+      return;
+    }
+    try {
+      next.resolve(instance.dead ? this.start() : instance);
+    } catch (error) {
+      next.reject(error as Error);
+    }
   }
 
   async invoke(event: unknown): Promise<unknown> {
     const instance = await this.acquire();
-    const replace = () => {
-      // Lambda tears down an instance whose invocation timed out; what else it ran is lost with it.
-      if (this.options.instances) void instance.stop();
-    };
+    // Lambda tears down an instance whose invocation timed out; what else it ran is lost with it.
+    const replace = () => void (this.options.instances ? instance.stop() : undefined);
     try {
       return await instance.invoke(event, replace);
     } finally {
       this.release(instance);
-      if (this.options.instances && instance.dead) {
-        const next = this.waiting.shift();
-        if (next) next(this.start());
-      }
     }
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
+    for (const waiter of this.waiting.splice(0)) waiter.reject(new FunctionError(`${this.spec.id} was stopped`));
     await Promise.all(this.instances.map((i) => i.stop()));
   }
 }

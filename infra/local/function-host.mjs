@@ -39,10 +39,10 @@ try {
 
 parentPort.on('message', ({ id, event, deadline }) => {
   if (importError) return parentPort.postMessage({ id, ok: false, error: importError });
+  const failed = (error) => parentPort.postMessage({ id, ok: false, error: { name: error?.name ?? 'Error', message: error?.message ?? String(error) } });
   Promise.resolve()
     .then(() => handler(event, contextFor(deadline)))
-    .then(
-      (result) => parentPort.postMessage({ id, ok: true, result }),
-      (error) => parentPort.postMessage({ id, ok: false, error: { name: error?.name ?? 'Error', message: error?.message ?? String(error) } }),
-    );
+    // Lambda hands the caller the result as JSON: what does not survive that must not survive here.
+    .then((result) => parentPort.postMessage({ id, ok: true, result: result === undefined ? null : JSON.parse(JSON.stringify(result)) }))
+    .catch(failed);
 });
