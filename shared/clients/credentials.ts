@@ -58,16 +58,27 @@ export function refreshSecret(secretId: string): Promise<string> {
   return lookUp(secretId, true);
 }
 
+/** A JSON secret's fields; JSON.parse quotes what it could not read, so its error must not reach a log line. */
+function secretFields(secret: string, what: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(secret);
+    if (parsed && typeof parsed === 'object') return parsed as Record<string, unknown>;
+  } catch {
+    // Falls through to the error below, which names the secret, never its value.
+  }
+  throw new Error(`The ${what} secret is not a JSON object`);
+}
+
 /** The user and password in an RDS secret (JSON, as RDS and the stack generate it). */
 export function databaseCredentials(secret: string): { user: string; password: string } {
-  const { username, password } = JSON.parse(secret) as { username?: unknown; password?: unknown };
+  const { username, password } = secretFields(secret, 'database');
   if (typeof username !== 'string' || typeof password !== 'string') throw new Error('The database secret has no username and password');
   return { user: username, password };
 }
 
 /** The address and password in the first admin's secret (JSON, as the stack generates it). */
 export function firstAdminCredentials(secret: string): { email: string; password: string } {
-  const { email, password } = JSON.parse(secret) as { email?: unknown; password?: unknown };
+  const { email, password } = secretFields(secret, "first admin's");
   if (typeof email !== 'string' || typeof password !== 'string' || !password) throw new Error("The first admin's secret has no email and password");
   return { email, password };
 }

@@ -13,6 +13,13 @@ export interface Database {
 
 /** MySQL's ER_ACCESS_DENIED_ERROR: raised while connecting, so the statement never ran. */
 const ACCESS_DENIED = 1045;
+/** Longer than any function's timeout: by then nothing holds a connection of a replaced pool. */
+const RETIRE_AFTER_MS = 60_000;
+
+const currentSecret = (): string | undefined => {
+  const { DATABASE_SECRET_ID } = readEnv(databaseEnv);
+  return DATABASE_SECRET_ID ? loadedSecret(DATABASE_SECRET_ID) : undefined;
+};
 
 function newPool(): Pool {
   const { DATABASE_URL, DATABASE_SECRET_ID, DATABASE_POOL_SIZE, DATABASE_TLS } = readEnv(databaseEnv);
@@ -38,6 +45,7 @@ function newPool(): Pool {
  */
 function database(): Database {
   let pool = newPool();
+  let poolSecret = currentSecret();
   const retryAfterRotation = async <T>(call: (pool: Pool) => Promise<T>): Promise<T> => {
     const used = pool;
     try {
@@ -45,11 +53,13 @@ function database(): Database {
     } catch (error) {
       const secretId = readEnv(databaseEnv).DATABASE_SECRET_ID;
       if ((error as { errno?: number }).errno !== ACCESS_DENIED || !secretId) throw error;
-      await refreshSecret(secretId);
-      if (pool === used) {
+      const secret = await refreshSecret(secretId);
+      if (pool === used && secret !== poolSecret) {
         logger.warn('Database credentials refused; reconnecting with the secret looked up again');
         pool = newPool();
-        used.end().catch(() => undefined);
+        poolSecret = secret;
+        // Connections the old pool lent out finish their transactions first: it ends once no invocation can still hold one.
+        setTimeout(() => void used.end().catch(() => undefined), RETIRE_AFTER_MS).unref();
       }
       return call(pool);
     }

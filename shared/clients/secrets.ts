@@ -21,6 +21,8 @@ export interface SecretReaderOptions {
 }
 
 const MAX_SECRET_BYTES = 128 * 1024;
+/** Errors Secrets Manager reports with a 4xx that a later attempt can get past. */
+const RETRYABLE_TYPES = new Set(['ThrottlingException', 'TooManyRequestsException', 'RequestLimitExceeded', 'InternalServiceError']);
 
 export function createSecretReader(options: SecretReaderOptions) {
   const send = createSignedRequester({
@@ -49,10 +51,18 @@ export function createSecretReader(options: SecretReaderOptions) {
     const body = await readBody(response, MAX_SECRET_BYTES, tooLarge).catch((error: unknown) => {
       throw error instanceof SecretLookupFailed ? error : new Retryable(error);
     });
-    const answer = JSON.parse(body.toString('utf8') || '{}') as { SecretString?: string; __type?: string; message?: string; Message?: string };
+    let answer: { SecretString?: unknown; __type?: string };
+    try {
+      answer = JSON.parse(body.toString('utf8') || '{}');
+    } catch {
+      // A proxy's or load balancer's error page, not Secrets Manager's answer.
+      throw new Retryable(new SecretLookupFailed(`Secrets Manager answered ${status} with a body that is not JSON`));
+    }
     if (status === 200 && typeof answer.SecretString === 'string') return answer.SecretString;
-    const failure = new SecretLookupFailed(`Secrets Manager answered ${status} ${answer.__type ?? ''}`.trim());
-    throw isRetryableStatus(status) ? new Retryable(failure) : failure;
+    const type = String(answer.__type ?? '').split('#').pop() ?? '';
+    const failure = new SecretLookupFailed(`Secrets Manager answered ${status} ${type}`.trim());
+    // Throttling comes as a 400: a burst of cold starts in a flash crowd is exactly when it does.
+    throw isRetryableStatus(status) || RETRYABLE_TYPES.has(type) ? new Retryable(failure) : failure;
   }
 
   return (secretId: string): Promise<string> => withRetries(options.maxAttempts ?? 3, () => once(secretId));
