@@ -1,13 +1,16 @@
 /**
- * `npm run smoke -- <base URL> [--admin-email E --admin-password P] [--item ID] [--deal ID]`
+ * `npm run smoke -- <base URL> [--admin-secret-file F | --admin-email E] [--item ID] [--deal ID]`
  *
  * Walks the README against any target, the twin or a deployed API: health, sign-up, sign-in,
  * /me, an order until it is confirmed, a coupon, a catalog page and its refresh after an admin
  * write, an inbound address, sign-out. Item and deal ids are fresh unless given (a sale's stock
  * cannot be set twice). Prints one JSON line of what passed and exits non-zero on a failure.
- * The admin defaults to the twin's demo admin; on AWS, the first admin's secret (see the README).
+ * The admin defaults to the twin's demo admin; on AWS, pass the first admin's secret as a file
+ * (`{"email","password"}`, as the AWS CLI prints it) or the password in SURGE_ADMIN_PASSWORD, so
+ * it never stands on a command line, where `ps` shows it.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { demoAccounts } from '../infra/local/seed';
 import { apiCall, type ApiAnswer, type ApiCallOptions } from '../test/support/http';
@@ -15,17 +18,21 @@ import { apiCall, type ApiAnswer, type ApiCallOptions } from '../test/support/ht
 const { positionals, values } = parseArgs({
   allowPositionals: true,
   options: {
-    'admin-email': { type: 'string', default: demoAccounts.find((a) => a.role === 'admin')!.email },
-    'admin-password': { type: 'string', default: demoAccounts.find((a) => a.role === 'admin')!.password },
+    'admin-email': { type: 'string' },
+    'admin-secret-file': { type: 'string' },
     item: { type: 'string' },
     deal: { type: 'string' },
   },
 });
 const base = (positionals[0] ?? '').replace(/\/$/, '');
 if (!/^https?:\/\//.test(base)) {
-  process.stderr.write('usage: npm run smoke -- <base URL> [--admin-email E --admin-password P] [--item ID] [--deal ID]\n');
+  process.stderr.write('usage: npm run smoke -- <base URL> [--admin-secret-file F | --admin-email E (password in SURGE_ADMIN_PASSWORD)] [--item ID] [--deal ID]\n');
   process.exit(2);
 }
+const demoAdmin = demoAccounts.find((a) => a.role === 'admin')!;
+const admin: { email: string; password: string } = values['admin-secret-file']
+  ? JSON.parse(readFileSync(values['admin-secret-file'], 'utf8'))
+  : { email: values['admin-email'] ?? demoAdmin.email, password: process.env.SURGE_ADMIN_PASSWORD ?? demoAdmin.password };
 
 const tag = randomBytes(4).toString('hex');
 const itemId = values.item ?? `smoke-${tag}`;
@@ -73,7 +80,7 @@ await step('sign-up', async () => {
 });
 await step('sign-in', async () => {
   state.user = expectStatus(await call('POST', '/sessions', { body: { email, password } }), 201).cookie;
-  state.admin = expectStatus(await call('POST', '/sessions', { body: { email: values['admin-email'], password: values['admin-password'] } }), 201).cookie;
+  state.admin = expectStatus(await call('POST', '/sessions', { body: admin }), 201).cookie;
   if (!state.user || !state.admin) throw new Error('no session cookie');
 });
 await step('me', async () => {

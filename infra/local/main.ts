@@ -110,11 +110,19 @@ twin = await startTwin({
 });
 if (stopping) await stopping;
 
-writeFileSync(stateFile, JSON.stringify({ pid: process.pid, url: twin.url, redisUrl: twin.redisUrl, databaseUrl: twin.databaseUrl, emulatorUrl: twin.emulatorUrl, smtpUrl: twin.smtpUrl, inboundDomain: twin.inboundDomain, pids: twin.pids, queues: twin.queues, runtime: twin.runtime.kind, lambdaInstances: env.SURGE_LAMBDA_INSTANCES, admin: twin.admin }, null, 2));
+// Readable by this user only: with AWS-like stores it holds the stores' passwords.
+writeFileSync(stateFile, JSON.stringify({ pid: process.pid, url: twin.url, redisUrl: twin.redisUrl, databaseUrl: twin.databaseUrl, emulatorUrl: twin.emulatorUrl, smtpUrl: twin.smtpUrl, inboundDomain: twin.inboundDomain, pids: twin.pids, queues: twin.queues, runtime: twin.runtime.kind, lambdaInstances: env.SURGE_LAMBDA_INSTANCES, admin: twin.admin }, null, 2), { mode: 0o600 });
+
+/** What is printed leaves out any password; the state file has them for the twin's own tools. */
+function withoutPassword(url: string): string {
+  const shown = new URL(url);
+  if (shown.password) shown.password = '****';
+  return shown.toString();
+}
 
 const lines = [
   ['gateway', `${twin.url}  (try: curl -i ${twin.url}/health)`],
-  ['redis', twin.redisUrl],
+  ['redis', withoutPassword(twin.redisUrl)],
   ['mariadb', twin.databaseUrl],
   ['sqs+s3', twin.emulatorUrl],
   ['queue', `${twin.queues.orders.url}  (dlq ${twin.queues.orders.deadLetterUrl})`],

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { createConnection } from 'mysql2/promise';
@@ -54,12 +54,14 @@ export async function startRedis(stateDir: string, durable: boolean, secure?: Se
         // The CA goes out with the certificate, completing the chain as mariadbd's --ssl-ca does;
         // clients show no certificate of their own, as on ElastiCache.
         ...['--tls-ca-cert-file', secure.certificates.caFile, '--tls-auth-clients', 'no'],
-        ...(password ? ['--requirepass', password] : []),
       ]
     : ['--port', String(port)];
+  // The password goes in a file only this user reads, not on the command line, where ps shows it.
+  const authConfig = join(dataDir, 'auth.conf');
+  if (password) writeFileSync(authConfig, `requirepass ${password}\n`, { mode: 0o600 });
   const proc = spawnService(
     'redis-server',
-    ['--bind', '127.0.0.1', ...listen, '--dir', dataDir, '--save', '', ...persistence, '--protected-mode', 'yes'],
+    [...(password ? [authConfig] : []), '--bind', '127.0.0.1', ...listen, '--dir', dataDir, '--save', '', ...persistence, '--protected-mode', 'yes'],
     join(stateDir, 'redis.log'),
   );
   const url = `${secure ? 'rediss' : 'redis'}://127.0.0.1:${port}`;
@@ -181,9 +183,10 @@ async function createDatabase(url: string, database: string, tls?: { ca: string 
 }
 
 /**
- * The application's own user, as on Aurora where the functions do not log in as the master user:
- * TLS required, all privileges on the twin's database and on the tests' (surge…). Replaced on
- * every start, so a changed password takes effect.
+ * The functions' user, apart from root as the stack's `surge` user (the cluster's generated
+ * credentials, behind RDS Proxy) is apart from the twin's own admin access: TLS required, all
+ * privileges on the twin's database and on the tests' (surge…). Replaced on every start, so a
+ * changed password takes effect.
  */
 async function createApplicationUser(url: string, database: string, user: { user: string; password: string }, tls?: { ca: string }): Promise<void> {
   const conn = await connectAsRoot(url, tls);

@@ -236,6 +236,7 @@ export async function putSecrets(emulatorUrl: string, values: Record<string, str
       });
       response.resume();
       if (response.statusCode === 200) break;
+      if (action === 'PutSecretValue') throw new Error(`The twin could not store the secret ${name}: Secrets Manager's stand-in answered ${response.statusCode}`);
     }
   }
 }
