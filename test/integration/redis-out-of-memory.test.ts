@@ -21,6 +21,8 @@ import { until } from '../support/wait';
 import { handler as createCoupon } from '../../functions/create-coupon';
 import { handler as createOrder } from '../../functions/create-order';
 import { handler as createSession } from '../../functions/create-session';
+import { handler as deleteAllSessions } from '../../functions/delete-all-sessions';
+import { handler as deleteCurrentSession } from '../../functions/delete-current-session';
 import { handler as getMe } from '../../functions/get-me';
 import { handler as listPrograms } from '../../functions/list-programs';
 import { handler as putDeal } from '../../functions/put-deal';
@@ -54,6 +56,8 @@ describe('Redis out of memory, evicting nothing', () => {
   let raw: Redis;
   let admin: SignedInUser;
   let buyers: SignedInUser[];
+  /** Users who sign out while Redis is full. */
+  let leaving: SignedInUser[];
   let itemId: string;
   let dealId: string;
   let poller: Poller;
@@ -88,6 +92,7 @@ describe('Redis out of memory, evicting nothing', () => {
     // Everything the attempts need is in Redis before it fills: sessions, the sale, the deal.
     admin = (await signedInUsers(1, 'admin'))[0]!;
     buyers = await signedInUsers(3);
+    leaving = await signedInUsers(2);
     itemId = uniqueItemId('full');
     await upsertItemStock(itemId, STOCK, 1);
     await openSale(itemId, STOCK, 1);
@@ -159,6 +164,20 @@ describe('Redis out of memory, evicting nothing', () => {
     expect(result.statusCode).toBe(503);
     expect(body(result).error.code).toBe('UNAVAILABLE');
     expect(result.cookies).toBeUndefined();
+  });
+
+  it('signs out here and everywhere: deleting a session needs no memory', async () => {
+    const me = (user: SignedInUser) => getMe(httpEvent('get-me', { cookies: [user.cookie] }), lambdaContext());
+    const [here, everywhere] = leaving as [SignedInUser, SignedInUser];
+
+    const results = await Promise.all([
+      deleteCurrentSession(httpEvent('get-me', { method: 'DELETE', path: '/sessions/current', cookies: [here.cookie] }), lambdaContext()),
+      deleteAllSessions(httpEvent('get-me', { method: 'DELETE', path: '/sessions', cookies: [everywhere.cookie] }), lambdaContext()),
+    ]);
+
+    expect(results.map((r) => r.statusCode)).toEqual([204, 204]);
+    expect((await Promise.all([me(here), me(everywhere)])).map((r) => r.statusCode)).toEqual([401, 401]);
+    expect(await raw.keys(`{user:${here.id}}:*`)).toEqual([]);
   });
 
   it('serves a cached catalog page from the cache and an uncached one from MySQL, storing nothing', async () => {
