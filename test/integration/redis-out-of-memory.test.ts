@@ -52,6 +52,7 @@ const PASSWORD = 'correct horse battery staple';
 
 const usedMemory = async (raw: Redis) => Number(/^used_memory:(\d+)/m.exec(await raw.info('memory'))![1]);
 
+// In order: Redis is full from beforeAll until the last test frees it.
 describe('Redis out of memory, evicting nothing', () => {
   let raw: Redis;
   let admin: SignedInUser;
@@ -164,6 +165,7 @@ describe('Redis out of memory, evicting nothing', () => {
     expect(result.statusCode).toBe(503);
     expect(body(result).error.code).toBe('UNAVAILABLE');
     expect(result.cookies).toBeUndefined();
+    expect(await raw.zcard(`{user:${buyers[0]!.id}}:sessions`)).toBe(1);
   });
 
   it('signs out here and everywhere: deleting a session needs no memory', async () => {
