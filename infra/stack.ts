@@ -4,7 +4,7 @@ import { HttpApi, HttpMethod, HttpStage, type CfnStage } from 'aws-cdk-lib/aws-a
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import { CfnReplicationGroup, CfnSubnetGroup } from 'aws-cdk-lib/aws-elasticache';
+import { CfnParameterGroup, CfnReplicationGroup, CfnSubnetGroup } from 'aws-cdk-lib/aws-elasticache';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { Architecture, CfnFunction, Runtime, type Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
@@ -161,11 +161,22 @@ export class SurgeStack extends Stack {
       description: 'Surge cache',
       subnetIds: vpc.isolatedSubnets.map((s) => s.subnetId),
     });
+    // Evicting nothing: the default volatile-lru picks among keys with a TTL, and idempotency
+    // records, sessions, their index and fill leases all have one. A full node refuses writes
+    // (reservations answer 503, catalog fills are skipped) and serves reads, and the catalog's
+    // entries, all expiring within minutes, give their memory back: one node is enough. The
+    // reserve, AWS's advice for small burstable nodes, is room for backup, replication and clients.
+    const cacheParameters = new CfnParameterGroup(this, 'RedisParameters', {
+      description: 'Surge cache: no eviction, 30 % of memory reserved beyond the data',
+      cacheParameterGroupFamily: 'valkey8',
+      properties: { 'maxmemory-policy': 'noeviction', 'reserved-memory-percent': '30' },
+    });
     const cache = new CfnReplicationGroup(this, 'Redis', {
       replicationGroupDescription: 'Surge live state: stock, sessions, cache',
       engine: 'valkey',
       engineVersion: '8.0',
       cacheNodeType: 'cache.t4g.small',
+      cacheParameterGroupName: cacheParameters.ref,
       numCacheClusters: 2,
       multiAzEnabled: true,
       automaticFailoverEnabled: true,

@@ -36,9 +36,16 @@ export interface SecureStores {
 }
 
 /**
+ * What the twin's Redis may hold unless SURGE_REDIS_MAXMEMORY says otherwise (redis-server's units).
+ * An orders bench leaves about 25 MB for a day: 10,000 sessions take ~5 MB, and every 10,000
+ * reservations ~2.5 MB of idempotency records and buyer counts; a few runs a day fit many times over.
+ */
+const REDIS_MAXMEMORY = '256mb';
+
+/**
  * A durable Redis keeps its data in stateDir (append-only file, fsync every second), so the live
  * counters survive a restart of the twin just as the MySQL rows beside them do. Tests use a
- * throwaway one.
+ * throwaway one. Either evicts nothing, as the stack's cache: a full one refuses writes.
  */
 export async function startRedis(stateDir: string, durable: boolean, secure?: SecureStores): Promise<Service> {
   if (process.env.REDIS_URL) return external(process.env.REDIS_URL);
@@ -46,6 +53,7 @@ export async function startRedis(stateDir: string, durable: boolean, secure?: Se
   const dataDir = resolve(stateDir, 'redis');
   mkdirSync(dataDir, { recursive: true });
   const persistence = durable ? ['--appendonly', 'yes', '--appendfsync', 'everysec'] : ['--appendonly', 'no'];
+  const memory = ['--maxmemory', process.env.SURGE_REDIS_MAXMEMORY || REDIS_MAXMEMORY, '--maxmemory-policy', 'noeviction'];
   const password = secure?.redisPassword;
   const listen = secure
     ? [
@@ -61,7 +69,7 @@ export async function startRedis(stateDir: string, durable: boolean, secure?: Se
   if (password) writeFileSync(authConfig, `requirepass ${password}\n`, { mode: 0o600 });
   const proc = spawnService(
     'redis-server',
-    [...(password ? [authConfig] : []), '--bind', '127.0.0.1', ...listen, '--dir', dataDir, '--save', '', ...persistence, '--protected-mode', 'yes'],
+    [...(password ? [authConfig] : []), '--bind', '127.0.0.1', ...listen, '--dir', dataDir, '--save', '', ...persistence, ...memory, '--protected-mode', 'yes'],
     join(stateDir, 'redis.log'),
   );
   const url = `${secure ? 'rediss' : 'redis'}://127.0.0.1:${port}`;

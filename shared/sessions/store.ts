@@ -18,6 +18,7 @@ const createScript = luaScript<[session: string, index: string], [string, number
 const touchScript = luaScript<[session: string], [now: number, idleMs: number]>(
   new URL('./lua/session-touch-1.lua', import.meta.url),
 );
+const destroyScript = luaScript<[session: string, index: string], [sessionId: string]>(new URL('./lua/session-destroy-2.lua', import.meta.url));
 const destroyAllScript = luaScript<[index: string], [sessionKeyPrefix: string]>(
   new URL('./lua/sessions-destroy-all-1.lua', import.meta.url),
 );
@@ -112,7 +113,7 @@ export async function resolveSession(handle: SessionHandle, now = Date.now()): P
 }
 
 export async function destroySession(handle: SessionHandle): Promise<void> {
-  await redis().multi().del(sessionKey(handle)).zrem(indexKey(handle.userId), handle.sessionId).exec();
+  await destroyScript.run(redis(), [sessionKey(handle), indexKey(handle.userId)], [handle.sessionId]);
 }
 
 export async function destroyAllSessions(userId: number): Promise<number> {

@@ -140,6 +140,15 @@ describe('the CDK app', () => {
     });
   });
 
+  it('evicts nothing from the cache, and reserves memory beyond the data for backups, replication and clients', () => {
+    const parameters = logicalIdOf('AWS::ElastiCache::ParameterGroup');
+    expect(resources[parameters]!.Properties).toMatchObject({
+      CacheParameterGroupFamily: 'valkey8',
+      Properties: { 'maxmemory-policy': 'noeviction', 'reserved-memory-percent': '30' },
+    });
+    template.hasResourceProperties('AWS::ElastiCache::ReplicationGroup', { Engine: 'valkey', EngineVersion: Match.stringLikeRegexp('^8\\.'), CacheParameterGroupName: { Ref: parameters } });
+  });
+
   it('puts RDS Proxy with TLS in front of an encrypted Aurora MySQL Serverless v2 cluster', () => {
     template.hasResourceProperties('AWS::RDS::DBProxy', { RequireTLS: true, EngineFamily: 'MYSQL' });
     template.hasResourceProperties('AWS::RDS::DBCluster', {
