@@ -29,11 +29,9 @@ export async function redisCommand(port: number, ...args: (string | number)[]): 
 export async function startRedisServer(port: number): Promise<TestRedisServer> {
   // Its log, and what a replica's full sync writes even without persistence.
   const dir = mkdtempSync(join(tmpdir(), 'surge-test-redis-'));
-  const { child } = spawnService(
-    'redis-server',
-    ['--bind', '127.0.0.1', '--port', String(port), '--dir', dir, '--save', '', '--appendonly', 'no'],
-    join(dir, 'redis.log'),
-  );
+  const args = ['--bind', '127.0.0.1', '--port', String(port), '--dir', dir, '--save', '', '--appendonly', 'no'];
+  // A primary syncs a new replica at once, not after waiting 5 s for others to sync with it.
+  const { child } = spawnService('redis-server', [...args, '--repl-diskless-sync-delay', '0'], join(dir, 'redis.log'));
   const exited = once(child, 'exit');
   const kill = async () => {
     child.kill('SIGKILL');
