@@ -18,6 +18,18 @@ function reconnectDelay(attempt: number): number {
   return ceiling / 2 + (Math.random() * ceiling) / 2;
 }
 
+/**
+ * Replies of a server that refused a command without running it, because it is not the primary: a
+ * replica (after a Multi-AZ failover, the old primary, still reached over a connection made before
+ * the endpoint's DNS name moved to the new one) or a replica cut off from its primary. Since the
+ * command did not run, sending it again is safe: the client reconnects, through DNS again, and
+ * resends it. While the name still points at a replica this repeats, but only until the command
+ * times out (sendOnlyAwaited drops it then). LOADING is not among them: that node is the right one,
+ * and ioredis's ready check would hold a new connection until it has loaded, while the command
+ * waits out its timeout in the offline queue instead of failing at once.
+ */
+const NOT_THE_PRIMARY = /^(READONLY|MASTERDOWN)\b/;
+
 const options: RedisOptions = {
   commandTimeout: COMMAND_TIMEOUT_MS,
   // A connection slower to open than a command may wait is not worth waiting for.
@@ -26,6 +38,7 @@ const options: RedisOptions = {
   maxRetriesPerRequest: 1,
   enableOfflineQueue: true,
   retryStrategy: reconnectDelay,
+  reconnectOnError: (error) => (NOT_THE_PRIMARY.test(error.message) ? 2 : false),
 };
 
 function cluster(url: URL, password: string | undefined): Redis {
