@@ -77,3 +77,29 @@ export function isRefusedCredentials(error: unknown): boolean {
   const { message = '', errno } = (error ?? {}) as { message?: string; errno?: number };
   return /^(WRONGPASS|NOAUTH)\b/.test(message) || errno === 1045;
 }
+
+/** Errors of a connection that failed or never came up: refused, reset, timed out, or lost (mysql2). */
+const CONNECTION_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'PROTOCOL_CONNECTION_LOST']);
+
+/**
+ * What ioredis says while Redis is away: no connection within one reconnect attempt, none at all
+ * while reconnecting fails, a command that was not answered within its timeout, a transaction cut
+ * short by a lost connection.
+ */
+const REDIS_AWAY =
+  /^(Reached the max retries per request limit|Connection is closed|Stream isn't writeable|Cluster isn't ready|None of startup nodes is available|Command timed out|Command aborted due to connection close)/;
+
+/** Replies of a Redis that did not run the command: a replica after a failover, a node loading its data or cut off from its primary. */
+const REDIS_REFUSED_UNRUN = /^(READONLY|LOADING|MASTERDOWN|CLUSTERDOWN)\b/;
+
+/**
+ * A dependency (Redis, MySQL) is away or failing over: the client may retry (what a retry sends
+ * again is idempotent: an Idempotency-Key, one coupon per user, a new session), so it is a 503,
+ * not a 500.
+ */
+export function isDependencyUnavailable(error: unknown): boolean {
+  const { message = '', code, previousErrors } = (error ?? {}) as { message?: string; code?: unknown; previousErrors?: unknown };
+  // A transaction Redis discarded because its commands were refused or cut short: none of it ran.
+  if (/^EXECABORT\b/.test(message)) return Array.isArray(previousErrors) && previousErrors.length > 0 && previousErrors.every(isDependencyUnavailable);
+  return (typeof code === 'string' && CONNECTION_FAILURES.has(code)) || REDIS_AWAY.test(message) || REDIS_REFUSED_UNRUN.test(message);
+}

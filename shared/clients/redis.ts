@@ -1,14 +1,44 @@
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type Command, type RedisOptions } from 'ioredis';
 import { readEnv, redisEnv } from '../config';
 import { logger } from '../logger';
 import { once } from '../once';
 import { loadedSecret, refreshSecret } from './credentials';
 
+/**
+ * The longest a caller waits for Redis, whatever the connection is doing: well under the
+ * functions' 10 s timeout, so Redis away costs a retry-safe 503 (or the catalog's read from MySQL)
+ * rather than the invocation. Every script here runs in well under a millisecond; none may need more.
+ */
+const COMMAND_TIMEOUT_MS = 1_000;
+
+/** ioredis's default doubles to 5 s: a client that slow to try again keeps failing seconds after Redis is back. */
+function reconnectDelay(attempt: number): number {
+  const ceiling = Math.min(50 * 2 ** (attempt - 1), 1_000);
+  // Spread, so that a fleet of instances does not reconnect in step.
+  return ceiling / 2 + (Math.random() * ceiling) / 2;
+}
+
+/**
+ * Replies of a server that refused a command without running it, because it is not the primary: a
+ * replica (after a Multi-AZ failover, the old primary, still reached over a connection made before
+ * the endpoint's DNS name moved to the new one) or a replica cut off from its primary. Since the
+ * command did not run, sending it again is safe: the client reconnects, through DNS again, and
+ * resends it. While the name still points at a replica this repeats, but only until the command
+ * times out (sendOnlyAwaited drops it then). LOADING is not among them: that node is the right one,
+ * and ioredis's ready check would hold a new connection until it has loaded, while the command
+ * waits out its timeout in the offline queue instead of failing at once.
+ */
+const NOT_THE_PRIMARY = /^(READONLY|MASTERDOWN)\b/;
+
 const options: RedisOptions = {
-  // A request must not hang while Redis is away; callers turn the rejection into a 503 or a fallback.
+  commandTimeout: COMMAND_TIMEOUT_MS,
+  // A connection slower to open than a command may wait is not worth waiting for.
+  connectTimeout: COMMAND_TIMEOUT_MS,
+  // What queued while a connection was lost is rejected when the first attempt to make it again fails.
   maxRetriesPerRequest: 1,
   enableOfflineQueue: true,
-  connectTimeout: 2_000,
+  retryStrategy: reconnectDelay,
+  reconnectOnError: (error) => (NOT_THE_PRIMARY.test(error.message) ? 2 : false),
 };
 
 function cluster(url: URL, password: string | undefined): Redis {
@@ -77,12 +107,50 @@ function coalesceWrites(client: Redis): Redis {
   return client;
 }
 
+/**
+ * The offline queue holds commands while a connection is being made: at a cold start, and while a
+ * lost one is made again (a reset, a failover). Once an attempt to make it again has failed too,
+ * Redis is away rather than blinking: commands then fail at once instead of queueing for a
+ * connection that is not coming, until one is ready again. So the queue holds at most what
+ * arrives during one reconnect attempt, itself bounded by the connect timeout.
+ */
+function failFastWhileAway(client: Redis | Cluster): void {
+  let closedSinceReady = false;
+  client.on('close', () => {
+    if (closedSinceReady) client.options.enableOfflineQueue = false;
+    closedSinceReady = true;
+  });
+  client.on('ready', () => {
+    closedSinceReady = false;
+    client.options.enableOfflineQueue = true;
+  });
+}
+
+/**
+ * A command whose caller already has its answer (it timed out) is dropped rather than sent when a
+ * connection comes back, from the offline queue or as a resend of one in flight when the last
+ * connection was lost: it would run after its caller was told it failed, an order reserved after
+ * its 503. Parts of a pipeline or transaction still go whole, as ioredis sends them.
+ */
+function sendOnlyAwaited(client: Redis | Cluster): void {
+  const send = client.sendCommand.bind(client) as (command: Command, ...rest: unknown[]) => unknown;
+  client.sendCommand = (command: Command, ...rest: unknown[]) => {
+    // ioredis times a cluster's command only once a node has it, not while the cluster queues it.
+    if (client instanceof Cluster) command.setTimeout(COMMAND_TIMEOUT_MS);
+    const partOfPipeline = rest[0] !== undefined;
+    if (command.isSettled && !partOfPipeline) return command.promise;
+    return send(command, ...rest);
+  };
+}
+
 /** A new connection to the function's Redis, with the AUTH token its secret holds (or its URL, in the twin). */
 export function connectRedis(): Redis {
   const { REDIS_URL, REDIS_CLUSTER, REDIS_AUTH_SECRET_ID } = readEnv(redisEnv);
   const url = new URL(REDIS_URL);
   const password = REDIS_AUTH_SECRET_ID ? loadedSecret(REDIS_AUTH_SECRET_ID) : decodeURIComponent(url.password) || undefined;
   const client = REDIS_CLUSTER ? cluster(url, password) : coalesceWrites(new Redis(REDIS_URL, { ...options, ...(password ? { password } : {}) }));
+  failFastWhileAway(client);
+  sendOnlyAwaited(client);
   if (REDIS_AUTH_SECRET_ID) followRotation(client, REDIS_AUTH_SECRET_ID);
   return client;
 }

@@ -2,7 +2,7 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type * as z from '../zod';
 import { storeCredentials } from '../clients/credentials';
-import { AppError, ForbiddenError, isRefusedCredentials, UnauthenticatedError, UnavailableError } from '../errors';
+import { AppError, ForbiddenError, isDependencyUnavailable, isRefusedCredentials, UnauthenticatedError, UnavailableError } from '../errors';
 import { logger } from '../logger';
 import { parseSessionCookie, resolveSession, SESSION_COOKIE, type Principal } from '../sessions/store';
 import type { Role } from '../sessions/users';
@@ -144,8 +144,9 @@ function errorHandler(): MiddlewareObj<APIGatewayProxyEventV2, ApiResult, Error,
       }
       // Name, message and stack only: an ioredis error also carries its command, whose arguments can be an AUTH token or a buyer's data.
       const logged = { name: error?.name, message: error?.message, stack: error?.stack };
-      if (isRefusedCredentials(error)) {
-        logger.warn('Store refused the credentials; retry after the secret is looked up again', { error: logged });
+      const refused = isRefusedCredentials(error);
+      if (refused || isDependencyUnavailable(error)) {
+        logger.warn(refused ? 'Store refused the credentials; retry after the secret is looked up again' : 'Dependency unavailable', { error: logged });
         request.response = json(503, { error: { code: 'UNAVAILABLE', message: new UnavailableError().message } });
         return;
       }

@@ -1,0 +1,89 @@
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handler as createSession } from '../../functions/create-session';
+import { handler as getMe } from '../../functions/get-me';
+import { freePort } from '../../infra/local/processes';
+import { redis } from '../../shared/clients/redis';
+import { httpEvent, lambdaContext } from '../support/events';
+import { createUser, type TestUser } from '../support/factories';
+import { redisCommand, startRedisServer, type TestRedisServer } from '../support/redis-server';
+import { startTcpProxy } from '../support/tcp-proxy';
+import { until } from '../support/wait';
+
+type Result = APIGatewayProxyStructuredResultV2;
+
+const sidCookie = (result: Result) => result.cookies?.find((c) => c.startsWith('sid='))?.split(';')[0];
+const signIn = (user: TestUser) => createSession(httpEvent('post-sessions', { body: { email: user.email, password: user.password } }), lambdaContext());
+
+async function replication(port: number): Promise<string> {
+  return String(await redisCommand(port, 'INFO', 'replication'));
+}
+
+/** Makes `replica` follow `primary` and waits until it is in sync. */
+async function follow(replica: number, primary: number): Promise<void> {
+  await redisCommand(replica, 'REPLICAOF', '127.0.0.1', primary);
+  await until(async () => /master_link_status:up/.test(await replication(replica)), 10_000, `port ${replica} in sync with ${primary}`);
+}
+
+// A primary and its replica, as ElastiCache's Multi-AZ pair, behind a stand-in for the primary endpoint.
+const [primary, replica] = await Promise.all([startRedisServer(await freePort()), startRedisServer(await freePort())]);
+const endpoint = await startTcpProxy(primary.port);
+process.env.REDIS_URL = `redis://127.0.0.1:${endpoint.port}`;
+
+/**
+ * Promotes `to`, makes `from` its replica and points the endpoint at `to`. The client's open
+ * connection still leads to `from`, which now refuses writes.
+ */
+async function failOver(from: TestRedisServer, to: TestRedisServer): Promise<void> {
+  await redisCommand(to.port, 'REPLICAOF', 'NO', 'ONE');
+  await follow(from.port, to.port);
+  endpoint.retarget(to.port);
+}
+
+describe('a Multi-AZ failover', () => {
+  let user: TestUser;
+
+  beforeAll(async () => {
+    user = await createUser();
+    await follow(replica.port, primary.port);
+    // The client's connection is open to the primary before the failover.
+    expect((await signIn(user)).statusCode).toBe(201);
+  });
+
+  afterAll(async () => {
+    redis().disconnect();
+    await endpoint.close();
+    await Promise.all([primary.kill(), replica.kill()]);
+  });
+
+  it('takes writes that meet READONLY on the old primary to the new one', async () => {
+    // Prepare
+    await failOver(primary, replica);
+
+    // Act: sign-ins in flight together, as many meet the failover at once.
+    const signedIn = await Promise.all(Array.from({ length: 20 }, () => signIn(user)));
+
+    // Assess
+    expect(signedIn.map((result) => result.statusCode)).toEqual(signedIn.map(() => 201));
+    const read = await getMe(httpEvent('get-me', { cookies: [sidCookie(signedIn[0]!)!] }), lambdaContext());
+    expect(read.statusCode).toBe(200);
+    expect(JSON.parse(read.body!)).toEqual({ id: user.id, email: user.email, role: 'user' });
+  });
+
+  it('answers a sign-in whose sign-out of the presented session (a transaction) met READONLY with 201 or a retry-safe 503, never a 500', async () => {
+    // Prepare: a session made on the current primary, then a failover back.
+    const presented = sidCookie(await signIn(user))!;
+    await failOver(replica, primary);
+    const rotate = () => createSession(httpEvent('post-sessions', { body: { email: user.email, password: user.password }, cookies: [presented] }), lambdaContext());
+
+    // Act
+    const first = await rotate();
+    const retried = first.statusCode === 503 ? await rotate() : first;
+
+    // Assess
+    expect([201, 503]).toContain(first.statusCode);
+    if (first.statusCode === 503) expect(JSON.parse(first.body!).error.code).toBe('UNAVAILABLE');
+    expect(retried.statusCode).toBe(201);
+    expect((await getMe(httpEvent('get-me', { cookies: [presented] }), lambdaContext())).statusCode).toBe(401);
+  });
+});
