@@ -1,5 +1,5 @@
 import * as z from '../shared/zod';
-import { AppError, UnavailableError } from '../shared/errors';
+import { AppError } from '../shared/errors';
 import { api } from '../shared/http/api';
 import { json } from '../shared/http/response';
 import { EmailAddress } from '../shared/sessions/account-rules';
@@ -18,9 +18,7 @@ export const handler = api({ access: 'public', body: Credentials }).handler(asyn
   if (!(await verifyPassword(password, user?.passwordHash)) || !user) {
     throw new AppError('INVALID_CREDENTIALS', 'Email or password is wrong');
   }
-  const cookie = await signIn(user, event.cookieMap[SESSION_COOKIE]).catch((error: Error) => {
-    // No session was started when the store refused it (full, or away), so signing in again is safe.
-    throw error instanceof AppError ? error : new UnavailableError('Sessions are unavailable; sign in again shortly');
-  });
+  // A store that refused the session (full, or away) started none: the error handler's 503 makes signing in again safe.
+  const cookie = await signIn(user, event.cookieMap[SESSION_COOKIE]);
   return json(201, { user: { id: user.id, email: user.email, role: user.role } }, { cookies: [cookie] });
 });

@@ -89,8 +89,12 @@ const CONNECTION_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 
 const REDIS_AWAY =
   /^(Reached the max retries per request limit|Connection is closed|Stream isn't writeable|Cluster isn't ready|None of startup nodes is available|Command timed out|Command aborted due to connection close)/;
 
-/** Replies of a Redis that did not run the command: a replica after a failover, a node loading its data or cut off from its primary. */
-const REDIS_REFUSED_UNRUN = /^(READONLY|LOADING|MASTERDOWN|CLUSTERDOWN)\b/;
+/**
+ * Replies of a Redis that did not run the command: a replica after a failover, a node loading its
+ * data or cut off from its primary, a node out of memory (noeviction refuses a write, and a script
+ * at its first write, before anything of it is done).
+ */
+const REDIS_REFUSED_UNRUN = /^(READONLY|LOADING|MASTERDOWN|CLUSTERDOWN|OOM)\b/;
 
 /**
  * A dependency (Redis, MySQL) is away or failing over: the client may retry (what a retry sends
