@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { logger } from '../logger';
+import { loggableError, logger } from '../logger';
 import { luaScript, type RedisClient } from '../redis/script';
 
 const fillScript = luaScript<[entry: string, lease: string], [token: string, entry: string, lifetimeMs: number, channel: string]>(
@@ -206,7 +206,7 @@ class LoaderFailure {
 function degrade(error: unknown): void {
   if (degradedLogged) return;
   degradedLogged = true;
-  logger.error('Cache unavailable; reading through to the source', { error: error as Error });
+  logger.error('Cache unavailable; reading through to the source', { error: loggableError(error) });
 }
 
 /** XFetch (Vattani et al. 2015), with the caller's one draw of ln(rand): due once expired, or early with rising odds. */
@@ -292,7 +292,7 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
     // only if Redis kept it, so a filler that lost its lease never serves its own value again.
     const stored = await fillScript
       .run(redis, [entryKey, leaseKeyOf(entryKey)], [token, encodeEntry(entry), physicalMs, channelOf(entryKey)])
-      .catch((error: Error) => logger.warn('Cache fill not stored', { key: entryKey, error }));
+      .catch((error: Error) => logger.warn('Cache fill not stored', { key: entryKey, error: loggableError(error) }));
     if (stored === 1 && (options.nearCopies ?? true)) keepNear(version, entryKey, entry);
     return value;
   }
@@ -344,7 +344,7 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
         if (token) {
           // A refresh that fails still has a value to serve: the one it was replacing.
           return fill(version, entryKey, token, options, loader).catch((error: unknown) => {
-            logger.warn('Cache refresh failed; serving the previous value', { key: entryKey, error: (error instanceof LoaderFailure ? error.error : error) as Error });
+            logger.warn('Cache refresh failed; serving the previous value', { key: entryKey, error: loggableError(error instanceof LoaderFailure ? error.error : error) });
             return entry.value;
           });
         }

@@ -3,7 +3,7 @@ import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type * as z from '../zod';
 import { storeCredentials } from '../clients/credentials';
 import { AppError, ForbiddenError, isDependencyUnavailable, isRefusedCredentials, UnauthenticatedError, UnavailableError } from '../errors';
-import { logger } from '../logger';
+import { loggableError, logger } from '../logger';
 import { parseSessionCookie, resolveSession, SESSION_COOKIE, type Principal } from '../sessions/store';
 import type { Role } from '../sessions/users';
 import { json, type ApiResult } from './response';
@@ -142,8 +142,7 @@ function errorHandler(): MiddlewareObj<APIGatewayProxyEventV2, ApiResult, Error,
         request.response = json(error.status, body);
         return;
       }
-      // Name, message and stack only: an ioredis error also carries its command, whose arguments can be an AUTH token or a buyer's data.
-      const logged = { name: error?.name, message: error?.message, stack: error?.stack };
+      const logged = loggableError(error);
       const refused = isRefusedCredentials(error);
       if (refused || isDependencyUnavailable(error)) {
         logger.warn(refused ? 'Store refused the credentials; retry after the secret is looked up again' : 'Dependency unavailable', { error: logged });
