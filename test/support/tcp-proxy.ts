@@ -7,16 +7,18 @@ import { connect, createServer, type Socket } from 'node:net';
  * name used to point at. pause() holds every byte in both directions without closing anything, as
  * a partition does, and resume() delivers them, in order, as TCP does once the network heals;
  * dropConnections() closes every open connection, bytes held included, as TCP does once it gives up.
+ * holdReplies() lets requests through but holds what the server answers on the open connections:
+ * a command runs, and its reply is lost when the connection then drops (an outcome unknown).
  */
 export async function startTcpProxy(targetPort: number) {
   let target = targetPort;
   let paused = false;
-  const flows = new Set<{ from: Socket; to: Socket }>();
+  const flows = new Set<{ from: Socket; to: Socket; reply: boolean }>();
   const server = createServer((client) => {
     const upstream = connect(target, '127.0.0.1');
     const pair = [
-      { from: client, to: upstream },
-      { from: upstream, to: client },
+      { from: client, to: upstream, reply: false },
+      { from: upstream, to: client, reply: true },
     ];
     for (const flow of pair) {
       flows.add(flow);
@@ -43,6 +45,9 @@ export async function startTcpProxy(targetPort: number) {
     resume() {
       paused = false;
       for (const { from, to } of flows) from.pipe(to);
+    },
+    holdReplies() {
+      for (const { from, to, reply } of flows) if (reply) from.unpipe(to).pause();
     },
     dropConnections() {
       for (const { from } of flows) from.destroy();

@@ -1,0 +1,106 @@
+import { createServer, type Server } from 'node:http';
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { afterAll, describe, expect, it } from 'vitest';
+import { handler as createCoupon } from '../../functions/create-coupon';
+import { handler as createOrder } from '../../functions/create-order';
+import { redis } from '../../shared/clients/redis';
+import { setDealState } from '../../shared/coupons/coupons';
+import { dealKeys } from '../../shared/coupons/model';
+import { upsertItemStock } from '../../shared/orders/items';
+import { itemKeys } from '../../shared/orders/model';
+import { openSale, remainingStock } from '../../shared/orders/reservations';
+import { httpEvent, lambdaContext } from '../support/events';
+import { orderEvent } from '../support/order-events';
+import { uniqueItemId } from '../support/orders';
+import { signedInUsers } from '../support/sessions';
+import { startTcpProxy } from '../support/tcp-proxy';
+
+/**
+ * A hand-off that fails, followed by a release whose outcome the function cannot know: Redis runs
+ * the release, its reply is lost with the connection, and ioredis sends the release again after
+ * reconnecting; or no reply comes at all. Whatever the function answers must agree with Redis.
+ */
+const redisProxy = await startTcpProxy(Number(new URL(process.env.REDIS_URL!).port));
+process.env.REDIS_URL = `redis://127.0.0.1:${redisProxy.port}`;
+
+/** The queue's endpoint: every send fails; the first also starts the Redis fault for the release that follows. */
+let onSend: () => void = () => undefined;
+const queue: Server = createServer((req) => {
+  onSend();
+  onSend = () => undefined;
+  req.socket.destroy();
+});
+await new Promise<void>((resolve) => queue.listen(0, '127.0.0.1', resolve));
+const queuePort = (queue.address() as { port: number }).port;
+process.env.AWS_ENDPOINT_URL = `http://127.0.0.1:${queuePort}`;
+process.env.ORDER_QUEUE_URL = `http://127.0.0.1:${queuePort}/000000000000/release-unknown`;
+
+const status = (r: APIGatewayProxyStructuredResultV2) => r.statusCode;
+
+/** The release runs, its reply is lost, and the client sends it again on a new connection. */
+const replyLostThenResent = () => {
+  redisProxy.holdReplies();
+  setTimeout(() => redisProxy.dropConnections(), 600);
+};
+/** No reply comes within the command's timeout. */
+const noReply = () => {
+  redisProxy.holdReplies();
+  setTimeout(() => redisProxy.dropConnections(), 2_500);
+};
+
+afterAll(async () => {
+  redis().disconnect();
+  await redisProxy.close();
+  await new Promise<void>((resolve) => queue.close(() => resolve()));
+});
+
+describe('an order whose hand-off failed and whose release outcome is unknown', () => {
+  async function placeOrder(fault: () => void) {
+    const itemId = uniqueItemId('release');
+    await upsertItemStock(itemId, 5, 1);
+    await openSale(itemId, 5, 1);
+    const [buyer] = await signedInUsers(1);
+    onSend = fault;
+    const result = await createOrder(orderEvent(itemId, buyer!.cookie, 'unknown-release', { quantity: 1 }), lambdaContext());
+    const keys = itemKeys(itemId);
+    return { result, stock: await remainingStock(itemId), pending: await redis().hlen(keys.outbox) };
+  }
+
+  it('answers 503 when the release ran, even if ioredis sent it twice, and 202 only for an order still pending', async () => {
+    // Act
+    const { result, stock, pending } = await placeOrder(replyLostThenResent);
+
+    // Assess: a 202 promises an order the writer will store; a released one is not.
+    expect({ status: status(result), stock, pending }).toEqual({ status: 503, stock: 5, pending: 0 });
+  });
+
+  it('answers 503, safe to retry with the same key, when the release got no answer', async () => {
+    const { result } = await placeOrder(noReply);
+
+    expect(status(result)).toBe(503);
+  });
+});
+
+describe('a coupon whose hand-off failed and whose release outcome is unknown', () => {
+  async function askForCoupon(fault: () => void) {
+    const dealId = uniqueItemId('release-deal');
+    await setDealState(dealId, Date.now() - 60_000, Date.now() + 3_600_000, 5);
+    const [user] = await signedInUsers(1);
+    onSend = fault;
+    const result = await createCoupon(httpEvent('get-me', { method: 'POST', path: `/deals/${dealId}/coupons`, pathParameters: { dealId }, cookies: [user!.cookie] }), lambdaContext());
+    const keys = dealKeys(dealId);
+    return { result, issued: Number(await redis().hget(keys.deal, 'issued')), pending: await redis().hlen(keys.outbox) };
+  }
+
+  it('answers 503 when the release ran, even if ioredis sent it twice', async () => {
+    const { result, issued, pending } = await askForCoupon(replyLostThenResent);
+
+    expect({ status: status(result), issued, pending }).toEqual({ status: 503, issued: 0, pending: 0 });
+  });
+
+  it('answers 503 when the release got no answer', async () => {
+    const { result } = await askForCoupon(noReply);
+
+    expect(status(result)).toBe(503);
+  });
+});
