@@ -2,7 +2,7 @@ import * as z from '../shared/zod';
 import { AppError, UnavailableError } from '../shared/errors';
 import { api } from '../shared/http/api';
 import { json } from '../shared/http/response';
-import { logger } from '../shared/logger';
+import { loggableError, logger } from '../shared/logger';
 import { IdempotencyKey, ItemId, Quantity } from '../shared/orders/model';
 import { handOffQueue } from '../shared/handoff/queue';
 import { release, reserve } from '../shared/orders/reservations';
@@ -31,10 +31,15 @@ export const handler = api({ access: 'user', params: Params, headers: Headers, b
     try {
       await handOffQueue().send({ order });
     } catch (sendError) {
-      // A failed release (Redis away) leaves the order in the outbox, where the relay sends it later.
-      const released = await release(order, idempotencyKey).catch(() => false);
-      logger.warn('Order hand-off failed', { orderId: order.orderId, released, error: sendError as Error });
-      if (released) throw new UnavailableError('The order could not be placed; retry with the same Idempotency-Key');
+      const retry = new UnavailableError('The order could not be placed; retry with the same Idempotency-Key');
+      // A release with no known outcome is a 503 too: the retry either replays the order, still
+      // pending (the relay sends it later), or reserves it anew, if the release did run.
+      const released = await release(order, idempotencyKey).catch((releaseError: unknown) => {
+        logger.warn('Order hand-off failed, and so did its release', { orderId: order.orderId, error: loggableError(releaseError) });
+        throw retry;
+      });
+      logger.warn('Order hand-off failed', { orderId: order.orderId, released, error: loggableError(sendError) });
+      if (released) throw retry;
     }
   }
   return json(202, { orderId: order.orderId, status: 'pending', remaining });

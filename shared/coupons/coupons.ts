@@ -5,7 +5,7 @@ import { luaScript } from '../redis/script';
 import { dealKeys, newCouponId, type CouponRecord } from './model';
 
 const issueScript = luaScript<[string, string, string, string], [number, string, number, string]>(new URL('./lua/coupon-issue-4.lua', import.meta.url));
-const releaseScript = luaScript<[string, string, string, string], [string, number]>(new URL('./lua/coupon-release-4.lua', import.meta.url));
+const releaseScript = luaScript<[string, string, string, string, string], [string, number]>(new URL('./lua/coupon-release-5.lua', import.meta.url));
 const setScript = luaScript<[string], [number, number, number]>(new URL('./lua/deal-set-1.lua', import.meta.url));
 
 const ALREADY_ISSUED = -23;
@@ -32,7 +32,7 @@ export async function issueCoupon(dealId: string, userId: number, now = Date.now
 /** Undoes an issue whose hand-off failed; false when the writer already has the coupon. */
 export async function releaseCoupon(coupon: CouponRecord): Promise<boolean> {
   const keys = dealKeys(coupon.dealId);
-  return (await releaseScript.run(redis(), [keys.deal, keys.holders, keys.outbox, keys.claimed], [coupon.couponId, coupon.userId])) === 1;
+  return (await releaseScript.run(redis(), [keys.deal, keys.holders, keys.outbox, keys.claimed, keys.released(coupon.couponId)], [coupon.couponId, coupon.userId])) === 1;
 }
 
 export async function setDealState(dealId: string, opensAt: number, closesAt: number, limit: number): Promise<void> {

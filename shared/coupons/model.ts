@@ -20,5 +20,11 @@ export function newCouponId(dealId: string, now = Date.now()): string {
 /** Every key of one deal shares the hash tag {deal:<id>}, so its scripts run in one slot. */
 export const dealKeys = (dealId: string) => {
   const tag = `{deal:${dealId}}`;
-  return { deal: `${tag}:deal`, holders: `${tag}:holders`, outbox: `${tag}:outbox`, claimed: `${tag}:claimed` };
+  return {
+    deal: `${tag}:deal`,
+    holders: `${tag}:holders`,
+    outbox: `${tag}:outbox`,
+    claimed: `${tag}:claimed`,
+    released: (couponId: string) => `${tag}:released:${couponId}`,
+  };
 };

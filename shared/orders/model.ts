@@ -41,5 +41,6 @@ export const itemKeys = (itemId: string) => {
     outbox: `${tag}:outbox`,
     claimed: `${tag}:claimed`,
     idempotency: (userId: number, key: string) => `${tag}:idem:${userId}:${key}`,
+    released: (orderId: string) => `${tag}:released:${orderId}`,
   };
 };

@@ -6,8 +6,8 @@ import { itemKeys, newOrderId, type OrderRecord } from './model';
 const reserveScript = luaScript<[string, string, string, string, string], [number, number, string, string, number, string]>(
   new URL('./lua/order-reserve-5.lua', import.meta.url),
 );
-const releaseScript = luaScript<[string, string, string, string, string], [string, number, number]>(
-  new URL('./lua/order-release-5.lua', import.meta.url),
+const releaseScript = luaScript<[string, string, string, string, string, string], [string, number, number]>(
+  new URL('./lua/order-release-6.lua', import.meta.url),
 );
 const openScript = luaScript<[string, string, string], [number, number]>(new URL('./lua/sale-open-3.lua', import.meta.url));
 const resetScript = luaScript<[string], [number, number]>(new URL('./lua/sale-stock-reset-1.lua', import.meta.url));
@@ -59,7 +59,7 @@ export async function release(order: OrderRecord, idempotencyKey: string): Promi
   const keys = itemKeys(order.itemId);
   const reply = await releaseScript.run(
     redis(),
-    [keys.sale, keys.bought, keys.idempotency(order.userId, idempotencyKey), keys.outbox, keys.claimed],
+    [keys.sale, keys.bought, keys.idempotency(order.userId, idempotencyKey), keys.outbox, keys.claimed, keys.released(order.orderId)],
     [order.orderId, order.userId, order.quantity],
   );
   return reply === 1;

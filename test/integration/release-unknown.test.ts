@@ -37,16 +37,16 @@ process.env.ORDER_QUEUE_URL = `http://127.0.0.1:${queuePort}/000000000000/releas
 
 const status = (r: APIGatewayProxyStructuredResultV2) => r.statusCode;
 
+/** Holds Redis's replies, then drops the connections after `ms`; the test reads Redis once they are gone. */
+let faultOver: Promise<void> = Promise.resolve();
+const holdRepliesFor = (ms: number) => () => {
+  redisProxy.holdReplies();
+  faultOver = new Promise((resolve) => setTimeout(() => (redisProxy.dropConnections(), resolve()), ms));
+};
 /** The release runs, its reply is lost, and the client sends it again on a new connection. */
-const replyLostThenResent = () => {
-  redisProxy.holdReplies();
-  setTimeout(() => redisProxy.dropConnections(), 600);
-};
-/** No reply comes within the command's timeout. */
-const noReply = () => {
-  redisProxy.holdReplies();
-  setTimeout(() => redisProxy.dropConnections(), 2_500);
-};
+const replyLostThenResent = holdRepliesFor(600);
+/** No reply comes within the command's timeout (1 s). */
+const noReply = holdRepliesFor(1_500);
 
 afterAll(async () => {
   redis().disconnect();
@@ -62,6 +62,7 @@ describe('an order whose hand-off failed and whose release outcome is unknown', 
     const [buyer] = await signedInUsers(1);
     onSend = fault;
     const result = await createOrder(orderEvent(itemId, buyer!.cookie, 'unknown-release', { quantity: 1 }), lambdaContext());
+    await faultOver;
     const keys = itemKeys(itemId);
     return { result, stock: await remainingStock(itemId), pending: await redis().hlen(keys.outbox) };
   }
@@ -88,6 +89,7 @@ describe('a coupon whose hand-off failed and whose release outcome is unknown', 
     const [user] = await signedInUsers(1);
     onSend = fault;
     const result = await createCoupon(httpEvent('get-me', { method: 'POST', path: `/deals/${dealId}/coupons`, pathParameters: { dealId }, cookies: [user!.cookie] }), lambdaContext());
+    await faultOver;
     const keys = dealKeys(dealId);
     return { result, issued: Number(await redis().hget(keys.deal, 'issued')), pending: await redis().hlen(keys.outbox) };
   }

@@ -3,19 +3,26 @@
   count back and forgets the idempotency record, so the client may retry with the same key.
   Refuses once the order is claimed: the writer has it (its message did arrive), or a retry was
   already told it stands (then the outbox relay delivers it). Either way the order stands.
+  Idempotent: a release that already ran answers as it did (ioredis sends a command again after a
+  reconnect when its reply was lost), so a second run can never read as "the writer has it".
 
   KEYS[1] sale hash         {item:<id>}:sale
   KEYS[2] buyers hash       {item:<id>}:bought
   KEYS[3] idempotency key   {item:<id>}:idem:<user id>:<Idempotency-Key>
   KEYS[4] outbox hash       {item:<id>}:outbox
   KEYS[5] claimed set       {item:<id>}:claimed   order ids the writer is storing
+  KEYS[6] release record    {item:<id>}:released:<order id>   kept a day
 
   ARGV[1] order id
   ARGV[2] user id
   ARGV[3] quantity
 
-  Returns 1 when released, 0 when the order was claimed by the writer or is no longer pending.
+  Returns 1 when released (now or by an earlier run), 0 when the order was claimed by the writer or
+  is no longer pending.
 ]]
+if redis.call('EXISTS', KEYS[6]) == 1 then
+  return 1
+end
 if redis.call('SISMEMBER', KEYS[5], ARGV[1]) == 1 then
   return 0
 end
@@ -28,4 +35,5 @@ if redis.call('HINCRBY', KEYS[2], ARGV[2], -quantity) <= 0 then
   redis.call('HDEL', KEYS[2], ARGV[2])
 end
 redis.call('DEL', KEYS[3])
+redis.call('SET', KEYS[6], '1', 'EX', 86400)
 return 1
