@@ -11,7 +11,7 @@ import { dealKeys, type CouponRecord } from '../../shared/coupons/model';
 import { encodeHandOffs } from '../../shared/handoff/message';
 import { httpEvent, lambdaContext } from '../support/events';
 import { sql } from '../support/orders';
-import { depth, pollQueue, queueWithDeadLetters, testSqs } from '../support/queues';
+import { depth, ownOrderQueue, pollQueue, testSqs } from '../support/queues';
 import { signedInUsers, type SignedInUser } from '../support/sessions';
 import { literalPattern, until } from '../support/wait';
 import { handler as putDeal } from '../../functions/put-deal';
@@ -21,10 +21,8 @@ import { handler as listMyCoupons } from '../../functions/list-my-coupons';
 import { handler as writeReservations } from '../../functions/write-reservations';
 import { reconcileDeal } from '../../shared/coupons/reconcile';
 
-// This file's own queue, set before any module that sends reads its configuration.
 const sqs = testSqs();
-const queue = await queueWithDeadLetters(sqs, 5, 30);
-process.env.ORDER_QUEUE_URL = queue.url;
+const queue = await ownOrderQueue(sqs);
 
 type Result = APIGatewayProxyStructuredResultV2;
 const body = (r: Result) => JSON.parse(r.body ?? 'null');

@@ -8,7 +8,7 @@ import { openSale, remainingStock } from '../../shared/orders/reservations';
 import { lambdaContext } from '../support/events';
 import { orderEvent } from '../support/order-events';
 import { orderRows, uniqueItemId } from '../support/orders';
-import { depth, pollQueue, queueWithDeadLetters, testSqs } from '../support/queues';
+import { depth, ownOrderQueue, pollQueue, testSqs } from '../support/queues';
 import { signedInUsers } from '../support/sessions';
 import { until } from '../support/wait';
 import { handler as createOrder } from '../../functions/create-order';
@@ -40,8 +40,7 @@ await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
 const address = proxy.address();
 process.env.AWS_ENDPOINT_URL = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
 
-const queue = await queueWithDeadLetters(sqs, 5, 30);
-process.env.ORDER_QUEUE_URL = queue.url;
+const queue = await ownOrderQueue(sqs);
 
 const body = (r: APIGatewayProxyStructuredResultV2) => JSON.parse(r.body ?? 'null');
 

@@ -11,7 +11,7 @@ import { openSale, remainingStock, reserve } from '../../shared/orders/reservati
 import { httpEvent, lambdaContext } from '../support/events';
 import { getOrderEvent, orderEvent } from '../support/order-events';
 import { orderRows, soldCount, sql, uniqueItemId } from '../support/orders';
-import { depth, pollQueue, queueWithDeadLetters, testSqs } from '../support/queues';
+import { depth, ownOrderQueue, pollQueue, testSqs } from '../support/queues';
 import { signedInUsers, type SignedInUser } from '../support/sessions';
 import { literalPattern, until } from '../support/wait';
 import { handler as createOrder } from '../../functions/create-order';
@@ -19,10 +19,8 @@ import { handler as getOrder } from '../../functions/get-order';
 import { handler as writeReservations } from '../../functions/write-reservations';
 import { handler as putItemStock } from '../../functions/put-item-stock';
 
-// This file's own order queue; the hand-off reads its configuration on first use, after this.
 const sqs = testSqs();
-const queue = await queueWithDeadLetters(sqs, 5, 30);
-process.env.ORDER_QUEUE_URL = queue.url;
+const queue = await ownOrderQueue(sqs);
 
 type Result = APIGatewayProxyStructuredResultV2;
 const body = (r: Result) => JSON.parse(r.body ?? 'null');

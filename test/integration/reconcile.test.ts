@@ -7,12 +7,11 @@ import { itemKeys, type OrderRecord } from '../../shared/orders/model';
 import { openSale, remainingStock, reserve } from '../../shared/orders/reservations';
 import { writeOrders } from '../../shared/orders/writer';
 import { uniqueItemId } from '../support/orders';
-import { queueWithDeadLetters, testSqs } from '../support/queues';
+import { ownOrderQueue, testSqs } from '../support/queues';
 import { reconcileItem } from '../../shared/orders/reconcile';
 
 const sqs = testSqs();
-const queue = await queueWithDeadLetters(sqs, 5, 30);
-process.env.ORDER_QUEUE_URL = queue.url;
+const queue = await ownOrderQueue(sqs);
 
 const report = { relayOlderThanMs: 60_000, repairCounters: false };
 

@@ -15,7 +15,7 @@ import { openSale, remainingStock } from '../../shared/orders/reservations';
 import { httpEvent, lambdaContext } from '../support/events';
 import { orderEvent } from '../support/order-events';
 import { orderRows, sql, uniqueItemId } from '../support/orders';
-import { depth, pollQueue, queueWithDeadLetters, testSqs } from '../support/queues';
+import { depth, ownOrderQueue, pollQueue, testSqs } from '../support/queues';
 import { signedInUsers, type SignedInUser } from '../support/sessions';
 import { until } from '../support/wait';
 import { handler as createCoupon } from '../../functions/create-coupon';
@@ -37,8 +37,7 @@ const store = await startRedis(STATE_DIR, false);
 process.env.REDIS_URL = store.url;
 
 const sqs = testSqs();
-const queue = await queueWithDeadLetters(sqs, 5, 30);
-process.env.ORDER_QUEUE_URL = queue.url;
+const queue = await ownOrderQueue(sqs);
 
 type Result = APIGatewayProxyStructuredResultV2;
 const body = (r: Result) => JSON.parse(r.body ?? 'null');
