@@ -1,4 +1,5 @@
 import { redis } from '../clients/redis';
+import { faultPoint } from '../faults';
 import { logger } from '../logger';
 import { luaScript } from '../redis/script';
 
@@ -84,6 +85,7 @@ export async function storeClaimed<T>(records: T[], kind: ReservationKind<T>, st
       });
     }
   }
+  faultPoint('writer-after-commit');
   const stored = claimed.filter((r) => !failed.has(kind.idOf(r)));
   await Promise.all([...groupBy(stored, kind.ownerOf)].map(([owner, group]) => settleWritten(kind.keysOf(owner), group.map(kind.idOf))));
   return failed;
