@@ -1,9 +1,10 @@
 import { createServer, type Server } from 'node:http';
+import { SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyStructuredResultV2, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redis } from '../../shared/clients/redis';
 import { upsertItemStock } from '../../shared/orders/items';
-import { itemKeys } from '../../shared/orders/model';
+import { itemKeys, type OrderRecord } from '../../shared/orders/model';
 import { openSale, remainingStock } from '../../shared/orders/reservations';
 import { lambdaContext } from '../support/events';
 import { orderEvent } from '../support/order-events';
@@ -96,6 +97,36 @@ describe('the hand-off to the order queue', () => {
       // Assess
       expect(result.statusCode).toBe(503);
       expect(await redisState(itemId)).toEqual({ stock: 5, bought: 0, pending: 0, idempotency: 0 });
+      expect(await orderRows(itemId)).toEqual([]);
+    });
+
+    it('drops the late message even when Redis then loses the release (the cancellation is kept in MySQL)', async () => {
+      // Prepare: a compensated order whose message arrives late. The poller of the test before may
+      // still hold a receive open, which takes the message out of sight for the visibility timeout.
+      await sqs.send(new SetQueueAttributesCommand({ QueueUrl: queue.url, Attributes: { VisibilityTimeout: '2' } }));
+      const itemId = await openItem(5);
+      const [buyer] = await signedInUsers(1);
+      const result = await createOrder(orderEvent(itemId, buyer!.cookie, 'lost-release', { quantity: 1 }), lambdaContext());
+      // The release leaves a record named after the order; the writer reads the message, not the outbox copy.
+      const [releasedKey] = await redis().keys(`{item:${itemId}}:released:*`);
+      const order: OrderRecord = { orderId: releasedKey!.split(':released:')[1]!, itemId, userId: buyer!.id, quantity: 1, reservedAt: Date.now() };
+
+      // Act: Redis loses the release's writes (all of one script's, as a failover loses them), and the writer gets the message.
+      const keys = itemKeys(itemId);
+      await redis()
+        .multi()
+        .hincrby(keys.sale, 'stock', -1)
+        .hset(keys.bought, String(buyer!.id), 1)
+        .hset(keys.outbox, order.orderId, JSON.stringify(order))
+        .set(keys.idempotency(buyer!.id, 'lost-release'), `q1|${order.orderId}|4`)
+        .del(keys.released(order.orderId))
+        .exec();
+      const poller = pollQueue(sqs, queue, (event: SQSEvent) => writeReservations(event, lambdaContext()));
+      await until(async () => (await depth(sqs, queue.url)) === 0, 10_000, 'writer ran');
+      await poller.stop();
+
+      // Assess: the client was told 503, so nothing may be stored.
+      expect(result.statusCode).toBe(503);
       expect(await orderRows(itemId)).toEqual([]);
     });
   });
