@@ -4,7 +4,7 @@ import { api } from '../shared/http/api';
 import { json } from '../shared/http/response';
 import { findItem } from '../shared/orders/items';
 import { ItemId } from '../shared/orders/model';
-import { remainingStock } from '../shared/orders/reservations';
+import { remainingStock } from '../shared/orders/sale';
 
 const Params = z.object({ itemId: ItemId });
 

@@ -4,8 +4,10 @@ import { db } from '../shared/clients/mysql';
 import { NotFoundError } from '../shared/errors';
 import { api } from '../shared/http/api';
 import { json } from '../shared/http/response';
-import { itemOfOrder, OrderId } from '../shared/orders/model';
-import { pendingOrder } from '../shared/orders/reservations';
+import { OrderId } from '../shared/orders/model';
+import { pendingOrder } from '../shared/orders/sale';
+import { ownerOfReservation } from '../shared/reservations/ids';
+import { ledgerOrder } from '../shared/reservations/ledger';
 
 const Params = z.object({ orderId: OrderId });
 
@@ -19,11 +21,13 @@ async function storedOrder(orderId: string) {
 export const handler = api({ access: 'user', params: Params }).handler(async ({ input, principal }) => {
   const { orderId } = input.params;
   // MySQL first, then the outbox, then MySQL again: the writer stores before it clears the outbox,
-  // so an order moving between the two in the meantime is still found.
+  // so an order moving between the two in the meantime is still found. Last the ledger, which
+  // knows a cancelled order and one promised to a retry whose outbox entry Redis lost.
   const order =
     (await storedOrder(orderId)) ??
-    (await pendingOrder(orderId, itemOfOrder(orderId)).then((p) => p && { ...p, status: 'pending' })) ??
-    (await storedOrder(orderId));
+    (await pendingOrder(orderId, ownerOfReservation(orderId)).then((p) => p && { ...p, status: 'pending' })) ??
+    (await storedOrder(orderId)) ??
+    (await ledgerOrder(orderId));
   if (!order || order.userId !== principal.userId) throw new NotFoundError('No such order');
   return json(200, { orderId, itemId: order.itemId, quantity: order.quantity, status: order.status });
 });

@@ -4,7 +4,7 @@ import { api } from '../shared/http/api';
 import { json } from '../shared/http/response';
 import { upsertItemStock } from '../shared/orders/items';
 import { ItemId, MAX_ORDER_QUANTITY } from '../shared/orders/model';
-import { openSale, saleHasReservations } from '../shared/orders/reservations';
+import { openSale, saleHasReservations } from '../shared/orders/sale';
 
 const Params = z.object({ itemId: ItemId });
 const Stock = z.strictObject({

@@ -1,42 +1,36 @@
 import middy from '@middy/core';
-import { storeCredentials } from '../shared/clients/credentials';
 import type { ScheduledEvent } from 'aws-lambda';
-import { reconcileDeal } from '../shared/coupons/reconcile';
-import { listDeals } from '../shared/coupons/deals';
+import { storeCredentials } from '../shared/clients/credentials';
 import { logger } from '../shared/logger';
-import { listItems } from '../shared/orders/items';
-import { reconcileItem } from '../shared/orders/reconcile';
+import type { ReservationKind } from '../shared/reservations/kind';
+import { kinds } from '../shared/reservations/kinds';
+import { reconcileOwner } from '../shared/reservations/reconcile';
 
 /** Older than this, an outbox entry's send is taken as lost and relayed. */
 const RELAY_AFTER_MS = 60_000;
 
 /**
- * Every few minutes, for every item and deal: relays lost sends and reports drift. Counters are never reset unattended;
- * that is `npm run reconcile -- --repair`, after a person has looked.
+ * Every few minutes, for every item and deal: relays lost sends, finishes cancellations and
+ * reports drift. Counters are never moved unattended here (the writer repairs an owner itself
+ * when it learns Redis lost writes); that is `npm run reconcile -- --repair`, after a person has looked.
  */
-export const handler = middy<ScheduledEvent, { items: number; drifted: number }>()
+export const handler = middy<ScheduledEvent, { owners: number; drifted: number }>()
   .use(storeCredentials())
   .handler(async () => {
-  const items = await listItems();
-  let drifted = 0;
-  for (const item of items) {
-    const report = await reconcileItem(item.id, { relayOlderThanMs: RELAY_AFTER_MS, repairCounters: false });
-    if (!report) continue;
-    if ((report.drift !== 0 && report.steady) || report.rejected > 0) {
-      drifted += 1;
-      logger.error('Stock drift', { ...report });
-    } else if (report.relayed > 0) {
-      logger.warn('Relayed lost order sends', { itemId: report.itemId, relayed: report.relayed });
+    let owners = 0;
+    let drifted = 0;
+    for (const kind of kinds as readonly ReservationKind<unknown>[]) {
+      for (const owner of await kind.owners()) {
+        const report = await reconcileOwner(kind, owner, { relayOlderThanMs: RELAY_AFTER_MS, repair: false });
+        if (!report) continue;
+        owners += 1;
+        if (report.drift !== 0 && report.steady) {
+          drifted += 1;
+          logger.error('Reservation drift', { ...report });
+        } else if (report.relayed > 0) {
+          logger.warn('Relayed lost sends', { kind: report.kind, owner, relayed: report.relayed });
+        }
+      }
     }
-  }
-  for (const deal of await listDeals()) {
-    const report = await reconcileDeal(deal.id, RELAY_AFTER_MS);
-    if (report && report.drift !== 0) {
-      drifted += 1;
-      logger.error('Coupon drift', { ...report });
-    } else if (report?.relayed) {
-      logger.warn('Relayed lost coupon sends', { dealId: report.dealId, relayed: report.relayed });
-    }
-  }
-  return { items: items.length, drifted };
-});
+    return { owners, drifted };
+  });

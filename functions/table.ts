@@ -126,7 +126,7 @@ export const functions: readonly FunctionSpec[] = [
     description: 'Reserves stock in one Lua call and hands the order to the queue',
     trigger: { kind: 'http', method: 'POST', path: '/items/{itemId}/orders' },
     ...api,
-    env: ['redis', 'orderQueue', 'sessions'],
+    env: ['redis', 'database', 'orderQueue', 'sessions'],
   },
   {
     id: 'get-order',
@@ -154,7 +154,7 @@ export const functions: readonly FunctionSpec[] = [
     description: 'Issues one coupon of a deal to the caller in one Lua call, then hands it to the queue',
     trigger: { kind: 'http', method: 'POST', path: '/deals/{dealId}/coupons' },
     ...api,
-    env: ['redis', 'orderQueue', 'sessions'],
+    env: ['redis', 'database', 'orderQueue', 'sessions'],
   },
   {
     id: 'list-my-coupons',

@@ -1,51 +1,49 @@
 import middy from '@middy/core';
-import { storeCredentials } from '../shared/clients/credentials';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { writeCoupons } from '../shared/coupons/writer';
-import { HandOffMessage } from '../shared/handoff/message';
+import { storeCredentials } from '../shared/clients/credentials';
 import { logger } from '../shared/logger';
-import type { CouponRecord } from '../shared/coupons/model';
-import type { OrderRecord } from '../shared/orders/model';
-import { writeOrders } from '../shared/orders/writer';
+import type { ReservationKind } from '../shared/reservations/kind';
+import { HandOffMessage, kinds } from '../shared/reservations/kinds';
+import { writeReservations } from '../shared/reservations/writer';
+
+function parse(body: string): ReturnType<typeof HandOffMessage.safeParse> {
+  try {
+    return HandOffMessage.safeParse(JSON.parse(body));
+  } catch {
+    return HandOffMessage.safeParse(undefined);
+  }
+}
 
 /**
- * The reservation queue's consumer: stores the orders and coupons reserved in Redis. Each record
- * carries one or more; all of a batch's are written together. A malformed record fails alone (and
- * reaches the DLQ after its receives run out) without holding back the rest of its batch; a record
- * with a reservation that could not be written is retried whole, and its siblings already written
- * are then dropped as no longer pending.
+ * The reservation queue's consumer: stores the orders and coupons reserved in Redis, all of a
+ * batch's of each kind together. A malformed record fails alone (and reaches the DLQ after its
+ * receives run out) without holding back the rest of its batch; a record with a reservation that
+ * could not be written is retried whole, and its siblings already written are then recognised in
+ * the ledger and not stored twice.
  */
 export const handler = middy<SQSEvent, SQSBatchResponse>()
   .use(storeCredentials())
   .handler(async (event) => {
-  const failures = new Set<string>();
-  const messagesOf = new Map<string, string[]>();
-  const orders: OrderRecord[] = [];
-  const coupons: CouponRecord[] = [];
-  const carriedBy = (id: string, messageId: string) => messagesOf.set(id, [...(messagesOf.get(id) ?? []), messageId]);
-
-  for (const record of event.Records) {
-    let parsed: ReturnType<typeof HandOffMessage.safeParse>;
-    try {
-      parsed = HandOffMessage.safeParse(JSON.parse(record.body));
-    } catch {
-      parsed = HandOffMessage.safeParse(undefined);
-    }
-    if (!parsed.success) {
+    const failures = new Set<string>();
+    const messagesOf = new Map<string, string[]>();
+    const messages = event.Records.flatMap((record) => {
+      const parsed = parse(record.body);
+      if (parsed.success) return [{ messageId: record.messageId, body: parsed.data }];
       logger.error('Malformed hand-off message', { messageId: record.messageId, issues: parsed.error.issues.length });
       failures.add(record.messageId);
-      continue;
-    }
-    for (const order of parsed.data.orders) {
-      orders.push(order);
-      carriedBy(order.orderId, record.messageId);
-    }
-    for (const coupon of parsed.data.coupons) {
-      coupons.push(coupon);
-      carriedBy(coupon.couponId, record.messageId);
-    }
-  }
-  const failed = await Promise.all([writeOrders(orders), writeCoupons(coupons)]);
-  for (const id of failed.flatMap((set) => [...set])) for (const messageId of messagesOf.get(id)!) failures.add(messageId);
-  return { batchItemFailures: [...failures].map((itemIdentifier) => ({ itemIdentifier })) };
-});
+      return [];
+    });
+    const write = <R>(kind: ReservationKind<R>) => {
+      const records = messages.flatMap(({ messageId, body }) =>
+        (body[kind.name] as R[]).map((record) => {
+          const id = kind.idOf(record);
+          messagesOf.set(id, [...(messagesOf.get(id) ?? []), messageId]);
+          return record;
+        }),
+      );
+      return writeReservations(kind, records);
+    };
+    const results = await Promise.all(kinds.map((kind) => write(kind as ReservationKind<unknown>)));
+    for (const id of results.flatMap((r) => [...r.failed])) for (const messageId of messagesOf.get(id)!) failures.add(messageId);
+    return { batchItemFailures: [...failures].map((itemIdentifier) => ({ itemIdentifier })) };
+  });

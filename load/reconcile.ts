@@ -1,19 +1,19 @@
 /**
- * `npm run reconcile -- [itemId ...] [--repair] [--relay-after-s 60]`
+ * `npm run reconcile -- [owner ...] [--repair] [--relay-after-s 60]`
  *
- * Checks initial = remaining (Redis) + confirmed (MySQL) + pending (outbox) for each item (all by
- * default, and every deal's limit = remaining + stored + pending) of the running twin, or of REDIS_URL / DATABASE_URL / ORDER_QUEUE_URL when set. Prints
- * one JSON line per item and exits 1 when any item drifts. --repair relays outbox entries older
- * than --relay-after-s, resets drifted stock counters and raises buyers' counts that fell below
- * their confirmed orders (after Redis lost writes).
+ * Checks capacity = remaining (Redis) + confirmed (MySQL) + pending (outbox) for every item's sale
+ * and every deal (or the owners named) of the running twin, or of REDIS_URL / DATABASE_URL /
+ * ORDER_QUEUE_URL when set. Prints one JSON line per owner and exits 1 when any drifts and was not
+ * repaired. --repair relays outbox entries older than --relay-after-s, moves a counter whose drift
+ * held across two looks, rebuilds a state Redis lost once nothing is in flight, and puts back
+ * buyers' holdings Redis lost.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { twinEnvironment } from './support/twin';
-import { listItems } from '../shared/orders/items';
-import { listDeals } from '../shared/coupons/deals';
-import { reconcileDeal } from '../shared/coupons/reconcile';
-import { reconcileItem } from '../shared/orders/reconcile';
+import type { ReservationKind } from '../shared/reservations/kind';
+import { kinds } from '../shared/reservations/kinds';
+import { reconcileOwner } from '../shared/reservations/reconcile';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -23,26 +23,23 @@ const { positionals, values } = parseArgs({
 const twinState = '.local/twin/twin.json';
 if (!process.env.REDIS_URL && existsSync(twinState)) Object.assign(process.env, twinEnvironment(JSON.parse(readFileSync(twinState, 'utf8'))));
 
-const itemIds = positionals.length ? positionals : (await listItems()).map((i) => i.id);
+const options = { relayOlderThanMs: values.repair ? Number(values['relay-after-s']) * 1000 : Number.POSITIVE_INFINITY, repair: values.repair };
 let drifted = 0;
-for (const itemId of itemIds) {
-  const report = await reconcileItem(itemId, {
-    relayOlderThanMs: values.repair ? Number(values['relay-after-s']) * 1000 : Number.POSITIVE_INFINITY,
-    repairCounters: values.repair,
-  });
-  if (!report) {
-    process.stdout.write(`${JSON.stringify({ itemId, error: 'no such item' })}\n`);
-    drifted += 1;
-    continue;
-  }
-  if (report.drift !== 0 && !report.counterReset) drifted += 1;
-  process.stdout.write(`${JSON.stringify(report)}\n`);
-}
-if (positionals.length === 0) {
-  for (const deal of await listDeals()) {
-    const report = await reconcileDeal(deal.id, values.repair ? Number(values['relay-after-s']) * 1000 : Number.POSITIVE_INFINITY);
-    if (report && report.drift !== 0) drifted += 1;
+let found = 0;
+for (const kind of kinds as readonly ReservationKind<unknown>[]) {
+  const owners = await kind.owners();
+  for (const owner of positionals.length ? positionals.filter((p) => owners.includes(p)) : owners) {
+    const report = (await reconcileOwner(kind, owner, options))!;
+    found += 1;
+    const repaired = report.adjusted === report.drift || report.rebuilt;
+    if ((report.drift !== 0 && !repaired) || report.waiting) drifted += 1;
     process.stdout.write(`${JSON.stringify(report)}\n`);
   }
 }
-process.exit(drifted ? 1 : 0);
+for (const owner of positionals) {
+  if (!(await Promise.all(kinds.map((k) => k.owners()))).flat().includes(owner)) {
+    process.stdout.write(`${JSON.stringify({ owner, error: 'no such item or deal' })}\n`);
+    drifted += 1;
+  }
+}
+process.exit(drifted || (positionals.length && !found) ? 1 : 0);

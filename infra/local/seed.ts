@@ -4,7 +4,7 @@ import { hashPassword } from '../../shared/sessions/password';
 import type { Role } from '../../shared/sessions/users';
 import { newInboxToken } from '../../shared/mail/inbox-token';
 import { upsertItemStock } from '../../shared/orders/items';
-import { openSale } from '../../shared/orders/reservations';
+import { openSale } from '../../shared/orders/sale';
 import { setDealState } from '../../shared/coupons/coupons';
 import { findDeal, upsertDeal } from '../../shared/coupons/deals';
 import { catalogChanged } from '../../shared/catalog/cached-programs';

@@ -15,7 +15,7 @@ import { createPool, type RowDataPacket } from 'mysql2/promise';
 import type { Scenario } from '../bench';
 import { adminCookie, adminPut, emulatorCalls, handOffShape, inParallel, pointAtTwin, race, releaseSharedClients, signedInCrowd, timed } from '../support/crowd';
 import { meanLoad, round, startCpuMeter } from '../support/measure';
-import { reserve } from '../../shared/orders/reservations';
+import { reserve } from '../../shared/orders/sale';
 import { placeOrderForUpdate } from '../baselines/orders-for-update';
 
 const BUYERS = Number(process.env.BENCH_BUYERS ?? 10_000);

@@ -2,13 +2,17 @@ import { redis } from '../clients/redis';
 import { AppError } from '../errors';
 import { isScriptCode, scriptError } from '../redis/script-codes';
 import { luaScript } from '../redis/script';
+import type { Reserved } from '../reservations/place';
 import { dealKeys, newCouponId, type CouponRecord } from './model';
 
-const issueScript = luaScript<[string, string, string, string], [number, string, number, string]>(new URL('./lua/coupon-issue-4.lua', import.meta.url));
-const releaseScript = luaScript<[string, string, string, string, string], [string, number]>(new URL('./lua/coupon-release-5.lua', import.meta.url));
+const issueScript = luaScript<[string, string, string], [number, string, number, string]>(new URL('./lua/coupon-issue-3.lua', import.meta.url));
+const releaseScript = luaScript<[string, string, string, string], [string, number]>(new URL('./lua/coupon-release-4.lua', import.meta.url));
 const setScript = luaScript<[string], [number, number, number]>(new URL('./lua/deal-set-1.lua', import.meta.url));
+const restoreHoldersScript = luaScript<[string], (string | number)[]>(new URL('./lua/holders-restore-1.lua', import.meta.url));
 
 const ALREADY_ISSUED = -23;
+/** Holders per script call, so one repair never holds Redis for long. */
+const HOLDERS_PER_CALL = 500;
 
 /** The user already holds a coupon of this deal; the answer names it. */
 export class AlreadyIssuedError extends AppError {
@@ -18,41 +22,54 @@ export class AlreadyIssuedError extends AppError {
   }
 }
 
-/** One Redis round trip decides: window, one per user, limit; then records the coupon and its outbox entry. */
-export async function issueCoupon(dealId: string, userId: number, now = Date.now()): Promise<CouponRecord> {
+/**
+ * One Redis round trip decides: window, one per user, limit; then records the coupon and its
+ * outbox entry. A user who already holds one gets it back, replayed.
+ */
+export async function issueCoupon(dealId: string, userId: number, now = Date.now()): Promise<Reserved<CouponRecord>> {
   const keys = dealKeys(dealId);
   const coupon: CouponRecord = { couponId: newCouponId(dealId, now), dealId, userId, issuedAt: now };
-  const reply = await issueScript.run(redis(), [keys.deal, keys.holders, keys.outbox, keys.claimed], [userId, coupon.couponId, now, JSON.stringify(coupon)]);
+  const reply = await issueScript.run(redis(), [keys.state, keys.buyers, keys.outbox], [userId, coupon.couponId, now, JSON.stringify(coupon)]);
   if (isScriptCode(reply)) throw scriptError(reply);
-  const [couponId, issued] = reply as [string, number];
-  if (issued === ALREADY_ISSUED) throw new AlreadyIssuedError(couponId);
-  return coupon;
+  const [couponId, issued, pending] = reply as [string, number, number?];
+  if (issued === ALREADY_ISSUED) return { record: { ...coupon, couponId }, replayed: true, pending: pending === 1 };
+  return { record: coupon, replayed: false, pending: true };
 }
 
-/** Undoes an issue whose hand-off failed; false when the writer already has the coupon. */
-export async function releaseCoupon(coupon: CouponRecord): Promise<boolean> {
+/** Gives back a coupon the ledger cancelled (idempotent); 1 when it went back to the pool now or before. */
+export async function releaseCoupon(coupon: CouponRecord): Promise<number> {
   const keys = dealKeys(coupon.dealId);
-  return (await releaseScript.run(redis(), [keys.deal, keys.holders, keys.outbox, keys.claimed, keys.released(coupon.couponId)], [coupon.couponId, coupon.userId])) === 1;
+  return Number(await releaseScript.run(redis(), [keys.state, keys.buyers, keys.outbox, keys.released(coupon.couponId)], [coupon.couponId, coupon.userId]));
 }
 
 export async function setDealState(dealId: string, opensAt: number, closesAt: number, limit: number): Promise<void> {
-  const reply = await setScript.run(redis(), [dealKeys(dealId).deal], [opensAt, closesAt, limit]);
+  const reply = await setScript.run(redis(), [dealKeys(dealId).state], [opensAt, closesAt, limit]);
   if (isScriptCode(reply)) throw scriptError(reply);
 }
 
 export async function issuedCount(dealId: string): Promise<number | undefined> {
-  const issued = await redis().hget(dealKeys(dealId).deal, 'issued');
+  const issued = await redis().hget(dealKeys(dealId).state, 'issued');
   return issued === null ? undefined : Number(issued);
 }
 
 /** The coupon a user holds in each of these deals, pending or stored: one pipelined round trip. */
 export async function heldCoupons(dealIds: string[], userId: number): Promise<Map<string, string>> {
   const pipeline = redis().pipeline();
-  for (const dealId of dealIds) pipeline.hget(dealKeys(dealId).holders, String(userId));
+  for (const dealId of dealIds) pipeline.hget(dealKeys(dealId).buyers, String(userId));
   const replies = (await pipeline.exec()) ?? [];
   const held = new Map<string, string>();
   replies.forEach(([, couponId], i) => {
     if (typeof couponId === 'string') held.set(dealIds[i]!, couponId);
   });
   return held;
+}
+
+/** Records users as the holders of their stored coupons where Redis forgot them; returns how many. */
+export async function restoreHolders(dealId: string, holders: { buyer: number; id: string }[]): Promise<number> {
+  const pairs = holders.flatMap((h) => [h.buyer, h.id]);
+  let restored = 0;
+  for (let i = 0; i < pairs.length; i += 2 * HOLDERS_PER_CALL) {
+    restored += Number(await restoreHoldersScript.run(redis(), [dealKeys(dealId).buyers], pairs.slice(i, i + 2 * HOLDERS_PER_CALL)));
+  }
+  return restored;
 }

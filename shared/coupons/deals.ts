@@ -1,6 +1,10 @@
 import type { RowDataPacket } from 'mysql2';
 import type { Pool } from 'mysql2/promise';
 import { db } from '../clients/mysql';
+import { ScriptCode, scriptError } from '../redis/script-codes';
+
+/** A CHECK constraint refused the row: MariaDB's ER_CONSTRAINT_FAILED, MySQL's ER_CHECK_CONSTRAINT_VIOLATED. */
+const CHECK_VIOLATED = [4025, 3819];
 
 export interface Deal {
   id: string;
@@ -20,11 +24,15 @@ const toDeal = (r: RowDataPacket): Deal => ({
 
 /** Writes the deal on `conn` when given (a transaction of the caller's), else on the pool. */
 export async function upsertDeal(deal: Deal, conn: Pick<Pool, 'query'> = db()): Promise<void> {
-  await conn.query(
+  await conn
+    .query(
     `INSERT INTO deals (id, title, opens_at, closes_at, coupon_limit) VALUES (?, ?, ?, ?, ?)
      ON DUPLICATE KEY UPDATE title = VALUES(title), opens_at = VALUES(opens_at), closes_at = VALUES(closes_at), coupon_limit = VALUES(coupon_limit)`,
     [deal.id, deal.title, new Date(deal.opensAt), new Date(deal.closesAt), deal.limit],
-  );
+    )
+    .catch((error: { errno?: number }) => {
+      throw CHECK_VIOLATED.includes(error.errno ?? 0) ? scriptError(ScriptCode.LimitBelowIssued) : error;
+    });
 }
 
 export async function findDeal(dealId: string): Promise<Deal | undefined> {

@@ -6,9 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Poller } from '../../infra/local/poller';
 import { redis } from '../../shared/clients/redis';
 import { issuedCount } from '../../shared/coupons/coupons';
-import { writeCoupons } from '../../shared/coupons/writer';
+import { coupons } from '../../shared/coupons/kind';
+import { writeReservations as writeKind } from '../../shared/reservations/writer';
 import { dealKeys, type CouponRecord } from '../../shared/coupons/model';
-import { encodeHandOffs } from '../../shared/handoff/message';
+import { encodeHandOffs } from '../../shared/reservations/queue';
 import { httpEvent, lambdaContext } from '../support/events';
 import { sql } from '../support/orders';
 import { depth, ownOrderQueue, pollQueue, testSqs } from '../support/queues';
@@ -19,7 +20,7 @@ import { handler as getDeal } from '../../functions/get-deal';
 import { handler as createCoupon } from '../../functions/create-coupon';
 import { handler as listMyCoupons } from '../../functions/list-my-coupons';
 import { handler as writeReservations } from '../../functions/write-reservations';
-import { reconcileDeal } from '../../shared/coupons/reconcile';
+import { reconcileOwner } from '../../shared/reservations/reconcile';
 
 const sqs = testSqs();
 const queue = await ownOrderQueue(sqs);
@@ -84,7 +85,7 @@ describe('time-deal coupons', () => {
     expect(new Set(rows.map((r) => r.id))).toEqual(new Set(issued.map((r) => body(r).couponId)));
     expect(body(await getDeal(httpEvent('get-me', { path: `/deals/${dealId}`, pathParameters: { dealId } }), lambdaContext())).remaining).toBe(0);
     await until(async () => (await redis().hlen(dealKeys(dealId).outbox)) === 0, 10_000, 'outbox settled');
-    expect(await reconcileDeal(dealId, 60_000)).toMatchObject({ limit: 500, remaining: 0, stored: 500, pending: 0, drift: 0 });
+    expect(await reconcileOwner(coupons, dealId, { relayOlderThanMs: 60_000, repair: false })).toMatchObject({ capacity: 500, remaining: 0, confirmed: 500, pending: 0, drift: 0 });
   });
 
   it('gives one user asking 50 times at once one coupon, and names it every time', async () => {
@@ -125,8 +126,8 @@ describe('time-deal coupons', () => {
       new SendMessageBatchCommand({
         QueueUrl: queue.url,
         Entries: [
-          { Id: '1', MessageBody: encodeHandOffs([{ coupon: again }]) },
-          { Id: '2', MessageBody: encodeHandOffs([{ coupon: impostor }]) },
+          { Id: '1', MessageBody: encodeHandOffs([{ kind: 'coupons', record: again }]) },
+          { Id: '2', MessageBody: encodeHandOffs([{ kind: 'coupons', record: impostor }]) },
         ],
       }),
     );
@@ -144,7 +145,7 @@ describe('time-deal coupons', () => {
     await redis().hset(dealKeys(dealId).outbox, first.couponId, JSON.stringify(first), second.couponId, JSON.stringify(second));
 
     // Act
-    await writeCoupons([first, second]);
+    await writeKind(coupons, [first, second]);
 
     // Assess
     expect(await couponRows(dealId)).toHaveLength(1);
@@ -174,7 +175,7 @@ describe('time-deal coupons', () => {
 
       expect(unknown.statusCode).toBe(404);
       expect(anonymous.statusCode).toBe(401);
-      expect(await redis().exists(dealKeys('no-such-deal').deal)).toBe(0);
+      expect(await redis().exists(dealKeys('no-such-deal').state)).toBe(0);
     });
 
     it.each([
@@ -188,7 +189,7 @@ describe('time-deal coupons', () => {
       const result = await putDeal(dealRequest(dealId, admin.cookie, { title: 'x', ...changes }), lambdaContext());
 
       expect(result.statusCode).toBe(400);
-      expect(await redis().exists(dealKeys(dealId).deal)).toBe(0);
+      expect(await redis().exists(dealKeys(dealId).state)).toBe(0);
     });
 
     it('changes neither Redis nor MySQL when MySQL fails to take the deal', async () => {
@@ -205,7 +206,7 @@ describe('time-deal coupons', () => {
 
         // Assess
         expect(result.statusCode).toBe(500);
-        expect(await redis().hget(dealKeys(dealId).deal, 'limit')).toBe('3');
+        expect(await redis().hget(dealKeys(dealId).state, 'limit')).toBe('3');
         expect(await sql<RowDataPacket>('SELECT title, coupon_limit FROM deals WHERE id = ?', [dealId])).toEqual([{ title: 'Half price', coupon_limit: 3 }]);
       } finally {
         await sql(`DROP TRIGGER ${trigger}`);
@@ -223,7 +224,7 @@ describe('time-deal coupons', () => {
 
       expect(shrunk.statusCode).toBe(409);
       expect(byUser.statusCode).toBe(403);
-      expect(await redis().hget(dealKeys(dealId).deal, 'limit')).toBe('3');
+      expect(await redis().hget(dealKeys(dealId).state, 'limit')).toBe('3');
       expect(await sql<RowDataPacket>('SELECT coupon_limit FROM deals WHERE id = ?', [dealId])).toEqual([{ coupon_limit: 3 }]);
     });
   });

@@ -5,10 +5,10 @@ import { redis } from '../../shared/clients/redis';
 import { issueCoupon, setDealState } from '../../shared/coupons/coupons';
 import { upsertDeal } from '../../shared/coupons/deals';
 import { dealKeys } from '../../shared/coupons/model';
-import { encodeHandOffs, type HandOff } from '../../shared/handoff/message';
+import { encodeHandOffs, type HandOff } from '../../shared/reservations/queue';
 import { upsertItemStock } from '../../shared/orders/items';
 import { itemKeys } from '../../shared/orders/model';
-import { openSale, reserve } from '../../shared/orders/reservations';
+import { openSale, reserve } from '../../shared/orders/sale';
 import { fixture, lambdaContext } from '../support/events';
 import { sql, uniqueItemId } from '../support/orders';
 
@@ -30,13 +30,13 @@ describe('an acknowledged reservation whose Redis writes were lost', () => {
     const itemId = uniqueItemId('lost');
     await upsertItemStock(itemId, 10, 1);
     await openSale(itemId, 10, 1);
-    const before = await redis().hgetall(itemKeys(itemId).sale);
-    const { order } = await reserve({ itemId, userId: 7, quantity: 1, idempotencyKey: 'k' });
+    const before = await redis().hgetall(itemKeys(itemId).state);
+    const { record: order } = await reserve({ itemId, userId: 7, quantity: 1, idempotencyKey: 'k' });
     const keys = itemKeys(itemId);
-    await redis().multi().hset(keys.sale, before).del(keys.bought, keys.outbox, keys.idempotency(7, 'k')).exec();
+    await redis().multi().hset(keys.state, before).del(keys.buyers, keys.outbox, keys.idempotency(7, 'k')).exec();
 
     // Act
-    const result = await writeReservations(sqsEventFor([{ order }]), lambdaContext());
+    const result = await writeReservations(sqsEventFor([{ kind: 'orders', record: order }]), lambdaContext());
 
     // Assess
     expect(result.batchItemFailures).toEqual([]);
@@ -48,11 +48,11 @@ describe('an acknowledged reservation whose Redis writes were lost', () => {
     const now = Date.now();
     await upsertDeal({ id: dealId, title: 'Lost', opensAt: now - HOUR, closesAt: now + HOUR, limit: 10 });
     await setDealState(dealId, now - HOUR, now + HOUR, 10);
-    const coupon = await issueCoupon(dealId, 7);
+    const { record: coupon } = await issueCoupon(dealId, 7);
     const keys = dealKeys(dealId);
-    await redis().multi().hset(keys.deal, 'issued', 0).del(keys.holders, keys.outbox).exec();
+    await redis().multi().hset(keys.state, 'issued', 0).del(keys.buyers, keys.outbox).exec();
 
-    const result = await writeReservations(sqsEventFor([{ coupon }]), lambdaContext());
+    const result = await writeReservations(sqsEventFor([{ kind: 'coupons', record: coupon }]), lambdaContext());
 
     expect(result.batchItemFailures).toEqual([]);
     expect(await sql('SELECT user_id FROM coupons WHERE id = ?', [coupon.couponId])).toEqual([{ user_id: 7 }]);

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redis } from '../../shared/clients/redis';
 import { upsertItemStock } from '../../shared/orders/items';
 import { itemKeys, type OrderRecord } from '../../shared/orders/model';
-import { openSale, remainingStock } from '../../shared/orders/reservations';
+import { openSale, remainingStock } from '../../shared/orders/sale';
 import { lambdaContext } from '../support/events';
 import { orderEvent } from '../support/order-events';
 import { orderRows, uniqueItemId } from '../support/orders';
@@ -54,7 +54,7 @@ async function openItem(stock: number) {
 
 async function redisState(itemId: string) {
   const keys = itemKeys(itemId);
-  return { stock: await remainingStock(itemId), bought: await redis().hlen(keys.bought), pending: await redis().hlen(keys.outbox), idempotency: (await redis().keys(`{item:${itemId}}:idem:*`)).length };
+  return { stock: await remainingStock(itemId), bought: await redis().hlen(keys.buyers), pending: await redis().hlen(keys.outbox), idempotency: (await redis().keys(`{item:${itemId}}:idem:*`)).length };
 }
 
 describe('the hand-off to the order queue', () => {
@@ -115,8 +115,8 @@ describe('the hand-off to the order queue', () => {
       const keys = itemKeys(itemId);
       await redis()
         .multi()
-        .hincrby(keys.sale, 'stock', -1)
-        .hset(keys.bought, String(buyer!.id), 1)
+        .hincrby(keys.state, 'stock', -1)
+        .hset(keys.buyers, String(buyer!.id), 1)
         .hset(keys.outbox, order.orderId, JSON.stringify(order))
         .set(keys.idempotency(buyer!.id, 'lost-release'), `q1|${order.orderId}|4`)
         .del(keys.released(order.orderId))

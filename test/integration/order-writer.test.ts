@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { handler as writeReservations } from '../../functions/write-reservations';
 import { redis } from '../../shared/clients/redis';
 import { upsertItemStock } from '../../shared/orders/items';
-import { encodeHandOffs } from '../../shared/handoff/message';
+import { encodeHandOffs } from '../../shared/reservations/queue';
 import { itemKeys, type OrderRecord } from '../../shared/orders/model';
-import { openSale, reserve } from '../../shared/orders/reservations';
+import { openSale, reserve } from '../../shared/orders/sale';
 import { fixture, lambdaContext } from '../support/events';
 import { orderRows, soldCount, uniqueItemId } from '../support/orders';
 import { depth, pollQueue, queueWithDeadLetters, testSqs } from '../support/queues';
@@ -18,7 +18,7 @@ async function saleWithReservations(count: number, options: { dbStock?: number; 
   if (options.withItemRow !== false) await upsertItemStock(itemId, options.dbStock ?? redisStock, 100);
   await openSale(itemId, redisStock, 100);
   const orders: OrderRecord[] = [];
-  for (let i = 0; i < count; i++) orders.push((await reserve({ itemId, userId: 1_000 + i, quantity: 1, idempotencyKey: `k${i}` })).order);
+  for (let i = 0; i < count; i++) orders.push((await reserve({ itemId, userId: 1_000 + i, quantity: 1, idempotencyKey: `k${i}` })).record);
   return { itemId, orders };
 }
 
@@ -32,7 +32,7 @@ describe('the order writer', () => {
     // Prepare: the recorded event's second record is malformed; its first is made a real reservation.
     const { itemId, orders } = await saleWithReservations(1);
     const event = fixture<SQSEvent>('sqs/order-records.json');
-    event.Records[0]!.body = encodeHandOffs([{ order: orders[0]! }]);
+    event.Records[0]!.body = encodeHandOffs([{ kind: 'orders', record: orders[0]! }]);
 
     // Act
     const result = await writeReservations(event, lambdaContext());
@@ -47,7 +47,7 @@ describe('the order writer', () => {
     const good = await saleWithReservations(2);
     const orphan = await saleWithReservations(1, { withItemRow: false });
 
-    const result = await writeReservations(sqsEventFor([...good.orders, ...orphan.orders].map((o) => encodeHandOffs([{ order: o }]))), lambdaContext());
+    const result = await writeReservations(sqsEventFor([...good.orders, ...orphan.orders].map((o) => encodeHandOffs([{ kind: 'orders', record: o }]))), lambdaContext());
 
     expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: 'm-2' }] });
     expect(await orderRows(good.itemId)).toHaveLength(2);
@@ -58,7 +58,7 @@ describe('the order writer', () => {
     // Redis believes in 5 units, MySQL's initial stock is 3: Redis lost writes.
     const { itemId, orders } = await saleWithReservations(5, { dbStock: 3, redisStock: 5 });
 
-    const result = await writeReservations(sqsEventFor([encodeHandOffs(orders.map((order) => ({ order })))]), lambdaContext());
+    const result = await writeReservations(sqsEventFor([encodeHandOffs(orders.map((order) => ({ kind: 'orders', record: order })))]), lambdaContext());
 
     expect(result.batchItemFailures).toEqual([]);
     const rows = await orderRows(itemId);
@@ -69,7 +69,7 @@ describe('the order writer', () => {
 
   it('counts each order once when its message comes twice in one batch', async () => {
     const { itemId, orders } = await saleWithReservations(2);
-    const bodies = orders.map((o) => encodeHandOffs([{ order: o }]));
+    const bodies = orders.map((o) => encodeHandOffs([{ kind: 'orders', record: o }]));
 
     const result = await writeReservations(sqsEventFor([...bodies, ...bodies]), lambdaContext());
 
@@ -81,7 +81,7 @@ describe('the order writer', () => {
   it('adds nothing when orders already stored come back pending (their settle was lost)', async () => {
     // Prepare: stored once, then their outbox entries reappear, as if settling had failed after the commit.
     const { itemId, orders } = await saleWithReservations(3);
-    const event = sqsEventFor([encodeHandOffs(orders.map((order) => ({ order })))]);
+    const event = sqsEventFor([encodeHandOffs(orders.map((order) => ({ kind: 'orders', record: order })))]);
     await writeReservations(event, lambdaContext());
     const before = await orderRows(itemId);
     for (const order of orders) await redis().hset(itemKeys(itemId).outbox, order.orderId, JSON.stringify(order));
@@ -101,7 +101,7 @@ describe('the order writer', () => {
     const sqs = testSqs();
     const queue = await queueWithDeadLetters(sqs, 5, 1);
     const { itemId, orders } = await saleWithReservations(3);
-    const bodies = ['{"orders":[{"orderId":', ...orders.map((o) => encodeHandOffs([{ order: o }]))];
+    const bodies = ['{"orders":[{"orderId":', ...orders.map((o) => encodeHandOffs([{ kind: 'orders', record: o }]))];
     await sqs.send(new SendMessageBatchCommand({ QueueUrl: queue.url, Entries: bodies.map((b, i) => ({ Id: String(i), MessageBody: b })) }));
 
     // Act

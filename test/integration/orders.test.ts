@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Poller } from '../../infra/local/poller';
 import { redis } from '../../shared/clients/redis';
 import { upsertItemStock } from '../../shared/orders/items';
-import { encodeHandOffs } from '../../shared/handoff/message';
+import { encodeHandOffs } from '../../shared/reservations/queue';
 import { itemKeys, type OrderRecord } from '../../shared/orders/model';
-import { openSale, remainingStock, reserve } from '../../shared/orders/reservations';
+import { openSale, remainingStock, reserve } from '../../shared/orders/sale';
 import { httpEvent, lambdaContext } from '../support/events';
 import { getOrderEvent, orderEvent } from '../support/order-events';
 import { orderRows, soldCount, sql, uniqueItemId } from '../support/orders';
@@ -36,7 +36,7 @@ async function redisState(itemId: string) {
   const keys = itemKeys(itemId);
   const [stock, bought, pending, all] = await Promise.all([
     remainingStock(itemId),
-    redis().hlen(keys.bought),
+    redis().hlen(keys.buyers),
     redis().hlen(keys.outbox),
     redis().keys(`{item:${itemId}}*`),
   ]);
@@ -86,7 +86,7 @@ describe('flash-sale orders', () => {
     // Act: …then each of their messages arrives again.
     const records: OrderRecord[] = placed.map((r, i) => ({ orderId: body(r).orderId, itemId, userId: buyers[i]!.id, quantity: 1, reservedAt: Date.now() }));
     for (let i = 0; i < records.length; i += 10) {
-      await sqs.send(new SendMessageBatchCommand({ QueueUrl: queue.url, Entries: records.slice(i, i + 10).map((r, n) => ({ Id: String(n), MessageBody: encodeHandOffs([{ order: r }]) })) }));
+      await sqs.send(new SendMessageBatchCommand({ QueueUrl: queue.url, Entries: records.slice(i, i + 10).map((r, n) => ({ Id: String(n), MessageBody: encodeHandOffs([{ kind: 'orders', record: r }]) })) }));
     }
     await until(async () => (await depth(sqs, queue.url)) === 0, 20_000, 'queue drained');
 

@@ -9,7 +9,7 @@ import { cache } from '../../shared/cache/cache';
 import { insertProgram } from '../../shared/catalog/programs';
 import { redis } from '../../shared/clients/redis';
 import { upsertItemStock } from '../../shared/orders/items';
-import { openSale } from '../../shared/orders/reservations';
+import { openSale } from '../../shared/orders/sale';
 import { httpEvent, lambdaContext } from '../support/events';
 import { createUser, type TestUser } from '../support/factories';
 import { orderEvent } from '../support/order-events';

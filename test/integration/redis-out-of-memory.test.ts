@@ -11,7 +11,7 @@ import { insertProgram } from '../../shared/catalog/programs';
 import { dealKeys } from '../../shared/coupons/model';
 import { upsertItemStock } from '../../shared/orders/items';
 import { itemKeys } from '../../shared/orders/model';
-import { openSale, remainingStock } from '../../shared/orders/reservations';
+import { openSale, remainingStock } from '../../shared/orders/sale';
 import { httpEvent, lambdaContext } from '../support/events';
 import { orderEvent } from '../support/order-events';
 import { orderRows, sql, uniqueItemId } from '../support/orders';
@@ -78,10 +78,10 @@ describe('Redis out of memory, evicting nothing', () => {
   async function reservationState() {
     const [stock, buyerCounts, outbox, idempotencyKeys, holders, couponOutbox] = await Promise.all([
       remainingStock(itemId),
-      raw.hlen(itemKeys(itemId).bought),
+      raw.hlen(itemKeys(itemId).buyers),
       raw.hlen(itemKeys(itemId).outbox),
       raw.keys(`{item:${itemId}}:idem:*`),
-      raw.hlen(dealKeys(dealId).holders),
+      raw.hlen(dealKeys(dealId).buyers),
       raw.hlen(dealKeys(dealId).outbox),
     ]);
     return { stock, buyerCounts, outbox, idempotencyKeys: idempotencyKeys.length, holders, couponOutbox, queued: await depth(sqs, queue.url) };
@@ -148,7 +148,7 @@ describe('Redis out of memory, evicting nothing', () => {
     expect(result.statusCode).toBe(503);
     expect(body(result).error.code).toBe('UNAVAILABLE');
     expect(await reservationState()).toEqual(before);
-    expect(await raw.hget(dealKeys(dealId).deal, 'issued')).toBe('0');
+    expect(await raw.hget(dealKeys(dealId).state, 'issued')).toBe('0');
   });
 
   it('still knows the signed-in: no session was evicted, and reading one still works', async () => {

@@ -8,7 +8,7 @@ import { setDealState } from '../../shared/coupons/coupons';
 import { dealKeys } from '../../shared/coupons/model';
 import { upsertItemStock } from '../../shared/orders/items';
 import { itemKeys } from '../../shared/orders/model';
-import { openSale, remainingStock } from '../../shared/orders/reservations';
+import { openSale, remainingStock } from '../../shared/orders/sale';
 import { httpEvent, lambdaContext } from '../support/events';
 import { orderEvent } from '../support/order-events';
 import { uniqueItemId } from '../support/orders';
@@ -91,7 +91,7 @@ describe('a coupon whose hand-off failed and whose release outcome is unknown', 
     const result = await createCoupon(httpEvent('get-me', { method: 'POST', path: `/deals/${dealId}/coupons`, pathParameters: { dealId }, cookies: [user!.cookie] }), lambdaContext());
     await faultOver;
     const keys = dealKeys(dealId);
-    return { result, issued: Number(await redis().hget(keys.deal, 'issued')), pending: await redis().hlen(keys.outbox) };
+    return { result, issued: Number(await redis().hget(keys.state, 'issued')), pending: await redis().hlen(keys.outbox) };
   }
 
   it('answers 503 when the release ran, even if ioredis sent it twice', async () => {

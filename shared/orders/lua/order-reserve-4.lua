@@ -5,7 +5,6 @@
   KEYS[2] buyers hash       {item:<id>}:bought    user id -> quantity reserved
   KEYS[3] idempotency key   {item:<id>}:idem:<user id>:<Idempotency-Key>
   KEYS[4] outbox hash       {item:<id>}:outbox    order id -> order record, until the writer stores it
-  KEYS[5] claimed set       {item:<id>}:claimed   orders that may no longer be released
 
   ARGV[1] user id
   ARGV[2] quantity
@@ -14,7 +13,7 @@
   ARGV[5] idempotency record lifetime, ms
   ARGV[6] order record (JSON) to keep in the outbox
 
-  Returns {order id, remaining stock, replayed (1) or new (0)}, or
+  Returns {order id, remaining stock, replayed (1) or new (0), still in the outbox (1) or not (0)}, or
     -10 no sale open for this item
     -11 sold out (not enough stock for the quantity)
     -12 per-buyer limit would be exceeded
@@ -26,12 +25,8 @@ if previous then
   if fingerprint ~= ARGV[4] then
     return -13
   end
-  -- This answer tells the client the order stands, so its first request may no longer release
-  -- it; if that request's send is lost, the outbox relay delivers the order.
-  if redis.call('HEXISTS', KEYS[4], orderId) == 1 then
-    redis.call('SADD', KEYS[5], orderId)
-  end
-  return { orderId, tonumber(remaining), 1 }
+  -- A replay still in the outbox is promised in the ledger before the client is told it stands.
+  return { orderId, tonumber(remaining), 1, redis.call('HEXISTS', KEYS[4], orderId) }
 end
 
 local sale = redis.call('HMGET', KEYS[1], 'stock', 'limit')
@@ -56,4 +51,4 @@ local remaining = redis.call('HINCRBY', KEYS[1], 'stock', -quantity)
 redis.call('HINCRBY', KEYS[2], ARGV[1], quantity)
 redis.call('SET', KEYS[3], ARGV[4] .. '|' .. ARGV[3] .. '|' .. remaining, 'PX', ARGV[5])
 redis.call('HSET', KEYS[4], ARGV[3], ARGV[6])
-return { ARGV[3], remaining, 0 }
+return { ARGV[3], remaining, 0, 1 }

@@ -4,7 +4,6 @@
   KEYS[1] deal hash      {deal:<id>}:deal      fields opens, closes (ms), limit, issued
   KEYS[2] holders hash   {deal:<id>}:holders   user id -> coupon id
   KEYS[3] outbox hash    {deal:<id>}:outbox    coupon id -> record, until the writer stores it
-  KEYS[4] claimed set    {deal:<id>}:claimed   coupons that may no longer be released
 
   ARGV[1] user id
   ARGV[2] coupon id to use if one is issued
@@ -15,7 +14,8 @@
     -20 no such deal
     -21 not open yet
     -22 closed
-    {coupon id, -23} the user already holds this coupon (the same id again, never a second)
+    {coupon id, -23, 1 still in the outbox or 0} the user already holds this coupon (the same
+      id again, never a second)
     -24 sold out: the limit is reached
 ]]
 local deal = redis.call('HMGET', KEYS[1], 'opens', 'closes', 'limit', 'issued')
@@ -31,11 +31,8 @@ if now >= tonumber(deal[2]) then
 end
 local held = redis.call('HGET', KEYS[2], ARGV[1])
 if held then
-  -- The answer names the coupon, so the request that issued it may no longer release it.
-  if redis.call('HEXISTS', KEYS[3], held) == 1 then
-    redis.call('SADD', KEYS[4], held)
-  end
-  return { held, -23 }
+  -- The answer names the coupon: one still in the outbox is promised in the ledger first.
+  return { held, -23, redis.call('HEXISTS', KEYS[3], held) }
 end
 if tonumber(deal[4] or '0') >= tonumber(deal[3]) then
   return -24

@@ -1,0 +1,90 @@
+import type { PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
+import { logger } from '../logger';
+import type { ReservationKind, StoredState } from '../reservations/kind';
+import { listItems } from './items';
+import { itemKeys, OrderRecord } from './model';
+import { raiseBuyerCounts, release } from './sale';
+
+interface Capacity {
+  initial: number;
+  sold: number;
+  perUserLimit: number;
+}
+
+/** What each buyer already holds, confirmed, of each item: the guard's per-buyer check. */
+async function confirmedPerBuyer(conn: PoolConnection, orders: OrderRecord[]): Promise<Map<string, number>> {
+  const [rows] = await conn.query<RowDataPacket[]>(
+    "SELECT item_id, user_id, SUM(quantity) AS quantity FROM orders WHERE status = 'confirmed' AND user_id IN (?) AND item_id IN (?) GROUP BY item_id, user_id",
+    [[...new Set(orders.map((o) => o.userId))], [...new Set(orders.map((o) => o.itemId))]],
+  );
+  return new Map(rows.map((r) => [`${r.item_id} ${r.user_id}`, Number(r.quantity)]));
+}
+
+/**
+ * Orders, as a kind of reservation: units of an item's stock, at most the per-buyer limit each.
+ * The guard stores an order as rejected instead of confirmed when it would take `sold` past the
+ * initial stock or the buyer past the limit: only possible after Redis lost writes.
+ */
+export const orders: ReservationKind<OrderRecord, Map<string, Capacity>> = {
+  name: 'orders',
+  ledger: 'order',
+  record: OrderRecord,
+  idOf: (o) => o.orderId,
+  ownerOf: (o) => o.itemId,
+  buyerOf: (o) => o.userId,
+  unitsOf: (o) => o.quantity,
+  reservedAtOf: (o) => o.reservedAt,
+  keysOf: itemKeys,
+  counter: { field: 'stock', sign: 1 },
+  release,
+
+  owners: async () => (await listItems()).map((i) => i.id),
+
+  async lockOwners(conn, itemIds) {
+    const [rows] = await conn.query<RowDataPacket[]>('SELECT id, initial_stock, sold, per_user_limit FROM items WHERE id IN (?) ORDER BY id FOR UPDATE', [itemIds]);
+    const capacity = new Map(rows.map((r) => [String(r.id), { initial: Number(r.initial_stock), sold: Number(r.sold), perUserLimit: Number(r.per_user_limit) }]));
+    const missing = itemIds.filter((id) => !capacity.has(id));
+    if (missing.length) throw new Error(`No item row for ${missing.join(', ')}`);
+    return capacity;
+  },
+
+  async capacity(conn, itemId) {
+    const [rows] = await conn.query<RowDataPacket[]>('SELECT initial_stock FROM items WHERE id = ?', [itemId]);
+    return rows[0] ? Number(rows[0].initial_stock) : undefined;
+  },
+
+  async store(conn, fresh, items) {
+    const held = await confirmedPerBuyer(conn, fresh);
+    const states = new Map<string, StoredState>();
+    for (const order of fresh) {
+      const item = items.get(order.itemId)!;
+      const buyer = `${order.itemId} ${order.userId}`;
+      const fits = item.sold + order.quantity <= item.initial && (held.get(buyer) ?? 0) + order.quantity <= item.perUserLimit;
+      if (fits) {
+        item.sold += order.quantity;
+        held.set(buyer, (held.get(buyer) ?? 0) + order.quantity);
+      }
+      states.set(order.orderId, fits ? 'confirmed' : 'rejected');
+    }
+    await conn.query(
+      'INSERT INTO orders (id, item_id, user_id, quantity, status, reserved_at) VALUES ? ON DUPLICATE KEY UPDATE id = id',
+      [fresh.map((o) => [o.orderId, o.itemId, o.userId, o.quantity, states.get(o.orderId), new Date(o.reservedAt)])],
+    );
+    for (const itemId of new Set(fresh.map((o) => o.itemId))) {
+      const { sold } = items.get(itemId)!;
+      // Guarded again in SQL (and by the items_not_oversold CHECK), not only in this loop.
+      const [result] = await conn.query<ResultSetHeader>('UPDATE items SET sold = ? WHERE id = ? AND ? <= initial_stock', [sold, itemId, sold]);
+      if (result.affectedRows !== 1) throw new Error(`Guard refused sold=${sold} for ${itemId}`);
+    }
+    const rejected = [...states.values()].filter((s) => s === 'rejected').length;
+    if (rejected) logger.error('Orders rejected by the database guard: Redis stock drifted', { rejected });
+    return states;
+  },
+
+  async rebuiltState(conn, itemId, remaining) {
+    const [rows] = await conn.query<RowDataPacket[]>('SELECT per_user_limit FROM items WHERE id = ?', [itemId]);
+    return rows[0] && { stock: Math.max(0, remaining), limit: Number(rows[0].per_user_limit) };
+  },
+
+  restoreBuyers: (itemId, confirmed) => raiseBuyerCounts(itemId, confirmed),
+};

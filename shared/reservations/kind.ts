@@ -1,0 +1,62 @@
+import type { PoolConnection } from 'mysql2/promise';
+import type * as z from '../zod';
+
+/** The Redis keys of one owner's reservations (an item's sale, a deal): all in one hash slot. */
+export interface OwnerKeys {
+  /** The live state: a hash holding the counter the reserving script checks and moves. */
+  state: string;
+  /** Buyer -> what they hold (an item's units, a deal's coupon id). */
+  buyers: string;
+  /** Reservation id -> record, from the reserving script until the writer has stored it. */
+  outbox: string;
+}
+
+/** What the database guard decided for a reservation it stored. */
+export type StoredState = 'confirmed' | 'rejected';
+
+/** The state hash's counter of remaining units, and the bounds a repair keeps it in. */
+export interface Counter {
+  field: string;
+  /** +1 when the field counts what remains (stock), -1 when it counts what was taken (issued). */
+  sign: 1 | -1;
+}
+
+/**
+ * One kind of reservation (orders, coupons): everything the pipeline needs that differs between
+ * kinds. The pipeline itself (reserve → hand off → compensate → claim → write → reconcile and
+ * repair) is written once, in this folder, against this.
+ */
+export interface ReservationKind<R, Locked = unknown> {
+  /** The field of the hand-off message that carries this kind, and the name in logs. */
+  name: 'orders' | 'coupons';
+  /** The kind's name in the reservation ledger. */
+  ledger: 'order' | 'coupon';
+  record: z.ZodMiniType<R>;
+  idOf(record: R): string;
+  ownerOf(record: R): string;
+  buyerOf(record: R): number;
+  unitsOf(record: R): number;
+  /** When it was reserved (ms): an outbox entry older than the relay's threshold is sent again. */
+  reservedAtOf(record: R): number;
+  keysOf(owner: string): OwnerKeys;
+  counter: Counter;
+
+  /** Undoes a reservation in Redis (idempotent): 1 when it gave units back now, 0 when there was nothing left to give back. */
+  release(record: R): Promise<number>;
+
+  /** Every owner MySQL knows (items, deals), for reconciliation. */
+  owners(): Promise<string[]>;
+  /** Locks the owners' rows (given in id order) and reads what the guard needs of them. */
+  lockOwners(conn: PoolConnection, owners: string[]): Promise<Locked>;
+  /** The owner's capacity as MySQL has it, undefined when the owner is unknown. */
+  capacity(conn: PoolConnection, owner: string): Promise<number | undefined>;
+  /**
+   * Stores reservations not yet decided under the database guard, on conn inside the writer's
+   * transaction, after lockOwners: rejects what would go past the capacity or the buyer's limit.
+   */
+  store(conn: PoolConnection, records: R[], owners: Locked): Promise<Map<string, StoredState>>;
+  /** The state hash's fields when the owner is rebuilt from MySQL (counter left to the pipeline), or undefined when MySQL has no such owner. */
+  rebuiltState(conn: PoolConnection, owner: string, units: number): Promise<Record<string, string | number> | undefined>;
+  /** Puts back buyers' holdings that Redis lost, from what MySQL confirmed for them; lowers nothing. Returns how many changed. */
+  restoreBuyers(owner: string, confirmed: { buyer: number; units: number; id: string }[]): Promise<number>;
+}

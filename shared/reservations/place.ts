@@ -1,0 +1,62 @@
+import { UnavailableError } from '../errors';
+import { loggableError, logger } from '../logger';
+import type { ReservationKind } from './kind';
+import { decideFirst } from './ledger';
+import { reservationQueue } from './queue';
+
+/** What a reserving script answered: a new reservation, or an earlier one that a retry found. */
+export interface Reserved<R> {
+  record: R;
+  /** True when this answers a retry (the same Idempotency-Key, a coupon already held). */
+  replayed: boolean;
+  /** True while the reservation is still in the outbox, on its way to the writer. */
+  pending: boolean;
+}
+
+const retryLater = (kind: ReservationKind<unknown>) =>
+  new UnavailableError(kind.name === 'orders' ? 'The order could not be placed; retry with the same Idempotency-Key' : 'The coupon could not be issued; try again');
+
+/**
+ * Undoes a reservation whose hand-off failed. The cancellation goes to the ledger first, so it
+ * survives whatever Redis loses, and only then are the units given back. Returns false when a
+ * decision came first (a retry was told it stands, or the writer stored it): it stands.
+ */
+export async function compensate<R>(kind: ReservationKind<R>, record: R): Promise<boolean> {
+  if ((await decideFirst(kind, record, 'cancelled')) !== 'cancelled') return false;
+  await kind.release(record);
+  return true;
+}
+
+/**
+ * The pipeline's first steps, after the reserving script: a new reservation is handed to the
+ * queue, and compensated if that fails (503, retry-safe); a retry that finds its reservation
+ * still pending promises it in the ledger, so a compensation running meanwhile cannot cancel it,
+ * and answers 503 if one already did. Resolves when the reservation stands.
+ */
+export async function handOff<R>(kind: ReservationKind<R>, reserved: Reserved<R>): Promise<void> {
+  const id = kind.idOf(reserved.record);
+  const unavailable = retryLater(kind as ReservationKind<unknown>);
+  if (reserved.replayed) {
+    if (!reserved.pending) return;
+    const state = await decideFirst(kind, reserved.record, 'promised').catch((error: unknown) => {
+      logger.warn(`A retry of one of the ${kind.name} could not be promised`, { id, error: loggableError(error) });
+      throw unavailable;
+    });
+    if (state !== 'cancelled') return;
+    // Redis lost the release of a cancelled reservation (or its compensation died half-way).
+    await kind.release(reserved.record).catch(() => undefined);
+    throw unavailable;
+  }
+  try {
+    await reservationQueue().send({ kind: kind.name, record: reserved.record });
+  } catch (sendError) {
+    // Any outcome but a known release is a 503 too: the retry finds the reservation pending
+    // (the relay sends it later), or cancelled and given back, and reserves anew.
+    const released = await compensate(kind, reserved.record).catch((error: unknown) => {
+      logger.warn(`Hand-off of one of the ${kind.name} failed, and so did its compensation`, { id, error: loggableError(error) });
+      throw unavailable;
+    });
+    logger.warn(`Hand-off of one of the ${kind.name} failed`, { id, released, error: loggableError(sendError) });
+    if (released) throw unavailable;
+  }
+}

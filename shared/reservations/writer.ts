@@ -1,0 +1,114 @@
+import { db } from '../clients/mysql';
+import { redis } from '../clients/redis';
+import { inTransaction } from '../db/transaction';
+import { faultPoint } from '../faults';
+import { loggableError, logger } from '../logger';
+import type { ReservationKind, StoredState } from './kind';
+import { lockedStates, recordStored } from './ledger';
+import { repairOwner } from './reconcile';
+
+/** Groups records by their owner, so each owner's keys are touched once. */
+export function groupBy<T>(records: T[], ownerOf: (record: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const record of records) {
+    const owner = ownerOf(record);
+    const group = groups.get(owner);
+    if (group) group.push(record);
+    else groups.set(owner, [record]);
+  }
+  return groups;
+}
+
+/**
+ * One transaction: the owners' rows are locked first (in id order, so writers cannot deadlock),
+ * then the ledger's entries for these ids, so the guard and the duplicate check see every
+ * committed decision. Records already decided are left alone (a duplicate delivery, a
+ * cancellation); the rest are stored under the kind's guard and their decision recorded.
+ * Returns the decision that stands for each id.
+ */
+async function storeBatch<R>(kind: ReservationKind<R>, records: R[]): Promise<Map<string, string>> {
+  return inTransaction(db(), async (conn) => {
+    const owners = await kind.lockOwners(conn, [...new Set(records.map(kind.ownerOf))].sort());
+    const decided = await lockedStates(conn, records.map(kind.idOf));
+    const undecided = records.filter((r) => [undefined, 'promised'].includes(decided.get(kind.idOf(r)))).sort((a, b) => kind.idOf(a).localeCompare(kind.idOf(b)));
+    const stored: Map<string, StoredState> = undecided.length ? await kind.store(conn, undecided, owners) : new Map();
+    await recordStored(conn, kind, undecided, stored);
+    return new Map<string, string>([...decided, ...stored]);
+  });
+}
+
+/** The ids among these whose outbox entry is missing; undefined when Redis could not tell. */
+async function missingFromOutbox<R>(kind: ReservationKind<R>, owner: string, ids: string[]): Promise<Set<string> | undefined> {
+  try {
+    const entries = await redis().hmget(kind.keysOf(owner).outbox, ...ids);
+    return new Set(ids.filter((_, i) => entries[i] === null));
+  } catch (error) {
+    logger.warn(`Could not read the outbox of ${owner}; storing its ${kind.name} all the same`, { error: loggableError(error) });
+    return undefined;
+  }
+}
+
+export interface WriteResult {
+  /** Ids that could not be stored, to be retried by the queue. */
+  failed: Set<string>;
+  /** Stored although Redis had no outbox entry for them: Redis lost writes. */
+  storedWithoutOutbox: number;
+}
+
+/**
+ * The writer's whole job for one kind: store every record it receives, under the database guard,
+ * unless the ledger says it was cancelled (a missing outbox entry is not a cancellation: Redis may
+ * have lost it); fall back to one at a time if the batch fails; clear what was decided from the
+ * outbox. Records stored with no outbox entry mean Redis lost writes for that owner: they are
+ * counted, logged, and the owner repaired at once, before Redis sells those units again.
+ */
+export async function writeReservations<R>(kind: ReservationKind<R>, records: R[]): Promise<WriteResult> {
+  const unique = [...new Map(records.map((r) => [kind.idOf(r), r])).values()];
+  if (unique.length === 0) return { failed: new Set(), storedWithoutOutbox: 0 };
+  const owners = groupBy(unique, kind.ownerOf);
+  const missing = new Map(await Promise.all([...owners].map(async ([owner, group]) => [owner, await missingFromOutbox(kind, owner, group.map(kind.idOf))] as const)));
+
+  const failed = new Set<string>();
+  let decisions: Map<string, string>;
+  try {
+    decisions = await storeBatch(kind, unique);
+  } catch (error) {
+    logger.warn(`Batch of ${kind.name} failed; storing one by one`, { count: unique.length, error: loggableError(error) });
+    decisions = new Map();
+    for (const record of unique) {
+      try {
+        for (const [id, state] of await storeBatch(kind, [record])) decisions.set(id, state);
+      } catch (single) {
+        logger.error(`One of the ${kind.name} could not be stored`, { id: kind.idOf(record), error: loggableError(single) });
+        failed.add(kind.idOf(record));
+      }
+    }
+  }
+  faultPoint('writer-after-commit');
+
+  const lostOwners = new Set<string>();
+  let storedWithoutOutbox = 0;
+  await Promise.all(
+    [...owners].map(async ([owner, group]) => {
+      const lost = group.filter((r) => missing.get(owner)?.has(kind.idOf(r)) && isStored(decisions.get(kind.idOf(r))));
+      if (lost.length) {
+        storedWithoutOutbox += lost.length;
+        lostOwners.add(owner);
+      }
+      // A cancelled entry still in the outbox is its compensation's (or reconciliation's) to give back.
+      const settled = group.map(kind.idOf).filter((id) => isStored(decisions.get(id)));
+      if (settled.length) await redis().hdel(kind.keysOf(owner).outbox, ...settled).catch((error: unknown) => {
+        logger.warn(`Could not clear stored ${kind.name} from the outbox of ${owner}; reconciliation will`, { error: loggableError(error) });
+      });
+    }),
+  );
+  if (storedWithoutOutbox) {
+    logger.error(`Stored ${kind.name} that Redis had no outbox entry for: Redis lost writes`, { count: storedWithoutOutbox, owners: [...lostOwners] });
+    for (const owner of lostOwners) {
+      await repairOwner(kind, owner).catch((error: unknown) => logger.error(`Repair of ${owner} after lost writes failed`, { error: loggableError(error) }));
+    }
+  }
+  return { failed, storedWithoutOutbox };
+}
+
+const isStored = (state: string | undefined) => state === 'confirmed' || state === 'rejected';
