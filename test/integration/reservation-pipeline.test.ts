@@ -1,0 +1,182 @@
+import { PurgeQueueCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { describe, expect, it } from 'vitest';
+import { redis } from '../../shared/clients/redis';
+import { HandOffMessage } from '../../shared/reservations/kinds';
+import { compensate, handOff } from '../../shared/reservations/place';
+import { reconcileOwner } from '../../shared/reservations/reconcile';
+import { writeReservations } from '../../shared/reservations/writer';
+import { checkpoint } from '../support/lost-writes';
+import { kindsUnderTest, ledgerStates } from '../support/reservations';
+import { depth, ownOrderQueue, testSqs } from '../support/queues';
+import { until } from '../support/wait';
+
+const sqs = testSqs();
+const queue = await ownOrderQueue(sqs);
+const look = { relayOlderThanMs: Number.POSITIVE_INFINITY, repair: false };
+const repair = { ...look, repair: true };
+
+/** The pipeline, once per kind: a façade over two copies of it could not pass both. */
+describe.each(kindsUnderTest)('the reservation pipeline for $kind.name', (t) => {
+  const { kind } = t;
+  const idOf = (reserved: { record: unknown }) => kind.idOf(reserved.record);
+
+  describe('writer', () => {
+    it('stores a batch once, even when it comes twice', async () => {
+      const owner = await t.open(5);
+      const reserved = [await t.reserve(owner, 1), await t.reserve(owner, 2), await t.reserve(owner, 3)].map((r) => r.record);
+
+      await writeReservations(kind, [...reserved, ...reserved]);
+      await writeReservations(kind, reserved);
+
+      expect((await t.rows(owner)).map((r) => r.id)).toEqual(reserved.map(kind.idOf).sort());
+      expect(Object.values(await ledgerStates(owner))).toEqual(['confirmed', 'confirmed', 'confirmed']);
+      expect(await redis().hlen(kind.keysOf(owner).outbox)).toBe(0);
+    });
+
+    it('stores a reservation whose Redis writes were lost, and repairs its owner at once, so no unit is sold twice', async () => {
+      // Prepare: a unit of two reserved and acknowledged, then lost by Redis.
+      const owner = await t.open(2);
+      const undo = await checkpoint(t.tag(owner));
+      const lost = await t.reserve(owner, 1);
+      await undo();
+
+      // Act
+      const result = await writeReservations(kind, [lost.record]);
+      const lostBuyerAgain = await t.reserve(owner, 1).catch((error: { code: string }) => error.code);
+      const second = await t.reserve(owner, 2);
+      const third = await t.reserve(owner, 3).catch((error: { code: string }) => error.code);
+
+      // Assess
+      expect(result.storedWithoutOutbox).toBe(1);
+      expect((await t.rows(owner)).map((r) => r.id)).toEqual([idOf(lost)]);
+      expect(second.replayed).toBe(false);
+      expect(third).toBe('SOLD_OUT');
+      expect(lostBuyerAgain === 'LIMIT_EXCEEDED' || (typeof lostBuyerAgain === 'object' && lostBuyerAgain.replayed)).toBe(true);
+    });
+
+    it('rejects what would go past the capacity MySQL holds, whatever Redis let through', async () => {
+      const owner = await t.open(2);
+      const state = kind.keysOf(owner).state;
+      await redis().hincrby(state, kind.counter.field, kind.counter.sign);
+      const reserved = [await t.reserve(owner, 1), await t.reserve(owner, 2), await t.reserve(owner, 3)].map((r) => r.record);
+
+      await writeReservations(kind, reserved);
+
+      expect((await t.rows(owner)).filter((r) => r.confirmed)).toHaveLength(2);
+      expect(Object.values(await ledgerStates(owner)).sort()).toEqual(['confirmed', 'confirmed', 'rejected']);
+    });
+  });
+
+  describe('compensation', () => {
+    it('cancels in the ledger before giving the units back, so a late message is dropped even if Redis loses the release', async () => {
+      // Prepare
+      const owner = await t.open(3);
+      const reserved = await t.reserve(owner, 1);
+      const undo = await checkpoint(t.tag(owner));
+
+      // Act: the hand-off failed; Redis then loses the release; the message arrives after all.
+      const cancelled = await compensate(kind, reserved.record);
+      await undo();
+      await writeReservations(kind, [reserved.record]);
+      const reconciled = await reconcileOwner(kind, owner, repair);
+
+      // Assess: nothing stored, and reconciliation finished giving it back.
+      expect(cancelled).toBe(true);
+      expect(await t.rows(owner)).toEqual([]);
+      expect(await ledgerStates(owner)).toEqual({ [idOf(reserved)]: 'cancelled' });
+      expect(reconciled).toMatchObject({ released: 1, drift: 0 });
+      expect(await reconcileOwner(kind, owner, look)).toMatchObject({ remaining: 3, pending: 0, drift: 0 });
+    });
+
+    it('keeps a reservation a retry was told stands, even if its first request then fails to send', async () => {
+      const owner = await t.open(3);
+      const first = await t.reserve(owner, 1);
+      const retry = await t.reserve(owner, 1);
+
+      await handOff(kind, retry);
+      const cancelled = await compensate(kind, first.record);
+      await writeReservations(kind, [first.record]);
+
+      expect(retry).toMatchObject({ replayed: true, pending: true });
+      expect(cancelled).toBe(false);
+      expect((await t.rows(owner)).map((r) => r.id)).toEqual([idOf(first)]);
+    });
+
+    it('answers a retry of a cancelled reservation 503, after giving it back, when Redis lost the release', async () => {
+      const owner = await t.open(3);
+      const first = await t.reserve(owner, 1);
+      const undo = await checkpoint(t.tag(owner));
+      await compensate(kind, first.record);
+      await undo();
+
+      const retry = await t.reserve(owner, 1);
+      const answer = await handOff(kind, retry).catch((error: { status: number }) => error.status);
+      const anew = await t.reserve(owner, 1);
+
+      expect(retry).toMatchObject({ replayed: true, pending: true });
+      expect(answer).toBe(503);
+      expect(anew.replayed).toBe(false);
+      expect(idOf(anew)).not.toBe(idOf(first));
+    });
+  });
+
+  describe('reconciliation', () => {
+    it('finds no drift when every unit is remaining, confirmed or pending', async () => {
+      const owner = await t.open(10);
+      const reserved = [await t.reserve(owner, 1), await t.reserve(owner, 2), await t.reserve(owner, 3)];
+      await writeReservations(kind, reserved.slice(0, 2).map((r) => r.record));
+
+      expect(await reconcileOwner(kind, owner, look)).toMatchObject({ capacity: 10, remaining: 7, confirmed: 2, pending: 1, drift: 0, relayed: 0 });
+    });
+
+    it('relays a reservation whose send was lost, so the writer stores it', async () => {
+      const owner = await t.open(10);
+      const reserved = await t.reserve(owner, 1);
+
+      const result = await reconcileOwner(kind, owner, { ...look, relayOlderThanMs: 0 });
+      const { Messages } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queue.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 2 }));
+      const relayed = (Messages ?? []).flatMap((m) => HandOffMessage.parse(JSON.parse(m.Body!))[kind.name] as unknown[]);
+      await writeReservations(kind, relayed);
+
+      expect(result).toMatchObject({ relayed: 1, drift: 0 });
+      expect(relayed.map(kind.idOf)).toEqual([idOf(reserved)]);
+      expect(await reconcileOwner(kind, owner, look)).toMatchObject({ confirmed: 1, pending: 0, drift: 0 });
+    });
+
+    it('moves a drifted counter by its drift, once, however many repairs run at the same time', async () => {
+      const owner = await t.open(10);
+      await t.reserve(owner, 1);
+      await redis().hincrby(kind.keysOf(owner).state, kind.counter.field, 3 * kind.counter.sign);
+
+      const seen = await reconcileOwner(kind, owner, look);
+      const repairs = await Promise.all([reconcileOwner(kind, owner, repair), reconcileOwner(kind, owner, repair), reconcileOwner(kind, owner, repair)]);
+
+      expect(seen).toMatchObject({ remaining: 12, pending: 1, drift: -3, adjusted: 0 });
+      expect(repairs.map((r) => r!.adjusted).sort()).toEqual([-3, 0, 0]);
+      expect(await reconcileOwner(kind, owner, look)).toMatchObject({ remaining: 9, drift: 0 });
+    });
+
+    it('rebuilds an owner Redis lost whole, once nothing is in flight, and puts its buyers back', async () => {
+      // Prepare: one stored, then Redis loses every key of the owner, with one message still queued.
+      const owner = await t.open(5);
+      const stored = await t.reserve(owner, 1);
+      await writeReservations(kind, [stored.record]);
+      await redis().del(...(await redis().keys(`${t.tag(owner).replace(/[{}]/g, '\\$&')}*`)));
+      await sqs.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: '{}' }));
+
+      // Act
+      const refused = await reconcileOwner(kind, owner, repair);
+      await sqs.send(new PurgeQueueCommand({ QueueUrl: queue.url }));
+      await until(async () => (await depth(sqs, queue.url)) === 0, 10_000, 'queue empty');
+      const rebuilt = await reconcileOwner(kind, owner, repair);
+      const sameBuyer = await t.reserve(owner, 1).catch((error: { code: string }) => error.code);
+
+      // Assess
+      expect(refused).toMatchObject({ rebuilt: false, waiting: expect.stringContaining('in flight') });
+      expect(rebuilt).toMatchObject({ rebuilt: true, buyersRestored: 1 });
+      expect(await reconcileOwner(kind, owner, look)).toMatchObject({ remaining: 4, confirmed: 1, drift: 0 });
+      expect(sameBuyer === 'LIMIT_EXCEEDED' || (typeof sameBuyer === 'object' && sameBuyer.replayed)).toBe(true);
+      expect((await t.reserve(owner, 2)).replayed).toBe(false);
+    });
+  });
+});

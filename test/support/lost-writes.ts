@@ -1,0 +1,20 @@
+import { redis } from '../../shared/clients/redis';
+
+/**
+ * A checkpoint of every key of one hash tag, and a way back to it: what a failover under
+ * asynchronous replication (or a restart from an AOF a second behind) does to the writes made
+ * since. Each key is DUMPed and later RESTOREd whole, so the state returns exactly, script
+ * effects and all.
+ */
+export async function checkpoint(tag: string): Promise<() => Promise<void>> {
+  const pattern = `${tag.replace(/[[\]*?{}]/g, '\\$&')}*`;
+  const keys = await redis().keys(pattern);
+  const dumps = await Promise.all(keys.map(async (key) => [key, await redis().dumpBuffer(key), await redis().pttl(key)] as const));
+  return async () => {
+    const now = await redis().keys(pattern);
+    const multi = redis().multi();
+    if (now.length) multi.del(...now);
+    for (const [key, dump, ttl] of dumps) if (dump) multi.restore(key, ttl > 0 ? ttl : 0, dump);
+    await multi.exec();
+  };
+}

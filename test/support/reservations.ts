@@ -1,0 +1,59 @@
+import type { RowDataPacket } from 'mysql2';
+import { issueCoupon, setDealState } from '../../shared/coupons/coupons';
+import { upsertDeal } from '../../shared/coupons/deals';
+import { coupons } from '../../shared/coupons/kind';
+import { upsertItemStock } from '../../shared/orders/items';
+import { orders } from '../../shared/orders/kind';
+import { openSale, reserve } from '../../shared/orders/sale';
+import type { ReservationKind } from '../../shared/reservations/kind';
+import type { Reserved } from '../../shared/reservations/place';
+import { sql, uniqueItemId } from './orders';
+
+const HOUR = 3_600_000;
+
+/** One kind of reservation as the pipeline's tests drive it: one unit per buyer, so both kinds behave alike. */
+export interface KindUnderTest<R> {
+  kind: ReservationKind<R>;
+  /** The hash tag of an owner's keys. */
+  tag(owner: string): string;
+  /** A new owner (a sale, a deal) of `capacity` units, in MySQL and Redis. */
+  open(capacity: number): Promise<string>;
+  /** One unit for the buyer; the same buyer asking again is a replay. */
+  reserve(owner: string, buyer: number): Promise<Reserved<R>>;
+  /** The kind's own rows in MySQL: id and whether confirmed. */
+  rows(owner: string): Promise<{ id: string; confirmed: boolean }[]>;
+}
+
+const ordersUnderTest: KindUnderTest<unknown> = {
+  kind: orders as ReservationKind<unknown>,
+  tag: (itemId) => `{item:${itemId}}`,
+  async open(capacity) {
+    const itemId = uniqueItemId('pipeline-item');
+    await upsertItemStock(itemId, capacity, 1);
+    await openSale(itemId, capacity, 1);
+    return itemId;
+  },
+  reserve: (itemId, buyer) => reserve({ itemId, userId: buyer, quantity: 1, idempotencyKey: `key-${buyer}` }),
+  rows: async (itemId) => (await sql<RowDataPacket>('SELECT id, status FROM orders WHERE item_id = ? ORDER BY id', [itemId])).map((r) => ({ id: String(r.id), confirmed: r.status === 'confirmed' })),
+};
+
+const couponsUnderTest: KindUnderTest<unknown> = {
+  kind: coupons as ReservationKind<unknown>,
+  tag: (dealId) => `{deal:${dealId}}`,
+  async open(capacity) {
+    const dealId = uniqueItemId('pipeline-deal');
+    const now = Date.now();
+    await upsertDeal({ id: dealId, title: 'Pipeline', opensAt: now - HOUR, closesAt: now + HOUR, limit: capacity });
+    await setDealState(dealId, now - HOUR, now + HOUR, capacity);
+    return dealId;
+  },
+  reserve: (dealId, buyer) => issueCoupon(dealId, buyer),
+  rows: async (dealId) => (await sql<RowDataPacket>('SELECT id FROM coupons WHERE deal_id = ? ORDER BY id', [dealId])).map((r) => ({ id: String(r.id), confirmed: true })),
+};
+
+export const kindsUnderTest = [ordersUnderTest, couponsUnderTest];
+
+export async function ledgerStates(owner: string): Promise<Record<string, string>> {
+  const rows = await sql<RowDataPacket>('SELECT id, state FROM reservation_ledger WHERE owner_id = ?', [owner]);
+  return Object.fromEntries(rows.map((r) => [String(r.id), String(r.state)]));
+}
