@@ -2,17 +2,17 @@ import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { redis } from '../shared/clients/redis';
 import { db } from '../shared/clients/mysql';
 import { sqs } from '../shared/clients/sqs';
-import { orderQueueEnv, readEnv } from '../shared/config';
+import { reservationQueueEnv, readEnv } from '../shared/config';
 import { api } from '../shared/http/api';
 import { json } from '../shared/http/response';
 
-const { ORDER_QUEUE_URL } = readEnv(orderQueueEnv);
+const { RESERVATION_QUEUE_URL } = readEnv(reservationQueueEnv);
 const CHECK_TIMEOUT_MS = 1_500;
 
 const checks = {
   redis: () => redis().ping(),
   database: () => db().query('SELECT 1'),
-  queue: () => sqs().send(new GetQueueAttributesCommand({ QueueUrl: ORDER_QUEUE_URL, AttributeNames: ['QueueArn'] })),
+  queue: () => sqs().send(new GetQueueAttributesCommand({ QueueUrl: RESERVATION_QUEUE_URL, AttributeNames: ['QueueArn'] })),
 };
 
 async function probe(check: () => Promise<unknown>): Promise<string> {

@@ -17,7 +17,7 @@ export interface QueueSpec {
 }
 
 export const queues = {
-  orders: { name: 'surge-orders', deadLetterName: 'surge-orders-dlq', maxReceiveCount: 5 },
+  reservations: { name: 'surge-reservations', deadLetterName: 'surge-reservations-dlq', maxReceiveCount: 5 },
 } as const satisfies Record<string, QueueSpec>;
 
 export type QueueName = keyof typeof queues;
@@ -70,7 +70,7 @@ export const functions: readonly FunctionSpec[] = [
     trigger: { kind: 'http', method: 'GET', path: '/health' },
     ...api,
     timeoutSeconds: 5,
-    env: ['redis', 'database', 'orderQueue'],
+    env: ['redis', 'database', 'reservationQueue'],
   },
   {
     id: 'create-session',
@@ -126,7 +126,7 @@ export const functions: readonly FunctionSpec[] = [
     description: 'Reserves stock in one Lua call and hands the order to the queue',
     trigger: { kind: 'http', method: 'POST', path: '/items/{itemId}/orders' },
     ...api,
-    env: ['redis', 'database', 'orderQueue', 'sessions'],
+    env: ['redis', 'database', 'reservationQueue', 'sessions'],
   },
   {
     id: 'get-order',
@@ -154,7 +154,7 @@ export const functions: readonly FunctionSpec[] = [
     description: 'Issues one coupon of a deal to the caller in one Lua call, then hands it to the queue',
     trigger: { kind: 'http', method: 'POST', path: '/deals/{dealId}/coupons' },
     ...api,
-    env: ['redis', 'database', 'orderQueue', 'sessions'],
+    env: ['redis', 'database', 'reservationQueue', 'sessions'],
   },
   {
     id: 'list-my-coupons',
@@ -166,7 +166,7 @@ export const functions: readonly FunctionSpec[] = [
   {
     id: 'write-reservations',
     description: 'Stores queued orders (under the stock guard) and coupons in MySQL, exactly once',
-    trigger: { kind: 'queue', queue: 'orders', batchSize: 10, maxBatchingWindowSeconds: 0, maxConcurrency: 4 },
+    trigger: { kind: 'queue', queue: 'reservations', batchSize: 10, maxBatchingWindowSeconds: 0, maxConcurrency: 4 },
     memoryMb: 512,
     timeoutSeconds: 30,
     env: ['redis', 'database'],
@@ -258,12 +258,12 @@ export const functions: readonly FunctionSpec[] = [
     env: ['database', 'firstAdmin'],
   },
   {
-    id: 'reconcile-orders',
+    id: 'reconcile-reservations',
     description: 'Checks stock and coupon conservation; relays orders and coupons whose send was lost',
     trigger: { kind: 'schedule', rateMinutes: 5 },
     memoryMb: 512,
     timeoutSeconds: 60,
-    env: ['redis', 'database', 'orderQueue'],
+    env: ['redis', 'database', 'reservationQueue'],
   },
 ];
 

@@ -309,7 +309,7 @@ export class SurgeStack extends Stack {
     const deployment: Deployment = {
       redis: { url: `rediss://${cache.attrPrimaryEndPointAddress}:${REDIS_PORT}`, authSecretId: redisAuth.secretArn },
       database: { url: `mysql://${proxy.endpoint}:${MYSQL_PORT}/${DATABASE_NAME}`, secretId: database.secret!.secretArn, tls: true },
-      orderQueueUrl: queueOf.get('orders')!.queueUrl,
+      reservationQueueUrl: queueOf.get('reservations')!.queueUrl,
       cookieSecure: true,
       inboundDomain: props.inboundDomain,
       rawMail: { bucket: rawMail.bucketName, prefix: inboundMail.prefix },
@@ -367,7 +367,7 @@ export class SurgeStack extends Stack {
       });
       this.functions.set(spec.id, fn);
       for (const need of spec.env) secretOf[need]?.grantRead(fn);
-      if (spec.env.includes('orderQueue')) queueOf.get('orders')!.grantSendMessages(fn);
+      if (spec.env.includes('reservationQueue')) queueOf.get('reservations')!.grantSendMessages(fn);
       if (spec.env.includes('rawMail')) {
         fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [rawMail.arnForObjects(`${inboundMail.prefix}*`)] }));
         // Without ListBucket S3 answers a missing key with AccessDenied instead of NoSuchKey.

@@ -33,7 +33,7 @@ const endpoint = `http://127.0.0.1:${(secrets.address() as AddressInfo).port}`;
 const deployment: Deployment = {
   redis: { url: 'rediss://127.0.0.1:1', authSecretId: 'surge/redis-auth' },
   database: { url: 'mysql://127.0.0.1:1/surge', secretId: 'surge/database', tls: true },
-  orderQueueUrl: 'https://sqs.us-east-1.amazonaws.com/000000000000/surge-orders',
+  reservationQueueUrl: 'https://sqs.us-east-1.amazonaws.com/000000000000/surge-reservations',
   cookieSecure: true,
   inboundDomain: 'inbound.surge.example',
   rawMail: { bucket: 'surge-raw-mail', prefix: 'inbound/' },

@@ -3,7 +3,7 @@
  *
  * Checks capacity = remaining (Redis) + confirmed (MySQL) + pending (outbox) for every item's sale
  * and every deal (or the owners named) of the running twin, or of REDIS_URL / DATABASE_URL /
- * ORDER_QUEUE_URL when set. Prints one JSON line per owner and exits 1 when any drifts and was not
+ * RESERVATION_QUEUE_URL when set. Prints one JSON line per owner and exits 1 when any drifts and was not
  * repaired. --repair relays outbox entries older than --relay-after-s, moves a counter whose drift
  * held across two looks, rebuilds a state Redis lost once nothing is in flight, and puts back
  * buyers' holdings Redis lost.

@@ -49,7 +49,7 @@ export const awsEnv = z.object({
   AWS_ENDPOINT_URL: z.optional(z.url()),
 });
 
-export const orderQueueEnv = z.object({ ORDER_QUEUE_URL: z.url() });
+export const reservationQueueEnv = z.object({ RESERVATION_QUEUE_URL: z.url() });
 
 export const sessionEnv = z.object({
   SESSION_IDLE_SECONDS: z._default(seconds, 30 * 60),
@@ -90,7 +90,7 @@ export const serviceEnvironment = { POWERTOOLS_SERVICE_NAME: 'surge' } as const;
 export const envNeeds = {
   redis: redisEnv,
   database: databaseEnv,
-  orderQueue: orderQueueEnv,
+  reservationQueue: reservationQueueEnv,
   sessions: sessionEnv,
   inboundDomain: inboundDomainEnv,
   rawMail: rawMailEnv,
@@ -103,7 +103,7 @@ export type EnvNeed = keyof typeof envNeeds;
 export interface Deployment {
   redis: { url: string; authSecretId?: string; cluster?: boolean };
   database: { url: string; secretId?: string; tls: boolean; poolSize?: number };
-  orderQueueUrl: string;
+  reservationQueueUrl: string;
   cookieSecure: boolean;
   inboundDomain: string;
   rawMail: { bucket: string; prefix: string; parserThreads?: number };
@@ -126,7 +126,7 @@ const variablesOf: Record<EnvNeed, (d: Deployment) => Record<string, string>> = 
     ...optional('DATABASE_POOL_SIZE', d.database.poolSize),
     DATABASE_TLS: String(d.database.tls),
   }),
-  orderQueue: (d) => ({ ORDER_QUEUE_URL: d.orderQueueUrl }),
+  reservationQueue: (d) => ({ RESERVATION_QUEUE_URL: d.reservationQueueUrl }),
   sessions: (d) => ({ COOKIE_SECURE: String(d.cookieSecure) }),
   inboundDomain: (d) => ({ INBOUND_DOMAIN: d.inboundDomain }),
   rawMail: (d) => ({

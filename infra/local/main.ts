@@ -125,7 +125,7 @@ const lines = [
   ['redis', withoutPassword(twin.redisUrl)],
   ['mariadb', twin.databaseUrl],
   ['sqs+s3', twin.emulatorUrl],
-  ['queue', `${twin.queues.orders.url}  (dlq ${twin.queues.orders.deadLetterUrl})`],
+  ['queue', `${twin.queues.reservations.url}  (dlq ${twin.queues.reservations.deadLetterUrl})`],
   ['smtp', `${twin.smtpUrl}  (mail for <token>@${twin.inboundDomain}; GET /me/inbox-address tells a reader's)`],
   ...demoAccounts.map((a) => [`login ${a.role}`, `${a.email} / ${a.password}`]),
 ];

@@ -128,7 +128,7 @@ export function twinDeployment(stores: TwinStores, provisioned: Record<QueueName
       // Lambda's instance model: one event at a time needs one connection.
       ...(lambdaInstances ? { poolSize: 1 } : {}),
     },
-    orderQueueUrl: provisioned.orders.url,
+    reservationQueueUrl: provisioned.reservations.url,
     cookieSecure: false,
     inboundDomain: TWIN_INBOUND_DOMAIN,
     // One instance of the twin's source mode stands for many mail-function instances, each of which would parse on its own.

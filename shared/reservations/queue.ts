@@ -1,5 +1,5 @@
 import { sqs } from '../clients/sqs';
-import { orderQueueEnv, readEnv } from '../config';
+import { reservationQueueEnv, readEnv } from '../config';
 import { once } from '../once';
 import { BatchedSender } from '../queue/batched-sender';
 
@@ -20,7 +20,7 @@ export function encodeHandOffs(handOffs: HandOff[]): string {
 export const reservationQueue = once(
   () =>
     new BatchedSender<HandOff>(sqs(), {
-      queueUrl: readEnv(orderQueueEnv).ORDER_QUEUE_URL,
+      queueUrl: readEnv(reservationQueueEnv).RESERVATION_QUEUE_URL,
       // A send still unanswered after this is compensated; if it did arrive after all, the
       // ledger's cancellation makes the writer drop it.
       timeoutMs: 3_000,

@@ -2,7 +2,7 @@ import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { db } from '../clients/mysql';
 import { redis } from '../clients/redis';
 import { sqs } from '../clients/sqs';
-import { orderQueueEnv, readEnv } from '../config';
+import { reservationQueueEnv, readEnv } from '../config';
 import { luaScript } from '../redis/script';
 import type { ReservationKind } from './kind';
 import { confirmedHoldings, ownerLedger, type LedgerState } from './ledger';
@@ -67,7 +67,7 @@ async function look<R>(kind: ReservationKind<R>, owner: string): Promise<Look<R>
 const IN_FLIGHT = ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] as const;
 
 async function messagesInFlight(): Promise<number> {
-  const { Attributes } = await sqs().send(new GetQueueAttributesCommand({ QueueUrl: readEnv(orderQueueEnv).ORDER_QUEUE_URL, AttributeNames: [...IN_FLIGHT] }));
+  const { Attributes } = await sqs().send(new GetQueueAttributesCommand({ QueueUrl: readEnv(reservationQueueEnv).RESERVATION_QUEUE_URL, AttributeNames: [...IN_FLIGHT] }));
   return IN_FLIGHT.reduce((sum, name) => sum + Number(Attributes?.[name] ?? 0), 0);
 }
 

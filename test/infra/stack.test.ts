@@ -29,7 +29,7 @@ const DATABASE_LOG_EXPORTS = ['error', 'general', 'slowquery', 'audit'];
 const awsLikeDeployment: Deployment = {
   redis: { url: 'rediss://cache.example:6380', authSecretId: 'redis-auth' },
   database: { url: 'mysql://proxy.example:3306/surge', secretId: 'database', tls: true },
-  orderQueueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/surge-orders',
+  reservationQueueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/surge-reservations',
   cookieSecure: true,
   inboundDomain: 'inbound.test.example',
   rawMail: { bucket: 'surge-raw-mail', prefix: inboundMail.prefix },

@@ -148,7 +148,7 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
     expect((await call('mute-newsletter', 'POST', `/me/newsletters/${issue.newsletterId}/mute`, { cookie: user })).status).toBeLessThan(300);
     expect((await call('unmute-newsletter', 'DELETE', `/me/newsletters/${issue.newsletterId}/mute`, { cookie: user })).status).toBeLessThan(300);
 
-    expect((await call('reconcile-orders', 'POST', '/__twin/functions/reconcile-orders/invoke')).body).toMatchObject({ result: { drifted: 0 } });
+    expect((await call('reconcile-reservations', 'POST', '/__twin/functions/reconcile-reservations/invoke')).body).toMatchObject({ result: { drifted: 0 } });
     await call('migrate-database', 'POST', '/__twin/functions/migrate-database/invoke');
 
     const other = await signIn('user');

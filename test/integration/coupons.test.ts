@@ -12,7 +12,7 @@ import { dealKeys, type CouponRecord } from '../../shared/coupons/model';
 import { encodeHandOffs } from '../../shared/reservations/queue';
 import { httpEvent, lambdaContext } from '../support/events';
 import { sql } from '../support/orders';
-import { depth, ownOrderQueue, pollQueue, testSqs } from '../support/queues';
+import { depth, ownReservationQueue, pollQueue, testSqs } from '../support/queues';
 import { signedInUsers, type SignedInUser } from '../support/sessions';
 import { literalPattern, until } from '../support/wait';
 import { handler as putDeal } from '../../functions/put-deal';
@@ -23,7 +23,7 @@ import { handler as writeReservations } from '../../functions/write-reservations
 import { reconcileOwner } from '../../shared/reservations/reconcile';
 
 const sqs = testSqs();
-const queue = await ownOrderQueue(sqs);
+const queue = await ownReservationQueue(sqs);
 
 type Result = APIGatewayProxyStructuredResultV2;
 const body = (r: Result) => JSON.parse(r.body ?? 'null');

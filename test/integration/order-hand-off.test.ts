@@ -9,7 +9,7 @@ import { openSale, remainingStock } from '../../shared/orders/sale';
 import { lambdaContext } from '../support/events';
 import { orderEvent } from '../support/order-events';
 import { orderRows, uniqueItemId } from '../support/orders';
-import { depth, ownOrderQueue, pollQueue, testSqs } from '../support/queues';
+import { depth, ownReservationQueue, pollQueue, testSqs } from '../support/queues';
 import { signedInUsers } from '../support/sessions';
 import { until } from '../support/wait';
 import { handler as createOrder } from '../../functions/create-order';
@@ -41,7 +41,7 @@ await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
 const address = proxy.address();
 process.env.AWS_ENDPOINT_URL = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
 
-const queue = await ownOrderQueue(sqs);
+const queue = await ownReservationQueue(sqs);
 
 const body = (r: APIGatewayProxyStructuredResultV2) => JSON.parse(r.body ?? 'null');
 

@@ -11,7 +11,7 @@ import { openSale, remainingStock, reserve } from '../../shared/orders/sale';
 import { httpEvent, lambdaContext } from '../support/events';
 import { getOrderEvent, orderEvent } from '../support/order-events';
 import { orderRows, soldCount, sql, uniqueItemId } from '../support/orders';
-import { depth, ownOrderQueue, pollQueue, testSqs } from '../support/queues';
+import { depth, ownReservationQueue, pollQueue, testSqs } from '../support/queues';
 import { signedInUsers, type SignedInUser } from '../support/sessions';
 import { literalPattern, until } from '../support/wait';
 import { handler as createOrder } from '../../functions/create-order';
@@ -20,7 +20,7 @@ import { handler as writeReservations } from '../../functions/write-reservations
 import { handler as putItemStock } from '../../functions/put-item-stock';
 
 const sqs = testSqs();
-const queue = await ownOrderQueue(sqs);
+const queue = await ownReservationQueue(sqs);
 
 type Result = APIGatewayProxyStructuredResultV2;
 const body = (r: Result) => JSON.parse(r.body ?? 'null');

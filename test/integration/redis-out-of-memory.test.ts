@@ -15,7 +15,7 @@ import { openSale, remainingStock } from '../../shared/orders/sale';
 import { httpEvent, lambdaContext } from '../support/events';
 import { orderEvent } from '../support/order-events';
 import { orderRows, sql, uniqueItemId } from '../support/orders';
-import { depth, ownOrderQueue, pollQueue, testSqs } from '../support/queues';
+import { depth, ownReservationQueue, pollQueue, testSqs } from '../support/queues';
 import { signedInUsers, type SignedInUser } from '../support/sessions';
 import { until } from '../support/wait';
 import { handler as createCoupon } from '../../functions/create-coupon';
@@ -37,7 +37,7 @@ const store = await startRedis(STATE_DIR, false);
 process.env.REDIS_URL = store.url;
 
 const sqs = testSqs();
-const queue = await ownOrderQueue(sqs);
+const queue = await ownReservationQueue(sqs);
 
 type Result = APIGatewayProxyStructuredResultV2;
 const body = (r: Result) => JSON.parse(r.body ?? 'null');

@@ -33,7 +33,7 @@ const queue: Server = createServer((req) => {
 await new Promise<void>((resolve) => queue.listen(0, '127.0.0.1', resolve));
 const queuePort = (queue.address() as { port: number }).port;
 process.env.AWS_ENDPOINT_URL = `http://127.0.0.1:${queuePort}`;
-process.env.ORDER_QUEUE_URL = `http://127.0.0.1:${queuePort}/000000000000/release-unknown`;
+process.env.RESERVATION_QUEUE_URL = `http://127.0.0.1:${queuePort}/000000000000/release-unknown`;
 
 const status = (r: APIGatewayProxyStructuredResultV2) => r.statusCode;
 

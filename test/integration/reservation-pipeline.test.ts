@@ -7,11 +7,11 @@ import { reconcileOwner } from '../../shared/reservations/reconcile';
 import { writeReservations } from '../../shared/reservations/writer';
 import { checkpoint } from '../support/lost-writes';
 import { kindsUnderTest, ledgerStates } from '../support/reservations';
-import { depth, ownOrderQueue, testSqs } from '../support/queues';
+import { depth, ownReservationQueue, testSqs } from '../support/queues';
 import { until } from '../support/wait';
 
 const sqs = testSqs();
-const queue = await ownOrderQueue(sqs);
+const queue = await ownReservationQueue(sqs);
 const look = { relayOlderThanMs: Number.POSITIVE_INFINITY, repair: false };
 const repair = { ...look, repair: true };
 

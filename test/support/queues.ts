@@ -53,10 +53,10 @@ export function pollQueue(
 
 /**
  * A test file's own order queue (with its DLQ, maxReceiveCount 5, a 30 s visibility), named in
- * ORDER_QUEUE_URL: the hand-off reads it on first use, after this, so the file's sends go there.
+ * RESERVATION_QUEUE_URL: the hand-off reads it on first use, after this, so the file's sends go there.
  */
-export async function ownOrderQueue(sqs: SQSClient) {
+export async function ownReservationQueue(sqs: SQSClient) {
   const queue = await queueWithDeadLetters(sqs, 5, 30);
-  process.env.ORDER_QUEUE_URL = queue.url;
+  process.env.RESERVATION_QUEUE_URL = queue.url;
   return queue;
 }
