@@ -52,6 +52,11 @@ let twin: Twin | undefined;
 let twinProcess: ChildProcess | undefined;
 let stopping: Promise<never> | undefined;
 
+/** Readable by this user only: with AWS-like stores it holds the stores' passwords. */
+function writeStateFile(serving: Twin): void {
+  writeFileSync(stateFile, JSON.stringify({ pid: process.pid, url: serving.url, redisUrl: serving.redisUrl, databaseUrl: serving.databaseUrl, emulatorUrl: serving.emulatorUrl, smtpUrl: serving.smtpUrl, inboundDomain: serving.inboundDomain, pids: serving.pids, queues: serving.queues, runtime: serving.runtime.kind, lambdaInstances: env.SURGE_LAMBDA_INSTANCES, admin: serving.admin }, null, 2), { mode: 0o600 });
+}
+
 /**
  * The twin's own parts first, in order (the consumers finish with the stores they use before the
  * stores go), then every service still running, all at once: SIGTERM, SIGKILL after
@@ -103,6 +108,10 @@ twin = await startTwin({
   ...(env.SURGE_LAMBDA_INSTANCES ? { lambdaInstances: env.SURGE_LAMBDA_INSTANCES } : {}),
   awsStores: env.SURGE_AWS_STORES === 'true',
   onListening: (url) => process.stdout.write(`surge starting     ${url}  (answers 503 until ready)\n`),
+  // The state file names the processes' pids; a restarted one has a new pid.
+  onRestart: () => {
+    if (twin && !stopping) writeStateFile(twin);
+  },
 }).catch((error: unknown) => {
   // A stop while starting makes the start fail; the stop under way ends this process.
   if (stopping) return stopping;
@@ -110,8 +119,7 @@ twin = await startTwin({
 });
 if (stopping) await stopping;
 
-// Readable by this user only: with AWS-like stores it holds the stores' passwords.
-writeFileSync(stateFile, JSON.stringify({ pid: process.pid, url: twin.url, redisUrl: twin.redisUrl, databaseUrl: twin.databaseUrl, emulatorUrl: twin.emulatorUrl, smtpUrl: twin.smtpUrl, inboundDomain: twin.inboundDomain, pids: twin.pids, queues: twin.queues, runtime: twin.runtime.kind, lambdaInstances: env.SURGE_LAMBDA_INSTANCES, admin: twin.admin }, null, 2), { mode: 0o600 });
+writeStateFile(twin);
 
 /** What is printed leaves out any password; the state file has them for the twin's own tools. */
 function withoutPassword(url: string): string {

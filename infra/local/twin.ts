@@ -18,7 +18,7 @@ import { provision, type ProvisionedQueue } from './provision';
 import { demoAccounts, seed } from './seed';
 import { functionArnOf, passingVerdicts, type Verdicts } from './ses-event';
 import { SES_MAX_MESSAGE_BYTES, startSmtpListener, type MailRoute } from './smtp';
-import { readyLine, spawnService } from './processes';
+import { readyLine, spawnService, supervise } from './processes';
 import { startDatabase, startEmulator, startRedis, type Service } from './services';
 
 export interface TwinOptions {
@@ -58,6 +58,8 @@ export interface TwinOptions {
   awsStores?: boolean;
   /** Called once the gateway listens, before anything else starts; it answers 503 until the twin is ready. */
   onListening?(url: string): void;
+  /** Called when a process the twin supervises (the consumers', MariaDB) died and has been started again, with a new pid. */
+  onRestart?(service: 'consumers' | 'database'): void;
 }
 
 export interface Twin {
@@ -68,7 +70,7 @@ export interface Twin {
   smtpUrl: string;
   inboundDomain: string;
   queues: Record<QueueName, ProvisionedQueue>;
-  /** Processes the twin started, by service, for CPU accounting in benchmarks. */
+  /** Processes the twin started, by service, for CPU accounting in benchmarks; current after a restart. */
   pids: Record<string, number | undefined>;
   /** How the functions run, for the consumers' process and for benchmarks. */
   runtime: FunctionRuntime;
@@ -254,7 +256,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
   options.onListening?.(gateway.url);
   const [redis, database, emulator] = await Promise.all([
     startRedis(options.stateDir, options.durableRedis ?? true, secure),
-    startDatabase(options.stateDir, options.database, secure),
+    startDatabase(options.stateDir, options.database, secure, () => options.onRestart?.('database')),
     startEmulator(options.stateDir),
   ]).catch(async (error: Error) => {
     await gateway.close();
@@ -351,7 +353,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
       onError: (error) => logFunctionError('smtp', error),
     });
 
-    const consumers = await (async (): Promise<{ pid?: number; stop(): Promise<void> } | undefined> => {
+    const consumers = await (async (): Promise<{ readonly pid?: number; stop(): Promise<void> } | undefined> => {
       switch (options.consumers ?? 'process') {
         case 'off':
           return undefined;
@@ -359,16 +361,18 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
           return startConsumers(provisioned, sqs, runtime);
         case 'process': {
           const entry = new URL('./consumers.ts', import.meta.url).pathname;
-          const proc = spawnService(process.execPath, ['--import', 'tsx', entry], join(options.stateDir, 'consumers.log'), {
-            ...process.env,
-            [QUEUES_ENV]: JSON.stringify(provisioned),
-            [RUNTIME_ENV]: JSON.stringify(runtime),
-          });
-          await readyLine(proc, /^ready/m, join(options.stateDir, 'consumers.log')).catch(async (error: Error) => {
+          const logFile = join(options.stateDir, 'consumers.log');
+          const env = { ...process.env, [QUEUES_ENV]: JSON.stringify(provisioned), [RUNTIME_ENV]: JSON.stringify(runtime) };
+          const start = async () => {
+            const proc = spawnService(process.execPath, ['--import', 'tsx', entry], logFile, env);
+            await readyLine(proc, /^ready/m, logFile);
+            return proc;
+          };
+          // One that dies mid-batch is replaced, as Lambda replaces an instance; its batch comes back after the visibility timeout.
+          return supervise('consumers', start, () => options.onRestart?.('consumers')).catch(async (error: Error) => {
             await smtp.close();
             throw error;
           });
-          return { pid: proc.child.pid, stop: proc.stop };
         }
       }
     })();
@@ -393,7 +397,18 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
       smtpUrl: smtp.url,
       inboundDomain: TWIN_INBOUND_DOMAIN,
       queues: provisioned,
-      pids: { gateway: process.pid, consumers: consumers?.pid ?? (consumers ? process.pid : undefined), redis: redis.pid, database: database.pid, emulator: emulator.pid },
+      // Read when asked: a supervised process has a new pid after each restart.
+      pids: {
+        gateway: process.pid,
+        get consumers() {
+          return consumers?.pid ?? (consumers ? process.pid : undefined);
+        },
+        redis: redis.pid,
+        get database() {
+          return database.pid;
+        },
+        emulator: emulator.pid,
+      },
       runtime,
       admin: { redisUrl: redis.adminUrl, databaseUrl: database.adminUrl, ...(database.adminTls ? { ca: database.adminTls.ca } : {}) },
       async stop() {
