@@ -37,6 +37,8 @@ const env = z
     SURGE_BUNDLES: z.enum(['true', 'false']).default(flags.bundles ? 'true' : 'false'),
     SURGE_LAMBDA_INSTANCES: z.coerce.number().int().min(1).max(256).optional(),
     SURGE_AWS_STORES: z.enum(['true', 'false']).default(flags['aws-stores'] ? 'true' : 'false'),
+    // A fault switch for the fault-injection suite, off by default: every queue batch delivered twice, shuffled.
+    SURGE_DELIVER_TWICE: z.enum(['true', 'false']).default('false'),
   })
   .parse({ ...process.env, ...(flags['lambda-instances'] ? { SURGE_LAMBDA_INSTANCES: flags['lambda-instances'] } : {}) });
 if (env.SURGE_LAMBDA_INSTANCES && env.SURGE_BUNDLES !== 'true') throw new Error('--lambda-instances runs bundles: add --bundles');
@@ -107,6 +109,7 @@ twin = await startTwin({
   bundles: env.SURGE_BUNDLES === 'true',
   ...(env.SURGE_LAMBDA_INSTANCES ? { lambdaInstances: env.SURGE_LAMBDA_INSTANCES } : {}),
   awsStores: env.SURGE_AWS_STORES === 'true',
+  deliverTwice: env.SURGE_DELIVER_TWICE === 'true',
   onListening: (url) => process.stdout.write(`surge starting     ${url}  (answers 503 until ready)\n`),
   // The state file names the processes' pids; a restarted one has a new pid.
   onRestart: () => {

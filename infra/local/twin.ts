@@ -56,6 +56,8 @@ export interface TwinOptions {
    * emulator's stand-in). The process must trust the CA through NODE_EXTRA_CA_CERTS, as main.ts sees to.
    */
   awsStores?: boolean;
+  /** Fault switch, off by default: the event source mapping hands every batch to its function twice, shuffled (see PollerOptions.deliverTwice). */
+  deliverTwice?: boolean;
   /** Called once the gateway listens, before anything else starts; it answers 503 until the twin is ready. */
   onListening?(url: string): void;
   /** Called when a process the twin supervises (the consumers', MariaDB) died and has been started again, with a new pid. */
@@ -160,12 +162,13 @@ export function functionEnvironment(stores: TwinStores, provisioned: Record<Queu
   return { ...runtimeEnvironment(stores.emulator.url), ...environmentFor(allNeeds, twinDeployment(stores, provisioned, 'admin')) };
 }
 
-/** Carries the provisioned queues and the functions' runtime to the consumers' process. */
+/** Carries the provisioned queues, the functions' runtime and the delivery fault switch to the consumers' process. */
 export const QUEUES_ENV = 'SURGE_QUEUES';
 export const RUNTIME_ENV = 'SURGE_FUNCTION_RUNTIME';
+export const DELIVER_TWICE_ENV = 'SURGE_DELIVER_TWICE';
 
 /** The twin's event source mappings: a poller per queue trigger in the table, invoking its function. */
-export function startConsumers(provisioned: Record<QueueName, ProvisionedQueue>, sqs: SQSClient, runtime: FunctionRuntime): { stop(): Promise<void> } {
+export function startConsumers(provisioned: Record<QueueName, ProvisionedQueue>, sqs: SQSClient, runtime: FunctionRuntime, deliverTwice = false): { stop(): Promise<void> } {
   const runners: FunctionRunner[] = [];
   const pollers: Poller[] = functions.flatMap((spec) => {
     if (spec.trigger.kind !== 'queue') return [];
@@ -183,6 +186,7 @@ export function startConsumers(provisioned: Record<QueueName, ProvisionedQueue>,
         maxConcurrency: spec.trigger.maxConcurrency,
         invoke: (event: SQSEvent) => lambda.invoke(event),
         onError: (error) => logFunctionError(spec.id, error),
+        deliverTwice,
       }),
     ];
   });
@@ -358,11 +362,11 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
         case 'off':
           return undefined;
         case 'in-process':
-          return startConsumers(provisioned, sqs, runtime);
+          return startConsumers(provisioned, sqs, runtime, options.deliverTwice);
         case 'process': {
           const entry = new URL('./consumers.ts', import.meta.url).pathname;
           const logFile = join(options.stateDir, 'consumers.log');
-          const env = { ...process.env, [QUEUES_ENV]: JSON.stringify(provisioned), [RUNTIME_ENV]: JSON.stringify(runtime) };
+          const env = { ...process.env, [QUEUES_ENV]: JSON.stringify(provisioned), [RUNTIME_ENV]: JSON.stringify(runtime), [DELIVER_TWICE_ENV]: String(Boolean(options.deliverTwice)) };
           const start = async () => {
             const proc = spawnService(process.execPath, ['--import', 'tsx', entry], logFile, env);
             await readyLine(proc, /^ready/m, logFile);
