@@ -49,6 +49,8 @@ export interface ChaosRun {
   itemId: string;
   /** The environment that points the reconciliation CLI at this twin. */
   env: Record<string, string>;
+  /** Where the twin's fault points (SURGE_FAULTS) log each firing, one line each. */
+  faultLog: string;
   /** The pid twin.json names now for a process the twin supervises. */
   pidOf(service: Supervised): number | undefined;
   /** Resolves with the new pid once the twin has started that process again. */
@@ -59,6 +61,8 @@ export interface ChaosRun {
 
 export interface Scenario {
   name: string;
+  /** A scale of the scenario's own, e.g. a longer sale for a fault that lasts the whole sale. */
+  scale?: Partial<Record<ChaosOptions['scale'], Partial<Scale>>>;
   /** Extra environment for the twin, e.g. a fault point armed. */
   twinEnv?(stateDir: string): Record<string, string>;
   /** After the crowd is signed in and the sale opened, before the first order. */
@@ -108,7 +112,7 @@ async function until(what: string, condition: () => Promise<boolean> | boolean, 
 
 export async function runScenario(scenario: Scenario, options: ChaosOptions): Promise<ChaosReport> {
   const { log } = options;
-  const scale = SCALES[options.scale];
+  const scale = { ...SCALES[options.scale], ...scenario.scale?.[options.scale] };
   // One state dir per scenario: MariaDB is installed into it once, Redis starts empty every run.
   const stateDir = `.local/chaos/${scenario.name}`;
   const faultLog = join(stateDir, 'faults.log');
@@ -137,6 +141,7 @@ export async function runScenario(scenario: Scenario, options: ChaosOptions): Pr
       db,
       itemId,
       env: twinEnvironment(twin),
+      faultLog,
       pidOf: (service) => readInfo(stateDir).pids[service],
       async restarted(service, previous, timeoutMs = 60_000) {
         await until(`${service} started again`, () => {
