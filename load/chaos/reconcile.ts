@@ -1,21 +1,25 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-/** One item's line of `npm run reconcile`'s output. */
+/** One owner's line of `npm run reconcile`'s output (shared/reservations/reconcile.ts OwnerReconciliation). */
 export interface ReconcileLine {
-  itemId: string;
-  initial: number;
-  /** Redis's stock counter as measured (before any reset). */
+  kind: string;
+  owner: string;
+  capacity: number;
+  /** Redis's counter as measured (before any repair). */
   remaining: number;
   confirmed: number;
-  rejected: number;
-  /** Outbox entries not yet in MySQL. */
+  /** Outbox entries not yet decided in MySQL. */
   pending: number;
   drift: number;
   relayed: number;
   settled: number;
-  counterReset: boolean;
-  buyersRaised: number;
+  released: number;
+  /** The change a repair made to the counter, 0 when none. */
+  adjusted: number;
+  rebuilt: boolean;
+  waiting?: string;
+  buyersRestored: number;
 }
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -43,7 +47,7 @@ export function reconcile(env: Record<string, string>, itemId: string, args: str
           return [];
         }
       });
-      resolve(lines.find((line) => line.itemId === itemId && 'pending' in line));
+      resolve(lines.find((line) => line.owner === itemId && line.kind === 'orders'));
     });
   });
 }
