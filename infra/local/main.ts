@@ -37,6 +37,7 @@ const env = z
     SURGE_BUNDLES: z.enum(['true', 'false']).default(flags.bundles ? 'true' : 'false'),
     SURGE_LAMBDA_INSTANCES: z.coerce.number().int().min(1).max(256).optional(),
     SURGE_AWS_STORES: z.enum(['true', 'false']).default(flags['aws-stores'] ? 'true' : 'false'),
+    SURGE_FUNCTIONS_SQS_ENDPOINT: z.url().optional(),
   })
   .parse({ ...process.env, ...(flags['lambda-instances'] ? { SURGE_LAMBDA_INSTANCES: flags['lambda-instances'] } : {}) });
 if (env.SURGE_LAMBDA_INSTANCES && env.SURGE_BUNDLES !== 'true') throw new Error('--lambda-instances runs bundles: add --bundles');
@@ -102,6 +103,7 @@ twin = await startTwin({
   bundles: env.SURGE_BUNDLES === 'true',
   ...(env.SURGE_LAMBDA_INSTANCES ? { lambdaInstances: env.SURGE_LAMBDA_INSTANCES } : {}),
   awsStores: env.SURGE_AWS_STORES === 'true',
+  ...(env.SURGE_FUNCTIONS_SQS_ENDPOINT ? { functionsSqsEndpoint: env.SURGE_FUNCTIONS_SQS_ENDPOINT } : {}),
   onListening: (url) => process.stdout.write(`surge starting     ${url}  (answers 503 until ready)\n`),
 }).catch((error: unknown) => {
   // A stop while starting makes the start fail; the stop under way ends this process.
