@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { UnavailableError } from '../errors';
 import { loggableError, logger } from '../logger';
 import { luaScript, type RedisClient } from '../redis/script';
 
@@ -28,7 +29,10 @@ export interface FillOptions {
   staleSeconds?: number;
   /** How long a filler may take before another caller may take over. */
   leaseMs?: number;
-  /** The longest a caller waits for someone else's fill before loading itself. */
+  /**
+   * The longest a caller waits for others' fills (each lease that runs out goes to one waiter)
+   * before it gives up with a 503: keep it below the function's timeout.
+   */
   maxWaitMs?: number;
   /** XFetch β: refresh early with rising probability as expiry nears; 0 turns it off. */
   earlyRefreshBeta?: number;
@@ -199,7 +203,7 @@ class FillWaiters {
 const UNREACHABLE = new Set(['reconnecting', 'close', 'end']);
 let degradedLogged = false;
 
-/** Marks a failure of the caller's loader, which is the caller's to see, apart from Redis failures. */
+/** Marks a failure that is the caller's to see (its loader's, or a wait past maxWaitMs), apart from Redis failures. */
 class LoaderFailure {
   constructor(readonly error: unknown) {}
 }
@@ -392,8 +396,10 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
       if (found === null) await recheck();
       if (found !== null) return (found as Entry).value;
     }
-    logger.warn('Gave up waiting for a cache fill; loading directly', { key: entryKey });
-    return loader();
+    // Every lease of the wait was held and ran out unfilled: the source is slower than the lease.
+    // Loading here too would add a query per waiter to a source that is already behind.
+    logger.warn('Gave up waiting for a cache fill', { key: entryKey });
+    throw new LoaderFailure(new UnavailableError('The value is still being loaded, try again shortly'));
   }
 
   return {

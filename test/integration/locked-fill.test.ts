@@ -199,6 +199,22 @@ describe('getOrFill across instances', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
+  it('answers 503 to waiters whose wait outlasts every lease while the source is slower than the lease, loading nothing more', async () => {
+    // Prepare: loads take 2 s, leases last 300 ms, waiters wait 1 s: a lease runs out three times.
+    const key = freshKey();
+    const slow = { ...options, leaseMs: 300, maxWaitMs: 1_000 };
+    const before = await selectsSoFar();
+
+    // Act
+    const reads = await Promise.allSettled(instances.map((i) => i.cache.getOrFill(key, slow, loadFrom(i, 'slow', 2_000))));
+
+    // Assess: the first caller and one waiter per lease that ran out load; the rest give up.
+    const gaveUp = reads.filter((r) => r.status === 'rejected');
+    expect(gaveUp.length).toBeGreaterThan(INSTANCES - 6);
+    for (const r of gaveUp) expect((r as PromiseRejectedResult).reason).toMatchObject({ code: 'UNAVAILABLE' });
+    expect(await selectsSoFar()).toBeLessThanOrEqual(before + 1 + Math.ceil(slow.maxWaitMs / slow.leaseMs));
+  });
+
   it('serves a stale entry to everyone while exactly one caller refreshes it', async () => {
     const key = freshKey();
     const [first] = instances;
