@@ -1,0 +1,2 @@
+export interface ChaosOptions { scale: 'full' | 'small'; bundles: boolean; log: (message: string) => void }
+export interface ChaosReport { scenario: string; acknowledged: number; confirmed_rows: number; oversold: number; lost_acknowledged: number; duplicates: number; rejected_acknowledged: number; http_5xx: number; http_503: number; recovered_s: number; invariants: Record<string, boolean>; [extra: string]: unknown }
