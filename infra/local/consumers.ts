@@ -4,11 +4,13 @@
  */
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
-import { QUEUES_ENV, RUNTIME_ENV, startConsumers } from './twin';
+import { DELIVER_TWICE_ENV, QUEUES_ENV, RUNTIME_ENV, startConsumers } from './twin';
 
-const env = z.object({ AWS_ENDPOINT_URL: z.url(), AWS_REGION: z.string(), [QUEUES_ENV]: z.string(), [RUNTIME_ENV]: z.string() }).parse(process.env);
+const env = z
+  .object({ AWS_ENDPOINT_URL: z.url(), AWS_REGION: z.string(), [QUEUES_ENV]: z.string(), [RUNTIME_ENV]: z.string(), [DELIVER_TWICE_ENV]: z.enum(['true', 'false']).default('false') })
+  .parse(process.env);
 const sqs = new SQSClient({ region: env.AWS_REGION, endpoint: env.AWS_ENDPOINT_URL });
-const consumers = startConsumers(JSON.parse(env[QUEUES_ENV]), sqs, JSON.parse(env[RUNTIME_ENV]));
+const consumers = startConsumers(JSON.parse(env[QUEUES_ENV]), sqs, JSON.parse(env[RUNTIME_ENV]), env[DELIVER_TWICE_ENV] === 'true');
 process.stdout.write('ready\n');
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -38,6 +38,8 @@ const env = z
     SURGE_LAMBDA_INSTANCES: z.coerce.number().int().min(1).max(256).optional(),
     SURGE_AWS_STORES: z.enum(['true', 'false']).default(flags['aws-stores'] ? 'true' : 'false'),
     SURGE_FUNCTIONS_SQS_ENDPOINT: z.url().optional(),
+    // A fault switch for the fault-injection suite, off by default: every queue batch delivered twice, shuffled.
+    SURGE_DELIVER_TWICE: z.enum(['true', 'false']).default('false'),
   })
   .parse({ ...process.env, ...(flags['lambda-instances'] ? { SURGE_LAMBDA_INSTANCES: flags['lambda-instances'] } : {}) });
 if (env.SURGE_LAMBDA_INSTANCES && env.SURGE_BUNDLES !== 'true') throw new Error('--lambda-instances runs bundles: add --bundles');
@@ -52,6 +54,11 @@ let twin: Twin | undefined;
 /** With --aws-stores the twin runs in a child process (see below); a stop signal is relayed to it. */
 let twinProcess: ChildProcess | undefined;
 let stopping: Promise<never> | undefined;
+
+/** Readable by this user only: with AWS-like stores it holds the stores' passwords. */
+function writeStateFile(serving: Twin): void {
+  writeFileSync(stateFile, JSON.stringify({ pid: process.pid, url: serving.url, redisUrl: serving.redisUrl, databaseUrl: serving.databaseUrl, emulatorUrl: serving.emulatorUrl, smtpUrl: serving.smtpUrl, inboundDomain: serving.inboundDomain, pids: serving.pids, queues: serving.queues, runtime: serving.runtime.kind, lambdaInstances: env.SURGE_LAMBDA_INSTANCES, admin: serving.admin }, null, 2), { mode: 0o600 });
+}
 
 /**
  * The twin's own parts first, in order (the consumers finish with the stores they use before the
@@ -104,7 +111,12 @@ twin = await startTwin({
   ...(env.SURGE_LAMBDA_INSTANCES ? { lambdaInstances: env.SURGE_LAMBDA_INSTANCES } : {}),
   awsStores: env.SURGE_AWS_STORES === 'true',
   ...(env.SURGE_FUNCTIONS_SQS_ENDPOINT ? { functionsSqsEndpoint: env.SURGE_FUNCTIONS_SQS_ENDPOINT } : {}),
+  deliverTwice: env.SURGE_DELIVER_TWICE === 'true',
   onListening: (url) => process.stdout.write(`surge starting     ${url}  (answers 503 until ready)\n`),
+  // The state file names the processes' pids; a restarted one has a new pid.
+  onRestart: () => {
+    if (twin && !stopping) writeStateFile(twin);
+  },
 }).catch((error: unknown) => {
   // A stop while starting makes the start fail; the stop under way ends this process.
   if (stopping) return stopping;
@@ -112,8 +124,7 @@ twin = await startTwin({
 });
 if (stopping) await stopping;
 
-// Readable by this user only: with AWS-like stores it holds the stores' passwords.
-writeFileSync(stateFile, JSON.stringify({ pid: process.pid, url: twin.url, redisUrl: twin.redisUrl, databaseUrl: twin.databaseUrl, emulatorUrl: twin.emulatorUrl, smtpUrl: twin.smtpUrl, inboundDomain: twin.inboundDomain, pids: twin.pids, queues: twin.queues, runtime: twin.runtime.kind, lambdaInstances: env.SURGE_LAMBDA_INSTANCES, admin: twin.admin }, null, 2), { mode: 0o600 });
+writeStateFile(twin);
 
 /** What is printed leaves out any password; the state file has them for the twin's own tools. */
 function withoutPassword(url: string): string {

@@ -17,6 +17,14 @@ export interface PollerOptions {
   maxConcurrency: number;
   invoke(event: SQSEvent): Promise<unknown>;
   onError(error: Error): void;
+  /**
+   * A fault switch, off unless set: every batch is handed to the function twice, each copy in an
+   * order of its own and the second up to half a second later, so they overlap or follow each
+   * other and other batches. SQS promises at-least-once delivery in no order; this makes a
+   * duplicate of every message instead of an occasional one. A message counts as processed when
+   * either copy succeeded, as SQS deletes a message on any of its receipt handles.
+   */
+  deliverTwice?: boolean;
 }
 
 export interface Poller {
@@ -28,6 +36,18 @@ export interface Poller {
 /** SQS ReceiveMessage returns at most 10 messages per call. */
 const RECEIVE_MAX = 10;
 const LONG_POLL_SECONDS = 20;
+/** With deliverTwice, the longest the second copy of a batch waits after the first. */
+const DUPLICATE_DELAY_MAX_MS = 500;
+
+/** A copy of items in a random order (Fisher–Yates). */
+function shuffled<T>(items: T[]): T[] {
+  const copy = [...items];
+  for (let i = copy.length - 1; i > 0; i -= 1) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [copy[i], copy[j]] = [copy[j]!, copy[i]!];
+  }
+  return copy;
+}
 
 function toAttributes(message: Message): SQSRecordAttributes {
   const a = message.Attributes ?? {};
@@ -140,6 +160,25 @@ export function startPoller(options: PollerOptions): Poller {
     }
   }
 
+  /** One invocation with these messages; the ids of those that failed. */
+  async function deliver(messages: Message[]): Promise<Set<string>> {
+    invocations += 1;
+    try {
+      return failedMessageIds(await options.invoke(toSqsEvent(messages, options.queueArn, options.region)), messages);
+    } catch (error) {
+      options.onError(error as Error);
+      return new Set(messages.map((m) => m.MessageId!));
+    }
+  }
+
+  async function deliverTwice(batch: Message[]): Promise<Set<string>> {
+    const [first, second] = await Promise.all([
+      deliver(shuffled(batch)),
+      new Promise((r) => setTimeout(r, Math.random() * DUPLICATE_DELAY_MAX_MS)).then(() => deliver(shuffled(batch))),
+    ]);
+    return new Set([...first].filter((id) => second.has(id)));
+  }
+
   async function loop(): Promise<void> {
     while (!abort.signal.aborted) {
       let batch: Message[];
@@ -152,14 +191,7 @@ export function startPoller(options: PollerOptions): Poller {
         continue;
       }
       if (batch.length === 0) continue;
-      invocations += 1;
-      let failed: Set<string>;
-      try {
-        failed = failedMessageIds(await options.invoke(toSqsEvent(batch, options.queueArn, options.region)), batch);
-      } catch (error) {
-        options.onError(error as Error);
-        failed = new Set(batch.map((m) => m.MessageId!));
-      }
+      const failed = options.deliverTwice ? await deliverTwice(batch) : await deliver(batch);
       try {
         await deleteSucceeded(batch, failed);
       } catch (error) {

@@ -103,3 +103,64 @@ export function readyLine(proc: Spawned, ready: RegExp, logFile: string): Promis
     proc.child.once('exit', (code) => reject(new Error(`process exited with ${code} before it was ready; see ${logFile}`)));
   });
 }
+
+/** A service process that is started again whenever it dies on its own. */
+export interface Supervised {
+  /** The running process's, a new one after each restart. */
+  readonly pid: number | undefined;
+  /** Stops it for good: no restart follows. */
+  stop(): Promise<void>;
+}
+
+/** The longest wait between attempts to start a service that keeps failing to start. */
+const RESTART_BACKOFF_MAX_MS = 5_000;
+
+/**
+ * Runs a service process as AWS runs what stands behind it: one that dies unexpectedly (a crash,
+ * a kill -9) is started again, as Lambda starts a new instance after one dies mid-batch and RDS
+ * restarts a crashed database. `start` spawns it and resolves once it is ready; a start that
+ * fails is tried again, backing off to 5 s. Each death and restart is logged to stderr, and
+ * `onRestart` learns the new pid.
+ */
+export async function supervise(name: string, start: () => Promise<Spawned>, onRestart: (pid: number | undefined) => void = () => undefined): Promise<Supervised> {
+  let stopping = false;
+  let current = await start();
+  let restarting: Promise<void> | undefined;
+  const report = (level: 'WARN' | 'ERROR', message: string, extra: Record<string, unknown> = {}) =>
+    process.stderr.write(`${JSON.stringify({ level, source: 'twin', service: name, message, ...extra })}\n`);
+
+  const restart = async () => {
+    for (let attempt = 0; !stopping && !stopRequested; attempt += 1) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(250 * 2 ** attempt, RESTART_BACKOFF_MAX_MS)));
+      try {
+        const started = await start();
+        // Stopped while it was starting: it goes too.
+        if (stopping) return void (await started.stop());
+        current = started;
+        watch(started);
+        report('WARN', 'started again', { pid: started.child.pid });
+        onRestart(started.child.pid);
+        return;
+      } catch (error) {
+        report('ERROR', 'could not be started again', { attempt: attempt + 1, error: (error as Error).message });
+      }
+    }
+  };
+  const watch = (proc: Spawned) =>
+    proc.child.once('exit', (code, signal) => {
+      if (stopping || stopRequested) return;
+      report('WARN', `exited unexpectedly (${signal ?? `code ${code}`}); starting it again`, { pid: proc.child.pid });
+      restarting = restart();
+    });
+  watch(current);
+
+  return {
+    get pid() {
+      return current.child.pid;
+    },
+    async stop() {
+      stopping = true;
+      await Promise.all([current.stop(), restarting]);
+    },
+  };
+}

@@ -22,8 +22,12 @@ export interface FunctionRunner {
   stop(): Promise<void>;
 }
 
+/** The fault suite's switches (shared/faults.ts), passed on to the functions only when set: no deployment sets them. */
+const FAULT_VARIABLES = ['SURGE_FAULTS', 'SURGE_FAULT_LOG'] as const;
+
 /** What one function's instances see: Lambda's own variables, then its row's needs and nothing else. */
 export function lambdaEnvironment(spec: FunctionSpec, runtimeEnv: Record<string, string>, deployment: Deployment): Record<string, string> {
+  const faults = FAULT_VARIABLES.flatMap((name) => (process.env[name] ? [[name, process.env[name]] as const] : []));
   return {
     ...runtimeEnv,
     AWS_LAMBDA_FUNCTION_NAME: `surge-${spec.id}`,
@@ -31,6 +35,7 @@ export function lambdaEnvironment(spec: FunctionSpec, runtimeEnv: Record<string,
     AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
     ...serviceEnvironment,
     ...environmentFor(spec.env, deployment),
+    ...Object.fromEntries(faults),
   };
 }
 

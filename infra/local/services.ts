@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { createConnection } from 'mysql2/promise';
-import { freePort, readyLine, spawnService, waitFor, type Spawned } from './processes';
+import { freePort, readyLine, spawnService, supervise, waitFor, type Spawned } from './processes';
 import type { TwinCertificates } from './tls';
 
 export interface Service {
@@ -43,6 +43,17 @@ export interface SecureStores {
 const REDIS_MAXMEMORY = '256mb';
 
 /**
+ * What the twin's redis-server keeps, where, and how much: durable, an append-only file in dataDir
+ * fsynced every second (no RDB snapshots); evicting nothing past the memory limit. The fault suite
+ * runs a Redis of its own with the same arguments.
+ */
+export function redisDataArgs(dataDir: string, durable: boolean): string[] {
+  const persistence = durable ? ['--appendonly', 'yes', '--appendfsync', 'everysec'] : ['--appendonly', 'no'];
+  const memory = ['--maxmemory', process.env.SURGE_REDIS_MAXMEMORY || REDIS_MAXMEMORY, '--maxmemory-policy', 'noeviction'];
+  return ['--dir', dataDir, '--save', '', ...persistence, ...memory];
+}
+
+/**
  * A durable Redis keeps its data in stateDir (append-only file, fsync every second), so the live
  * counters survive a restart of the twin just as the MySQL rows beside them do. Tests use a
  * throwaway one. Either evicts nothing, as the stack's cache: a full one refuses writes.
@@ -52,8 +63,6 @@ export async function startRedis(stateDir: string, durable: boolean, secure?: Se
   const port = await freePort();
   const dataDir = resolve(stateDir, 'redis');
   mkdirSync(dataDir, { recursive: true });
-  const persistence = durable ? ['--appendonly', 'yes', '--appendfsync', 'everysec'] : ['--appendonly', 'no'];
-  const memory = ['--maxmemory', process.env.SURGE_REDIS_MAXMEMORY || REDIS_MAXMEMORY, '--maxmemory-policy', 'noeviction'];
   const password = secure?.redisPassword;
   const listen = secure
     ? [
@@ -69,7 +78,7 @@ export async function startRedis(stateDir: string, durable: boolean, secure?: Se
   if (password) writeFileSync(authConfig, `requirepass ${password}\n`, { mode: 0o600 });
   const proc = spawnService(
     'redis-server',
-    [...(password ? [authConfig] : []), '--bind', '127.0.0.1', ...listen, '--dir', dataDir, '--save', '', ...persistence, ...memory, '--protected-mode', 'yes'],
+    [...(password ? [authConfig] : []), '--bind', '127.0.0.1', ...listen, ...redisDataArgs(dataDir, durable), '--protected-mode', 'yes'],
     join(stateDir, 'redis.log'),
   );
   const url = `${secure ? 'rediss' : 'redis'}://127.0.0.1:${port}`;
@@ -98,7 +107,7 @@ export async function startRedis(stateDir: string, durable: boolean, secure?: Se
  * MariaDB stands in for Aurora MySQL. Without DATABASE_URL a private server is installed into
  * stateDir once (mariadb-install-db) and started on a free loopback port.
  */
-export async function startDatabase(stateDir: string, database: string, secure?: SecureStores): Promise<Service> {
+export async function startDatabase(stateDir: string, database: string, secure?: SecureStores, onRestart?: () => void): Promise<Service> {
   if (process.env.DATABASE_URL) {
     const server = new URL(process.env.DATABASE_URL);
     server.pathname = `/${database}`;
@@ -126,34 +135,52 @@ export async function startDatabase(stateDir: string, database: string, secure?:
         '--require-secure-transport=ON',
       ]
     : [];
-  const proc = spawnService(
-    'mariadbd',
-    [
-      '--no-defaults',
-      `--datadir=${dataDir}`,
-      `--port=${port}`,
-      '--bind-address=127.0.0.1',
-      `--socket=${join(dataDir, 'mariadbd.sock')}`,
-      `--pid-file=${join(dataDir, 'mariadbd.pid')}`,
-      '--user=root',
-      '--skip-name-resolve',
-      '--max-connections=500',
-      '--innodb-buffer-pool-size=256M',
-      // UTC, as Aurora runs: TIMESTAMP values and their range do not shift with the machine's zone.
-      '--default-time-zone=+00:00',
-      ...tls,
-    ],
-    join(stateDir, 'mariadbd.log'),
-  );
+  const args = [
+    '--no-defaults',
+    `--datadir=${dataDir}`,
+    `--port=${port}`,
+    '--bind-address=127.0.0.1',
+    `--socket=${join(dataDir, 'mariadbd.sock')}`,
+    `--pid-file=${join(dataDir, 'mariadbd.pid')}`,
+    '--user=root',
+    '--skip-name-resolve',
+    '--max-connections=500',
+    '--innodb-buffer-pool-size=256M',
+    // UTC, as Aurora runs: TIMESTAMP values and their range do not shift with the machine's zone.
+    '--default-time-zone=+00:00',
+    ...tls,
+  ];
   const adminUrl = `mysql://root@127.0.0.1:${port}/${database}`;
   const adminTls = secure && { ca: secure.certificates.ca };
   const user = secure?.database;
-  await stopUnlessReady(proc, async () => {
-    await waitFor('mariadbd', () => createDatabase(adminUrl, database, adminTls));
-    if (user) await createApplicationUser(adminUrl, database, user, adminTls);
-  });
+  // Started again on the same port and datadir after a crash, as RDS restarts a crashed instance:
+  // InnoDB recovers what was committed, and clients reconnect to the same address.
+  const server = await supervise(
+    'mariadbd',
+    async () => {
+      const proc = spawnService('mariadbd', args, join(stateDir, 'mariadbd.log'));
+      await stopUnlessReady(proc, () => waitFor('mariadbd', () => createDatabase(adminUrl, database, adminTls)));
+      return proc;
+    },
+    onRestart,
+  );
+  if (user) {
+    await createApplicationUser(adminUrl, database, user, adminTls).catch(async (error: Error) => {
+      await server.stop();
+      throw error;
+    });
+  }
   const url = user ? `mysql://${encodeURIComponent(user.user)}@127.0.0.1:${port}/${database}` : adminUrl;
-  return { url, adminUrl, password: user?.password, adminTls, pid: proc.child.pid, stop: proc.stop };
+  return {
+    url,
+    adminUrl,
+    password: user?.password,
+    adminTls,
+    get pid() {
+      return server.pid;
+    },
+    stop: server.stop,
+  };
 }
 
 /**

@@ -18,7 +18,7 @@ import { provision, type ProvisionedQueue } from './provision';
 import { demoAccounts, seed } from './seed';
 import { functionArnOf, passingVerdicts, type Verdicts } from './ses-event';
 import { SES_MAX_MESSAGE_BYTES, startSmtpListener, type MailRoute } from './smtp';
-import { readyLine, spawnService } from './processes';
+import { readyLine, spawnService, supervise } from './processes';
 import { startDatabase, startEmulator, startRedis, type Service } from './services';
 
 export interface TwinOptions {
@@ -62,8 +62,12 @@ export interface TwinOptions {
    * share the functions' path to the queue.
    */
   functionsSqsEndpoint?: string;
+  /** Fault switch, off by default: the event source mapping hands every batch to its function twice, shuffled (see PollerOptions.deliverTwice). */
+  deliverTwice?: boolean;
   /** Called once the gateway listens, before anything else starts; it answers 503 until the twin is ready. */
   onListening?(url: string): void;
+  /** Called when a process the twin supervises (the consumers', MariaDB) died and has been started again, with a new pid. */
+  onRestart?(service: 'consumers' | 'database'): void;
 }
 
 export interface Twin {
@@ -74,7 +78,7 @@ export interface Twin {
   smtpUrl: string;
   inboundDomain: string;
   queues: Record<QueueName, ProvisionedQueue>;
-  /** Processes the twin started, by service, for CPU accounting in benchmarks. */
+  /** Processes the twin started, by service, for CPU accounting in benchmarks; current after a restart. */
   pids: Record<string, number | undefined>;
   /** How the functions run, for the consumers' process and for benchmarks. */
   runtime: FunctionRuntime;
@@ -165,12 +169,13 @@ export function functionEnvironment(stores: TwinStores, provisioned: Record<Queu
   return { ...runtimeEnvironment(stores.emulator.url, functionsSqsEndpoint), ...environmentFor(allNeeds, twinDeployment(stores, provisioned, 'admin')) };
 }
 
-/** Carries the provisioned queues and the functions' runtime to the consumers' process. */
+/** Carries the provisioned queues, the functions' runtime and the delivery fault switch to the consumers' process. */
 export const QUEUES_ENV = 'SURGE_QUEUES';
 export const RUNTIME_ENV = 'SURGE_FUNCTION_RUNTIME';
+export const DELIVER_TWICE_ENV = 'SURGE_DELIVER_TWICE';
 
 /** The twin's event source mappings: a poller per queue trigger in the table, invoking its function. */
-export function startConsumers(provisioned: Record<QueueName, ProvisionedQueue>, sqs: SQSClient, runtime: FunctionRuntime): { stop(): Promise<void> } {
+export function startConsumers(provisioned: Record<QueueName, ProvisionedQueue>, sqs: SQSClient, runtime: FunctionRuntime, deliverTwice = false): { stop(): Promise<void> } {
   const runners: FunctionRunner[] = [];
   const pollers: Poller[] = functions.flatMap((spec) => {
     if (spec.trigger.kind !== 'queue') return [];
@@ -188,6 +193,7 @@ export function startConsumers(provisioned: Record<QueueName, ProvisionedQueue>,
         maxConcurrency: spec.trigger.maxConcurrency,
         invoke: (event: SQSEvent) => lambda.invoke(event),
         onError: (error) => logFunctionError(spec.id, error),
+        deliverTwice,
       }),
     ];
   });
@@ -261,7 +267,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
   options.onListening?.(gateway.url);
   const [redis, database, emulator] = await Promise.all([
     startRedis(options.stateDir, options.durableRedis ?? true, secure),
-    startDatabase(options.stateDir, options.database, secure),
+    startDatabase(options.stateDir, options.database, secure, () => options.onRestart?.('database')),
     startEmulator(options.stateDir),
   ]).catch(async (error: Error) => {
     await gateway.close();
@@ -358,24 +364,26 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
       onError: (error) => logFunctionError('smtp', error),
     });
 
-    const consumers = await (async (): Promise<{ pid?: number; stop(): Promise<void> } | undefined> => {
+    const consumers = await (async (): Promise<{ readonly pid?: number; stop(): Promise<void> } | undefined> => {
       switch (options.consumers ?? 'process') {
         case 'off':
           return undefined;
         case 'in-process':
-          return startConsumers(provisioned, sqs, runtime);
+          return startConsumers(provisioned, sqs, runtime, options.deliverTwice);
         case 'process': {
           const entry = new URL('./consumers.ts', import.meta.url).pathname;
-          const proc = spawnService(process.execPath, ['--import', 'tsx', entry], join(options.stateDir, 'consumers.log'), {
-            ...process.env,
-            [QUEUES_ENV]: JSON.stringify(provisioned),
-            [RUNTIME_ENV]: JSON.stringify(runtime),
-          });
-          await readyLine(proc, /^ready/m, join(options.stateDir, 'consumers.log')).catch(async (error: Error) => {
+          const logFile = join(options.stateDir, 'consumers.log');
+          const env = { ...process.env, [QUEUES_ENV]: JSON.stringify(provisioned), [RUNTIME_ENV]: JSON.stringify(runtime), [DELIVER_TWICE_ENV]: String(Boolean(options.deliverTwice)) };
+          const start = async () => {
+            const proc = spawnService(process.execPath, ['--import', 'tsx', entry], logFile, env);
+            await readyLine(proc, /^ready/m, logFile);
+            return proc;
+          };
+          // One that dies mid-batch is replaced, as Lambda replaces an instance; its batch comes back after the visibility timeout.
+          return supervise('consumers', start, () => options.onRestart?.('consumers')).catch(async (error: Error) => {
             await smtp.close();
             throw error;
           });
-          return { pid: proc.child.pid, stop: proc.stop };
         }
       }
     })();
@@ -400,7 +408,18 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
       smtpUrl: smtp.url,
       inboundDomain: TWIN_INBOUND_DOMAIN,
       queues: provisioned,
-      pids: { gateway: process.pid, consumers: consumers?.pid ?? (consumers ? process.pid : undefined), redis: redis.pid, database: database.pid, emulator: emulator.pid },
+      // Read when asked: a supervised process has a new pid after each restart.
+      pids: {
+        gateway: process.pid,
+        get consumers() {
+          return consumers?.pid ?? (consumers ? process.pid : undefined);
+        },
+        redis: redis.pid,
+        get database() {
+          return database.pid;
+        },
+        emulator: emulator.pid,
+      },
       runtime,
       admin: { redisUrl: redis.adminUrl, databaseUrl: database.adminUrl, ...(database.adminTls ? { ca: database.adminTls.ca } : {}) },
       async stop() {

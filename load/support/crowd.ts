@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { insertUsers } from '../../infra/local/seed';
 import { drive, round, type LoadResult } from './measure';
-import { twinEnvironment, type BenchTwin } from './twin';
+import { twinEnvironment, type BenchTwin, type TwinInfo } from './twin';
 import { cookieValue, createSession } from '../../shared/sessions/store';
 import { redis } from '../../shared/clients/redis';
 import { db } from '../../shared/clients/mysql';
 
 /** Points the shared modules this bench imports (session store, scripts, baselines) at the twin. */
-export function pointAtTwin(twin: BenchTwin, extra: Record<string, string> = {}): void {
+export function pointAtTwin(twin: TwinInfo, extra: Record<string, string> = {}): void {
   Object.assign(process.env, twinEnvironment(twin), extra);
 }
 
@@ -17,7 +17,7 @@ export async function releaseSharedClients(): Promise<void> {
   await db().end();
 }
 
-export async function adminCookie(twin: BenchTwin): Promise<string> {
+export async function adminCookie(twin: TwinInfo): Promise<string> {
   const res = await fetch(`${twin.url}/sessions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -26,7 +26,7 @@ export async function adminCookie(twin: BenchTwin): Promise<string> {
   return res.headers.getSetCookie()[0]!.split(';')[0]!;
 }
 
-export async function adminPut(twin: BenchTwin, cookie: string, path: string, payload: unknown): Promise<void> {
+export async function adminPut(twin: TwinInfo, cookie: string, path: string, payload: unknown): Promise<void> {
   const res = await fetch(`${twin.url}${path}`, {
     method: 'PUT',
     headers: { 'content-type': 'application/json', cookie },
@@ -39,7 +39,7 @@ export async function adminPut(twin: BenchTwin, cookie: string, path: string, pa
  * Distinct users, each with a live session: inserted into MySQL in one statement and signed in
  * through the session store (signing 10,000 users in over HTTP would spend minutes hashing).
  */
-export async function signedInCrowd(twin: BenchTwin, count: number): Promise<{ ids: number[]; cookies: string[] }> {
+export async function signedInCrowd(twin: TwinInfo, count: number): Promise<{ ids: number[]; cookies: string[] }> {
   const tag = randomBytes(3).toString('hex');
   const users = await insertUsers(twin.databaseUrl, Array.from({ length: count }, (_, i) => `crowd-${tag}-${i}@surge.test`), `crowd-${tag}`);
   const cookies = await Promise.all(users.map(async (u) => `sid=${cookieValue(await createSession(u))}`));

@@ -64,4 +64,29 @@ describe('the queue poller against the emulator', () => {
     expect(errors).toEqual(['database away']);
     expect(await depth(sqs, queue.dlqUrl)).toBe(0);
   });
+
+  it('with the deliver-twice fault switch, hands every batch over twice, each copy shuffled, and deletes what either copy processed', async () => {
+    // Prepare: one copy of each batch fails everything, the other nothing
+    const queue = await queueWithDeadLetters(sqs, 5, 30);
+    const bodies = Array.from({ length: 10 }, (_, i) => `m${i}`);
+    await send(queue.url, bodies);
+    const copies: string[][] = [];
+
+    // Act
+    poller = pollQueue(
+      sqs,
+      queue,
+      async (event: SQSEvent): Promise<SQSBatchResponse> => {
+        copies.push(event.Records.map((r) => r.body));
+        return { batchItemFailures: copies.length % 2 ? event.Records.map((r) => ({ itemIdentifier: r.messageId })) : [] };
+      },
+      { deliverTwice: true },
+    );
+    await until(async () => copies.flat().length >= 20 && (await depth(sqs, queue.url)) === 0);
+
+    // Assess: each message twice, in the orders of two shuffles (ten messages: the same order twice by chance once in 3.6 million)
+    expect(copies.flat().sort()).toEqual([...bodies, ...bodies].sort());
+    expect(copies.some((copy, i) => i > 0 && copy.join() !== copies[i - 1]!.join())).toBe(true);
+    expect(await depth(sqs, queue.dlqUrl)).toBe(0);
+  });
 });

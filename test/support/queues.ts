@@ -35,7 +35,7 @@ export function pollQueue(
   sqs: SQSClient,
   queue: { url: string; arn: string },
   invoke: (event: SQSEvent) => Promise<unknown>,
-  overrides: Partial<Pick<PollerOptions, 'batchSize' | 'maxBatchingWindowSeconds' | 'maxConcurrency' | 'onError'>> = {},
+  overrides: Partial<Pick<PollerOptions, 'batchSize' | 'maxBatchingWindowSeconds' | 'maxConcurrency' | 'onError' | 'deliverTwice'>> = {},
 ): Poller {
   return startPoller({
     sqs,

@@ -1,0 +1,272 @@
+/**
+ * The fault-injection suite's harness: a twin in a process of its own (MariaDB, the emulator and
+ * the consumers' process its own, Redis the suite's, handed over through REDIS_URL), a flash sale
+ * through its HTTP API, a fault injected mid-sale, recovery through the reconciliation CLI, then
+ * the count, straight from MySQL and the API, of what the buyers were promised against what was
+ * stored.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { createPool, type Pool } from 'mysql2/promise';
+import { startTwinProcess, type TwinInfo, type TwinProcess } from '../../test/support/twin-process';
+import { adminCookie, adminPut, pointAtTwin, releaseSharedClients, signedInCrowd } from '../support/crowd';
+import { round } from '../support/measure';
+import { twinEnvironment } from '../support/twin';
+import { orderAnswers, readLedger, type Ledger, type OrderAnswers } from './ledger';
+import { startChaosRedis, type ChaosRedis } from './redis';
+import { reconcile, type ReconcileLine } from './reconcile';
+import type { ChaosOptions, ChaosReport } from './report';
+import { newBuyerKey, startSale, type Attempt, type BuyerOutcome, type Sale } from './sale';
+
+export interface Scale {
+  buyers: number;
+  units: number;
+  /** Arrivals spread over this long. */
+  arrivalMs: number;
+  /** How long each buyer keeps retrying after it arrived. */
+  patienceMs: number;
+  /** How long after the sale the harness waits for every invariant to hold. */
+  recoveryMs: number;
+}
+
+/** full: the flash crowd; small: the same race in a few seconds, for `npm test`. */
+export const SCALES: Record<ChaosOptions['scale'], Scale> = {
+  full: { buyers: 2_000, units: 1_000, arrivalMs: 9_000, patienceMs: 60_000, recoveryMs: 90_000 },
+  small: { buyers: 300, units: 150, arrivalMs: 2_000, patienceMs: 20_000, recoveryMs: 25_000 },
+};
+
+export type Supervised = 'consumers' | 'database';
+
+/** What a scenario's hooks get to work with. */
+export interface ChaosRun {
+  options: ChaosOptions;
+  scale: Scale;
+  stateDir: string;
+  twin: TwinProcess;
+  redis: ChaosRedis;
+  db: Pool;
+  itemId: string;
+  /** The environment that points the reconciliation CLI at this twin. */
+  env: Record<string, string>;
+  /** Where the twin's fault points (SURGE_FAULTS) log each firing, one line each. */
+  faultLog: string;
+  /** The pid twin.json names now for a process the twin supervises. */
+  pidOf(service: Supervised): number | undefined;
+  /** Resolves with the new pid once the twin has started that process again. */
+  restarted(service: Supervised, previous: number | undefined, timeoutMs?: number): Promise<number>;
+  /** Set once the sale has started. */
+  sale?: Sale;
+}
+
+export interface Scenario {
+  name: string;
+  /** A scale of the scenario's own, e.g. a longer sale for a fault that lasts the whole sale. */
+  scale?: Partial<Record<ChaosOptions['scale'], Partial<Scale>>>;
+  /** Extra environment for the twin, e.g. a fault point armed. */
+  twinEnv?(stateDir: string): Record<string, string>;
+  /** After the crowd is signed in and the sale opened, before the first order. */
+  beforeSale?(run: ChaosRun): Promise<void>;
+  /** Orders acknowledged before the fault, as a share of the units (default a third). */
+  faultAfter?: number;
+  /** Injects the fault; resolves once it is over (what it took away is back). */
+  fault(run: ChaosRun): Promise<void>;
+  /** The scenario's own invariants and figures, once everything is counted. */
+  assess?(run: ChaosRun, facts: Facts): { invariants?: Record<string, boolean>; extra?: Record<string, unknown> };
+}
+
+/** What the harness measured, for a scenario's own assessment. */
+export interface Facts {
+  outcomes: BuyerOutcome[];
+  attempts: Attempt[];
+  fault: { from: number; to: number };
+  ledger: Ledger;
+  answers: OrderAnswers;
+}
+
+const readInfo = (stateDir: string) => JSON.parse(readFileSync(join(stateDir, 'twin.json'), 'utf8')) as TwinInfo;
+
+/** Percentile of a list of numbers (nearest rank); 0 for none. */
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** Answers by status, e.g. {"202": 150, "409": 150, "503": 12}. */
+export function tally(answers: { status?: Attempt['status'] }[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const { status } of answers) counts[String(status)] = (counts[String(status)] ?? 0) + 1;
+  return counts;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what: string, condition: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await sleep(100);
+  }
+}
+
+export async function runScenario(scenario: Scenario, options: ChaosOptions): Promise<ChaosReport> {
+  const { log } = options;
+  const scale = { ...SCALES[options.scale], ...scenario.scale?.[options.scale] };
+  // One state dir per scenario: MariaDB is installed into it once, Redis starts empty every run.
+  const stateDir = `.local/chaos/${scenario.name}`;
+  const faultLog = join(stateDir, 'faults.log');
+  rmSync(faultLog, { force: true });
+  const redis = await startChaosRedis(stateDir);
+  let twin: TwinProcess | undefined;
+  let db: Pool | undefined;
+  try {
+    log(`${scenario.name}: starting a twin${options.bundles ? ' (bundles)' : ''} with Redis on ${redis.url}`);
+    twin = await startTwinProcess({
+      stateDir,
+      database: 'surge_chaos',
+      ownServices: true,
+      args: options.bundles ? ['--bundles'] : [],
+      env: { REDIS_URL: redis.url, POWERTOOLS_LOG_LEVEL: 'ERROR', SURGE_FAULT_LOG: faultLog, ...scenario.twinEnv?.(stateDir) },
+      timeoutMs: 180_000,
+    });
+    db = createPool({ uri: twin.databaseUrl, connectionLimit: 4 });
+    const itemId = `chaos-${scenario.name}-${randomBytes(3).toString('hex')}`;
+    const run: ChaosRun = {
+      options,
+      scale,
+      stateDir,
+      twin,
+      redis,
+      db,
+      itemId,
+      env: twinEnvironment(twin),
+      faultLog,
+      pidOf: (service) => readInfo(stateDir).pids[service],
+      async restarted(service, previous, timeoutMs = 60_000) {
+        await until(`${service} started again`, () => {
+          const pid = run.pidOf(service);
+          return pid !== undefined && pid !== previous;
+        }, timeoutMs);
+        return run.pidOf(service)!;
+      },
+    };
+
+    log(`${scenario.name}: signing in ${scale.buyers} buyers, opening ${itemId} with ${scale.units} units`);
+    pointAtTwin(twin);
+    const crowd = await signedInCrowd(twin, scale.buyers);
+    await releaseSharedClients();
+    await adminPut(twin, await adminCookie(twin), `/items/${itemId}/stock`, { quantity: scale.units, perUserLimit: 1 });
+    await scenario.beforeSale?.(run);
+
+    const saleStarted = Date.now();
+    const sale = startSale({
+      url: twin.url,
+      itemId,
+      buyers: crowd.ids.map((userId, i) => ({ userId, cookie: crowd.cookies[i]!, key: newBuyerKey() })),
+      arrivalMs: scale.arrivalMs,
+      patienceMs: scale.patienceMs,
+    });
+    run.sale = sale;
+    await sale.whenAcknowledged(Math.ceil(scale.units * (scenario.faultAfter ?? 1 / 3)));
+    const fault = { from: Date.now(), to: 0 };
+    log(`${scenario.name}: ${sale.acknowledged.size} orders acknowledged; injecting the fault`);
+    await scenario.fault(run);
+    fault.to = Date.now();
+    // What Redis still knows of the orders acknowledged so far, right after the fault: an order
+    // in neither the outbox nor MySQL was lost there, and its unit may be sold again (rejected).
+    const acknowledgedByFault = new Map(sale.acknowledged);
+    const afterFault = await orderAnswers(twin.url, acknowledgedByFault);
+    log(`${scenario.name}: fault over after ${round((fault.to - fault.from) / 1000)} s; ${afterFault.notFound.length} of ${acknowledgedByFault.size} acknowledged orders missing from Redis and MySQL`);
+
+    const outcomes = await sale.finished;
+    const attempts = outcomes.flatMap((o) => o.attempts);
+    log(`${scenario.name}: sale over after ${round((Date.now() - saleStarted) / 1000)} s: ${JSON.stringify(tally(outcomes.map((o) => ({ status: o.final }))))} (final answers)`);
+
+    // Recovery: the writer drains; the CLI relays what is still pending and repairs the counters.
+    const lostInRedis = afterFault.notFound.length;
+    let ledger: Ledger | undefined;
+    let answers: OrderAnswers | undefined;
+    let line: ReconcileLine | undefined;
+    let recoveredAt: number | undefined;
+    let stableLooks = 0;
+    let reconciles = 0;
+    const deadline = Date.now() + scale.recoveryMs;
+    for (;;) {
+      line = (await reconcile(run.env, itemId, ['--repair', '--relay-after-s', '0'])) ?? line;
+      reconciles += 1;
+      const previousRows = ledger?.rows;
+      ledger = await readLedger(db, itemId, sale.acknowledged).catch(() => ledger);
+      if (ledger && ledger.lostAcknowledged.length === 0 && ledger.duplicates === 0 && ledger.confirmedQuantity <= ledger.initialStock && ledger.rejectedAcknowledged <= lostInRedis) {
+        answers = await orderAnswers(twin.url, sale.acknowledged);
+        if (answers.statuses['200'] === sale.acknowledged.size) {
+          recoveredAt = Date.now();
+          break;
+        }
+      }
+      // Nothing left to write and nothing moving: what is missing now stays missing.
+      stableLooks = line?.pending === 0 && ledger?.rows === previousRows ? stableLooks + 1 : 0;
+      if (stableLooks >= 3 || Date.now() > deadline) break;
+      await sleep(500);
+    }
+    if (!ledger) throw new Error('MySQL could not be read after the fault');
+    answers ??= await orderAnswers(twin.url, sale.acknowledged);
+    const finalLine = (await reconcile(run.env, itemId, [])) ?? line;
+
+    const http5xx = attempts.filter((a) => typeof a.status === 'number' && a.status >= 500).length;
+    const http503 = attempts.filter((a) => a.status === 503).length;
+    const duringFault = attempts.filter((a) => a.startedAt >= fault.from && a.startedAt <= fault.to);
+    const oversold = Math.max(0, ledger.confirmedQuantity - ledger.initialStock, -(finalLine?.remaining ?? 0));
+    const facts: Facts = { outcomes, attempts, fault, ledger, answers };
+    const own = scenario.assess?.(run, facts) ?? {};
+    const invariants = {
+      no_oversell: oversold === 0,
+      no_lost_acknowledged: ledger.lostAcknowledged.length === 0,
+      no_duplicates: ledger.duplicates === 0,
+      no_5xx_but_503: http5xx === http503,
+      rejected_within_lost_reservations: ledger.rejectedAcknowledged <= lostInRedis,
+      every_acknowledged_order_found: answers.statuses['200'] === sale.acknowledged.size,
+      every_buyer_answered: outcomes.every((o) => o.final === 202 || o.final === 409),
+      ...own.invariants,
+    };
+    return {
+      scenario: scenario.name,
+      acknowledged: sale.acknowledged.size,
+      confirmed_rows: ledger.confirmedRows,
+      oversold,
+      lost_acknowledged: ledger.lostAcknowledged.length,
+      duplicates: ledger.duplicates,
+      rejected_acknowledged: ledger.rejectedAcknowledged,
+      http_5xx: http5xx,
+      http_503: http503,
+      recovered_s: round(((recoveredAt ?? Date.now()) - fault.to) / 1000),
+      invariants,
+      lost_reservations_in_redis: lostInRedis,
+      scale: options.scale,
+      buyers: scale.buyers,
+      units: scale.units,
+      functions_run_as: options.bundles ? 'bundles' : 'sources',
+      requests: attempts.length,
+      statuses: tally(attempts),
+      final_answers: tally(outcomes.map((o) => ({ status: o.final }))),
+      fault_s: round((fault.to - fault.from) / 1000),
+      during_fault: {
+        requests: duringFault.length,
+        statuses: tally(duringFault),
+        p99_503_ms: Math.round(percentile(duringFault.filter((a) => a.status === 503).map((a) => a.ms), 99)),
+        max_ms: Math.round(Math.max(0, ...duringFault.map((a) => a.ms))),
+      },
+      order_answers: answers.statuses,
+      recovered: recoveredAt !== undefined,
+      reconcile_runs: reconciles + 1,
+      redis_remaining: finalLine?.remaining,
+      ...(ledger.lostAcknowledged.length ? { lost_acknowledged_sample: ledger.lostAcknowledged.slice(0, 3) } : {}),
+      ...(existsSync(faultLog) ? { fault_point_firings: readFileSync(faultLog, 'utf8').split('\n').filter(Boolean).length } : {}),
+      ...own.extra,
+    };
+  } finally {
+    await db?.end().catch(() => undefined);
+    await twin?.stop();
+    await redis.stop();
+  }
+}

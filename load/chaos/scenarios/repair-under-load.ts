@@ -1,0 +1,36 @@
+/**
+ * An operator repairing during the sale: `npm run reconcile -- <item> --repair` again 200 ms after
+ * each run ends, from the first order to the last. A repair must never take a reservation in
+ * flight for lost stock: a counter reset too high oversells (stored rejected), one too low undersells.
+ */
+import { runScenario } from '../harness';
+import { reconcile } from '../reconcile';
+import type { ChaosOptions, ChaosReport } from '../report';
+
+const PAUSE_MS = 200;
+
+export function run(options: ChaosOptions): Promise<ChaosReport> {
+  const repairs = { runs: 0, counter_resets: 0, buyers_raised: 0, relayed: 0 };
+  return runScenario(
+    {
+      name: 'repair-under-load',
+      // Long enough at small scale for a few repairs (each run of the CLI takes about a second).
+      scale: { small: { arrivalMs: 6_000 } },
+      faultAfter: 0,
+      async fault(run) {
+        let over = false;
+        void run.sale!.finished.then(() => (over = true));
+        while (!over) {
+          const line = await reconcile(run.env, run.itemId, ['--repair']);
+          repairs.runs += 1;
+          if (line?.counterReset) repairs.counter_resets += 1;
+          repairs.buyers_raised += line?.buyersRaised ?? 0;
+          repairs.relayed += line?.relayed ?? 0;
+          await new Promise((r) => setTimeout(r, PAUSE_MS));
+        }
+      },
+      assess: () => ({ extra: { repairs } }),
+    },
+    options,
+  );
+}
