@@ -43,10 +43,15 @@ export const databaseEnv = z.object({
   DATABASE_TLS: z._default(flag, false),
 });
 
-/** AWS_ENDPOINT_URL is set only in the local twin; on AWS the SDK finds the regional endpoint itself. */
+/**
+ * AWS_ENDPOINT_URL is set only in the local twin; on AWS the SDK finds the regional endpoint itself.
+ * AWS_ENDPOINT_URL_SQS (the SDK's own name for a per-service endpoint) only in a twin whose
+ * functions send through a fault proxy (load/chaos).
+ */
 export const awsEnv = z.object({
   AWS_REGION: z._default(z.string().check(z.minLength(1)), 'us-east-1'),
   AWS_ENDPOINT_URL: z.optional(z.url()),
+  AWS_ENDPOINT_URL_SQS: z.optional(z.url()),
 });
 
 export const reservationQueueEnv = z.object({ RESERVATION_QUEUE_URL: z.url() });

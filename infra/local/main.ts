@@ -37,6 +37,7 @@ const env = z
     SURGE_BUNDLES: z.enum(['true', 'false']).default(flags.bundles ? 'true' : 'false'),
     SURGE_LAMBDA_INSTANCES: z.coerce.number().int().min(1).max(256).optional(),
     SURGE_AWS_STORES: z.enum(['true', 'false']).default(flags['aws-stores'] ? 'true' : 'false'),
+    SURGE_FUNCTIONS_SQS_ENDPOINT: z.url().optional(),
     // A fault switch for the fault-injection suite, off by default: every queue batch delivered twice, shuffled.
     SURGE_DELIVER_TWICE: z.enum(['true', 'false']).default('false'),
   })
@@ -109,6 +110,7 @@ twin = await startTwin({
   bundles: env.SURGE_BUNDLES === 'true',
   ...(env.SURGE_LAMBDA_INSTANCES ? { lambdaInstances: env.SURGE_LAMBDA_INSTANCES } : {}),
   awsStores: env.SURGE_AWS_STORES === 'true',
+  ...(env.SURGE_FUNCTIONS_SQS_ENDPOINT ? { functionsSqsEndpoint: env.SURGE_FUNCTIONS_SQS_ENDPOINT } : {}),
   deliverTwice: env.SURGE_DELIVER_TWICE === 'true',
   onListening: (url) => process.stdout.write(`surge starting     ${url}  (answers 503 until ready)\n`),
   // The state file names the processes' pids; a restarted one has a new pid.

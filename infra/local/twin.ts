@@ -56,6 +56,12 @@ export interface TwinOptions {
    * emulator's stand-in). The process must trust the CA through NODE_EXTRA_CA_CERTS, as main.ts sees to.
    */
   awsStores?: boolean;
+  /**
+   * Where the functions send to SQS, when not to the emulator itself: a fault proxy in front of it
+   * (load/chaos). The pollers always read from the emulator, as an event source mapping does not
+   * share the functions' path to the queue.
+   */
+  functionsSqsEndpoint?: string;
   /** Fault switch, off by default: the event source mapping hands every batch to its function twice, shuffled (see PollerOptions.deliverTwice). */
   deliverTwice?: boolean;
   /** Called once the gateway listens, before anything else starts; it answers 503 until the twin is ready. */
@@ -144,10 +150,11 @@ export function twinDeployment(stores: TwinStores, provisioned: Record<QueueName
 }
 
 /** What Lambda's runtime puts in every function's environment, as the twin provides it. */
-export function runtimeEnvironment(emulatorUrl: string): Record<string, string> {
+export function runtimeEnvironment(emulatorUrl: string, functionsSqsEndpoint?: string): Record<string, string> {
   return {
     AWS_REGION: REGION,
     AWS_ENDPOINT_URL: emulatorUrl,
+    ...(functionsSqsEndpoint ? { AWS_ENDPOINT_URL_SQS: functionsSqsEndpoint } : {}),
     // The emulator accepts any credentials; the SDK only needs some to sign with.
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
@@ -157,9 +164,9 @@ export function runtimeEnvironment(emulatorUrl: string): Record<string, string> 
 }
 
 /** The environment of the twin's own process, which runs every function in source mode: the union of every function's needs. */
-export function functionEnvironment(stores: TwinStores, provisioned: Record<QueueName, ProvisionedQueue>) {
+export function functionEnvironment(stores: TwinStores, provisioned: Record<QueueName, ProvisionedQueue>, functionsSqsEndpoint?: string) {
   const allNeeds = [...new Set(functions.flatMap((spec) => spec.env))];
-  return { ...runtimeEnvironment(stores.emulator.url), ...environmentFor(allNeeds, twinDeployment(stores, provisioned, 'admin')) };
+  return { ...runtimeEnvironment(stores.emulator.url, functionsSqsEndpoint), ...environmentFor(allNeeds, twinDeployment(stores, provisioned, 'admin')) };
 }
 
 /** Carries the provisioned queues, the functions' runtime and the delivery fault switch to the consumers' process. */
@@ -290,13 +297,13 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
           kind: 'bundles',
           dir: await buildBundles(join(options.stateDir, 'bundles')),
           deployment: twinDeployment(stores, provisioned, 'functions', options.lambdaInstances),
-          runtimeEnv: runtimeEnvironment(emulator.url),
+          runtimeEnv: runtimeEnvironment(emulator.url, options.functionsSqsEndpoint),
           ...(options.lambdaInstances ? { instances: options.lambdaInstances } : {}),
         }
       : { kind: 'source' };
 
     // The twin's own code (and every function, in source mode) reads this process's environment.
-    Object.assign(process.env, functionEnvironment(stores, provisioned));
+    Object.assign(process.env, functionEnvironment(stores, provisioned, options.functionsSqsEndpoint));
     const lambdas = new Map<string, FunctionRunner>(
       functions.filter((spec) => spec.trigger.kind !== 'queue').map((spec) => [spec.id, runnerFor(spec, runtime)]),
     );

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { UnavailableError } from '../errors';
 import { loggableError, logger } from '../logger';
 import { luaScript, type RedisClient } from '../redis/script';
 
@@ -8,6 +9,7 @@ const fillScript = luaScript<[entry: string, lease: string], [token: string, ent
 );
 const releaseScript = luaScript<[lease: string], [token: string, channel: string]>(new URL('./lua/cache-release-1.lua', import.meta.url));
 const bumpScript = luaScript<[version: string], [candidate: string]>(new URL('./lua/version-bump-1.lua', import.meta.url));
+const raiseScript = luaScript<[version: string], [seen: string, candidate: string]>(new URL('./lua/version-raise-1.lua', import.meta.url));
 
 /**
  * Where an entry lives: `<prefix>e<version>:<suffix>`, read together with the version in
@@ -27,7 +29,10 @@ export interface FillOptions {
   staleSeconds?: number;
   /** How long a filler may take before another caller may take over. */
   leaseMs?: number;
-  /** The longest a caller waits for someone else's fill before loading itself. */
+  /**
+   * The longest a caller waits for others' fills (each lease that runs out goes to one waiter)
+   * before it gives up with a 503: keep it below the function's timeout.
+   */
   maxWaitMs?: number;
   /** XFetch β: refresh early with rising probability as expiry nears; 0 turns it off. */
   earlyRefreshBeta?: number;
@@ -198,7 +203,7 @@ class FillWaiters {
 const UNREACHABLE = new Set(['reconnecting', 'close', 'end']);
 let degradedLogged = false;
 
-/** Marks a failure of the caller's loader, which is the caller's to see, apart from Redis failures. */
+/** Marks a failure that is the caller's to see (its loader's, or a wait past maxWaitMs), apart from Redis failures. */
 class LoaderFailure {
   constructor(readonly error: unknown) {}
 }
@@ -253,8 +258,7 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
         if (keepCopy) keepNear(version, entryKey, entry);
         return { version, entry };
       }
-      remember(key.versionKey, actual);
-      version = actual;
+      version = await moveTo(key.versionKey, version, actual);
       // A version bumped again and again: its entries would be outdated as soon as read anyway.
       if (chase === VERSION_CHASES) return { version, entry: null };
     }
@@ -266,6 +270,23 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
    */
   function keepNear(version: string, entryKey: string, entry: Entry): void {
     if (version !== NO_VERSION && entry.expires > Date.now()) near.keep(entryKey, entry);
+  }
+
+  /**
+   * The version to read under once Redis holds `actual` where this instance last saw `seen`. A
+   * version below one seen is a bump Redis lost (versions only rise): its entries are from before
+   * a committed write, so the instance raises the version past the one it saw and every instance
+   * refills from the source. Only an instance that saw the lost version can tell; one that did not
+   * serves the older entries until they expire (their TTL bounds a loss no instance saw).
+   */
+  async function moveTo(versionKey: string, seen: string, actual: string): Promise<string> {
+    let version = actual;
+    if (Number(actual) < Number(seen)) {
+      version = String(await raiseScript.run(redis, [versionKey], [seen, clockVersion()]));
+      logger.warn('Cache version went back: Redis lost a bump; moved past it', { versionKey, seen, found: actual, now: version });
+    }
+    remember(versionKey, version);
+    return version;
   }
 
   function remember(versionKey: string, version: string): void {
@@ -327,7 +348,7 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
     if (copy && !refreshDue(copy, Date.now(), beta, logRandom)) {
       const current = (await redis.get(key.versionKey)) ?? NO_VERSION;
       if (current === seen) return copy.value;
-      remember(key.versionKey, current);
+      await moveTo(key.versionKey, seen, current);
     }
 
     const keepCopies = options.nearCopies ?? true;
@@ -375,8 +396,10 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
       if (found === null) await recheck();
       if (found !== null) return (found as Entry).value;
     }
-    logger.warn('Gave up waiting for a cache fill; loading directly', { key: entryKey });
-    return loader();
+    // Every lease of the wait was held and ran out unfilled: the source is slower than the lease.
+    // Loading here too would add a query per waiter to a source that is already behind.
+    logger.warn('Gave up waiting for a cache fill', { key: entryKey });
+    throw new LoaderFailure(new UnavailableError('The value is still being loaded, try again shortly'));
   }
 
   return {

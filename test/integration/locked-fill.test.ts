@@ -199,6 +199,22 @@ describe('getOrFill across instances', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
+  it('answers 503 to waiters whose wait outlasts every lease while the source is slower than the lease, loading nothing more', async () => {
+    // Prepare: loads take 2 s, leases last 300 ms, waiters wait 1 s: a lease runs out three times.
+    const key = freshKey();
+    const slow = { ...options, leaseMs: 300, maxWaitMs: 1_000 };
+    const before = await selectsSoFar();
+
+    // Act
+    const reads = await Promise.allSettled(instances.map((i) => i.cache.getOrFill(key, slow, loadFrom(i, 'slow', 2_000))));
+
+    // Assess: the first caller and one waiter per lease that ran out load; the rest give up.
+    const gaveUp = reads.filter((r) => r.status === 'rejected');
+    expect(gaveUp.length).toBeGreaterThan(INSTANCES - 6);
+    for (const r of gaveUp) expect((r as PromiseRejectedResult).reason).toMatchObject({ code: 'UNAVAILABLE' });
+    expect(await selectsSoFar()).toBeLessThanOrEqual(before + 1 + Math.ceil(slow.maxWaitMs / slow.leaseMs));
+  });
+
   it('serves a stale entry to everyone while exactly one caller refreshes it', async () => {
     const key = freshKey();
     const [first] = instances;
@@ -313,6 +329,65 @@ describe('versions', () => {
     // Assess
     expect(bumped).toBe('9000000000000001');
     expect(counted).toBe(9000000000000002);
+  });
+
+  it('that went back (Redis lost a bump) are raised past the one seen, so the entry from before the write is not served', async () => {
+    // Prepare: an entry under the version a failover will bring back, then a write's bump the reader sees.
+    const key = freshKey();
+    const [reader, writer] = instances;
+    await reader!.cache.getOrFill(key, options, loadFrom(reader!, 'before the write'));
+    const lost = (await writer!.redis.get(key.versionKey))!;
+    const bumped = await writer!.cache.bumpVersion(key.versionKey);
+    expect(await reader!.cache.getOrFill(key, options, loadFrom(reader!, 'after the write'))).toBe('after the write');
+    await writer!.redis.set(key.versionKey, lost);
+
+    // Act
+    const read = await reader!.cache.getOrFill(key, options, loadFrom(reader!, 'refilled'));
+
+    // Assess
+    expect(read).toBe('refilled');
+    expect(BigInt((await writer!.redis.get(key.versionKey))!)).toBeGreaterThan(BigInt(bumped));
+    expect(await writer!.cache.getOrFill(key, options, loadFrom(writer!, 'unexpected load'))).toBe('refilled');
+  });
+
+  it('that went back are raised past the one seen even when it ran ahead of the clock (as an INCR can leave it)', async () => {
+    // Prepare
+    const key = freshKey();
+    const [reader, writer] = instances;
+    await writer!.redis.set(key.versionKey, '9000000000000000');
+    expect(await reader!.cache.getOrFill(key, options, loadFrom(reader!, 'after the write'))).toBe('after the write');
+    await writer!.redis.set(key.versionKey, '8000000000000000');
+
+    // Act
+    const read = await reader!.cache.getOrFill(key, options, loadFrom(reader!, 'refilled'));
+
+    // Assess
+    expect(read).toBe('refilled');
+    expect(await writer!.redis.get(key.versionKey)).toBe('9000000000000001');
+  });
+
+  it('that went back are raised once however many readers see it at once (1,000), and refilled with one query', async () => {
+    // Prepare: every instance has read under the bumped version, which Redis then loses.
+    const key = freshKey();
+    const [writer] = instances;
+    await writer!.cache.getOrFill(key, { ...options, nearCopies: false }, loadFrom(writer!, 'before the write'));
+    const lost = (await writer!.redis.get(key.versionKey)) ?? '0';
+    await writer!.cache.bumpVersion(key.versionKey);
+    await Promise.all(instances.map((i) => i.cache.getOrFill(key, { ...options, nearCopies: false }, loadFrom(i, 'after the write'))));
+    await writer!.redis.set(key.versionKey, lost);
+    const before = await selectsSoFar();
+
+    // Act
+    const reads = await Promise.all(
+      Array.from({ length: 1_000 }, (_, n) => {
+        const instance = instances[n % INSTANCES]!;
+        return instance.cache.getOrFill(key, { ...options, nearCopies: false }, loadFrom(instance, 'refilled'));
+      }),
+    );
+
+    // Assess
+    expect(new Set(reads)).toEqual(new Set(['refilled']));
+    expect(await selectsSoFar()).toBe(before + 1);
   });
 });
 

@@ -1,0 +1,41 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedisPair, type RedisPair } from '../support/redis-pair';
+import { redisCommand } from '../support/redis-server';
+import { until } from '../support/wait';
+
+describe('a Redis pair failing over with its replication held back', () => {
+  let pair: RedisPair;
+  let client: Redis;
+
+  beforeAll(async () => {
+    pair = await startRedisPair();
+    // A client of the endpoint, as the functions are: it reconnects wherever the endpoint leads.
+    client = new Redis(pair.url, { maxRetriesPerRequest: 1, retryStrategy: () => 100 });
+    client.on('error', () => undefined);
+  });
+
+  afterAll(async () => {
+    client.disconnect();
+    await pair.stop();
+  });
+
+  it('loses on the promoted replica the writes the primary acknowledged while the link was held, and keeps those before', async () => {
+    // Prepare
+    await client.set('before', 'replicated');
+    await pair.synced();
+    pair.holdReplication();
+    await client.set('during', 'acknowledged');
+    expect(await redisCommand(pair.primary.port, 'GET', 'during')).toBe('acknowledged');
+
+    // Act
+    await pair.failOver();
+    await until(async () => (await client.set('after', 'taken').catch(() => undefined)) === 'OK', 10_000, 'a write through the endpoint');
+
+    // Assess
+    expect(await client.get('before')).toBe('replicated');
+    expect(await client.get('during')).toBeNull();
+    expect(await redisCommand(pair.replica.port, 'GET', 'after')).toBe('taken');
+    expect(String(await redisCommand(pair.replica.port, 'INFO', 'replication'))).toMatch(/role:master/);
+  });
+});
