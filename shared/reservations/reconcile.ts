@@ -103,6 +103,13 @@ export interface ReconcileOptions {
    * holdings Redis lost are put back (never lowered).
    */
   repair: boolean;
+  /**
+   * Trust one look: for a caller that knows Redis just lost writes (the writer stored records
+   * with no outbox entry), where every moment spent looking again lets Redis sell the lost units
+   * a second time. One look is exact (see look); the second guards only against a loss still
+   * unfolding, which the next repair catches.
+   */
+  oneLook?: boolean;
   now?: number;
 }
 
@@ -120,7 +127,7 @@ export async function reconcileOwner<R>(kind: ReservationKind<R>, owner: string,
   if (!first) return undefined;
   let current = first;
   let steady = true;
-  if (first.drift !== 0) {
+  if (first.drift !== 0 && !options.oneLook) {
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     current = (await look(kind, owner)) ?? first;
     steady = current.drift === first.drift && current.repairs === first.repairs && (current.remaining === undefined) === (first.remaining === undefined);
@@ -168,7 +175,7 @@ export async function reconcileOwner<R>(kind: ReservationKind<R>, owner: string,
   return report;
 }
 
-/** What the writer runs when it learns Redis lost writes for an owner: a repair, with no relay. */
+/** What the writer runs when it learns Redis lost writes for an owner: a repair at once, with no relay. */
 export function repairOwner<R>(kind: ReservationKind<R>, owner: string): Promise<OwnerReconciliation | undefined> {
-  return reconcileOwner(kind, owner, { relayOlderThanMs: Number.POSITIVE_INFINITY, repair: true });
+  return reconcileOwner(kind, owner, { relayOlderThanMs: Number.POSITIVE_INFINITY, repair: true, oneLook: true });
 }

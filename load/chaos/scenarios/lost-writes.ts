@@ -11,6 +11,7 @@ import type { ChaosOptions, ChaosReport } from '../report';
 export function run(options: ChaosOptions): Promise<ChaosReport> {
   let snapshot = '';
   let paused: number | undefined;
+  let acknowledgedAtFault = 0;
   return runScenario(
     {
       name: 'lost-writes',
@@ -21,7 +22,8 @@ export function run(options: ChaosOptions): Promise<ChaosReport> {
         snapshot = run.redis.snapshot();
         run.options.log(`consumers' process ${paused} paused; Redis's files copied`);
       },
-      async fault({ redis, options: { log } }) {
+      async fault({ redis, sale, options: { log } }) {
+        acknowledgedAtFault = sale!.acknowledged.size;
         await redis.kill();
         redis.restore(snapshot);
         await redis.start();
@@ -29,6 +31,8 @@ export function run(options: ChaosOptions): Promise<ChaosReport> {
         process.kill(paused!, 'SIGCONT');
         log(`consumers' process ${paused} resumed`);
       },
+      // Every order acknowledged before the fault came after the copy: all of them were lost.
+      lostReservations: () => acknowledgedAtFault,
     },
     options,
   );
