@@ -155,5 +155,17 @@ export function connectRedis(): Redis {
   return client;
 }
 
+let connectionsReady = 0;
+
+/**
+ * How often the shared connection has become ready. Each time may be to a node that lost writes
+ * the last one acknowledged (a failover to a replica behind, a restart from an older file).
+ */
+export const readyConnections = () => connectionsReady;
+
 /** One connection per Lambda instance, made on first use and reused by every invocation it serves. */
-export const redis = once(() => reportErrors(connectRedis(), 'commands'));
+export const redis = once(() => {
+  const client = reportErrors(connectRedis(), 'commands');
+  client.on('ready', () => (connectionsReady += 1));
+  return client;
+});

@@ -1,5 +1,5 @@
 import { db } from '../clients/mysql';
-import { redis } from '../clients/redis';
+import { readyConnections, redis } from '../clients/redis';
 import { inTransaction } from '../db/transaction';
 import { faultPoint } from '../faults';
 import { loggableError, logger } from '../logger';
@@ -48,6 +48,25 @@ async function missingFromOutbox<R>(kind: ReservationKind<R>, owner: string, ids
   }
 }
 
+/** The connection (by readyConnections) on which each owner was last looked at. */
+const lookedAtOn = new Map<string, number>();
+
+/**
+ * Owners to look at now: those whose records were stored with no outbox entry (Redis lost their
+ * reservations), and those not looked at since the connection was last made. A failover can lose
+ * reservations the writer already stored (with their settles): nothing else would tell, and
+ * every unit lost is sold again until the counter is repaired.
+ */
+function ownersToRepair(kindName: string, owners: Iterable<string>, lost: Set<string>): string[] {
+  const connection = readyConnections();
+  return [...owners].filter((owner) => {
+    const key = `${kindName} ${owner}`;
+    const due = lost.has(owner) || lookedAtOn.get(key) !== connection;
+    lookedAtOn.set(key, connection);
+    return due;
+  });
+}
+
 export interface WriteResult {
   /** Ids that could not be stored, to be retried by the queue. */
   failed: Set<string>;
@@ -60,7 +79,8 @@ export interface WriteResult {
  * unless the ledger says it was cancelled (a missing outbox entry is not a cancellation: Redis may
  * have lost it); fall back to one at a time if the batch fails; clear what was decided from the
  * outbox. Records stored with no outbox entry mean Redis lost writes for that owner: they are
- * counted, logged, and the owner repaired at once, before Redis sells those units again.
+ * counted, logged, and the owner repaired at once, before Redis sells those units again; so is
+ * every owner first seen on a new connection.
  */
 export async function writeReservations<R>(kind: ReservationKind<R>, records: R[]): Promise<WriteResult> {
   const unique = [...new Map(records.map((r) => [kind.idOf(r), r])).values()];
@@ -104,9 +124,13 @@ export async function writeReservations<R>(kind: ReservationKind<R>, records: R[
   );
   if (storedWithoutOutbox) {
     logger.error(`Stored ${kind.name} that Redis had no outbox entry for: Redis lost writes`, { count: storedWithoutOutbox, owners: [...lostOwners] });
-    for (const owner of lostOwners) {
-      await repairOwner(kind, owner).catch((error: unknown) => logger.error(`Repair of ${owner} after lost writes failed`, { error: loggableError(error) }));
-    }
+  }
+  for (const owner of ownersToRepair(kind.name, owners.keys(), lostOwners)) {
+    const report = await repairOwner(kind, owner).catch((error: unknown) => {
+      logger.error(`Repair of ${owner} failed`, { error: loggableError(error) });
+      lookedAtOn.delete(`${kind.name} ${owner}`);
+    });
+    if (report?.adjusted || report?.rebuilt) logger.error(`Repaired ${owner}: Redis had lost writes`, { ...report });
   }
   return { failed, storedWithoutOutbox };
 }

@@ -2,6 +2,7 @@ import { PurgeQueueCommand, ReceiveMessageCommand, SendMessageCommand } from '@a
 import { describe, expect, it } from 'vitest';
 import { redis } from '../../shared/clients/redis';
 import { HandOffMessage } from '../../shared/reservations/kinds';
+import { decideFirst } from '../../shared/reservations/ledger';
 import { compensate, handOff } from '../../shared/reservations/place';
 import { reconcileOwner } from '../../shared/reservations/reconcile';
 import { writeReservations } from '../../shared/reservations/writer';
@@ -54,6 +55,27 @@ describe.each(kindsUnderTest)('the reservation pipeline for $kind.name', (t) => 
       expect(lostBuyerAgain === 'LIMIT_EXCEEDED' || (typeof lostBuyerAgain === 'object' && lostBuyerAgain.replayed)).toBe(true);
     });
 
+    it('repairs an owner on its first batch after a reconnect, when a failover lost reservations it had already stored', async () => {
+      // Prepare: a reservation stored and cleared from the outbox; then Redis loses all of it (a
+      // replica promoted that never got those writes), and the writer's connection is made again.
+      const owner = await t.open(3);
+      const undo = await checkpoint(t.tag(owner));
+      const stored = await t.reserve(owner, 1);
+      await writeReservations(kind, [stored.record]);
+      await undo();
+      const ready = new Promise((resolve) => redis().once('ready', resolve));
+      redis().disconnect(true);
+      await ready;
+
+      // Act: the next batch, with nothing missing from the outbox.
+      const next = await t.reserve(owner, 2);
+      const result = await writeReservations(kind, [next.record]);
+
+      // Assess: the unit Redis gave back is taken again, so it is not sold twice.
+      expect(result.storedWithoutOutbox).toBe(0);
+      expect(await reconcileOwner(kind, owner, look)).toMatchObject({ remaining: 1, confirmed: 2, drift: 0 });
+    });
+
     it('rejects what would go past the capacity MySQL holds, whatever Redis let through', async () => {
       const owner = await t.open(2);
       const state = kind.keysOf(owner).state;
@@ -78,12 +100,21 @@ describe.each(kindsUnderTest)('the reservation pipeline for $kind.name', (t) => 
       const cancelled = await compensate(kind, reserved.record);
       await undo();
       await writeReservations(kind, [reserved.record]);
-      const reconciled = await reconcileOwner(kind, owner, repair);
 
-      // Assess: nothing stored, and reconciliation finished giving it back.
+      // Assess: nothing stored, and the units given back again (by the writer's look at the owner).
       expect(cancelled).toBe(true);
       expect(await t.rows(owner)).toEqual([]);
       expect(await ledgerStates(owner)).toEqual({ [idOf(reserved)]: 'cancelled' });
+      expect(await reconcileOwner(kind, owner, look)).toMatchObject({ remaining: 3, pending: 0, drift: 0 });
+    });
+
+    it('is finished by reconciliation when it died between the ledger and Redis', async () => {
+      const owner = await t.open(3);
+      const reserved = await t.reserve(owner, 1);
+      await decideFirst(kind, reserved.record, 'cancelled');
+
+      const reconciled = await reconcileOwner(kind, owner, look);
+
       expect(reconciled).toMatchObject({ released: 1, drift: 0 });
       expect(await reconcileOwner(kind, owner, look)).toMatchObject({ remaining: 3, pending: 0, drift: 0 });
     });
