@@ -235,6 +235,8 @@ export async function run(options: ChaosOptions): Promise<ChaosReport> {
       invariants[`fills_within_lease_${st.hold_s}s`] = st.db_fills <= st.allowed_fills;
       // Only an answer listing the program written before the stampede is a right one.
       invariants[`answers_fresh_${st.hold_s}s`] = st.fresh === st.ok;
+      // A loader slower than the function may cost a retry-safe 503, never a timeout's 500.
+      invariants[`no_5xx_but_503_${st.hold_s}s`] = st.http_5xx === st.http_503;
     }
     invariants.bump_repaired = bump.repaired_s >= 0;
     invariants.no_stale_after_repair = bump.repaired_s >= 0 && bump.stale_after_repair === 0;
