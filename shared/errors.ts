@@ -78,8 +78,8 @@ export function isRefusedCredentials(error: unknown): boolean {
   return /^(WRONGPASS|NOAUTH)\b/.test(message) || errno === 1045;
 }
 
-/** Errors of a connection that failed or never came up: refused, reset, timed out, or lost (mysql2). */
-const CONNECTION_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'PROTOCOL_CONNECTION_LOST']);
+/** Failures of the connection itself, and a read that MySQL did not answer within its timeout (mysql2 then drops the connection). */
+const CONNECTION_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'PROTOCOL_CONNECTION_LOST', 'PROTOCOL_SEQUENCE_TIMEOUT']);
 
 /**
  * What ioredis says while Redis is away: no connection within one reconnect attempt, none at all

@@ -1,5 +1,6 @@
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import * as z from '../zod';
+import { callBudgetMs } from '../deadline';
 import { db } from '../clients/mysql';
 
 export const PROGRAM_TYPES = ['bootcamp', 'course', 'mentoring', 'workshop'] as const;
@@ -49,6 +50,9 @@ export function normaliseQuery(q: ProgramQuery): string {
   return `tag=${q.careerTag ?? '*'}&types=${q.types?.join(',') ?? '*'}&page=${q.page}&size=${q.size}`;
 }
 
+/** Well under the functions' 10 s timeout; less when the invocation has less left (a fill taken over after a wait). */
+const PAGE_QUERY_TIMEOUT_MS = 8_000;
+
 /** One SQL query per page, the total included (a window count), so a fill costs exactly one query. */
 export async function loadProgramPage(q: ProgramQuery): Promise<ProgramPage> {
   const where: string[] = [];
@@ -62,9 +66,13 @@ export async function loadProgramPage(q: ProgramQuery): Promise<ProgramPage> {
     params.push(q.types);
   }
   const [rows] = await db().query<RowDataPacket[]>(
-    `SELECT id, title, career_tag, type, description, COUNT(*) OVER () AS total
+    {
+      sql: `SELECT id, title, career_tag, type, description, COUNT(*) OVER () AS total
        FROM programs ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
       ORDER BY id LIMIT ? OFFSET ?`,
+      // A page MySQL cannot give in time is a 503 (retry), not the function's timeout (a 500).
+      timeout: callBudgetMs(PAGE_QUERY_TIMEOUT_MS),
+    },
     [...params, q.size, (q.page - 1) * q.size],
   );
   return {

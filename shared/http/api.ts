@@ -2,6 +2,7 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type * as z from '../zod';
 import { storeCredentials } from '../clients/credentials';
+import { withDeadline } from '../deadline';
 import { AppError, ForbiddenError, isDependencyUnavailable, isRefusedCredentials, UnauthenticatedError, UnavailableError } from '../errors';
 import { loggableError, logger } from '../logger';
 import { parseSessionCookie, resolveSession, SESSION_COOKIE, type Principal } from '../sessions/store';
@@ -46,7 +47,7 @@ export function api<A extends Access, S extends InputSchemas = {}>(options: { ac
   stack.use(errorHandler());
   return {
     handler: (fn: (event: EventOf<A, Parsed<S>>, context: Context) => Promise<ApiResult>) =>
-      stack.handler((event, context) => fn(event as EventOf<A, Parsed<S>>, context)),
+      stack.handler((event, context) => withDeadline(context.getRemainingTimeInMillis(), () => fn(event as EventOf<A, Parsed<S>>, context))),
   };
 }
 
