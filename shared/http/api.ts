@@ -132,6 +132,9 @@ function validateInput(schemas: InputSchemas): MiddlewareObj<APIGatewayProxyEven
   };
 }
 
+/** Every 503 tells the client when to come back: a dependency away, not a rejection. */
+const RETRY_SOON = { headers: { 'retry-after': '1' } };
+
 function errorHandler(): MiddlewareObj<APIGatewayProxyEventV2, ApiResult, Error, Context> {
   return {
     name: 'errorHandler',
@@ -140,14 +143,14 @@ function errorHandler(): MiddlewareObj<APIGatewayProxyEventV2, ApiResult, Error,
       if (error instanceof AppError) {
         if (error.status >= 500) logger.warn('Dependency unavailable', { code: error.code, message: error.message });
         const body = { error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) } };
-        request.response = json(error.status, body);
+        request.response = json(error.status, body, error.status === 503 ? RETRY_SOON : {});
         return;
       }
       const logged = loggableError(error);
       const refused = isRefusedCredentials(error);
       if (refused || isDependencyUnavailable(error)) {
         logger.warn(refused ? 'Store refused the credentials; retry after the secret is looked up again' : 'Dependency unavailable', { error: logged });
-        request.response = json(503, { error: { code: 'UNAVAILABLE', message: new UnavailableError().message } });
+        request.response = json(503, { error: { code: 'UNAVAILABLE', message: new UnavailableError().message } }, RETRY_SOON);
         return;
       }
       logger.error('Unhandled error', { awsRequestId: request.context.awsRequestId, error: logged });

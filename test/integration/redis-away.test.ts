@@ -81,6 +81,7 @@ describe('Redis killed (kill -9) and left down', () => {
     const { result, ms } = await signIn(user);
 
     expect(result.statusCode).toBe(503);
+    expect(result.headers).toMatchObject({ 'retry-after': '1' });
     expect(body(result)).toEqual({ error: { code: 'UNAVAILABLE', message: 'Try again shortly' } });
     expect(ms).toBeLessThan(FAST_MS);
   });
