@@ -265,6 +265,8 @@ export async function runScenario(scenario: Scenario, options: ChaosOptions): Pr
       requests: attempts.length,
       statuses: tally(attempts),
       final_answers: tally(outcomes.map((o) => ({ status: o.final }))),
+      // The answers that acknowledged: a coupon's 409 ALREADY_ISSUED names one an earlier attempt was issued.
+      acknowledged_by: tally(outcomes.filter((o) => o.reservationId).map((o) => ({ status: o.final }))),
       fault_s: round((fault.to - fault.from) / 1000),
       during_fault: {
         requests: duringFault.length,
