@@ -1,23 +1,24 @@
 /**
  * The fault-injection suite's harness: a twin in a process of its own (MariaDB, the emulator and
  * the consumers' process its own, Redis the suite's, handed over through REDIS_URL), a flash sale
- * through its HTTP API, a fault injected mid-sale, recovery through the reconciliation CLI, then
- * the count, straight from MySQL and the API, of what the buyers were promised against what was
- * stored.
+ * through its HTTP API (an item's orders, or a deal's coupons: load/chaos/kinds.ts), a fault
+ * injected mid-sale, recovery through the reconciliation CLI, then the count, straight from MySQL
+ * and the API, of what the buyers were promised against what was stored.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPool, type Pool } from 'mysql2/promise';
 import { startTwinProcess, type TwinInfo, type TwinProcess } from '../../test/support/twin-process';
-import { adminCookie, adminPut, pointAtTwin, releaseSharedClients, signedInCrowd } from '../support/crowd';
+import { adminCookie, pointAtTwin, releaseSharedClients, signedInCrowd } from '../support/crowd';
 import { round } from '../support/measure';
 import { twinEnvironment } from '../support/twin';
-import { orderAnswers, readLedger, type Ledger, type OrderAnswers } from './ledger';
+import { SALE_KINDS } from './kinds';
+import type { Answers, Ledger } from './ledger';
 import { startChaosRedis, type ChaosRedis } from './redis';
 import { reconcile, type ReconcileLine } from './reconcile';
 import type { ChaosOptions, ChaosReport } from './report';
-import { newBuyerKey, startSale, type Attempt, type BuyerOutcome, type Sale } from './sale';
+import { isFinal, newBuyerKey, startSale, type Attempt, type BuyerOutcome, type Sale } from './sale';
 
 export interface Scale {
   buyers: number;
@@ -46,7 +47,8 @@ export interface ChaosRun {
   twin: TwinProcess;
   redis: ChaosRedis;
   db: Pool;
-  itemId: string;
+  /** The item on sale, or the deal. */
+  owner: string;
   /** The environment that points the reconciliation CLI at this twin. */
   env: Record<string, string>;
   /** Where the twin's fault points (SURGE_FAULTS) log each firing, one line each. */
@@ -65,16 +67,16 @@ export interface Scenario {
   scale?: Partial<Record<ChaosOptions['scale'], Partial<Scale>>>;
   /** Extra environment for the twin, e.g. a fault point armed. */
   twinEnv?(stateDir: string): Record<string, string>;
-  /** After the crowd is signed in and the sale opened, before the first order. */
+  /** After the crowd is signed in and the sale opened, before the first request. */
   beforeSale?(run: ChaosRun): Promise<void>;
-  /** Orders acknowledged before the fault, as a share of the units (default a third). */
+  /** Reservations acknowledged before the fault, as a share of the units (default a third). */
   faultAfter?: number;
   /** Injects the fault; resolves once it is over (what it took away is back). */
   fault(run: ChaosRun): Promise<void>;
   /**
    * How many acknowledged reservations the fault took from Redis, where the scenario knows it
    * exactly (the writer may store them before the harness can look, so a look misses them).
-   * By default, the acknowledged orders in neither Redis nor MySQL right after the fault.
+   * By default, the acknowledged reservations the API did not find right after the fault.
    */
   lostReservations?(run: ChaosRun): number;
   /** The scenario's own invariants and figures, once everything is counted. */
@@ -87,7 +89,7 @@ export interface Facts {
   attempts: Attempt[];
   fault: { from: number; to: number };
   ledger: Ledger;
-  answers: OrderAnswers;
+  answers: Answers;
 }
 
 const readInfo = (stateDir: string) => JSON.parse(readFileSync(join(stateDir, 'twin.json'), 'utf8')) as TwinInfo;
@@ -116,11 +118,17 @@ async function until(what: string, condition: () => Promise<boolean> | boolean, 
   }
 }
 
+/**
+ * One state dir per scenario and kind: MariaDB is installed into it once, Redis starts empty
+ * every run; a scenario's own services may keep theirs there too.
+ */
+export const stateDirOf = (name: string, options: ChaosOptions) => `.local/chaos/${name}${options.kind === 'orders' ? '' : `-${options.kind}`}`;
+
 export async function runScenario(scenario: Scenario, options: ChaosOptions): Promise<ChaosReport> {
   const { log } = options;
+  const kind = SALE_KINDS[options.kind];
   const scale = { ...SCALES[options.scale], ...scenario.scale?.[options.scale] };
-  // One state dir per scenario: MariaDB is installed into it once, Redis starts empty every run.
-  const stateDir = `.local/chaos/${scenario.name}`;
+  const stateDir = stateDirOf(scenario.name, options);
   const faultLog = join(stateDir, 'faults.log');
   rmSync(faultLog, { force: true });
   const redis = await startChaosRedis(stateDir);
@@ -137,7 +145,7 @@ export async function runScenario(scenario: Scenario, options: ChaosOptions): Pr
       timeoutMs: 180_000,
     });
     db = createPool({ uri: twin.databaseUrl, connectionLimit: 4 });
-    const itemId = `chaos-${scenario.name}-${randomBytes(3).toString('hex')}`;
+    const owner = `chaos-${scenario.name}-${randomBytes(3).toString('hex')}`;
     const run: ChaosRun = {
       options,
       scale,
@@ -145,7 +153,7 @@ export async function runScenario(scenario: Scenario, options: ChaosOptions): Pr
       twin,
       redis,
       db,
-      itemId,
+      owner,
       env: twinEnvironment(twin),
       faultLog,
       pidOf: (service) => readInfo(stateDir).pids[service],
@@ -158,17 +166,18 @@ export async function runScenario(scenario: Scenario, options: ChaosOptions): Pr
       },
     };
 
-    log(`${scenario.name}: signing in ${scale.buyers} buyers, opening ${itemId} with ${scale.units} units`);
+    log(`${scenario.name}: signing in ${scale.buyers} buyers, opening ${kind.name} of ${owner} with ${scale.units} units`);
     pointAtTwin(twin);
     const crowd = await signedInCrowd(twin, scale.buyers);
     await releaseSharedClients();
-    await adminPut(twin, await adminCookie(twin), `/items/${itemId}/stock`, { quantity: scale.units, perUserLimit: 1 });
+    await kind.open(twin, await adminCookie(twin), owner, scale.units);
     await scenario.beforeSale?.(run);
 
     const saleStarted = Date.now();
     const sale = startSale({
       url: twin.url,
-      itemId,
+      kind,
+      owner,
       buyers: crowd.ids.map((userId, i) => ({ userId, cookie: crowd.cookies[i]!, key: newBuyerKey() })),
       arrivalMs: scale.arrivalMs,
       patienceMs: scale.patienceMs,
@@ -176,14 +185,14 @@ export async function runScenario(scenario: Scenario, options: ChaosOptions): Pr
     run.sale = sale;
     await sale.whenAcknowledged(Math.ceil(scale.units * (scenario.faultAfter ?? 1 / 3)));
     const fault = { from: Date.now(), to: 0 };
-    log(`${scenario.name}: ${sale.acknowledged.size} orders acknowledged; injecting the fault`);
+    log(`${scenario.name}: ${sale.acknowledged.size} ${kind.noun}s acknowledged; injecting the fault`);
     await scenario.fault(run);
     fault.to = Date.now();
-    // What Redis still knows of the orders acknowledged so far, right after the fault: an order
-    // in neither the outbox nor MySQL was lost there, and its unit may be sold again (rejected).
+    // What Redis still knows of the reservations acknowledged so far, right after the fault: one
+    // in neither Redis nor MySQL was lost there, and its unit may be sold again (rejected).
     const acknowledgedByFault = new Map(sale.acknowledged);
-    const afterFault = await orderAnswers(twin.url, acknowledgedByFault);
-    log(`${scenario.name}: fault over after ${round((fault.to - fault.from) / 1000)} s; ${afterFault.notFound.length} of ${acknowledgedByFault.size} acknowledged orders missing from Redis and MySQL`);
+    const afterFault = await kind.answers(twin.url, acknowledgedByFault);
+    log(`${scenario.name}: fault over after ${round((fault.to - fault.from) / 1000)} s; ${afterFault.notFound.length} of ${acknowledgedByFault.size} acknowledged ${kind.noun}s missing from Redis and MySQL`);
 
     const outcomes = await sale.finished;
     const attempts = outcomes.flatMap((o) => o.attempts);
@@ -192,20 +201,20 @@ export async function runScenario(scenario: Scenario, options: ChaosOptions): Pr
     // Recovery: the writer drains; the CLI relays what is still pending and repairs the counters.
     const lostInRedis = scenario.lostReservations?.(run) ?? afterFault.notFound.length;
     let ledger: Ledger | undefined;
-    let answers: OrderAnswers | undefined;
+    let answers: Answers | undefined;
     let line: ReconcileLine | undefined;
     let recoveredAt: number | undefined;
     let stableLooks = 0;
     let reconciles = 0;
     const deadline = Date.now() + scale.recoveryMs;
     for (;;) {
-      line = (await reconcile(run.env, itemId, ['--repair', '--relay-after-s', '0'])) ?? line;
+      line = (await reconcile(run.env, kind.name, owner, ['--repair', '--relay-after-s', '0'])) ?? line;
       reconciles += 1;
       const previousRows = ledger?.rows;
-      ledger = await readLedger(db, itemId, sale.acknowledged).catch(() => ledger);
-      if (ledger && ledger.lostAcknowledged.length === 0 && ledger.duplicates === 0 && ledger.confirmedQuantity <= ledger.initialStock && ledger.rejectedAcknowledged <= lostInRedis) {
-        answers = await orderAnswers(twin.url, sale.acknowledged);
-        if (answers.statuses['200'] === sale.acknowledged.size) {
+      ledger = await kind.readLedger(db, owner, sale.acknowledged).catch(() => ledger);
+      if (ledger && ledger.lostAcknowledged.length === 0 && ledger.duplicates === 0 && ledger.confirmedUnits <= ledger.capacity && ledger.rejectedAcknowledged <= lostInRedis) {
+        answers = await kind.answers(twin.url, sale.acknowledged);
+        if (answers.found === sale.acknowledged.size) {
           recoveredAt = Date.now();
           break;
         }
@@ -216,13 +225,13 @@ export async function runScenario(scenario: Scenario, options: ChaosOptions): Pr
       await sleep(500);
     }
     if (!ledger) throw new Error('MySQL could not be read after the fault');
-    answers ??= await orderAnswers(twin.url, sale.acknowledged);
-    const finalLine = (await reconcile(run.env, itemId, [])) ?? line;
+    answers ??= await kind.answers(twin.url, sale.acknowledged);
+    const finalLine = (await reconcile(run.env, kind.name, owner, [])) ?? line;
 
     const http5xx = attempts.filter((a) => typeof a.status === 'number' && a.status >= 500).length;
     const http503 = attempts.filter((a) => a.status === 503).length;
     const duringFault = attempts.filter((a) => a.startedAt >= fault.from && a.startedAt <= fault.to);
-    const oversold = Math.max(0, ledger.confirmedQuantity - ledger.initialStock, -(finalLine?.remaining ?? 0));
+    const oversold = Math.max(0, ledger.confirmedUnits - ledger.capacity, -(finalLine?.remaining ?? 0));
     const facts: Facts = { outcomes, attempts, fault, ledger, answers };
     const own = scenario.assess?.(run, facts) ?? {};
     const invariants = {
@@ -231,8 +240,8 @@ export async function runScenario(scenario: Scenario, options: ChaosOptions): Pr
       no_duplicates: ledger.duplicates === 0,
       no_5xx_but_503: http5xx === http503,
       rejected_within_lost_reservations: ledger.rejectedAcknowledged <= lostInRedis,
-      every_acknowledged_order_found: answers.statuses['200'] === sale.acknowledged.size,
-      every_buyer_answered: outcomes.every((o) => o.final === 202 || o.final === 409),
+      [`every_acknowledged_${kind.noun}_found`]: answers.found === sale.acknowledged.size,
+      every_buyer_answered: outcomes.every((o) => isFinal(kind, o.final)),
       ...own.invariants,
     };
     return {
@@ -248,6 +257,7 @@ export async function runScenario(scenario: Scenario, options: ChaosOptions): Pr
       recovered_s: round(((recoveredAt ?? Date.now()) - fault.to) / 1000),
       invariants,
       lost_reservations_in_redis: lostInRedis,
+      kind: kind.name,
       scale: options.scale,
       buyers: scale.buyers,
       units: scale.units,
@@ -255,6 +265,8 @@ export async function runScenario(scenario: Scenario, options: ChaosOptions): Pr
       requests: attempts.length,
       statuses: tally(attempts),
       final_answers: tally(outcomes.map((o) => ({ status: o.final }))),
+      // The answers that acknowledged: a coupon's 409 ALREADY_ISSUED names one an earlier attempt was issued.
+      acknowledged_by: tally(outcomes.filter((o) => o.reservationId).map((o) => ({ status: o.final }))),
       fault_s: round((fault.to - fault.from) / 1000),
       during_fault: {
         requests: duringFault.length,
@@ -262,7 +274,7 @@ export async function runScenario(scenario: Scenario, options: ChaosOptions): Pr
         p99_503_ms: Math.round(percentile(duringFault.filter((a) => a.status === 503).map((a) => a.ms), 99)),
         max_ms: Math.round(Math.max(0, ...duringFault.map((a) => a.ms))),
       },
-      order_answers: answers.statuses,
+      [`${kind.noun}_answers`]: answers.statuses,
       recovered: recoveredAt !== undefined,
       reconcile_runs: reconciles + 1,
       redis_remaining: finalLine?.remaining,

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { SaleKind } from './kinds';
 
 /** One owner's line of `npm run reconcile`'s output (shared/reservations/reconcile.ts OwnerReconciliation). */
 export interface ReconcileLine {
@@ -25,14 +26,14 @@ export interface ReconcileLine {
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
 /**
- * Runs the reconciliation CLI (`npm run reconcile -- <item> …`, the same entry without npm's own
+ * Runs the reconciliation CLI (`npm run reconcile -- <owner> …`, the same entry without npm's own
  * start-up) against the twin whose stores `env` names, as an operator would, rather than calling
- * its modules: what it repairs is its business. Undefined when it printed no line for the item
- * (it could not reach a store).
+ * its modules: what it repairs is its business. Undefined when it printed no line for the owner
+ * of that kind (it could not reach a store).
  */
-export function reconcile(env: Record<string, string>, itemId: string, args: string[]): Promise<ReconcileLine | undefined> {
+export function reconcile(env: Record<string, string>, kind: SaleKind['name'], owner: string, args: string[]): Promise<ReconcileLine | undefined> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'load/reconcile.ts', itemId, ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'load/reconcile.ts', owner, ...args], {
       cwd: root,
       env: { ...process.env, ...env, POWERTOOLS_LOG_LEVEL: 'ERROR' },
       stdio: ['ignore', 'pipe', 'ignore'],
@@ -47,7 +48,7 @@ export function reconcile(env: Record<string, string>, itemId: string, args: str
           return [];
         }
       });
-      resolve(lines.find((line) => line.owner === itemId && line.kind === 'orders'));
+      resolve(lines.find((line) => line.owner === owner && line.kind === kind));
     });
   });
 }

@@ -5,22 +5,27 @@
  */
 export interface ChaosOptions {
   scale: 'full' | 'small';
+  /** What the crowd races for: an item's units (orders) or a deal's coupons. */
+  kind: 'orders' | 'coupons';
   bundles: boolean;
   log: (message: string) => void;
 }
 
 export interface ChaosReport {
   scenario: string;
-  /** Orders answered 202: the ground truth of what was promised. */
+  /**
+   * Reservations acknowledged, the ground truth of what was promised: orders answered 202,
+   * coupons answered 201 or named by a 409 ALREADY_ISSUED.
+   */
   acknowledged: number;
   confirmed_rows: number;
-  /** Confirmed quantity beyond the initial stock, or the Redis counter's shortfall below 0. */
+  /** Confirmed units beyond the capacity (initial stock, coupon limit), or the Redis counter's shortfall below 0. */
   oversold: number;
-  /** Acknowledged orders with no row in MySQL. */
+  /** Acknowledged reservations stored neither as confirmed nor as rejected. */
   lost_acknowledged: number;
-  /** Rows beyond one per buyer (each buyer sends one order, under one key). */
+  /** Confirmed rows beyond one per buyer (each buyer asks once: one order under one key, one coupon). */
   duplicates: number;
-  /** Acknowledged orders stored as 'rejected' by the database guard. */
+  /** Acknowledged reservations the database guard stored as 'rejected'. */
   rejected_acknowledged: number;
   /** Every 5xx answer, 503s included. */
   http_5xx: number;

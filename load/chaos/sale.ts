@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import type { SaleKind } from './kinds';
 
-/** One signed-in buyer of the crowd, with the one Idempotency-Key of their one order. */
+/** One signed-in buyer of the crowd, with the one Idempotency-Key of their one order (a coupon needs none). */
 export interface Buyer {
   userId: number;
   cookie: string;
@@ -18,15 +19,17 @@ export interface Attempt {
 export interface BuyerOutcome {
   buyer: Buyer;
   attempts: Attempt[];
-  /** The order a 202 named. */
-  orderId?: string;
-  /** The last answer: 202 or 409 when the buyer is done, anything else when it gave up. */
+  /** The reservation an answer acknowledged. */
+  reservationId?: string;
+  /** The last answer: one of the kind's final answers when the buyer is done, anything else when it gave up. */
   final?: Attempt['status'];
 }
 
 export interface SaleOptions {
   url: string;
-  itemId: string;
+  kind: SaleKind;
+  /** The item or deal. */
+  owner: string;
   buyers: Buyer[];
   /** Arrivals are spread evenly (with jitter) over this long. */
   arrivalMs: number;
@@ -40,35 +43,36 @@ const REQUEST_TIMEOUT_MS = 12_000;
 const BACKOFF_FIRST_MS = 100;
 const BACKOFF_MAX_MS = 1_000;
 
-/** Statuses a client may retry with the same key: 503 says so, and a lost answer says nothing. */
+/** Statuses a client may retry (an order with the same key): 503 says so, and a lost answer says nothing. */
 const retrySafe = (status: Attempt['status']) => status === 503 || status === 'network' || status === 'timeout';
-const done = (status: Attempt['status']) => status === 202 || status === 409;
+/** The buyer is done: acknowledged, or refused for good. */
+export const isFinal = (kind: SaleKind, status: Attempt['status'] | undefined) => typeof status === 'number' && kind.final.includes(status);
 
-/** A flash sale under way: each buyer orders once and retries until it is answered. */
+/** A flash sale under way: each buyer asks once (an order, a coupon) and retries until it is answered. */
 export interface Sale {
   /** Every buyer's outcome, once all are done or out of patience. */
   finished: Promise<BuyerOutcome[]>;
-  /** Orders acknowledged so far, by order id. */
+  /** Reservations acknowledged so far, by id. */
   acknowledged: Map<string, Buyer>;
-  /** Resolves once this many orders have been acknowledged (or the sale is over). */
+  /** Resolves once this many reservations have been acknowledged (or the sale is over). */
   whenAcknowledged(count: number): Promise<void>;
 }
 
 export const newBuyerKey = () => randomBytes(9).toString('base64url');
 
-async function attempt(options: SaleOptions, buyer: Buyer): Promise<Attempt & { orderId?: string }> {
+async function attempt(options: SaleOptions, buyer: Buyer): Promise<Attempt & { reservationId?: string }> {
   const startedAt = Date.now();
   const started = performance.now();
+  const { path, headers, body } = options.kind.request(options.owner, buyer);
   try {
-    const res = await fetch(`${options.url}/items/${options.itemId}/orders`, {
+    const res = await fetch(`${options.url}${path}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', cookie: buyer.cookie, 'idempotency-key': buyer.key },
-      body: '{"quantity":1}',
+      headers: { ...headers, cookie: buyer.cookie },
+      ...(body ? { body } : {}),
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
-    const body = await res.text();
-    const orderId = res.status === 202 ? (JSON.parse(body) as { orderId: string }).orderId : undefined;
-    return { startedAt, ms: performance.now() - started, status: res.status, ...(orderId ? { orderId } : {}) };
+    const reservationId = options.kind.acknowledged(res.status, await res.text());
+    return { startedAt, ms: performance.now() - started, status: res.status, ...(reservationId ? { reservationId } : {}) };
   } catch (error) {
     const status = (error as Error).name === 'TimeoutError' ? 'timeout' : 'network';
     return { startedAt, ms: performance.now() - started, status };
@@ -78,8 +82,8 @@ async function attempt(options: SaleOptions, buyer: Buyer): Promise<Attempt & { 
 export function startSale(options: SaleOptions): Sale {
   const acknowledged = new Map<string, Buyer>();
   const waiters: { count: number; resolve: () => void }[] = [];
-  const acknowledge = (orderId: string, buyer: Buyer) => {
-    acknowledged.set(orderId, buyer);
+  const acknowledge = (id: string, buyer: Buyer) => {
+    acknowledged.set(id, buyer);
     for (const waiter of waiters.filter((w) => acknowledged.size >= w.count)) waiter.resolve();
   };
 
@@ -89,14 +93,14 @@ export function startSale(options: SaleOptions): Sale {
     const giveUpAt = Date.now() + options.patienceMs;
     const outcome: BuyerOutcome = { buyer, attempts: [] };
     for (let retry = 0; ; retry += 1) {
-      const { orderId, ...answer } = await attempt(options, buyer);
+      const { reservationId, ...answer } = await attempt(options, buyer);
       outcome.attempts.push(answer);
       outcome.final = answer.status;
-      if (orderId) {
-        outcome.orderId = orderId;
-        acknowledge(orderId, buyer);
+      if (reservationId) {
+        outcome.reservationId = reservationId;
+        acknowledge(reservationId, buyer);
       }
-      if (done(answer.status) || !retrySafe(answer.status) || Date.now() >= giveUpAt) return outcome;
+      if (isFinal(options.kind, answer.status) || !retrySafe(answer.status) || Date.now() >= giveUpAt) return outcome;
       const backoff = Math.min(BACKOFF_FIRST_MS * 2 ** retry, BACKOFF_MAX_MS);
       await new Promise((r) => setTimeout(r, backoff / 2 + (Math.random() * backoff) / 2));
     }

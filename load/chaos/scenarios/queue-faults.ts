@@ -8,7 +8,7 @@
  */
 import { startEmulator } from '../../../infra/local/services';
 import { startQueueFaultProxy, type QueueFaultShares } from '../../../test/support/queue-fault-proxy';
-import { runScenario } from '../harness';
+import { runScenario, stateDirOf } from '../harness';
 import type { ChaosOptions, ChaosReport } from '../report';
 
 /** Past create-order's 10 s timeout, so a delayed send lands after its function gave up. */
@@ -19,7 +19,7 @@ export async function run(options: ChaosOptions): Promise<ChaosReport> {
   const faultMs = options.scale === 'full' ? 20_000 : 5_000;
   // An emulator of the scenario's own, started before the twin so the proxy can stand in front of it.
   delete process.env.AWS_ENDPOINT_URL;
-  const emulator = await startEmulator('.local/chaos/queue-faults');
+  const emulator = await startEmulator(stateDirOf('queue-faults', options));
   const proxy = await startQueueFaultProxy(emulator.url, { delayMs: DELAY_MS });
   try {
     return await runScenario(

@@ -21,7 +21,7 @@ export function run(options: ChaosOptions): Promise<ChaosReport> {
         let over = false;
         void run.sale!.finished.then(() => (over = true));
         while (!over) {
-          const line = await reconcile(run.env, run.itemId, ['--repair']);
+          const line = await reconcile(run.env, run.options.kind, run.owner, ['--repair']);
           repairs.runs += 1;
           if (line?.adjusted) repairs.counter_adjustments += 1;
           repairs.buyers_restored += line?.buyersRestored ?? 0;

@@ -1,0 +1,43 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { ChaosOptions, ChaosReport } from './report';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface ChaosProcessOptions {
+  /** Killed (SIGTERM) when it runs longer. */
+  timeoutMs?: number;
+  /** Gets each line of its progress; dropped when absent. */
+  log?: (message: string) => void;
+}
+
+/**
+ * `npm run chaos -- <scenario> …` (the same entry without npm's own start-up) in a process of its
+ * own, and so with shared clients of its own: a process makes them once, for one twin. Resolves
+ * with its report, the last line of its output, whether its invariants held (exit 0) or not (1);
+ * rejects when it gave none.
+ */
+export function runChaosProcess(scenario: string, options: Omit<ChaosOptions, 'log'>, { timeoutMs, log }: ChaosProcessOptions = {}): Promise<ChaosReport> {
+  const flags = [...(options.scale === 'small' ? ['--small'] : []), ...(options.bundles ? ['--bundles'] : []), ...(options.kind === 'coupons' ? ['--coupons'] : [])];
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'load/chaos.ts', scenario, ...flags], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(timeoutMs ? { timeout: timeoutMs } : {}),
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    let progress = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      const lines = (progress + chunk.toString()).split('\n');
+      progress = lines.pop()!;
+      for (const line of lines) log?.(line.replace(/^chaos: /, ''));
+    });
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      const last = output.trim().split('\n').at(-1);
+      if ((code === 0 || code === 1) && last) resolve(JSON.parse(last) as ChaosReport);
+      else reject(new Error(`npm run chaos -- ${scenario} ${flags.join(' ')}: exited with ${signal ?? code} and no report`));
+    });
+  });
+}
