@@ -161,6 +161,25 @@ describe('time-deal coupons', () => {
     expect(listed.coupons).toContainEqual(expect.objectContaining({ couponId: created.couponId, dealId }));
   });
 
+  it('shows a coupon the database guard rejected as rejected, and lets its user ask again', async () => {
+    // Prepare: Redis believes in one coupon more than the deal has (it lost writes), and issues it.
+    const dealId = await openDeal(1);
+    await redis().hset(dealKeys(dealId).state, 'limit', 2);
+    const [first, second] = [users[8]!, users[9]!];
+    const kept = body(await createCoupon(couponRequest(dealId, first.cookie), lambdaContext()));
+    const refused = body(await createCoupon(couponRequest(dealId, second.cookie), lambdaContext()));
+    await until(async () => (await depth(sqs, queue.url)) === 0 && (await redis().hlen(dealKeys(dealId).outbox)) === 0, 10_000, 'both written');
+
+    // Act
+    const listed = body(await listMyCoupons(httpEvent('get-me', { path: '/me/coupons', cookies: [second.cookie] }), lambdaContext()));
+    const again = await createCoupon(couponRequest(dealId, second.cookie), lambdaContext());
+
+    // Assess: the second user is told the truth, and is not held to a coupon they never got.
+    expect((await couponRows(dealId)).map((r) => r.id)).toEqual([kept.couponId]);
+    expect(listed.coupons.filter((c: { dealId: string }) => c.dealId === dealId)).toEqual([{ couponId: refused.couponId, dealId, status: 'rejected' }]);
+    expect(body(again).error.code).toBe('SOLD_OUT');
+  });
+
   describe('bad input changes nothing', () => {
     it.each(['{deal}', 'de*l', "x')..redis.call('FLUSHALL')", 'a'.repeat(65)])('answers the deal id %j with 400', async (dealId) => {
       const result = await createCoupon(couponRequest(dealId, users[4]!.cookie), lambdaContext());
