@@ -8,6 +8,7 @@ import { dealKeys, newCouponId, type CouponRecord } from './model';
 const issueScript = luaScript<[string, string, string], [number, string, number, string]>(new URL('./lua/coupon-issue-3.lua', import.meta.url));
 const releaseScript = luaScript<[string, string, string, string], [string, number]>(new URL('./lua/coupon-release-4.lua', import.meta.url));
 const setScript = luaScript<[string], [number, number, number]>(new URL('./lua/deal-set-1.lua', import.meta.url));
+const forgetHoldersScript = luaScript<[string], (string | number)[]>(new URL('./lua/holder-forget-1.lua', import.meta.url));
 const restoreHoldersScript = luaScript<[string], (string | number)[]>(new URL('./lua/holders-restore-1.lua', import.meta.url));
 
 const ALREADY_ISSUED = -23;
@@ -72,4 +73,12 @@ export async function restoreHolders(dealId: string, holders: { buyer: number; i
     restored += Number(await restoreHoldersScript.run(redis(), [dealKeys(dealId).buyers], pairs.slice(i, i + 2 * HOLDERS_PER_CALL)));
   }
   return restored;
+}
+
+/** Forgets users as the holders of coupons the guard rejected (a user holding another one keeps it). */
+export async function forgetRejectedHolders(dealId: string, rejected: CouponRecord[]): Promise<void> {
+  const pairs = rejected.flatMap((c) => [c.userId, c.couponId]);
+  for (let i = 0; i < pairs.length; i += 2 * HOLDERS_PER_CALL) {
+    await forgetHoldersScript.run(redis(), [dealKeys(dealId).buyers], pairs.slice(i, i + 2 * HOLDERS_PER_CALL));
+  }
 }

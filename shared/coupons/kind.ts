@@ -1,7 +1,8 @@
 import type { ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { logger } from '../logger';
 import type { ReservationKind, StoredState } from '../reservations/kind';
-import { releaseCoupon, restoreHolders } from './coupons';
+import { confirmedHoldings } from '../reservations/ledger';
+import { forgetRejectedHolders, releaseCoupon, restoreHolders } from './coupons';
 import { listDeals } from './deals';
 import { CouponRecord, dealKeys } from './model';
 
@@ -79,6 +80,12 @@ export const coupons: ReservationKind<CouponRecord, Map<string, DealCapacity>> =
     const [rows] = await conn.query<RowDataPacket[]>('SELECT opens_at, closes_at, coupon_limit FROM deals WHERE id = ?', [dealId]);
     const deal = rows[0];
     return deal && { opens: new Date(deal.opens_at).getTime(), closes: new Date(deal.closes_at).getTime(), limit: Number(deal.coupon_limit), issued: Number(deal.coupon_limit) - remaining };
+  },
+
+  // A user whose coupon was rejected may ask again; one rejected as a second coupon still holds the first.
+  async forgetRejected(dealId, rejected) {
+    await forgetRejectedHolders(dealId, rejected);
+    await restoreHolders(dealId, await confirmedHoldings('coupon', dealId));
   },
 
   restoreBuyers: (dealId, confirmed) => restoreHolders(dealId, confirmed),

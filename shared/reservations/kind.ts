@@ -57,6 +57,8 @@ export interface ReservationKind<R, Locked = unknown> {
   store(conn: PoolConnection, records: R[], owners: Locked): Promise<Map<string, StoredState>>;
   /** The state hash's fields when the owner is rebuilt from MySQL (counter left to the pipeline), or undefined when MySQL has no such owner. */
   rebuiltState(conn: PoolConnection, owner: string, units: number): Promise<Record<string, string | number> | undefined>;
+  /** What Redis must forget of reservations the guard rejected, which hold nothing (after their commit). */
+  forgetRejected?(owner: string, rejected: R[]): Promise<void>;
   /** Puts back buyers' holdings that Redis lost, from what MySQL confirmed for them; lowers nothing. Returns how many changed. */
   restoreBuyers(owner: string, confirmed: { buyer: number; units: number; id: string }[]): Promise<number>;
 }

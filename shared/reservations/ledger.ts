@@ -81,3 +81,9 @@ export async function ledgerOrder(id: string): Promise<{ itemId: string; userId:
   const row = rows[0];
   return row && { itemId: String(row.owner_id), userId: Number(row.buyer_id), quantity: Number(row.units), status: row.state === 'promised' ? 'pending' : String(row.state) };
 }
+
+/** The reservations of a buyer that the guard rejected: id and owner. */
+export async function rejectedOf(kind: ReservationKind<unknown>['ledger'], buyer: number): Promise<{ id: string; owner: string }[]> {
+  const [rows] = await db().query<RowDataPacket[]>("SELECT id, owner_id FROM reservation_ledger WHERE kind = ? AND buyer_id = ? AND state = 'rejected'", [kind, buyer]);
+  return rows.map((r) => ({ id: String(r.id), owner: String(r.owner_id) }));
+}

@@ -115,6 +115,10 @@ export async function writeReservations<R>(kind: ReservationKind<R>, records: R[
         storedWithoutOutbox += lost.length;
         lostOwners.add(owner);
       }
+      const rejected = group.filter((r) => decisions.get(kind.idOf(r)) === 'rejected');
+      if (rejected.length && kind.forgetRejected) await kind.forgetRejected(owner, rejected).catch((error: unknown) => {
+        logger.warn(`Could not forget rejected ${kind.name} of ${owner} in Redis`, { error: loggableError(error) });
+      });
       // A cancelled entry still in the outbox is its compensation's (or reconciliation's) to give back.
       const settled = group.map(kind.idOf).filter((id) => isStored(decisions.get(id)));
       if (settled.length) await redis().hdel(kind.keysOf(owner).outbox, ...settled).catch((error: unknown) => {
