@@ -60,7 +60,7 @@ export interface Sale {
 
 export const newBuyerKey = () => randomBytes(9).toString('base64url');
 
-async function attempt(options: SaleOptions, buyer: Buyer): Promise<Attempt & { reservationId?: string }> {
+async function attempt(options: SaleOptions, buyer: Buyer): Promise<Attempt & { reservationId?: string; retryAfterMs?: number }> {
   const startedAt = Date.now();
   const started = performance.now();
   const { path, headers, body } = options.kind.request(options.owner, buyer);
@@ -72,7 +72,14 @@ async function attempt(options: SaleOptions, buyer: Buyer): Promise<Attempt & { 
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
     const reservationId = options.kind.acknowledged(res.status, await res.text());
-    return { startedAt, ms: performance.now() - started, status: res.status, ...(reservationId ? { reservationId } : {}) };
+    const retryAfter = Number(res.headers.get('retry-after'));
+    return {
+      startedAt,
+      ms: performance.now() - started,
+      status: res.status,
+      ...(reservationId ? { reservationId } : {}),
+      ...(retryAfter > 0 ? { retryAfterMs: retryAfter * 1000 } : {}),
+    };
   } catch (error) {
     const status = (error as Error).name === 'TimeoutError' ? 'timeout' : 'network';
     return { startedAt, ms: performance.now() - started, status };
@@ -93,7 +100,7 @@ export function startSale(options: SaleOptions): Sale {
     const giveUpAt = Date.now() + options.patienceMs;
     const outcome: BuyerOutcome = { buyer, attempts: [] };
     for (let retry = 0; ; retry += 1) {
-      const { reservationId, ...answer } = await attempt(options, buyer);
+      const { reservationId, retryAfterMs = 0, ...answer } = await attempt(options, buyer);
       outcome.attempts.push(answer);
       outcome.final = answer.status;
       if (reservationId) {
@@ -101,8 +108,10 @@ export function startSale(options: SaleOptions): Sale {
         acknowledge(reservationId, buyer);
       }
       if (isFinal(options.kind, answer.status) || !retrySafe(answer.status) || Date.now() >= giveUpAt) return outcome;
+      // A well-behaved client: its own backoff, but never sooner than the server's Retry-After (spread by up to half again).
       const backoff = Math.min(BACKOFF_FIRST_MS * 2 ** retry, BACKOFF_MAX_MS);
-      await new Promise((r) => setTimeout(r, backoff / 2 + (Math.random() * backoff) / 2));
+      const wait = Math.max(backoff / 2 + (Math.random() * backoff) / 2, retryAfterMs * (1 + Math.random() / 2));
+      await new Promise((r) => setTimeout(r, wait));
     }
   }
 
