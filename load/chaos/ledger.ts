@@ -113,11 +113,12 @@ export const orderAnswers = (url: string, acknowledged: Map<string, Buyer>) =>
 
 /**
  * Asks `GET /me/coupons` as each acknowledged coupon's holder: the status it lists the coupon
- * with (pending while it is in Redis's holders only, issued once stored), `missing` when the list
+ * with (pending while it is in Redis's holders only, issued once stored, rejected when the guard
+ * refused it, as GET /orders/{id} says of an order), `missing` when the list
  * leaves it out, or the HTTP status when there was no list.
  */
 export const couponAnswers = (url: string, acknowledged: Map<string, Buyer>) =>
-  lookUpEach(acknowledged, { found: ['pending', 'issued'], notFound: 'missing' }, async (couponId, buyer) => {
+  lookUpEach(acknowledged, { found: ['pending', 'issued', 'rejected'], notFound: 'missing' }, async (couponId, buyer) => {
     const res = await get(`${url}/me/coupons`, buyer);
     if (res.status !== 200) {
       await res.arrayBuffer();
