@@ -14,7 +14,7 @@ import { adminCookie, pointAtTwin, releaseSharedClients, signedInCrowd } from '.
 import { round } from '../support/measure';
 import { twinEnvironment } from '../support/twin';
 import { SALE_KINDS } from './kinds';
-import type { Answers, Ledger } from './ledger';
+import type { Answers, Ledger } from './count';
 import { startChaosRedis, type ChaosRedis } from './redis';
 import { reconcile, type ReconcileLine } from './reconcile';
 import type { ChaosOptions, ChaosReport } from './report';

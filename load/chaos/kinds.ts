@@ -1,7 +1,7 @@
 import type { Pool } from 'mysql2/promise';
 import { adminPut } from '../support/crowd';
 import type { TwinInfo } from '../support/twin';
-import { couponAnswers, orderAnswers, readCouponLedger, readOrderLedger, type Answers, type Ledger } from './ledger';
+import { couponAnswers, orderAnswers, readCouponLedger, readOrderLedger, type Answers, type Ledger } from './count';
 import type { Buyer } from './sale';
 
 /**
