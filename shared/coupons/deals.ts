@@ -49,8 +49,3 @@ export async function storedCoupons(userId: number): Promise<{ couponId: string;
   const [rows] = await db().query<RowDataPacket[]>('SELECT id, deal_id, issued_at FROM coupons WHERE user_id = ? ORDER BY issued_at DESC', [userId]);
   return rows.map((r) => ({ couponId: String(r.id), dealId: String(r.deal_id), issuedAt: new Date(r.issued_at).getTime() }));
 }
-
-export async function storedCouponCount(dealId: string): Promise<number> {
-  const [rows] = await db().query<RowDataPacket[]>('SELECT COUNT(*) AS n FROM coupons WHERE deal_id = ?', [dealId]);
-  return Number(rows[0]!.n);
-}

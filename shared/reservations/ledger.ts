@@ -31,7 +31,7 @@ export async function decideFirst<R>(kind: Decidable<R>, record: R, state: 'prom
   return (await ledgerState(kind.idOf(record)))!;
 }
 
-export async function ledgerState(id: string): Promise<LedgerState | undefined> {
+async function ledgerState(id: string): Promise<LedgerState | undefined> {
   const [rows] = await db().query<RowDataPacket[]>('SELECT state FROM reservation_ledger WHERE id = ?', [id]);
   return rows[0]?.state as LedgerState | undefined;
 }

@@ -8,7 +8,7 @@ import { lockedStates, recordStored } from './ledger';
 import { repairOwner } from './reconcile';
 
 /** Groups records by their owner, so each owner's keys are touched once. */
-export function groupBy<T>(records: T[], ownerOf: (record: T) => string): Map<string, T[]> {
+function groupBy<T>(records: T[], ownerOf: (record: T) => string): Map<string, T[]> {
   const groups = new Map<string, T[]>();
   for (const record of records) {
     const owner = ownerOf(record);
