@@ -1,27 +1,10 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { OwnerReconciliation } from '../../shared/reservations/reconcile';
 import type { SaleKind } from './kinds';
 
-/** One owner's line of `npm run reconcile`'s output (shared/reservations/reconcile.ts OwnerReconciliation). */
-export interface ReconcileLine {
-  kind: string;
-  owner: string;
-  capacity: number;
-  /** Redis's counter as measured (before any repair). */
-  remaining: number;
-  confirmed: number;
-  /** Outbox entries not yet decided in MySQL. */
-  pending: number;
-  drift: number;
-  relayed: number;
-  settled: number;
-  released: number;
-  /** The change a repair made to the counter, 0 when none. */
-  adjusted: number;
-  rebuilt: boolean;
-  waiting?: string;
-  buyersRestored: number;
-}
+/** One owner's line of `npm run reconcile`'s output. */
+export type ReconcileLine = OwnerReconciliation;
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -1,7 +1,7 @@
 import { redis } from '../clients/redis';
 import { AppError } from '../errors';
 import { isScriptCode, scriptError } from '../redis/script-codes';
-import { luaScript } from '../redis/script';
+import { luaScript, runOverPairs } from '../redis/script';
 import type { Reserved } from '../reservations/place';
 import { dealKeys, newCouponId, type CouponRecord } from './model';
 
@@ -12,8 +12,6 @@ const forgetHoldersScript = luaScript<[string], (string | number)[]>(new URL('./
 const restoreHoldersScript = luaScript<[string], (string | number)[]>(new URL('./lua/holders-restore-1.lua', import.meta.url));
 
 const ALREADY_ISSUED = -23;
-/** Holders per script call, so one repair never holds Redis for long. */
-const HOLDERS_PER_CALL = 500;
 
 /** The user already holds a coupon of this deal; the answer names it. */
 export class AlreadyIssuedError extends AppError {
@@ -66,19 +64,11 @@ export async function heldCoupons(dealIds: string[], userId: number): Promise<Ma
 }
 
 /** Records users as the holders of their stored coupons where Redis forgot them; returns how many. */
-export async function restoreHolders(dealId: string, holders: { buyer: number; id: string }[]): Promise<number> {
-  const pairs = holders.flatMap((h) => [h.buyer, h.id]);
-  let restored = 0;
-  for (let i = 0; i < pairs.length; i += 2 * HOLDERS_PER_CALL) {
-    restored += Number(await restoreHoldersScript.run(redis(), [dealKeys(dealId).buyers], pairs.slice(i, i + 2 * HOLDERS_PER_CALL)));
-  }
-  return restored;
+export function restoreHolders(dealId: string, holders: { buyer: number; id: string }[]): Promise<number> {
+  return runOverPairs(restoreHoldersScript, redis(), dealKeys(dealId).buyers, holders.map((h) => [h.buyer, h.id]));
 }
 
 /** Forgets users as the holders of coupons the guard rejected (a user holding another one keeps it). */
 export async function forgetRejectedHolders(dealId: string, rejected: CouponRecord[]): Promise<void> {
-  const pairs = rejected.flatMap((c) => [c.userId, c.couponId]);
-  for (let i = 0; i < pairs.length; i += 2 * HOLDERS_PER_CALL) {
-    await forgetHoldersScript.run(redis(), [dealKeys(dealId).buyers], pairs.slice(i, i + 2 * HOLDERS_PER_CALL));
-  }
+  await runOverPairs(forgetHoldersScript, redis(), dealKeys(dealId).buyers, rejected.map((c) => [c.userId, c.couponId]));
 }

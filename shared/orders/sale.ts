@@ -1,16 +1,13 @@
 import { redis } from '../clients/redis';
 import { isScriptCode, scriptError } from '../redis/script-codes';
-import { luaScript } from '../redis/script';
+import { luaScript, runOverPairs } from '../redis/script';
 import type { Reserved } from '../reservations/place';
 import { itemKeys, newOrderId, type OrderRecord } from './model';
 
 const reserveScript = luaScript<[string, string, string, string], [number, number, string, string, number, string]>(new URL('./lua/order-reserve-4.lua', import.meta.url));
 const releaseScript = luaScript<[string, string, string, string, string], [string, number, number]>(new URL('./lua/order-release-5.lua', import.meta.url));
 const openScript = luaScript<[string, string, string], [number, number]>(new URL('./lua/sale-open-3.lua', import.meta.url));
-const raiseBuyersScript = luaScript<[string], number[]>(new URL('./lua/buyers-raise-1.lua', import.meta.url));
-
-/** Buyers per script call, so one repair never holds Redis for long. */
-const BUYERS_PER_CALL = 500;
+const raiseBuyersScript = luaScript<[string], (string | number)[]>(new URL('./lua/buyers-raise-1.lua', import.meta.url));
 
 /** A retry is "the same request" when it asks for the same quantity (item and buyer are in the key). */
 const fingerprint = (quantity: number) => `q${quantity}`;
@@ -78,11 +75,6 @@ export async function pendingOrder(orderId: string, itemId: string): Promise<Ord
 }
 
 /** Raises each buyer's count to at least the quantity given for them, never lowering one; returns how many rose. */
-export async function raiseBuyerCounts(itemId: string, floors: { buyer: number; units: number }[]): Promise<number> {
-  const pairs = floors.flatMap((f) => [f.buyer, f.units]);
-  let raised = 0;
-  for (let i = 0; i < pairs.length; i += 2 * BUYERS_PER_CALL) {
-    raised += Number(await raiseBuyersScript.run(redis(), [itemKeys(itemId).buyers], pairs.slice(i, i + 2 * BUYERS_PER_CALL)));
-  }
-  return raised;
+export function raiseBuyerCounts(itemId: string, floors: { buyer: number; units: number }[]): Promise<number> {
+  return runOverPairs(raiseBuyersScript, redis(), itemKeys(itemId).buyers, floors.map((f) => [f.buyer, f.units]));
 }
