@@ -1,6 +1,8 @@
 import * as z from '../shared/zod';
 import { AppError, UnavailableError } from '../shared/errors';
 import { api } from '../shared/http/api';
+import { clientAddress } from '../shared/http/client-address';
+import { takeReservationRates } from '../shared/limits/rate';
 import { json } from '../shared/http/response';
 import { AlreadyIssuedError, issueCoupon } from '../shared/coupons/coupons';
 import { coupons } from '../shared/coupons/kind';
@@ -14,7 +16,9 @@ const Params = z.object({ dealId: DealId });
  * then handed to the queue through the same pipeline as orders; a user who already holds one is
  * told which (409).
  */
-export const handler = api({ access: 'user', params: Params }).handler(async ({ input, principal }) => {
+export const handler = api({ access: 'user', params: Params }).handler(async (event) => {
+  const { input, principal } = event;
+  await takeReservationRates(coupons.keysOf(input.params.dealId).tag, 'coupons', principal.userId, clientAddress(event));
   const issued = await issueCoupon(input.params.dealId, principal.userId).catch((error: Error) => {
     throw error instanceof AppError ? error : new UnavailableError('Coupons are unavailable; try again');
   });

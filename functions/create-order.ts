@@ -1,6 +1,8 @@
 import * as z from '../shared/zod';
 import { AppError, UnavailableError } from '../shared/errors';
 import { api } from '../shared/http/api';
+import { clientAddress } from '../shared/http/client-address';
+import { takeReservationRates } from '../shared/limits/rate';
 import { json } from '../shared/http/response';
 import { orders } from '../shared/orders/kind';
 import { IdempotencyKey, ItemId, Quantity } from '../shared/orders/model';
@@ -15,7 +17,9 @@ const Order = z.strictObject({ quantity: Quantity });
  * Reserves in Redis (one script, one round trip), then hands the order to the queue; a hand-off
  * that fails is cancelled and the client told to retry with the same key (503).
  */
-export const handler = api({ access: 'user', params: Params, headers: Headers, body: Order }).handler(async ({ input, principal }) => {
+export const handler = api({ access: 'user', params: Params, headers: Headers, body: Order }).handler(async (event) => {
+  const { input, principal } = event;
+  await takeReservationRates(orders.keysOf(input.params.itemId).tag, 'orders', principal.userId, clientAddress(event));
   const reservation = await reserve({
     itemId: input.params.itemId,
     userId: principal.userId,

@@ -1,6 +1,8 @@
 import * as z from '../shared/zod';
 import { AppError } from '../shared/errors';
 import { api } from '../shared/http/api';
+import { clientAddress } from '../shared/http/client-address';
+import { admitSignIn, signInFailed, signInSucceeded } from '../shared/limits/rate';
 import { json } from '../shared/http/response';
 import { EmailAddress } from '../shared/sessions/account-rules';
 import { verifyPassword } from '../shared/sessions/password';
@@ -12,12 +14,21 @@ const Credentials = z.object({
   password: z.string().check(z.minLength(1), z.maxLength(1024)),
 });
 
+/**
+ * Admitted first (a lockout or the source's rate answers 429 before any lookup or scrypt, the
+ * same whether or not the address has an account), then checked; a wrong password counts
+ * towards this address's lockout from this source only, so nobody elsewhere can lock its owner out.
+ */
 export const handler = api({ access: 'public', body: Credentials }).handler(async (event) => {
   const { email, password } = event.input.body;
+  const source = clientAddress(event);
+  await admitSignIn(email, source);
   const user = await findUserByEmail(email);
   if (!(await verifyPassword(password, user?.passwordHash)) || !user) {
+    await signInFailed(email, source);
     throw new AppError('INVALID_CREDENTIALS', 'Email or password is wrong');
   }
+  await signInSucceeded(email, source);
   // A store that refused the session (full, or away) started none: the error handler's 503 makes signing in again safe.
   const cookie = await signIn(user, event.cookieMap[SESSION_COOKIE]);
   return json(201, { user: { id: user.id, email: user.email, role: user.role } }, { cookies: [cookie] });

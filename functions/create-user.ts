@@ -1,5 +1,7 @@
 import * as z from '../shared/zod';
 import { api } from '../shared/http/api';
+import { clientAddress } from '../shared/http/client-address';
+import { takeSignUp } from '../shared/limits/rate';
 import { json } from '../shared/http/response';
 import { logger } from '../shared/logger';
 import { EmailAddress, passwordProblem } from '../shared/sessions/account-rules';
@@ -26,6 +28,7 @@ const NewAccount = z
  */
 export const handler = api({ access: 'public', body: NewAccount }).handler(async (event) => {
   const { email, password } = event.input.body;
+  await takeSignUp(clientAddress(event));
   const user = await signUp(email, password);
   const cookie = await signIn(user, event.cookieMap[SESSION_COOKIE]).catch((error: Error) => {
     logger.warn('Signed up, but the session could not be started', { userId: user.id, error: { name: error.name, message: error.message } });

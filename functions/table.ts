@@ -77,14 +77,14 @@ export const functions: readonly FunctionSpec[] = [
     description: 'Signs a user in and sets the session cookie',
     trigger: { kind: 'http', method: 'POST', path: '/sessions' },
     ...api,
-    env: ['redis', 'database', 'sessions'],
+    env: ['redis', 'database', 'sessions', 'limits'],
   },
   {
     id: 'create-user',
     description: 'Signs a new user up and in (session cookie as for sign-in)',
     trigger: { kind: 'http', method: 'POST', path: '/users' },
     ...api,
-    env: ['redis', 'database', 'sessions'],
+    env: ['redis', 'database', 'sessions', 'limits'],
   },
   {
     id: 'delete-current-session',
@@ -126,7 +126,7 @@ export const functions: readonly FunctionSpec[] = [
     description: 'Reserves stock in one Lua call and hands the order to the queue',
     trigger: { kind: 'http', method: 'POST', path: '/items/{itemId}/orders' },
     ...api,
-    env: ['redis', 'database', 'reservationQueue', 'sessions'],
+    env: ['redis', 'database', 'reservationQueue', 'sessions', 'limits'],
   },
   {
     id: 'get-order',
@@ -154,7 +154,7 @@ export const functions: readonly FunctionSpec[] = [
     description: 'Issues one coupon of a deal to the caller in one Lua call, then hands it to the queue',
     trigger: { kind: 'http', method: 'POST', path: '/deals/{dealId}/coupons' },
     ...api,
-    env: ['redis', 'database', 'reservationQueue', 'sessions'],
+    env: ['redis', 'database', 'reservationQueue', 'sessions', 'limits'],
   },
   {
     id: 'list-my-coupons',

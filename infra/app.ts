@@ -27,6 +27,7 @@ export function buildApp(app = new App()): { app: App; stack: SurgeStack } {
     inboundDomain,
     adminEmail: adminEmail.data,
     sourceMapStackTraces: String(app.node.tryGetContext('sourceMapStackTraces')) === 'true',
+    ...(app.node.tryGetContext('loadTestSources') ? { loadTestSources: String(app.node.tryGetContext('loadTestSources')) } : {}),
     env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
   });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

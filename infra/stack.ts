@@ -101,6 +101,11 @@ export interface SurgeStackProps extends StackProps {
    * slows every cold start; the maps ship with each function for decoding a trace offline.
    */
   sourceMapStackTraces?: boolean;
+  /**
+   * Source addresses a load test sends from, exempt from the per-source rate limits (IPv4 CIDR
+   * blocks, comma-separated); `dev` only: a prod stack with it does not synthesize.
+   */
+  loadTestSources?: string;
 }
 
 export class SurgeStack extends Stack {
@@ -127,6 +132,7 @@ export class SurgeStack extends Stack {
     });
     this.stage = props.stage;
     const kept = KEPT_BY[props.stage];
+    if (props.loadTestSources && props.stage === 'prod') throw new Error('loadTestSources exempts sources from the rate limits: dev only, never prod');
 
     // Network: isolated subnets only; AWS services through endpoints, no NAT.
     const vpc = new ec2.Vpc(this, 'Vpc', {
@@ -314,6 +320,7 @@ export class SurgeStack extends Stack {
       inboundDomain: props.inboundDomain,
       rawMail: { bucket: rawMail.bucketName, prefix: inboundMail.prefix },
       firstAdminSecretId: adminCredentials.secretArn,
+      ...(props.loadTestSources ? { loadTestSources: props.loadTestSources } : {}),
     };
     // The secret holding each need's credentials: a function may read those of its needs only.
     const secretOf: Partial<Record<EnvNeed, ISecret>> = { redis: redisAuth, database: database.secret!, firstAdmin: adminCredentials };

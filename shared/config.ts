@@ -85,6 +85,15 @@ export const rawMailEnv = z.object({
  */
 export const firstAdminEnv = z.object({ FIRST_ADMIN_SECRET_ID: secretId });
 
+/**
+ * Sources exempt from the per-source rate limits: a load test's generators (IPv4 CIDR blocks,
+ * comma-separated, e.g. 127.0.0.0/8). Unset everywhere but a twin or dev stage under load tests;
+ * the prod stage refuses it.
+ */
+export const limitsEnv = z.object({
+  LOAD_TEST_SOURCES: z.optional(z.string().check(z.regex(/^(\d{1,3}(\.\d{1,3}){3}\/\d{1,2})(,\d{1,3}(\.\d{1,3}){3}\/\d{1,2})*$/, 'IPv4 CIDR blocks, comma-separated'))),
+});
+
 /** What the mail function reads: the domain it takes mail for and where SES stores it. */
 export const receiveMailEnv = z.extend(inboundDomainEnv, rawMailEnv.shape);
 
@@ -100,6 +109,7 @@ export const envNeeds = {
   inboundDomain: inboundDomainEnv,
   rawMail: rawMailEnv,
   firstAdmin: firstAdminEnv,
+  limits: limitsEnv,
 } as const satisfies Record<string, z.ZodMiniObject>;
 
 export type EnvNeed = keyof typeof envNeeds;
@@ -113,6 +123,7 @@ export interface Deployment {
   inboundDomain: string;
   rawMail: { bucket: string; prefix: string; parserThreads?: number };
   firstAdminSecretId?: string;
+  loadTestSources?: string;
 }
 
 const optional = (name: string, value: string | number | boolean | undefined): Record<string, string> =>
@@ -140,6 +151,7 @@ const variablesOf: Record<EnvNeed, (d: Deployment) => Record<string, string>> = 
     ...optional('MAIL_PARSER_THREADS', d.rawMail.parserThreads),
   }),
   firstAdmin: (d) => optional('FIRST_ADMIN_SECRET_ID', d.firstAdminSecretId),
+  limits: (d) => optional('LOAD_TEST_SOURCES', d.loadTestSources),
 };
 
 /** A function's environment for its needs: every variable its needs' schemas read that the deployment sets, and no other. */

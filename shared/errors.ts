@@ -21,6 +21,7 @@ export const errorStatus = {
   ALREADY_ISSUED: 409,
   UNSUPPORTED_MEDIA_TYPE: 415,
   PAYLOAD_TOO_LARGE: 413,
+  RATE_LIMITED: 429,
   UNAVAILABLE: 503,
 } as const;
 
@@ -37,6 +38,16 @@ export class AppError extends Error {
   ) {
     super(message);
     this.status = errorStatus[code];
+  }
+}
+
+/** Too many requests: the client is told when to come back (Retry-After, in whole seconds). */
+export class RateLimitedError extends AppError {
+  override name = 'RateLimitedError';
+  readonly retryAfterSeconds: number;
+  constructor(retryAfterMs: number, message = 'Too many requests; try again later') {
+    super('RATE_LIMITED', message);
+    this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
   }
 }
 

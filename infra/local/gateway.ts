@@ -111,7 +111,8 @@ export function toEvent(
         method: req.method ?? 'GET',
         path: rawPath,
         protocol: `HTTP/${req.httpVersion}`,
-        sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+        // An IPv4 client of a dual-stack socket shows as ::ffff:a.b.c.d; API Gateway says a.b.c.d.
+        sourceIp: (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, ''),
         userAgent: headers['user-agent'] ?? '',
       },
       requestId: randomUUID(),

@@ -146,8 +146,13 @@ export function twinDeployment(stores: TwinStores, provisioned: Record<QueueName
     // The functions' view is bundle mode's, the one mode whose deploy trigger runs as a function:
     // only there does the twin provision the first admin's secret.
     ...(view === 'functions' ? { firstAdminSecretId: TWIN_SECRETS.firstAdmin } : {}),
+    // The twin serves loopback only, where benches and Artillery send everything from 127.0.0.1:
+    // the documented load-test allowance, unless SURGE_LOAD_TEST_SOURCES says otherwise ('' for none).
+    ...(loadTestSources() ? { loadTestSources: loadTestSources() } : {}),
   };
 }
+
+const loadTestSources = () => process.env.SURGE_LOAD_TEST_SOURCES ?? '127.0.0.0/8';
 
 /** What Lambda's runtime puts in every function's environment, as the twin provides it. */
 export function runtimeEnvironment(emulatorUrl: string, functionsSqsEndpoint?: string): Record<string, string> {

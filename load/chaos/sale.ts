@@ -43,8 +43,8 @@ const REQUEST_TIMEOUT_MS = 12_000;
 const BACKOFF_FIRST_MS = 100;
 const BACKOFF_MAX_MS = 1_000;
 
-/** Statuses a client may retry (an order with the same key): 503 says so, and a lost answer says nothing. */
-const retrySafe = (status: Attempt['status']) => status === 503 || status === 'network' || status === 'timeout';
+/** Statuses a client may retry (an order with the same key): 503 and 429 say so (when, in Retry-After), and a lost answer says nothing. */
+const retrySafe = (status: Attempt['status']) => status === 503 || status === 429 || status === 'network' || status === 'timeout';
 /** The buyer is done: acknowledged, or refused for good. */
 export const isFinal = (kind: SaleKind, status: Attempt['status'] | undefined) => typeof status === 'number' && kind.final.includes(status);
 

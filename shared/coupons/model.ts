@@ -18,6 +18,7 @@ export const newCouponId = newReservationId;
 export const dealKeys = (dealId: string) => {
   const tag = `{deal:${dealId}}`;
   return {
+    tag,
     state: `${tag}:deal`,
     buyers: `${tag}:holders`,
     outbox: `${tag}:outbox`,

@@ -3,7 +3,7 @@ import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type * as z from '../zod';
 import { storeCredentials } from '../clients/credentials';
 import { withDeadline } from '../deadline';
-import { AppError, ForbiddenError, isDependencyUnavailable, isRefusedCredentials, UnauthenticatedError, UnavailableError } from '../errors';
+import { AppError, ForbiddenError, isDependencyUnavailable, isRefusedCredentials, RateLimitedError, UnauthenticatedError, UnavailableError } from '../errors';
 import { loggableError, logger } from '../logger';
 import { parseSessionCookie, resolveSession, SESSION_COOKIE, type Principal } from '../sessions/store';
 import type { Role } from '../sessions/users';
@@ -143,7 +143,8 @@ function errorHandler(): MiddlewareObj<APIGatewayProxyEventV2, ApiResult, Error,
       if (error instanceof AppError) {
         if (error.status >= 500) logger.warn('Dependency unavailable', { code: error.code, message: error.message });
         const body = { error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) } };
-        request.response = json(error.status, body, error.status === 503 ? RETRY_SOON : {});
+        const retryAfter = error instanceof RateLimitedError ? { headers: { 'retry-after': String(error.retryAfterSeconds) } } : error.status === 503 ? RETRY_SOON : {};
+        request.response = json(error.status, body, retryAfter);
         return;
       }
       const logged = loggableError(error);

@@ -25,6 +25,7 @@ export const OrderId = ReservationId;
 export const itemKeys = (itemId: string) => {
   const tag = `{item:${itemId}}`;
   return {
+    tag,
     state: `${tag}:sale`,
     buyers: `${tag}:bought`,
     outbox: `${tag}:outbox`,

@@ -3,6 +3,8 @@ import type * as z from '../zod';
 
 /** The Redis keys of one owner's reservations (an item's sale, a deal): all in one hash slot. */
 export interface OwnerKeys {
+  /** The hash tag every key of the owner carries, e.g. {item:<id>}: any other key in its slot starts with it. */
+  tag: string;
   /** The live state: a hash holding the counter the reserving script checks and moves. */
   state: string;
   /** Buyer -> what they hold (an item's units, a deal's coupon id). */

@@ -423,4 +423,8 @@ describe('the stage', () => {
   it('is dev or prod, and nothing else synthesizes', () => {
     expect(() => buildApp(new App({ context: { stage: 'staging' } }))).toThrow('Unknown stage "staging": pass -c stage=dev|prod');
   });
+
+  it('refuses a load-test allowance in prod', () => {
+    expect(() => buildApp(new App({ context: { stage: 'prod', loadTestSources: '10.0.0.0/8', 'aws:cdk:bundling-stacks': [] } }))).toThrow('dev only, never prod');
+  });
 });

@@ -5,6 +5,7 @@ import type { RowDataPacket } from 'mysql2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Poller } from '../../infra/local/poller';
 import { redis } from '../../shared/clients/redis';
+import { LIMITS } from '../../shared/limits/limits';
 import { issuedCount } from '../../shared/coupons/coupons';
 import { coupons } from '../../shared/coupons/kind';
 import { writeReservations as writeKind } from '../../shared/reservations/writer';
@@ -88,7 +89,7 @@ describe('time-deal coupons', () => {
     expect(await reconcileOwner(coupons, dealId, { relayOlderThanMs: 60_000, repair: false })).toMatchObject({ capacity: 500, remaining: 0, confirmed: 500, pending: 0, drift: 0 });
   });
 
-  it('gives one user asking 50 times at once one coupon, and names it every time', async () => {
+  it('gives one user asking 50 times at once one coupon, names it to the asks its rate lets through, and 429s the rest', async () => {
     const dealId = await openDeal(10);
     const user = users[0]!;
 
@@ -96,9 +97,12 @@ describe('time-deal coupons', () => {
 
     const issued = results.filter((r) => r.statusCode === 201).map((r) => body(r).couponId);
     const repeats = results.filter((r) => r.statusCode === 409).map(body);
+    const limited = results.filter((r) => r.statusCode === 429);
     expect(issued).toHaveLength(1);
-    expect(repeats).toHaveLength(49);
+    expect(repeats).toHaveLength(LIMITS.couponsPerUser.count - 1);
+    expect(limited).toHaveLength(50 - LIMITS.couponsPerUser.count);
     for (const repeat of repeats) expect(repeat.error).toMatchObject({ code: 'ALREADY_ISSUED', details: { couponId: issued[0] } });
+    for (const answer of limited) expect(answer.headers?.['retry-after']).toMatch(/^[1-9]\d*$/);
     expect(await issuedCount(dealId)).toBe(1);
   });
 
@@ -162,13 +166,14 @@ describe('time-deal coupons', () => {
   });
 
   it('shows a coupon the database guard rejected as rejected, and lets its user ask again', async () => {
-    // Prepare: Redis believes in one coupon more than the deal has (it lost writes), and issues it.
+    // Prepare: the deal's one coupon is issued and stored, then Redis loses that issue, and issues it again.
     const dealId = await openDeal(1);
-    await redis().hset(dealKeys(dealId).state, 'limit', 2);
     const [first, second] = [users[8]!, users[9]!];
     const kept = body(await createCoupon(couponRequest(dealId, first.cookie), lambdaContext()));
+    await until(async () => (await couponRows(dealId)).length === 1 && (await redis().hlen(dealKeys(dealId).outbox)) === 0, 10_000, 'first written');
+    await redis().hincrby(dealKeys(dealId).state, 'issued', -1);
     const refused = body(await createCoupon(couponRequest(dealId, second.cookie), lambdaContext()));
-    await until(async () => (await depth(sqs, queue.url)) === 0 && (await redis().hlen(dealKeys(dealId).outbox)) === 0, 10_000, 'both written');
+    await until(async () => (await depth(sqs, queue.url)) === 0 && (await redis().hlen(dealKeys(dealId).outbox)) === 0, 10_000, 'second written');
 
     // Act
     const listed = body(await listMyCoupons(httpEvent('get-me', { path: '/me/coupons', cookies: [second.cookie] }), lambdaContext()));

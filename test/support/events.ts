@@ -17,6 +17,8 @@ export function httpEvent(
     rawBody?: string;
     cookies?: string[];
     headers?: Record<string, string>;
+    /** The client's address, as API Gateway reports it. */
+    sourceIp?: string;
   } = {},
 ): APIGatewayProxyEventV2 {
   const event = fixture<APIGatewayProxyEventV2>(`apigw-http/${name}.json`);
@@ -32,6 +34,7 @@ export function httpEvent(
   if (changes.rawBody !== undefined) event.body = changes.rawBody;
   if (changes.cookies) event.cookies = changes.cookies;
   if (changes.headers) event.headers = { ...event.headers, ...changes.headers };
+  if (changes.sourceIp) event.requestContext.http = { ...event.requestContext.http, sourceIp: changes.sourceIp };
   return event;
 }
 

@@ -1,0 +1,90 @@
+import { createHash } from 'node:crypto';
+import { redis } from '../clients/redis';
+import { limitsEnv, readEnv } from '../config';
+import { RateLimitedError } from '../errors';
+import { luaScript } from '../redis/script';
+import { once } from '../once';
+import { gcra, LIMITS, type Rate } from './limits';
+
+const takeScript = luaScript<[string], [number, number]>(new URL('./lua/rate-take-1.lua', import.meta.url));
+const gateScript = luaScript<[string, string], [number, number]>(new URL('./lua/sign-in-gate-2.lua', import.meta.url));
+const failedScript = luaScript<[string], [number, number, number, number]>(new URL('./lua/sign-in-failed-1.lua', import.meta.url));
+
+/**
+ * Sources exempt from per-source limits: a load test's generator, from the addresses it names
+ * (IPv4 CIDR blocks, e.g. 127.0.0.0/8). Never set in the prod stage.
+ */
+const loadTestSources = once(() =>
+  (readEnv(limitsEnv).LOAD_TEST_SOURCES ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((block) => {
+      const [address, bits = '32'] = block.split('/');
+      const mask = Number(bits) === 0 ? 0 : (~0 << (32 - Number(bits))) >>> 0;
+      return { network: (ipv4(address!)! & mask) >>> 0, mask };
+    }),
+);
+
+function ipv4(address: string): number | undefined {
+  const parts = address.split('.').map(Number);
+  if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255)) return undefined;
+  return ((parts[0]! << 24) | (parts[1]! << 16) | (parts[2]! << 8) | parts[3]!) >>> 0;
+}
+
+export function isLoadTestSource(address: string): boolean {
+  const value = ipv4(address);
+  return value !== undefined && loadTestSources().some((b) => ((value & b.mask) >>> 0) === b.network);
+}
+
+/** Keys of one source address share its hash tag, so a source's limits are checked in one slot. */
+const sourceKey = (address: string, what: string) => `{ip:${address}}:${what}`;
+/** An address is never kept in a key name as itself. */
+const emailHash = (email: string) => createHash('sha256').update(email).digest('base64url').slice(0, 22);
+
+/** Takes one request from `key`'s rate; throws RateLimitedError when there is none left. */
+export async function takeRate(key: string, rate: Rate, message?: string): Promise<void> {
+  const wait = Number(await takeScript.run(redis(), [key], gcra(rate)));
+  if (wait > 0) throw new RateLimitedError(wait, message);
+}
+
+/**
+ * A reservation's limits, per buyer and per source, in the owner's slot (its hash tag), taken in
+ * one round trip; a source under a load-test allowance is held to the per-buyer one only.
+ */
+export async function takeReservationRates(ownerTag: string, kind: 'orders' | 'coupons', buyer: number, address: string): Promise<void> {
+  const [perBuyer, perSource] = kind === 'orders' ? [LIMITS.ordersPerBuyer, LIMITS.ordersPerSource] : [LIMITS.couponsPerUser, LIMITS.couponsPerSource];
+  // Sent in the same turn of the event loop, the two go out in one write (the shared connection coalesces them).
+  const waits = await Promise.all([
+    takeScript.run(redis(), [`${ownerTag}:rate:buyer:${buyer}`], gcra(perBuyer)),
+    ...(isLoadTestSource(address) ? [] : [takeScript.run(redis(), [`${ownerTag}:rate:source:${address}`], gcra(perSource))]),
+  ]);
+  const wait = Math.max(...waits.map(Number));
+  if (wait > 0) throw new RateLimitedError(wait, `Too many ${kind === 'orders' ? 'orders' : 'coupon requests'}; try again later`);
+}
+
+/** Sign-up from one source address. */
+export function takeSignUp(address: string): Promise<void> {
+  return isLoadTestSource(address) ? Promise.resolve() : takeRate(sourceKey(address, 'signup'), LIMITS.signUpPerSource, 'Too many accounts from this address; try again later');
+}
+
+/**
+ * Before a sign-in is tried (before the user is looked up, before any scrypt): refused while
+ * this address is locked out from this source, or past the source's rate. The answer is the
+ * same whether or not the address has an account.
+ */
+export async function admitSignIn(email: string, address: string): Promise<void> {
+  const [interval, burst] = isLoadTestSource(address) ? [0, 0] : gcra(LIMITS.signInPerSource);
+  const wait = Number(await gateScript.run(redis(), [sourceKey(address, `signin:${emailHash(email)}`), sourceKey(address, 'signin')], [interval, burst]));
+  if (wait > 0) throw new RateLimitedError(wait, 'Too many sign-in attempts; try again later');
+}
+
+/** A wrong password: counted against this address from this source, locking the pair out as they add up. */
+export async function signInFailed(email: string, address: string): Promise<void> {
+  const { failures, firstLockoutMs, longestLockoutMs, rememberMs } = LIMITS.signInLockout;
+  await failedScript.run(redis(), [sourceKey(address, `signin:${emailHash(email)}`)], [failures, firstLockoutMs, longestLockoutMs, rememberMs]);
+}
+
+/** A right password: the pair's failures and lockout level are forgotten. */
+export async function signInSucceeded(email: string, address: string): Promise<void> {
+  await redis().del(sourceKey(address, `signin:${emailHash(email)}`));
+}

@@ -1,0 +1,126 @@
+import { randomBytes } from 'node:crypto';
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { handler as createOrder } from '../../functions/create-order';
+import { handler as createSession } from '../../functions/create-session';
+import { handler as createUser } from '../../functions/create-user';
+import { redis } from '../../shared/clients/redis';
+import { LIMITS } from '../../shared/limits/limits';
+import { upsertItemStock } from '../../shared/orders/items';
+import { openSale, remainingStock } from '../../shared/orders/sale';
+import { luaScript } from '../../shared/redis/script';
+import { httpEvent, lambdaContext } from '../support/events';
+import { createUser as makeUser } from '../support/factories';
+import { orderEvent } from '../support/order-events';
+import { sql, uniqueItemId } from '../support/orders';
+import { signedInUsers } from '../support/sessions';
+
+type Result = APIGatewayProxyStructuredResultV2;
+const body = (r: Result) => JSON.parse(r.body ?? 'null');
+
+/** A source of its own per test (198.51.100.0/24 is outside the suite's load-test allowance). */
+const newSource = () => `198.51.100.${1 + randomBytes(1)[0]! % 250}`;
+const unknownAddress = () => `nobody-${randomBytes(4).toString('hex')}@example.com`;
+
+const signIn = (email: string, password: string, sourceIp: string) =>
+  createSession(httpEvent('post-sessions', { body: { email, password }, sourceIp }), lambdaContext());
+
+function expectLimited(result: Result) {
+  expect(result.statusCode).toBe(429);
+  expect(result.headers?.['retry-after']).toMatch(/^[1-9]\d*$/);
+  expect(body(result).error.code).toBe('RATE_LIMITED');
+}
+
+describe('rate limits', () => {
+  describe('sign-in', () => {
+    it('locks an address out from the source that guessed at it, and from there only', async () => {
+      // Prepare
+      const user = await makeUser();
+      const [attacker, owner] = [newSource(), newSource()];
+
+      // Act
+      const guesses = [];
+      for (let i = 0; i < LIMITS.signInLockout.failures; i++) guesses.push(await signIn(user.email, 'wrong password!!', attacker));
+      const rightPasswordFromAttacker = await signIn(user.email, user.password, attacker);
+      const fromElsewhere = await signIn(user.email, user.password, owner);
+
+      // Assess
+      expect(guesses.map((r) => r.statusCode)).toEqual(guesses.map(() => 401));
+      expectLimited(rightPasswordFromAttacker);
+      expect(fromElsewhere.statusCode).toBe(201);
+    });
+
+    it('answers a locked-out unknown address exactly as a locked-out account, so neither says it exists', async () => {
+      const user = await makeUser();
+      const source = newSource();
+      const lockOut = async (email: string) => {
+        for (let i = 0; i < LIMITS.signInLockout.failures; i++) await signIn(email, 'wrong password!!', source);
+        return signIn(email, 'wrong password!!', source);
+      };
+
+      const [known, unknown] = [await lockOut(user.email), await lockOut(unknownAddress())];
+
+      expectLimited(known);
+      expect(unknown.statusCode).toBe(known.statusCode);
+      expect(body(unknown)).toEqual(body(known));
+    });
+
+    it('holds one source to its rate across every address it tries', async () => {
+      const source = newSource();
+
+      const answers = [];
+      for (let i = 0; i <= LIMITS.signInPerSource.count; i++) answers.push(await signIn(unknownAddress(), 'wrong password!!', source));
+
+      expect(answers.slice(0, -1).every((r) => r.statusCode === 401)).toBe(true);
+      expectLimited(answers.at(-1)!);
+    });
+
+    it('makes each lockout of a pair longer than the last, and lets the pair in again once it passes', async () => {
+      // The lockout script on its own, with lockouts short enough to wait out (the API's are minutes).
+      const failed = luaScript<[string], [number, number, number, number]>(new URL('../../shared/limits/lua/sign-in-failed-1.lua', import.meta.url));
+      const gate = luaScript<[string, string], [number, number]>(new URL('../../shared/limits/lua/sign-in-gate-2.lua', import.meta.url));
+      const key = `{ip:${newSource()}}:signin:test-${randomBytes(4).toString('hex')}`;
+      const fail = () => failed.run(redis(), [key], [2, 200, 1_000, 10_000]);
+      const admitted = async () => Number(await gate.run(redis(), [key, `${key}:rate`], [0, 0])) === 0;
+
+      const first = [await fail(), await fail()];
+      const lockedAtOnce = !(await admitted());
+      await new Promise((r) => setTimeout(r, 250));
+      const afterFirst = await admitted();
+      const second = [await fail(), await fail()];
+
+      expect(first).toEqual([0, 200]);
+      expect(lockedAtOnce).toBe(true);
+      expect(afterFirst).toBe(true);
+      expect(second).toEqual([0, 400]);
+    });
+  });
+
+  it('holds one source to its sign-ups, creating no account past the limit', async () => {
+    const source = newSource();
+    const signUp = (email: string) => createUser(httpEvent('post-sessions', { path: '/users', body: { email, password: 'a long enough password' }, sourceIp: source }), lambdaContext());
+
+    const answers = [];
+    for (let i = 0; i < LIMITS.signUpPerSource.count; i++) answers.push(await signUp(unknownAddress()));
+    const refusedEmail = unknownAddress();
+    const refused = await signUp(refusedEmail);
+
+    expect(answers.map((r) => r.statusCode)).toEqual(answers.map(() => 201));
+    expectLimited(refused);
+    expect(await sql('SELECT id FROM users WHERE email = ?', [refusedEmail])).toEqual([]);
+  });
+
+  it('holds a buyer to their orders per item, leaving the stock as it was', async () => {
+    const itemId = uniqueItemId('limited');
+    await upsertItemStock(itemId, 1_000, 100);
+    await openSale(itemId, 1_000, 100);
+    const [buyer] = await signedInUsers(1);
+
+    const answers = [];
+    for (let i = 0; i <= LIMITS.ordersPerBuyer.count; i++) answers.push(await createOrder(orderEvent(itemId, buyer!.cookie, `k${i}`, { quantity: 1 }), lambdaContext()));
+
+    expect(answers.slice(0, -1).map((r) => r.statusCode)).toEqual(answers.slice(0, -1).map(() => 202));
+    expectLimited(answers.at(-1)!);
+    expect(await remainingStock(itemId)).toBe(1_000 - LIMITS.ordersPerBuyer.count);
+  });
+});
