@@ -2,7 +2,7 @@ import * as z from '../shared/zod';
 import { AppError } from '../shared/errors';
 import { api } from '../shared/http/api';
 import { clientAddress } from '../shared/http/client-address';
-import { admitSignIn, signInFailed, signInSucceeded } from '../shared/limits/rate';
+import { admitSignIn, signInSucceeded } from '../shared/limits/rate';
 import { json } from '../shared/http/response';
 import { EmailAddress } from '../shared/sessions/account-rules';
 import { verifyPassword } from '../shared/sessions/password';
@@ -16,8 +16,9 @@ const Credentials = z.object({
 
 /**
  * Admitted first (a lockout or the source's rate answers 429 before any lookup or scrypt, the
- * same whether or not the address has an account), then checked; a wrong password counts
- * towards this address's lockout from this source only, so nobody elsewhere can lock its owner out.
+ * same whether or not the address has an account), then checked; each attempt counts towards
+ * this address's lockout from this source only (so nobody elsewhere can lock its owner out),
+ * until one succeeds.
  */
 export const handler = api({ access: 'public', body: Credentials }).handler(async (event) => {
   const { email, password } = event.input.body;
@@ -25,7 +26,6 @@ export const handler = api({ access: 'public', body: Credentials }).handler(asyn
   await admitSignIn(email, source);
   const user = await findUserByEmail(email);
   if (!(await verifyPassword(password, user?.passwordHash)) || !user) {
-    await signInFailed(email, source);
     throw new AppError('INVALID_CREDENTIALS', 'Email or password is wrong');
   }
   await signInSucceeded(email, source);

@@ -43,6 +43,7 @@ const scenarios: Record<string, { load: () => Promise<Scenario>; httpCeiling: 'a
   catalog: { load: async () => (await import('./scenarios/catalog')).catalog, httpCeiling: 'alternating' },
   coupons: { load: async () => (await import('./scenarios/coupons')).coupons, httpCeiling: 'before' },
   mail: { load: async () => (await import('./scenarios/mail')).mail, httpCeiling: false },
+  abuse: { load: async () => (await import('./scenarios/abuse')).abuse, httpCeiling: 'before' },
 };
 
 const { positionals, values } = parseArgs({

@@ -64,6 +64,8 @@ export async function acquireTwin(log: (msg: string) => void, needsBaselines: bo
       SURGE_BASELINES: 'true',
       SURGE_REDIS_DURABLE: 'false',
       POWERTOOLS_LOG_LEVEL: 'WARN',
+      // The bench's own generators send from 127.0.0.1; the abuse bench's flood from other loopback addresses.
+      SURGE_LOAD_TEST_SOURCES: '127.0.0.1/32',
       SURGE_BUNDLES: String(Boolean(runtime.bundles)),
       ...(runtime.lambdaInstances ? { SURGE_LAMBDA_INSTANCES: String(runtime.lambdaInstances) } : {}),
     },

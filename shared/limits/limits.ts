@@ -13,7 +13,7 @@ const HOUR = 60 * MINUTE;
 export const LIMITS = {
   /** Sign-in attempts from one source address, whatever the accounts. */
   signInPerSource: { count: 30, periodMs: MINUTE },
-  /** Wrong passwords for one address from one source before a lockout, and the lockouts' lengths. */
+  /** Attempts for one address from one source, without a success, before a lockout; and the lockouts' lengths. */
   signInLockout: { failures: 5, firstLockoutMs: MINUTE, longestLockoutMs: HOUR, rememberMs: 15 * MINUTE },
   /** Accounts made from one source address. */
   signUpPerSource: { count: 10, periodMs: HOUR },

@@ -7,8 +7,7 @@ import { once } from '../once';
 import { gcra, LIMITS, type Rate } from './limits';
 
 const takeScript = luaScript<[string], [number, number]>(new URL('./lua/rate-take-1.lua', import.meta.url));
-const gateScript = luaScript<[string, string], [number, number]>(new URL('./lua/sign-in-gate-2.lua', import.meta.url));
-const failedScript = luaScript<[string], [number, number, number, number]>(new URL('./lua/sign-in-failed-1.lua', import.meta.url));
+const gateScript = luaScript<[string, string], [number, number, number, number, number, number]>(new URL('./lua/sign-in-gate-2.lua', import.meta.url));
 
 /**
  * Sources exempt from per-source limits: a load test's generator, from the addresses it names
@@ -69,22 +68,20 @@ export function takeSignUp(address: string): Promise<void> {
 
 /**
  * Before a sign-in is tried (before the user is looked up, before any scrypt): refused while
- * this address is locked out from this source, or past the source's rate. The answer is the
- * same whether or not the address has an account.
+ * this address is locked out from this source, or past the source's rate. Each attempt counts
+ * towards the pair's lockout until one succeeds. The answer is the same whether or not the
+ * address has an account.
  */
 export async function admitSignIn(email: string, address: string): Promise<void> {
   const [interval, burst] = isLoadTestSource(address) ? [0, 0] : gcra(LIMITS.signInPerSource);
-  const wait = Number(await gateScript.run(redis(), [sourceKey(address, `signin:${emailHash(email)}`), sourceKey(address, 'signin')], [interval, burst]));
+  const { failures, firstLockoutMs, longestLockoutMs, rememberMs } = LIMITS.signInLockout;
+  const wait = Number(
+    await gateScript.run(redis(), [sourceKey(address, `signin:${emailHash(email)}`), sourceKey(address, 'signin')], [interval, burst, failures, firstLockoutMs, longestLockoutMs, rememberMs]),
+  );
   if (wait > 0) throw new RateLimitedError(wait, 'Too many sign-in attempts; try again later');
 }
 
-/** A wrong password: counted against this address from this source, locking the pair out as they add up. */
-export async function signInFailed(email: string, address: string): Promise<void> {
-  const { failures, firstLockoutMs, longestLockoutMs, rememberMs } = LIMITS.signInLockout;
-  await failedScript.run(redis(), [sourceKey(address, `signin:${emailHash(email)}`)], [failures, firstLockoutMs, longestLockoutMs, rememberMs]);
-}
-
-/** A right password: the pair's failures and lockout level are forgotten. */
+/** A right password: the pair's attempts and lockout level are forgotten. */
 export async function signInSucceeded(email: string, address: string): Promise<void> {
   await redis().del(sourceKey(address, `signin:${emailHash(email)}`));
 }
