@@ -63,6 +63,9 @@ function startFlood(url: URL, targets: string[]): Flood {
   });
 }
 
+/** The twin's own processes (gateway, consumers, stores), without the bench's generators: the system's CPU per order. */
+const twinCpu = (perOrder: Record<string, number>) => round(Object.entries(perOrder).reduce((sum, [name, ms]) => (name === 'machine' ? sum : sum + ms), 0), 4);
+
 export const abuse: Scenario = async ({ twin, connections, log }) => {
   pointAtTwin(twin);
   const tag = randomBytes(3).toString('hex');
@@ -110,8 +113,8 @@ export const abuse: Scenario = async ({ twin, connections, log }) => {
     load: flooded.result.load,
     extra: {
       buyers: BUYERS,
-      calm: { rps: calm.result.load.rps, p99_ms: calm.result.load.p99_ms, cpu_ms_per_order: calm.cpuPerOrder.machine },
-      flooded: { rps: flooded.result.load.rps, p99_ms: flooded.result.load.p99_ms, cpu_ms_per_order: flooded.cpuPerOrder.machine },
+      calm: { rps: calm.result.load.rps, p99_ms: calm.result.load.p99_ms, cpu_ms_per_order: calm.cpuPerOrder.machine, twin_cpu_ms_per_order: twinCpu(calm.cpuPerOrder) },
+      flooded: { rps: flooded.result.load.rps, p99_ms: flooded.result.load.p99_ms, cpu_ms_per_order: flooded.cpuPerOrder.machine, twin_cpu_ms_per_order: twinCpu(flooded.cpuPerOrder) },
       rps_ratio_flooded_to_calm: round(flooded.result.load.rps / calm.result.load.rps, 2),
       cpu_per_order_ratio_flooded_to_calm: round(flooded.cpuPerOrder.machine! / calm.cpuPerOrder.machine!, 2),
       flood: { sources: FLOOD_SOURCES.length, targets: FLOOD_TARGETS, attempts: flood.attempts, statuses: flood.statuses, cpu_ms_per_refused_attempt: round(cpuPerRefusedMs, 4) },
