@@ -276,6 +276,14 @@ export function visibilityTimeoutSeconds(queue: QueueName): number {
   return 6 * Math.max(5, ...consumers.map((f) => f.timeoutSeconds));
 }
 
+/**
+ * Every need of a function: its row's, and for a route the CloudFront check, which every route
+ * makes (shared/http/api.ts) and so no row repeats.
+ */
+export function envNeedsOf(spec: FunctionSpec): readonly EnvNeed[] {
+  return spec.trigger.kind === 'http' ? [...spec.env, 'cloudFront'] : spec.env;
+}
+
 export function entryFile(spec: FunctionSpec): string {
   return `functions/${spec.id}.ts`;
 }

@@ -23,7 +23,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Trigger } from 'aws-cdk-lib/triggers';
 import type { Construct } from 'constructs';
 import { BUNDLE, bundleFileCopies, WORKERS, workerBuildCommand } from './bundling';
-import { buckets, entryFile, functions, inboundMail, queues, visibilityTimeoutSeconds, type EnvNeed, type FunctionSpec, type QueueName } from '../functions/table';
+import { buckets, entryFile, envNeedsOf, functions, inboundMail, queues, visibilityTimeoutSeconds, type EnvNeed, type FunctionSpec, type QueueName } from '../functions/table';
 import { environmentFor, serviceEnvironment, type Deployment } from '../shared/config';
 
 const REDIS_PORT = 6380;
@@ -356,7 +356,7 @@ export class SurgeStack extends Stack {
         architecture: Architecture.ARM_64,
         memorySize: spec.memoryMb,
         timeout: Duration.seconds(spec.timeoutSeconds),
-        environment: { ...stackVariables, ...environmentFor(spec.env, deployment) },
+        environment: { ...stackVariables, ...environmentFor(envNeedsOf(spec), deployment) },
         vpc,
         vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
         securityGroups: [lambdaSg],
@@ -366,7 +366,7 @@ export class SurgeStack extends Stack {
         depsLockFilePath: join(root, 'package-lock.json'),
       });
       this.functions.set(spec.id, fn);
-      for (const need of spec.env) secretOf[need]?.grantRead(fn);
+      for (const need of envNeedsOf(spec)) secretOf[need]?.grantRead(fn);
       if (spec.env.includes('reservationQueue')) queueOf.get('reservations')!.grantSendMessages(fn);
       if (spec.env.includes('rawMail')) {
         fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [rawMail.arnForObjects(`${inboundMail.prefix}*`)] }));

@@ -85,6 +85,14 @@ export const rawMailEnv = z.object({
  */
 export const firstAdminEnv = z.object({ FIRST_ADMIN_SECRET_ID: secretId });
 
+/**
+ * Behind CloudFront, the secret (a plain string) CloudFront sends to the API as this header on
+ * every request; a request without it did not come through the distribution (and its WAF), and is
+ * refused. Unset where nothing is in front (the twin, a dev stack without CloudFront).
+ */
+export const ORIGIN_VERIFY_HEADER = 'x-origin-verify';
+export const cloudFrontEnv = z.object({ ORIGIN_SECRET_ID: secretId });
+
 /** What the mail function reads: the domain it takes mail for and where SES stores it. */
 export const receiveMailEnv = z.extend(inboundDomainEnv, rawMailEnv.shape);
 
@@ -100,6 +108,7 @@ export const envNeeds = {
   inboundDomain: inboundDomainEnv,
   rawMail: rawMailEnv,
   firstAdmin: firstAdminEnv,
+  cloudFront: cloudFrontEnv,
 } as const satisfies Record<string, z.ZodMiniObject>;
 
 export type EnvNeed = keyof typeof envNeeds;
@@ -113,6 +122,8 @@ export interface Deployment {
   inboundDomain: string;
   rawMail: { bucket: string; prefix: string; parserThreads?: number };
   firstAdminSecretId?: string;
+  /** Set only where CloudFront fronts the API: the secret of its origin header. */
+  originSecretId?: string;
 }
 
 const optional = (name: string, value: string | number | boolean | undefined): Record<string, string> =>
@@ -140,6 +151,7 @@ const variablesOf: Record<EnvNeed, (d: Deployment) => Record<string, string>> = 
     ...optional('MAIL_PARSER_THREADS', d.rawMail.parserThreads),
   }),
   firstAdmin: (d) => optional('FIRST_ADMIN_SECRET_ID', d.firstAdminSecretId),
+  cloudFront: (d) => optional('ORIGIN_SECRET_ID', d.originSecretId),
 };
 
 /** A function's environment for its needs: every variable its needs' schemas read that the deployment sets, and no other. */

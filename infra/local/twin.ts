@@ -4,7 +4,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyEventV2, ScheduledEvent, SQSEvent } from 'aws-lambda';
-import { buckets, functions, inboundMail, type FunctionSpec, type QueueName } from '../../functions/table';
+import { buckets, envNeedsOf, functions, inboundMail, type FunctionSpec, type QueueName } from '../../functions/table';
 import { environmentFor, type Deployment } from '../../shared/config';
 import { migrate } from '../../shared/db/migrate';
 import { createSignedRequester, serviceLocation } from '../../shared/clients/aws-http';
@@ -165,7 +165,7 @@ export function runtimeEnvironment(emulatorUrl: string, functionsSqsEndpoint?: s
 
 /** The environment of the twin's own process, which runs every function in source mode: the union of every function's needs. */
 export function functionEnvironment(stores: TwinStores, provisioned: Record<QueueName, ProvisionedQueue>, functionsSqsEndpoint?: string) {
-  const allNeeds = [...new Set(functions.flatMap((spec) => spec.env))];
+  const allNeeds = [...new Set(functions.flatMap(envNeedsOf))];
   return { ...runtimeEnvironment(stores.emulator.url, functionsSqsEndpoint), ...environmentFor(allNeeds, twinDeployment(stores, provisioned, 'admin')) };
 }
 

@@ -6,7 +6,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app';
 import type { SurgeStack } from '../../infra/stack';
-import { functions, inboundMail, queues, visibilityTimeoutSeconds, type EnvNeed, type QueueName } from '../../functions/table';
+import { envNeedsOf, functions, inboundMail, queues, visibilityTimeoutSeconds, type EnvNeed, type QueueName } from '../../functions/table';
 import { envNeeds, environmentFor, serviceEnvironment, type Deployment } from '../../shared/config';
 
 // Synthesis needs no credentials and no network; nothing may phone home or read a real profile.
@@ -205,9 +205,9 @@ describe('the CDK app', () => {
     for (const spec of functions) {
       const names = Object.keys(functionOf(spec.id).Properties.Environment.Variables);
 
-      expect(names.sort(), spec.id).toEqual([...STACK_VARIABLES, ...Object.keys(environmentFor(spec.env, awsLikeDeployment))].sort());
+      expect(names.sort(), spec.id).toEqual([...STACK_VARIABLES, ...Object.keys(environmentFor(envNeedsOf(spec), awsLikeDeployment))].sort());
       for (const name of names.filter((n) => !STACK_VARIABLES.includes(n))) {
-        expect(spec.env.some((need) => name in envNeeds[need].shape), `${spec.id} ${name} is read by one of its needs`).toBe(true);
+        expect(envNeedsOf(spec).some((need) => name in envNeeds[need].shape), `${spec.id} ${name} is read by one of its needs`).toBe(true);
       }
     }
   });
@@ -226,7 +226,7 @@ describe('the CDK app', () => {
         .flatMap((p) => p.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[])
         .filter((s) => [s.Action].flat().some((a) => a.startsWith('secretsmanager:')))
         .map((s) => ({ actions: [s.Action].flat(), secret: s.Resource }));
-      const expected = spec.env.flatMap((need) => secretOf[need] ?? []);
+      const expected = envNeedsOf(spec).flatMap((need) => secretOf[need] ?? []);
 
       expect(readable, spec.id).toEqual(expected.map((s) => ({ actions: expect.arrayContaining(['secretsmanager:GetSecretValue']), secret: s.ref })));
       for (const { variable, ref } of expected) expect(fn.Properties.Environment.Variables[variable], `${spec.id} ${variable}`).toEqual(ref);
