@@ -66,11 +66,11 @@ const api = { memoryMb: 512, timeoutSeconds: 10 } as const;
 export const functions: readonly FunctionSpec[] = [
   {
     id: 'health',
-    description: 'Reports whether Redis, MySQL and the order queue answer',
+    description: 'Names what is down of Redis, MySQL and the order queue (each error, to an admin with ?detail=1)',
     trigger: { kind: 'http', method: 'GET', path: '/health' },
     ...api,
     timeoutSeconds: 5,
-    env: ['redis', 'database', 'reservationQueue'],
+    env: ['redis', 'database', 'reservationQueue', 'sessions'],
   },
   {
     id: 'create-session',

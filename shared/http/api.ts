@@ -109,19 +109,30 @@ function throughCloudFront(): MiddlewareObj<APIGatewayProxyEventV2> {
   };
 }
 
+/**
+ * The signed-in principal of a request, who must hold the role: 401 without a live session, 403
+ * with the wrong role. What a route's access does before its handler; a public route that shows
+ * more to some (health's detail) asks it itself.
+ */
+export async function principalOf(event: ApiEvent, role: Role): Promise<Principal> {
+  const handle = parseSessionCookie(event.cookieMap[SESSION_COOKIE]);
+  if (!handle) throw new UnauthenticatedError();
+  let principal: Principal;
+  try {
+    principal = await resolveSession(handle);
+  } catch (error) {
+    throw error instanceof AppError ? error : new UnavailableError('Sessions are unavailable, try again shortly');
+  }
+  if (role === 'admin' && principal.role !== 'admin') throw new ForbiddenError('Admins only');
+  return principal;
+}
+
 function authenticate(role: Role): MiddlewareObj<APIGatewayProxyEventV2> {
   return {
     name: 'authenticate',
     before: async (request) => {
       const event = request.event as AuthedEvent;
-      const handle = parseSessionCookie(event.cookieMap[SESSION_COOKIE]);
-      if (!handle) throw new UnauthenticatedError();
-      try {
-        event.principal = await resolveSession(handle);
-      } catch (error) {
-        throw error instanceof AppError ? error : new UnavailableError('Sessions are unavailable, try again shortly');
-      }
-      if (role === 'admin' && event.principal.role !== 'admin') throw new ForbiddenError('Admins only');
+      event.principal = await principalOf(event, role);
     },
   };
 }
