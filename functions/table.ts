@@ -36,8 +36,14 @@ export const inboundMail = {
   smtpPort: 2525,
 } as const satisfies { bucket: keyof typeof buckets; prefix: string; retentionDays: number; smtpPort: number };
 
+/** API Gateway's throttle of one route (requests per second, steady and burst), below the stage's. */
+export interface RouteThrottle {
+  rateLimit: number;
+  burstLimit: number;
+}
+
 export type Trigger =
-  | { kind: 'http'; method: HttpMethod; path: string }
+  | { kind: 'http'; method: HttpMethod; path: string; throttle?: RouteThrottle }
   | {
       kind: 'queue';
       queue: QueueName;
@@ -59,6 +65,12 @@ export interface FunctionSpec {
   memoryMb: number;
   timeoutSeconds: number;
   env: readonly EnvNeed[];
+  /**
+   * At most this many instances at once, so that a flood on this function cannot take the
+   * concurrency the others need: its reserved concurrency on AWS (where the stack reserves, see
+   * `-c reservedConcurrency`); the twin throttles at it as Lambda would, always.
+   */
+  concurrencyCap?: number;
 }
 
 const api = { memoryMb: 512, timeoutSeconds: 10 } as const;
@@ -75,14 +87,16 @@ export const functions: readonly FunctionSpec[] = [
   {
     id: 'create-session',
     description: 'Signs a user in and sets the session cookie',
-    trigger: { kind: 'http', method: 'POST', path: '/sessions' },
+    // Sign-in hashes with scrypt (CPU-bound): a credential-stuffing flood is held to its own share.
+    trigger: { kind: 'http', method: 'POST', path: '/sessions', throttle: { rateLimit: 100, burstLimit: 200 } },
     ...api,
     env: ['redis', 'database', 'sessions'],
+    concurrencyCap: 20,
   },
   {
     id: 'create-user',
     description: 'Signs a new user up and in (session cookie as for sign-in)',
-    trigger: { kind: 'http', method: 'POST', path: '/users' },
+    trigger: { kind: 'http', method: 'POST', path: '/users', throttle: { rateLimit: 20, burstLimit: 40 } },
     ...api,
     env: ['redis', 'database', 'sessions'],
   },
@@ -170,6 +184,8 @@ export const functions: readonly FunctionSpec[] = [
     memoryMb: 512,
     timeoutSeconds: 30,
     env: ['redis', 'database'],
+    // Its mapping's concurrency, and no more: each batch is one transaction on one of the proxy's connections.
+    concurrencyCap: 4,
   },
   {
     id: 'list-programs',
@@ -199,6 +215,8 @@ export const functions: readonly FunctionSpec[] = [
     memoryMb: 1024,
     timeoutSeconds: 30,
     env: ['redis', 'database', 'inboundDomain', 'rawMail'],
+    // A mail flood waits in Lambda's async queue (SES invokes asynchronously) instead of taking the API's share.
+    concurrencyCap: 10,
   },
   {
     id: 'get-inbox-address',
