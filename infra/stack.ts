@@ -383,7 +383,7 @@ export class SurgeStack extends Stack {
       }),
     };
 
-    const routeThrottles: Record<string, { throttlingRateLimit: number; throttlingBurstLimit: number }> = {};
+    const routeThrottles: Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }> = {};
     const mailFunctions: LambdaFn[] = [];
     const servingFunctions: LambdaFn[] = [];
     const deployTriggers: Trigger[] = [];
@@ -430,7 +430,8 @@ export class SurgeStack extends Stack {
             integration: new HttpLambdaIntegration(`${spec.id}Integration`, fn),
           });
           if (trigger.throttle) {
-            routeThrottles[`${trigger.method} ${trigger.path}`] = { throttlingRateLimit: trigger.throttle.rateLimit, throttlingBurstLimit: trigger.throttle.burstLimit };
+            // CloudFormation's own names: RouteSettings is a map CDK passes through as it is.
+            routeThrottles[`${trigger.method} ${trigger.path}`] = { ThrottlingRateLimit: trigger.throttle.rateLimit, ThrottlingBurstLimit: trigger.throttle.burstLimit };
             // The stage's settings name the route, which must exist first.
             for (const route of routes) stage.node.addDependency(route);
           }
