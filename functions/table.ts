@@ -36,8 +36,14 @@ export const inboundMail = {
   smtpPort: 2525,
 } as const satisfies { bucket: keyof typeof buckets; prefix: string; retentionDays: number; smtpPort: number };
 
+/** API Gateway's throttle of one route (requests per second, steady and burst), below the stage's. */
+export interface RouteThrottle {
+  rateLimit: number;
+  burstLimit: number;
+}
+
 export type Trigger =
-  | { kind: 'http'; method: HttpMethod; path: string }
+  | { kind: 'http'; method: HttpMethod; path: string; throttle?: RouteThrottle }
   | {
       kind: 'queue';
       queue: QueueName;
@@ -59,6 +65,12 @@ export interface FunctionSpec {
   memoryMb: number;
   timeoutSeconds: number;
   env: readonly EnvNeed[];
+  /**
+   * At most this many instances at once, so that a flood on this function cannot take the
+   * concurrency the others need: its reserved concurrency on AWS (where the stack reserves, see
+   * `-c reservedConcurrency`); the twin throttles at it as Lambda would, always.
+   */
+  concurrencyCap?: number;
 }
 
 const api = { memoryMb: 512, timeoutSeconds: 10 } as const;
@@ -66,23 +78,25 @@ const api = { memoryMb: 512, timeoutSeconds: 10 } as const;
 export const functions: readonly FunctionSpec[] = [
   {
     id: 'health',
-    description: 'Reports whether Redis, MySQL and the order queue answer',
+    description: 'Names what is down of Redis, MySQL and the order queue (each error, to an admin with ?detail=1)',
     trigger: { kind: 'http', method: 'GET', path: '/health' },
     ...api,
     timeoutSeconds: 5,
-    env: ['redis', 'database', 'reservationQueue'],
+    env: ['redis', 'database', 'reservationQueue', 'sessions'],
   },
   {
     id: 'create-session',
     description: 'Signs a user in and sets the session cookie',
-    trigger: { kind: 'http', method: 'POST', path: '/sessions' },
+    // Sign-in hashes with scrypt (CPU-bound): a credential-stuffing flood is held to its own share.
+    trigger: { kind: 'http', method: 'POST', path: '/sessions', throttle: { rateLimit: 100, burstLimit: 200 } },
     ...api,
     env: ['redis', 'database', 'sessions', 'limits'],
+    concurrencyCap: 20,
   },
   {
     id: 'create-user',
     description: 'Signs a new user up and in (session cookie as for sign-in)',
-    trigger: { kind: 'http', method: 'POST', path: '/users' },
+    trigger: { kind: 'http', method: 'POST', path: '/users', throttle: { rateLimit: 20, burstLimit: 40 } },
     ...api,
     env: ['redis', 'database', 'sessions', 'limits'],
   },
@@ -170,6 +184,8 @@ export const functions: readonly FunctionSpec[] = [
     memoryMb: 512,
     timeoutSeconds: 30,
     env: ['redis', 'database'],
+    // Its mapping's concurrency, and no more: each batch is one transaction on one of the proxy's connections.
+    concurrencyCap: 4,
   },
   {
     id: 'list-programs',
@@ -199,6 +215,8 @@ export const functions: readonly FunctionSpec[] = [
     memoryMb: 1024,
     timeoutSeconds: 30,
     env: ['redis', 'database', 'inboundDomain', 'rawMail'],
+    // A mail flood waits in Lambda's async queue (SES invokes asynchronously) instead of taking the API's share.
+    concurrencyCap: 10,
   },
   {
     id: 'get-inbox-address',
@@ -274,6 +292,14 @@ export const functions: readonly FunctionSpec[] = [
 export function visibilityTimeoutSeconds(queue: QueueName): number {
   const consumers = functions.filter((f) => f.trigger.kind === 'queue' && f.trigger.queue === queue);
   return 6 * Math.max(5, ...consumers.map((f) => f.timeoutSeconds));
+}
+
+/**
+ * Every need of a function: its row's, and for a route the CloudFront check, which every route
+ * makes (shared/http/api.ts) and so no row repeats.
+ */
+export function envNeedsOf(spec: FunctionSpec): readonly EnvNeed[] {
+  return spec.trigger.kind === 'http' ? [...spec.env, 'cloudFront'] : spec.env;
 }
 
 export function entryFile(spec: FunctionSpec): string {

@@ -3,12 +3,14 @@
  *   npx cdk deploy -c inboundDomain=mail.example.com               (stage dev: keeps nothing)
  *   npx cdk deploy -c inboundDomain=mail.example.com -c stage=prod (keeps the data)
  *   add -c adminEmail=ops@example.com for the first admin (admin@<inboundDomain> otherwise)
+ *   -c cloudfront=true|false: CloudFront and WAF in front of the API (prod's default; dev's is false)
+ *   -c reservedConcurrency=true: reserve the table's concurrency caps (off unless set)
  */
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { EmailAddress } from '../shared/sessions/account-rules';
 import { acknowledgeFindings } from './nag';
-import { STAGES, SurgeStack, type Stage } from './stack';
+import { CLOUDFRONT_REGION, STAGES, SurgeStack, type Stage } from './stack';
 
 /** The `stage` context value, `dev` when unset; anything else stops the synth. */
 function stageOf(app: App): Stage {
@@ -17,18 +19,37 @@ function stageOf(app: App): Stage {
   return stage as Stage;
 }
 
+/** A true/false context value, or the default when it is unset; anything else stops the synth. */
+function flagOf(app: App, name: string, byDefault: boolean): boolean {
+  const value: unknown = app.node.tryGetContext(name);
+  if (value === undefined) return byDefault;
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  throw new Error(`The context value ${name} must be true or false`);
+}
+
 export function buildApp(app = new App()): { app: App; stack: SurgeStack } {
   const inboundDomain = String(app.node.tryGetContext('inboundDomain') ?? 'inbound.surge.example');
   // Checked here, so that a mistyped address fails the synth rather than the deploy's trigger.
   const adminEmail = EmailAddress.safeParse(String(app.node.tryGetContext('adminEmail') ?? `admin@${inboundDomain}`));
   if (!adminEmail.success) throw new Error('The context value adminEmail must be an email address');
+  const stage = stageOf(app);
+  // A dev stack leaves CloudFront out unless asked: a web ACL and its rules cost by the month.
+  const cloudFront = flagOf(app, 'cloudfront', stage === 'prod');
+  const region = process.env.CDK_DEFAULT_REGION;
+  if (cloudFront && region && region !== CLOUDFRONT_REGION) {
+    throw new Error(`CloudFront's web ACL can only be made in ${CLOUDFRONT_REGION}: deploy there (AWS_REGION=${CLOUDFRONT_REGION}), or pass -c cloudfront=false`);
+  }
   const stack = new SurgeStack(app, 'Surge', {
-    stage: stageOf(app),
+    stage,
     inboundDomain,
     adminEmail: adminEmail.data,
     sourceMapStackTraces: String(app.node.tryGetContext('sourceMapStackTraces')) === 'true',
     ...(app.node.tryGetContext('loadTestSources') ? { loadTestSources: String(app.node.tryGetContext('loadTestSources')) } : {}),
-    env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
+    cloudFront,
+    // Off unless set: an account's quota may leave no room (at least 100 must stay unreserved, and some new accounts have 10 in all).
+    reserveConcurrency: flagOf(app, 'reservedConcurrency', false),
+    env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: cloudFront ? CLOUDFRONT_REGION : region },
   });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   acknowledgeFindings(stack);

@@ -60,6 +60,20 @@ export function acknowledgeFindings(stack: SurgeStack): void {
       'The dev stage keeps nothing: with deletion protection CloudFormation could neither delete the cluster nor roll back a failed first deploy. The prod stage has it on.',
     );
   }
+  const cdn = stack.node.tryFindChild('Cdn');
+  if (cdn) {
+    acknowledge(
+      at('OriginSecret'),
+      'AwsSolutions-SMG4',
+      "CloudFront's origin header holds this value as CloudFormation resolved it at deploy, so a scheduled rotation would lock CloudFront out until the next deploy. Rotating is a deploy: change the secret, then deploy.",
+    );
+    acknowledge(
+      cdn,
+      'AwsSolutions-CFR4',
+      "The distribution uses CloudFront's default certificate (*.cloudfront.net), whose viewer TLS policy cannot be set; a custom domain with its own certificate would allow TLSv1.2_2021 as the minimum. Its origin connection is TLS 1.2 only.",
+    );
+    acknowledge(cdn, 'AwsSolutions-CFR1', 'Surge serves readers wherever they are; abuse is held off by the WAF rate limit per address and the per-route throttles, not by country.');
+  }
   for (const endpoint of ['Sqs', 'SecretsManager']) {
     acknowledge(
       at('Vpc').node.findChild(endpoint),

@@ -2,6 +2,8 @@ import { join } from 'node:path';
 import { CfnOutput, CfnResource, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { HttpApi, HttpMethod, HttpStage, type CfnStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import { HttpOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { CfnParameterGroup, CfnReplicationGroup, CfnSubnetGroup } from 'aws-cdk-lib/aws-elasticache';
@@ -21,10 +23,11 @@ import type { CfnApplication } from 'aws-cdk-lib/aws-sam';
 import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Trigger } from 'aws-cdk-lib/triggers';
+import { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
 import type { Construct } from 'constructs';
 import { BUNDLE, bundleFileCopies, WORKERS, workerBuildCommand } from './bundling';
-import { buckets, entryFile, functions, inboundMail, queues, visibilityTimeoutSeconds, type EnvNeed, type FunctionSpec, type QueueName } from '../functions/table';
-import { environmentFor, serviceEnvironment, type Deployment } from '../shared/config';
+import { buckets, entryFile, envNeedsOf, functions, inboundMail, queues, visibilityTimeoutSeconds, type EnvNeed, type FunctionSpec, type QueueName } from '../functions/table';
+import { environmentFor, ORIGIN_VERIFY_HEADER, serviceEnvironment, type Deployment } from '../shared/config';
 
 const REDIS_PORT = 6380;
 /** RDS Proxy listens on MySQL's port; the cluster itself on another. */
@@ -37,6 +40,20 @@ const PASSWORD_EXCLUDED_CHARACTERS = ' %+~`#$&*()|[]{}:;<>?!\'/@"\\=^,.';
 const TRIGGER_MARGIN_SECONDS = 60;
 /** The writer's concurrency stays within what the proxy's pool gives it. */
 const PROXY_MAX_CONNECTIONS_PERCENT = 90;
+/**
+ * How long a function waits for one of the proxy's connections before the proxy gives up: below
+ * the shortest timeout of a function using the database (health's 5 s), so a starved pool is a
+ * fast, retry-safe 503 rather than a function timing out (the proxy's default is 120 s).
+ */
+const PROXY_BORROW_TIMEOUT_SECONDS =
+  Math.min(...functions.filter((f) => f.env.includes('database')).map((f) => f.timeoutSeconds)) - 2;
+/**
+ * The WAF's requests per client address in its 5-minute window (about 10 a second): far above a
+ * person's, even through a shared NAT, and far below a script's flood.
+ */
+const WAF_REQUESTS_PER_ADDRESS = 3_000;
+/** A web ACL for CloudFront (scope CLOUDFRONT) exists only in us-east-1, so a stack with CloudFront is deployed there. */
+export const CLOUDFRONT_REGION = 'us-east-1';
 /**
  * Named so that its exported log groups' names are known before RDS creates the cluster; by
  * stage, so a dev and a prod stack can share an account and region.
@@ -106,6 +123,13 @@ export interface SurgeStackProps extends StackProps {
    * blocks, comma-separated); `dev` only: a prod stack with it does not synthesize.
    */
   loadTestSources?: string;
+  /**
+   * CloudFront with a WAF web ACL in front of the API, which then refuses requests that went
+   * around it. Needs the stack in us-east-1, where CloudFront's web ACLs live.
+   */
+  cloudFront: boolean;
+  /** Reserve each capped function's concurrency (the table's concurrencyCap); off, they share the account's pool. */
+  reserveConcurrency: boolean;
 }
 
 export class SurgeStack extends Stack {
@@ -248,6 +272,7 @@ export class SurgeStack extends Stack {
       securityGroups: [proxySg],
       requireTLS: true,
       maxConnectionsPercent: PROXY_MAX_CONNECTIONS_PERCENT,
+      borrowTimeout: Duration.seconds(PROXY_BORROW_TIMEOUT_SECONDS),
     });
 
     // Queues: each with its DLQ, TLS only, visibility six times its consumer's timeout.
@@ -310,6 +335,15 @@ export class SurgeStack extends Stack {
       },
     });
 
+    // The header CloudFront adds to every request it passes to the API; the functions refuse
+    // requests without it. Never rotated: CloudFront reads it once per deploy (see nag.ts).
+    const originSecret = props.cloudFront
+      ? new Secret(this, 'OriginSecret', {
+          description: 'The header CloudFront sends the API with every request, proving it came through the distribution',
+          generateSecretString: { passwordLength: 48, excludePunctuation: true },
+        })
+      : undefined;
+
     // Where each need points on AWS. The URLs carry no credentials: functions look the secrets
     // up at cold start (shared/clients/credentials.ts), so no password is in their configuration.
     const deployment: Deployment = {
@@ -321,9 +355,15 @@ export class SurgeStack extends Stack {
       rawMail: { bucket: rawMail.bucketName, prefix: inboundMail.prefix },
       firstAdminSecretId: adminCredentials.secretArn,
       ...(props.loadTestSources ? { loadTestSources: props.loadTestSources } : {}),
+      ...(originSecret ? { originSecretId: originSecret.secretArn } : {}),
     };
     // The secret holding each need's credentials: a function may read those of its needs only.
-    const secretOf: Partial<Record<EnvNeed, ISecret>> = { redis: redisAuth, database: database.secret!, firstAdmin: adminCredentials };
+    const secretOf: Partial<Record<EnvNeed, ISecret>> = {
+      redis: redisAuth,
+      database: database.secret!,
+      firstAdmin: adminCredentials,
+      ...(originSecret ? { cloudFront: originSecret } : {}),
+    };
     const stackVariables: Record<string, string> = {
       ...serviceEnvironment,
       // Loading source maps at start costs every cold start ~50–70 ms, so only on request.
@@ -350,6 +390,7 @@ export class SurgeStack extends Stack {
       }),
     };
 
+    const routeThrottles: Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }> = {};
     const mailFunctions: LambdaFn[] = [];
     const servingFunctions: LambdaFn[] = [];
     const deployTriggers: Trigger[] = [];
@@ -363,7 +404,7 @@ export class SurgeStack extends Stack {
         architecture: Architecture.ARM_64,
         memorySize: spec.memoryMb,
         timeout: Duration.seconds(spec.timeoutSeconds),
-        environment: { ...stackVariables, ...environmentFor(spec.env, deployment) },
+        environment: { ...stackVariables, ...environmentFor(envNeedsOf(spec), deployment) },
         vpc,
         vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
         securityGroups: [lambdaSg],
@@ -371,9 +412,10 @@ export class SurgeStack extends Stack {
         bundling: bundling(spec),
         projectRoot: root,
         depsLockFilePath: join(root, 'package-lock.json'),
+        ...(props.reserveConcurrency && spec.concurrencyCap ? { reservedConcurrentExecutions: spec.concurrencyCap } : {}),
       });
       this.functions.set(spec.id, fn);
-      for (const need of spec.env) secretOf[need]?.grantRead(fn);
+      for (const need of envNeedsOf(spec)) secretOf[need]?.grantRead(fn);
       if (spec.env.includes('reservationQueue')) queueOf.get('reservations')!.grantSendMessages(fn);
       if (spec.env.includes('rawMail')) {
         fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [rawMail.arnForObjects(`${inboundMail.prefix}*`)] }));
@@ -388,23 +430,36 @@ export class SurgeStack extends Stack {
 
       const trigger = spec.trigger;
       switch (trigger.kind) {
-        case 'http':
-          api.addRoutes({
+        case 'http': {
+          const routes = api.addRoutes({
             path: trigger.path,
             methods: [HttpMethod[trigger.method]],
             integration: new HttpLambdaIntegration(`${spec.id}Integration`, fn),
           });
+          if (trigger.throttle) {
+            // CloudFormation's own names: RouteSettings is a map CDK passes through as it is.
+            routeThrottles[`${trigger.method} ${trigger.path}`] = { ThrottlingRateLimit: trigger.throttle.rateLimit, ThrottlingBurstLimit: trigger.throttle.burstLimit };
+            // The stage's settings name the route, which must exist first.
+            for (const route of routes) stage.node.addDependency(route);
+          }
           break;
-        case 'queue':
+        }
+        case 'queue': {
+          const mappingConcurrency = Math.max(2, trigger.maxConcurrency);
+          // Fewer instances than the mapping's batches in flight would throttle the mapping itself.
+          if (spec.concurrencyCap !== undefined && spec.concurrencyCap < mappingConcurrency) {
+            throw new Error(`${spec.id}: its concurrency cap ${spec.concurrencyCap} is below its queue trigger's maximum concurrency ${mappingConcurrency}`);
+          }
           fn.addEventSource(
             new SqsEventSource(queueOf.get(trigger.queue)!, {
               batchSize: trigger.batchSize,
               maxBatchingWindow: trigger.maxBatchingWindowSeconds ? Duration.seconds(trigger.maxBatchingWindowSeconds) : undefined,
-              maxConcurrency: Math.max(2, trigger.maxConcurrency),
+              maxConcurrency: mappingConcurrency,
               reportBatchItemFailures: true,
             }),
           );
           break;
+        }
         case 'schedule':
           new Rule(this, `${spec.id}Schedule`, {
             schedule: Schedule.rate(Duration.minutes(trigger.rateMinutes)),
@@ -443,6 +498,8 @@ export class SurgeStack extends Stack {
       }
     }
 
+    (stage.node.defaultChild as CfnStage).routeSettings = routeThrottles;
+
     // On every deploy the schema is migrated before new code takes traffic: each serving function
     // waits for it (its queue mapping too, which is inside it), and so does the API stage. Whatever
     // else names a function (schedule and receipt rules, routes and their permissions) follows it.
@@ -461,7 +518,8 @@ export class SurgeStack extends Stack {
       ],
     });
 
-    new CfnOutput(this, 'ApiUrl', { value: api.apiEndpoint });
+    const distribution = originSecret && this.cloudFrontInFront(api, originSecret, accessLogs);
+    new CfnOutput(this, 'ApiUrl', { value: distribution ? `https://${distribution.distributionDomainName}` : api.apiEndpoint });
     new CfnOutput(this, 'InboundDomain', { value: props.inboundDomain });
     new CfnOutput(this, 'InboundRuleSet', { value: ruleSet.receiptRuleSetName, description: 'Activate once: aws ses set-active-receipt-rule-set --rule-set-name <this>' });
     new CfnOutput(this, 'RawMailBucket', { value: rawMail.bucketName });
@@ -473,6 +531,63 @@ export class SurgeStack extends Stack {
     // Every secret, the cluster's generated credentials among them, goes or stays with the stage.
     for (const secret of this.node.findAll().filter((c) => c instanceof Secret)) secret.applyRemovalPolicy(kept.secrets);
     this.ownHelperFunctionLogs(kept.logs);
+  }
+
+  /**
+   * CloudFront in front of the API with a WAF web ACL (a rate limit per client address, and AWS's
+   * common rule set), since WAF cannot be attached to an HTTP API. Nothing is cached: every
+   * request goes to the API with the origin header, the viewer's address (CloudFront-Viewer-Address,
+   * for clientAddress) and what the functions read.
+   */
+  private cloudFrontInFront(api: HttpApi, originSecret: Secret, logs: Bucket): cloudfront.Distribution {
+    const visibility = (metricName: string) => ({ cloudWatchMetricsEnabled: true, metricName, sampledRequestsEnabled: true });
+    const webAcl = new CfnWebACL(this, 'WebAcl', {
+      scope: 'CLOUDFRONT',
+      defaultAction: { allow: {} },
+      visibilityConfig: visibility('surge'),
+      rules: [
+        {
+          name: 'RatePerAddress',
+          priority: 0,
+          action: { block: {} },
+          statement: { rateBasedStatement: { limit: WAF_REQUESTS_PER_ADDRESS, aggregateKeyType: 'IP', evaluationWindowSec: 300 } },
+          visibilityConfig: visibility('surgeRatePerAddress'),
+        },
+        {
+          name: 'AwsCommonRules',
+          priority: 1,
+          overrideAction: { none: {} },
+          statement: { managedRuleGroupStatement: { vendorName: 'AWS', name: 'AWSManagedRulesCommonRuleSet' } },
+          visibilityConfig: visibility('surgeAwsCommonRules'),
+        },
+      ],
+    });
+    const requests = new cloudfront.OriginRequestPolicy(this, 'ApiRequests', {
+      comment: 'What the functions read, and the viewer address',
+      headerBehavior: cloudfront.OriginRequestHeaderBehavior.allowList('content-type', 'idempotency-key', 'user-agent', 'cloudfront-viewer-address'),
+      cookieBehavior: cloudfront.OriginRequestCookieBehavior.all(),
+      queryStringBehavior: cloudfront.OriginRequestQueryStringBehavior.all(),
+    });
+    return new cloudfront.Distribution(this, 'Cdn', {
+      comment: 'Surge API behind WAF',
+      webAclId: webAcl.attrArn,
+      priceClass: cloudfront.PriceClass.PRICE_CLASS_100,
+      enableLogging: true,
+      logBucket: logs,
+      logFilePrefix: 'cloudfront/',
+      defaultBehavior: {
+        origin: new HttpOrigin(`${api.apiId}.execute-api.${this.region}.${this.urlSuffix}`, {
+          protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY,
+          originSslProtocols: [cloudfront.OriginSslPolicy.TLS_V1_2],
+          // Resolved by CloudFormation from the secret; the functions look the same secret up.
+          customHeaders: { [ORIGIN_VERIFY_HEADER]: originSecret.secretValue.unsafeUnwrap() },
+        }),
+        viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
+        allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
+        cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
+        originRequestPolicy: requests,
+      },
+    });
   }
 
   /**

@@ -12,7 +12,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { functions } from '../functions/table';
+import { envNeedsOf, functions } from '../functions/table';
 import { build } from 'esbuild';
 import { buildFunctionBundle, ESBUILD_OPTIONS } from '../infra/bundling';
 import { environmentFor, type Deployment } from '../shared/config';
@@ -63,7 +63,7 @@ const lookups = await lookupBundle();
 const report: Record<string, { bytes: number; cold_import_ms: number; cold_start_ms: number; worker_bytes?: Record<string, number>; ok: boolean }> = {};
 for (const spec of functions) {
   const { outfile, workers } = await buildFunctionBundle(resolve('.'), spec, join(OUT, spec.id));
-  const env = { ...lambdaRuntime, ...environmentFor(spec.env, deployment) };
+  const env = { ...lambdaRuntime, ...environmentFor(envNeedsOf(spec), deployment) };
   const workerBytes = Object.fromEntries(Object.entries(workers).map(([name, file]) => [name, statSync(file).size]));
   const bytes = statSync(outfile).size;
   const importMs = await medianMs(`const t=performance.now();await import(${JSON.stringify(outfile)});process.stdout.write(String(performance.now()-t));process.exit(0)`, env);

@@ -94,6 +94,14 @@ export const limitsEnv = z.object({
   LOAD_TEST_SOURCES: z.optional(z.string().check(z.regex(/^(\d{1,3}(\.\d{1,3}){3}\/\d{1,2})(,\d{1,3}(\.\d{1,3}){3}\/\d{1,2})*$/, 'IPv4 CIDR blocks, comma-separated'))),
 });
 
+/**
+ * Behind CloudFront, the secret (a plain string) CloudFront sends to the API as this header on
+ * every request; a request without it did not come through the distribution (and its WAF), and is
+ * refused. Unset where nothing is in front (the twin, a dev stack without CloudFront).
+ */
+export const ORIGIN_VERIFY_HEADER = 'x-origin-verify';
+export const cloudFrontEnv = z.object({ ORIGIN_SECRET_ID: secretId });
+
 /** What the mail function reads: the domain it takes mail for and where SES stores it. */
 export const receiveMailEnv = z.extend(inboundDomainEnv, rawMailEnv.shape);
 
@@ -110,6 +118,7 @@ export const envNeeds = {
   rawMail: rawMailEnv,
   firstAdmin: firstAdminEnv,
   limits: limitsEnv,
+  cloudFront: cloudFrontEnv,
 } as const satisfies Record<string, z.ZodMiniObject>;
 
 export type EnvNeed = keyof typeof envNeeds;
@@ -124,6 +133,8 @@ export interface Deployment {
   rawMail: { bucket: string; prefix: string; parserThreads?: number };
   firstAdminSecretId?: string;
   loadTestSources?: string;
+  /** Set only where CloudFront fronts the API: the secret of its origin header. */
+  originSecretId?: string;
 }
 
 const optional = (name: string, value: string | number | boolean | undefined): Record<string, string> =>
@@ -152,6 +163,7 @@ const variablesOf: Record<EnvNeed, (d: Deployment) => Record<string, string>> = 
   }),
   firstAdmin: (d) => optional('FIRST_ADMIN_SECRET_ID', d.firstAdminSecretId),
   limits: (d) => optional('LOAD_TEST_SOURCES', d.loadTestSources),
+  cloudFront: (d) => optional('ORIGIN_SECRET_ID', d.originSecretId),
 };
 
 /** A function's environment for its needs: every variable its needs' schemas read that the deployment sets, and no other. */

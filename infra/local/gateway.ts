@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { HttpMethod } from '../../functions/table';
+import { Throttled } from './concurrency';
 
 export interface HttpRoute {
   method: HttpMethod;
@@ -230,6 +231,8 @@ export async function listenGateway(port: number, onFunctionError: (route: strin
     try {
       writeResult(res, await route.invoke(toEvent(req, body, route, pathParameters)));
     } catch (error) {
+      // A function at its concurrency cap: API Gateway answers Lambda's throttle with a 429.
+      if (error instanceof Throttled) return send(res, 429, '{"message":"Too Many Requests"}');
       // A failed or timed-out function is a 500 to the client, as API Gateway answers it.
       onFunctionError(route.routeKey, error as Error);
       send(res, 500, '{"message":"Internal Server Error"}');

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { functions, type FunctionSpec } from '../../functions/table';
+import { envNeedsOf, functions, type FunctionSpec } from '../../functions/table';
 import { environmentFor, serviceEnvironment, type Deployment } from '../../shared/config';
 import { BundleLambda } from './bundle-lambda';
 import { LocalLambda } from './lambda';
@@ -34,7 +34,7 @@ export function lambdaEnvironment(spec: FunctionSpec, runtimeEnv: Record<string,
     AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(spec.memoryMb),
     AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
     ...serviceEnvironment,
-    ...environmentFor(spec.env, deployment),
+    ...environmentFor(envNeedsOf(spec), deployment),
     ...Object.fromEntries(faults),
   };
 }

@@ -4,13 +4,14 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyEventV2, ScheduledEvent, SQSEvent } from 'aws-lambda';
-import { buckets, functions, inboundMail, type FunctionSpec, type QueueName } from '../../functions/table';
+import { buckets, envNeedsOf, functions, inboundMail, type FunctionSpec, type QueueName } from '../../functions/table';
 import { environmentFor, type Deployment } from '../../shared/config';
 import { migrate } from '../../shared/db/migrate';
 import { createSignedRequester, serviceLocation } from '../../shared/clients/aws-http';
 import { buildFunctionBundle } from '../bundling';
 import { runnerFor, type FunctionRunner, type FunctionRuntime } from './runners';
 import { ensureTwinCertificates, type TwinCertificates } from './tls';
+import { capped } from './concurrency';
 import { compileRoutes, listenGateway, type HttpRoute } from './gateway';
 import { LocalLambda } from './lambda';
 import { startPoller, type Poller } from './poller';
@@ -170,7 +171,7 @@ export function runtimeEnvironment(emulatorUrl: string, functionsSqsEndpoint?: s
 
 /** The environment of the twin's own process, which runs every function in source mode: the union of every function's needs. */
 export function functionEnvironment(stores: TwinStores, provisioned: Record<QueueName, ProvisionedQueue>, functionsSqsEndpoint?: string) {
-  const allNeeds = [...new Set(functions.flatMap((spec) => spec.env))];
+  const allNeeds = [...new Set(functions.flatMap(envNeedsOf))];
   return { ...runtimeEnvironment(stores.emulator.url, functionsSqsEndpoint), ...environmentFor(allNeeds, twinDeployment(stores, provisioned, 'admin')) };
 }
 
@@ -195,7 +196,8 @@ export function startConsumers(provisioned: Record<QueueName, ProvisionedQueue>,
         region: REGION,
         batchSize: spec.trigger.batchSize,
         maxBatchingWindowSeconds: spec.trigger.maxBatchingWindowSeconds,
-        maxConcurrency: spec.trigger.maxConcurrency,
+        // Lambda's event source mapping scales down to a capped function's concurrency: the rest wait in the queue.
+        maxConcurrency: Math.min(spec.trigger.maxConcurrency, spec.concurrencyCap ?? Infinity),
         invoke: (event: SQSEvent) => lambda.invoke(event),
         onError: (error) => logFunctionError(spec.id, error),
         deliverTwice,
@@ -325,12 +327,12 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     const httpRoutes: HttpRoute[] = functions.flatMap((spec: FunctionSpec) => {
       if (spec.trigger.kind !== 'http') return [];
       const lambda = lambdas.get(spec.id)!;
-      return [{ method: spec.trigger.method, path: spec.trigger.path, invoke: (event: APIGatewayProxyEventV2) => lambda.invoke(event) }];
+      return [{ method: spec.trigger.method, path: spec.trigger.path, invoke: capped(spec, (event: APIGatewayProxyEventV2) => lambda.invoke(event), 'refuse') }];
     });
     const mailRoutes: MailRoute[] = functions.flatMap((spec) => {
       if (spec.trigger.kind !== 'ses') return [];
       const lambda = lambdas.get(spec.id)!;
-      return [{ domain: TWIN_INBOUND_DOMAIN, functionArn: functionArnOf(`surge-${spec.id}`), invoke: (event) => lambda.invoke(event) }];
+      return [{ domain: TWIN_INBOUND_DOMAIN, functionArn: functionArnOf(`surge-${spec.id}`), invoke: capped(spec, (event) => lambda.invoke(event), 'wait') }];
     });
     const ceiling = new LocalLambda(ceilingSpec, async () => async () => ({ statusCode: 200, body: '{"ok":true}' }));
     httpRoutes.push({ method: 'GET', path: CEILING_PATH, invoke: (event) => ceiling.invoke(event) });

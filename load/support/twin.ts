@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { functions } from '../../functions/table';
+import { envNeedsOf, functions } from '../../functions/table';
 import { runtimeEnvironment, twinDeployment } from '../../infra/local/twin';
 import { environmentFor } from '../../shared/config';
 import { startTwinProcess, type TwinInfo } from '../../test/support/twin-process';
@@ -79,6 +79,6 @@ export async function acquireTwin(log: (msg: string) => void, needsBaselines: bo
  */
 export function twinEnvironment(twin: TwinInfo): Record<string, string> {
   const stores = { redis: { url: twin.redisUrl, adminUrl: twin.redisUrl }, database: { url: twin.databaseUrl, adminUrl: twin.databaseUrl }, emulator: { url: twin.emulatorUrl } };
-  const allNeeds = [...new Set(functions.flatMap((spec) => spec.env))];
+  const allNeeds = [...new Set(functions.flatMap(envNeedsOf))];
   return { ...runtimeEnvironment(twin.emulatorUrl), ...environmentFor(allNeeds, twinDeployment(stores, twin.queues, 'admin')) };
 }

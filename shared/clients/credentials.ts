@@ -10,7 +10,7 @@ import { createSecretReader } from './secrets';
  * the environment names the secrets (DATABASE_SECRET_ID, REDIS_AUTH_SECRET_ID), each function
  * looks them up once per instance, before its first invocation uses a client, and again when a
  * store refuses them (the secret rotated). The deploy trigger's FIRST_ADMIN_SECRET_ID, the first
- * admin's credentials, is looked up the same way.
+ * admin's credentials, and the API's ORIGIN_SECRET_ID, CloudFront's origin header, are looked up the same way.
  */
 
 const readSecret = once(() => createSecretReader(awsClientOptions()));
@@ -92,8 +92,8 @@ export function storeCredentials(): MiddlewareObj {
   return {
     name: 'storeCredentials',
     before: async () => {
-      // Read as they are on every invocation (three variables, no parsing): cheap, and right in a process whose environment changes (tests).
-      const ids = [process.env.DATABASE_SECRET_ID, process.env.REDIS_AUTH_SECRET_ID, process.env.FIRST_ADMIN_SECRET_ID].filter(
+      // Read as they are on every invocation (four variables, no parsing): cheap, and right in a process whose environment changes (tests).
+      const ids = [process.env.DATABASE_SECRET_ID, process.env.REDIS_AUTH_SECRET_ID, process.env.FIRST_ADMIN_SECRET_ID, process.env.ORIGIN_SECRET_ID].filter(
         (id): id is string => id !== undefined && id !== '' && !loaded.has(id),
       );
       if (!ids.length) return;

@@ -1,12 +1,15 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type * as z from '../zod';
-import { storeCredentials } from '../clients/credentials';
+import { timingSafeEqual } from 'node:crypto';
+import { loadedSecret, storeCredentials } from '../clients/credentials';
+import { ORIGIN_VERIFY_HEADER } from '../config';
 import { withDeadline } from '../deadline';
 import { AppError, ForbiddenError, isDependencyUnavailable, isRefusedCredentials, RateLimitedError, UnauthenticatedError, UnavailableError } from '../errors';
 import { loggableError, logger } from '../logger';
 import { parseSessionCookie, resolveSession, SESSION_COOKIE, type Principal } from '../sessions/store';
 import type { Role } from '../sessions/users';
+import { markThroughCloudFront } from './client-address';
 import { json, type ApiResult } from './response';
 
 /** Request bodies past this are refused before parsing; no endpoint takes more. */
@@ -36,12 +39,13 @@ type Access = 'public' | Role;
 type EventOf<A extends Access, In> = A extends 'public' ? ApiEvent<In> : AuthedEvent<In>;
 
 /**
- * The one middleware stack of every HTTP function: the stores' credentials, event normalisation, authentication, input
+ * The one middleware stack of every HTTP function: the stores' credentials, event normalisation,
+ * the CloudFront check (where CloudFront is in front), authentication, input
  * validation (path, query, headers, JSON body), then the error handler last. Handlers only see
  * valid input, typed by the schemas; the exported Lambda handler takes the plain API Gateway event.
  */
 export function api<A extends Access, S extends InputSchemas = {}>(options: { access: A } & S) {
-  const stack = middy<APIGatewayProxyEventV2, ApiResult>().use(storeCredentials()).use(normaliseEvent());
+  const stack = middy<APIGatewayProxyEventV2, ApiResult>().use(storeCredentials()).use(normaliseEvent()).use(throughCloudFront());
   if (options.access !== 'public') stack.use(authenticate(options.access));
   stack.use(validateInput(options));
   stack.use(errorHandler());
@@ -80,19 +84,55 @@ function cookiesByName(cookies: string[]): Record<string, string> {
   return byName;
 }
 
+function sameSecret(presented: string | undefined, secret: string): boolean {
+  if (presented === undefined) return false;
+  const a = Buffer.from(presented);
+  const b = Buffer.from(secret);
+  // Compared in constant time, so the answer's timing tells nothing of the secret.
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * Where CloudFront fronts the API (ORIGIN_SECRET_ID set), a request without its origin header
+ * went around the distribution and its WAF, straight to API Gateway's own endpoint: refused.
+ * Read on every invocation, as storeCredentials reads the secret ids (cheap; right in tests).
+ */
+function throughCloudFront(): MiddlewareObj<APIGatewayProxyEventV2> {
+  return {
+    name: 'throughCloudFront',
+    before: ({ event }) => {
+      const secretId = process.env.ORIGIN_SECRET_ID;
+      if (!secretId) return;
+      if (!sameSecret(event.headers[ORIGIN_VERIFY_HEADER], loadedSecret(secretId))) throw new ForbiddenError('Requests to this API go through its CloudFront distribution');
+      markThroughCloudFront(event);
+    },
+  };
+}
+
+/**
+ * The signed-in principal of a request, who must hold the role: 401 without a live session, 403
+ * with the wrong role. What a route's access does before its handler; a public route that shows
+ * more to some (health's detail) asks it itself.
+ */
+export async function principalOf(event: ApiEvent, role: Role): Promise<Principal> {
+  const handle = parseSessionCookie(event.cookieMap[SESSION_COOKIE]);
+  if (!handle) throw new UnauthenticatedError();
+  let principal: Principal;
+  try {
+    principal = await resolveSession(handle);
+  } catch (error) {
+    throw error instanceof AppError ? error : new UnavailableError('Sessions are unavailable, try again shortly');
+  }
+  if (role === 'admin' && principal.role !== 'admin') throw new ForbiddenError('Admins only');
+  return principal;
+}
+
 function authenticate(role: Role): MiddlewareObj<APIGatewayProxyEventV2> {
   return {
     name: 'authenticate',
     before: async (request) => {
       const event = request.event as AuthedEvent;
-      const handle = parseSessionCookie(event.cookieMap[SESSION_COOKIE]);
-      if (!handle) throw new UnauthenticatedError();
-      try {
-        event.principal = await resolveSession(handle);
-      } catch (error) {
-        throw error instanceof AppError ? error : new UnavailableError('Sessions are unavailable, try again shortly');
-      }
-      if (role === 'admin' && event.principal.role !== 'admin') throw new ForbiddenError('Admins only');
+      event.principal = await principalOf(event, role);
     },
   };
 }

@@ -6,7 +6,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app';
 import type { SurgeStack } from '../../infra/stack';
-import { functions, inboundMail, queues, visibilityTimeoutSeconds, type EnvNeed, type QueueName } from '../../functions/table';
+import { envNeedsOf, functions, inboundMail, queues, visibilityTimeoutSeconds, type EnvNeed, type QueueName } from '../../functions/table';
 import { envNeeds, environmentFor, serviceEnvironment, type Deployment } from '../../shared/config';
 
 // Synthesis needs no credentials and no network; nothing may phone home or read a real profile.
@@ -205,9 +205,9 @@ describe('the CDK app', () => {
     for (const spec of functions) {
       const names = Object.keys(functionOf(spec.id).Properties.Environment.Variables);
 
-      expect(names.sort(), spec.id).toEqual([...STACK_VARIABLES, ...Object.keys(environmentFor(spec.env, awsLikeDeployment))].sort());
+      expect(names.sort(), spec.id).toEqual([...STACK_VARIABLES, ...Object.keys(environmentFor(envNeedsOf(spec), awsLikeDeployment))].sort());
       for (const name of names.filter((n) => !STACK_VARIABLES.includes(n))) {
-        expect(spec.env.some((need) => name in envNeeds[need].shape), `${spec.id} ${name} is read by one of its needs`).toBe(true);
+        expect(envNeedsOf(spec).some((need) => name in envNeeds[need].shape), `${spec.id} ${name} is read by one of its needs`).toBe(true);
       }
     }
   });
@@ -226,7 +226,7 @@ describe('the CDK app', () => {
         .flatMap((p) => p.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[])
         .filter((s) => [s.Action].flat().some((a) => a.startsWith('secretsmanager:')))
         .map((s) => ({ actions: [s.Action].flat(), secret: s.Resource }));
-      const expected = spec.env.flatMap((need) => secretOf[need] ?? []);
+      const expected = envNeedsOf(spec).flatMap((need) => secretOf[need] ?? []);
 
       expect(readable, spec.id).toEqual(expected.map((s) => ({ actions: expect.arrayContaining(['secretsmanager:GetSecretValue']), secret: s.ref })));
       for (const { variable, ref } of expected) expect(fn.Properties.Environment.Variables[variable], `${spec.id} ${variable}`).toEqual(ref);
@@ -350,6 +350,44 @@ describe('the CDK app', () => {
     expect(rotation!.DependsOn).toContain(rotationLogs);
   });
 
+  it('throttles each route the table throttles (sign-in, sign-up) at its own rate, below the stage’s', () => {
+    const [stage] = ofType('AWS::ApiGatewayV2::Stage');
+    const throttled = functions.flatMap((f) => (f.trigger.kind === 'http' && f.trigger.throttle ? [[`${f.trigger.method} ${f.trigger.path}`, f.trigger.throttle] as const] : []));
+
+    expect(throttled.map(([key]) => key).sort()).toEqual(['POST /sessions', 'POST /users']);
+    expect(stage!.Properties.RouteSettings).toEqual(
+      Object.fromEntries(throttled.map(([key, t]) => [key, { ThrottlingRateLimit: t.rateLimit, ThrottlingBurstLimit: t.burstLimit }])),
+    );
+    for (const [, t] of throttled) expect(t.rateLimit).toBeLessThan(stage!.Properties.DefaultRouteSettings.ThrottlingRateLimit);
+    // The stage names the routes in its settings, so CloudFormation makes them first.
+    const routeIds = Object.keys(resources).filter((id) => resources[id]!.Type === 'AWS::ApiGatewayV2::Route' && throttled.some(([key]) => resources[id]!.Properties.RouteKey === key));
+    expect(routeIds).toHaveLength(2);
+    for (const id of routeIds) expect(waitsFor(logicalIdOf('AWS::ApiGatewayV2::Stage'))).toContain(id);
+  });
+
+  it('gives up waiting for a proxy connection before any function using the database times out', () => {
+    const [proxy] = ofType('AWS::RDS::DBProxyTargetGroup');
+    const borrowTimeout = proxy!.Properties.ConnectionPoolConfigurationInfo.ConnectionBorrowTimeout;
+
+    for (const spec of functions.filter((f) => f.env.includes('database'))) expect(borrowTimeout, spec.id).toBeLessThan(spec.timeoutSeconds);
+  });
+
+  it('caps sign-in, the mail function and the writer (at least its mapping’s concurrency), but reserves nothing unless asked', () => {
+    const capped = Object.fromEntries(functions.flatMap((f) => (f.concurrencyCap ? [[f.id, f.concurrencyCap]] : [])));
+    const writer = functions.find((f) => f.id === 'write-reservations')!;
+    const [mapping] = ofType('AWS::Lambda::EventSourceMapping');
+
+    expect(Object.keys(capped).sort()).toEqual(['create-session', 'receive-mail', 'write-reservations']);
+    expect(writer.concurrencyCap).toBeGreaterThanOrEqual(mapping!.Properties.ScalingConfig.MaximumConcurrency);
+    expect(ofType('AWS::Lambda::Function').filter((f) => 'ReservedConcurrentExecutions' in f.Properties)).toEqual([]);
+  });
+
+  it('leaves CloudFront out of dev, whose API serves requests straight from API Gateway', () => {
+    expect(ofType('AWS::CloudFront::Distribution')).toEqual([]);
+    expect(ofType('AWS::WAFv2::WebACL')).toEqual([]);
+    for (const spec of functions) expect(functionOf(spec.id).Properties.Environment.Variables, spec.id).not.toHaveProperty('ORIGIN_SECRET_ID');
+  });
+
   describe('in the dev stage, the default', () => {
     it('says so in its tag and description', () => {
       const stack = app.node.findChild('Surge') as SurgeStack;
@@ -387,10 +425,12 @@ describe('the CDK app in the prod stage', () => {
   let stack: SurgeStack;
   let resources: Record<string, Resource>;
   const ofType = (type: string) => Object.values(resources).filter((r) => r.Type === type);
+  const functionOf = (id: string) => ofType('AWS::Lambda::Function').find((r) => r.Properties.FunctionName === `surge-${id}`)!;
 
   beforeAll(() => {
-    // The template is the dev stage's but for what it keeps, so the functions need not be bundled again.
-    const app = new App({ context: { stage: 'prod', 'aws:cdk:bundling-stacks': [] } });
+    // The template is the dev stage's but for what it keeps and CloudFront, so the functions need not be bundled again.
+    // Reservations are asked for here too, to check them without a third synth.
+    const app = new App({ context: { stage: 'prod', reservedConcurrency: 'true', 'aws:cdk:bundling-stacks': [] } });
     ({ stack } = buildApp(app));
     // Throws if any cdk-nag AwsSolutions finding is left unacknowledged.
     app.synth();
@@ -410,6 +450,56 @@ describe('the CDK app in the prod stage', () => {
     }
   });
 
+  it('is in us-east-1, where CloudFront’s web ACLs are', () => {
+    expect(stack.region).toBe('us-east-1');
+  });
+
+  it('puts CloudFront with a WAF web ACL in front of the API: a rate limit per address and AWS’s common rule set', () => {
+    const [acl] = ofType('AWS::WAFv2::WebACL');
+    const [distribution] = ofType('AWS::CloudFront::Distribution');
+
+    expect(acl!.Properties).toMatchObject({ Scope: 'CLOUDFRONT', DefaultAction: { Allow: {} } });
+    expect(acl!.Properties.Rules).toEqual([
+      expect.objectContaining({ Action: { Block: {} }, Statement: { RateBasedStatement: expect.objectContaining({ AggregateKeyType: 'IP', Limit: expect.any(Number) }) } }),
+      expect.objectContaining({ OverrideAction: { None: {} }, Statement: { ManagedRuleGroupStatement: { VendorName: 'AWS', Name: 'AWSManagedRulesCommonRuleSet' } } }),
+    ]);
+    expect(distribution!.Properties.DistributionConfig.WebACLId).toEqual({ 'Fn::GetAtt': [Object.keys(resources).find((id) => resources[id] === acl), 'Arn'] });
+  });
+
+  it('sends the API, over TLS, a generated secret as its origin header, the viewer’s address and what the functions read, caching nothing', () => {
+    const config = ofType('AWS::CloudFront::Distribution')[0]!.Properties.DistributionConfig;
+    const [origin] = config.Origins;
+    const secretId = Object.keys(resources).find((id) => String(resources[id]!.Properties.Description).startsWith('The header CloudFront sends'))!;
+    const [policy] = ofType('AWS::CloudFront::OriginRequestPolicy');
+
+    expect(origin.CustomOriginConfig).toMatchObject({ OriginProtocolPolicy: 'https-only', OriginSSLProtocols: ['TLSv1.2'] });
+    expect(origin.OriginCustomHeaders).toEqual([{ HeaderName: 'x-origin-verify', HeaderValue: expect.anything() }]);
+    expect(JSON.stringify(origin.OriginCustomHeaders)).toContain(`{{resolve:secretsmanager:`);
+    expect(JSON.stringify(origin.OriginCustomHeaders)).toContain(secretId);
+    expect(config.DefaultCacheBehavior).toMatchObject({ ViewerProtocolPolicy: 'https-only', CachePolicyId: '4135ea2d-6df8-44a3-9df3-4b5a84be39ad' });
+    expect(policy!.Properties.OriginRequestPolicyConfig.HeadersConfig.Headers).toEqual(expect.arrayContaining(['cloudfront-viewer-address', 'content-type', 'idempotency-key']));
+    expect(policy!.Properties.OriginRequestPolicyConfig.CookiesConfig.CookieBehavior).toBe('all');
+  });
+
+  it('has every route’s function check the origin header, the secret named in its environment and readable by it alone', () => {
+    const secretId = Object.keys(resources).find((id) => String(resources[id]!.Properties.Description).startsWith('The header CloudFront sends'))!;
+    const policies = ofType('AWS::IAM::Policy').map((p) => JSON.stringify(p.Properties));
+
+    for (const spec of functions) {
+      const variables = functionOf(spec.id).Properties.Environment.Variables;
+      if (spec.trigger.kind === 'http') expect(variables.ORIGIN_SECRET_ID, spec.id).toEqual({ Ref: secretId });
+      else expect(variables, spec.id).not.toHaveProperty('ORIGIN_SECRET_ID');
+    }
+    const readers = policies.filter((p) => p.includes(`"Ref":"${secretId}"`));
+    expect(readers).toHaveLength(functions.filter((f) => f.trigger.kind === 'http').length);
+  });
+
+  it('reserves each capped function’s concurrency when asked (-c reservedConcurrency=true)', () => {
+    for (const spec of functions) {
+      expect(functionOf(spec.id).Properties.ReservedConcurrentExecutions, spec.id).toBe(spec.concurrencyCap);
+    }
+  });
+
   it('retains every bucket, log group and secret as it is, and empties no bucket', () => {
     for (const type of ['AWS::S3::Bucket', 'AWS::Logs::LogGroup', 'AWS::SecretsManager::Secret']) {
       expect(ofType(type).length, type).toBeGreaterThan(0);
@@ -426,5 +516,19 @@ describe('the stage', () => {
 
   it('refuses a load-test allowance in prod', () => {
     expect(() => buildApp(new App({ context: { stage: 'prod', loadTestSources: '10.0.0.0/8', 'aws:cdk:bundling-stacks': [] } }))).toThrow('dev only, never prod');
+  });
+});
+
+describe('the context values', () => {
+  it('stop the synth of CloudFront outside us-east-1, and of a flag that is neither true nor false', () => {
+    const region = process.env.CDK_DEFAULT_REGION;
+    process.env.CDK_DEFAULT_REGION = 'eu-west-1';
+    try {
+      expect(() => buildApp(new App({ context: { cloudfront: 'true' } }))).toThrow("CloudFront's web ACL can only be made in us-east-1");
+    } finally {
+      if (region === undefined) delete process.env.CDK_DEFAULT_REGION;
+      else process.env.CDK_DEFAULT_REGION = region;
+    }
+    expect(() => buildApp(new App({ context: { reservedConcurrency: 'yes' } }))).toThrow('The context value reservedConcurrency must be true or false');
   });
 });

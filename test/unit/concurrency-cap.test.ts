@@ -1,0 +1,90 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FunctionSpec } from '../../functions/table';
+import { capped } from '../../infra/local/concurrency';
+import { startGateway, type Gateway } from '../../infra/local/gateway';
+
+const spec = (concurrencyCap?: number): FunctionSpec => ({
+  id: 'capped-test',
+  description: 'A function the test holds open',
+  trigger: { kind: 'http', method: 'POST', path: '/held' },
+  memoryMb: 128,
+  timeoutSeconds: 3,
+  env: [],
+  ...(concurrencyCap ? { concurrencyCap } : {}),
+});
+
+/** A function whose invocations stay in flight until released, counting how many run at once. */
+function heldFunction() {
+  const releases: (() => void)[] = [];
+  let running = 0;
+  let most = 0;
+  const invoke = async (n: number) => {
+    running += 1;
+    most = Math.max(most, running);
+    await new Promise<void>((resolve) => releases.push(resolve));
+    running -= 1;
+    return { statusCode: 200, body: JSON.stringify({ n }) };
+  };
+  const releaseAll = async () => {
+    while (releases.length) releases.shift()!();
+    await new Promise((r) => setImmediate(r));
+  };
+  return { invoke, releaseAll, held: () => releases.length, most: () => most };
+}
+
+describe("the twin's concurrency caps", () => {
+  let gateway: Gateway | undefined;
+  afterEach(async () => {
+    await gateway?.close();
+    gateway = undefined;
+  });
+
+  it('answers a route whose function is at its cap 429 {"message":"Too Many Requests"}, as API Gateway does for a throttled Lambda', async () => {
+    // Prepare
+    const fn = heldFunction();
+    const invoke = capped(spec(2), () => fn.invoke(0), 'refuse');
+    gateway = await startGateway([{ method: 'POST', path: '/held', invoke }], 0, () => undefined);
+    const post = () => fetch(`${gateway!.url}/held`, { method: 'POST' });
+
+    // Act
+    const inFlight = [post(), post()];
+    while (fn.held() < 2) await new Promise((r) => setTimeout(r, 5));
+    const refused = await post();
+    await fn.releaseAll();
+    const served = await Promise.all(inFlight);
+    const afterwards = post();
+    while (fn.held() < 1) await new Promise((r) => setTimeout(r, 5));
+    await fn.releaseAll();
+
+    // Assess
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toEqual({ message: 'Too Many Requests' });
+    expect(served.map((r) => r.status)).toEqual([200, 200]);
+    expect((await afterwards).status).toBe(200);
+  });
+
+  it('makes an asynchronous invocation past the cap wait its turn, losing none', async () => {
+    // Prepare
+    const fn = heldFunction();
+    const invoke = capped(spec(3), (n: number) => fn.invoke(n), 'wait');
+
+    // Act
+    const all = Array.from({ length: 10 }, (_, n) => invoke(n));
+    while (fn.held() < 3) await new Promise((r) => setTimeout(r, 5));
+    const heldAtOnce = fn.held();
+    let done = 0;
+    all.forEach((p) => p.then(() => (done += 1)));
+    while (done < 10) await fn.releaseAll();
+
+    // Assess
+    expect(heldAtOnce).toBe(3);
+    expect(fn.most()).toBe(3);
+    expect((await Promise.all(all)).map((r) => JSON.parse(r.body).n)).toEqual([...Array(10).keys()]);
+  });
+
+  it('leaves a function without a cap alone', () => {
+    const invoke = async () => 1;
+
+    expect(capped(spec(), invoke, 'refuse')).toBe(invoke);
+  });
+});
