@@ -18,8 +18,8 @@ import { signedInUsers } from '../support/sessions';
 type Result = APIGatewayProxyStructuredResultV2;
 const body = (r: Result) => JSON.parse(r.body ?? 'null');
 
-/** A source of its own per test (198.51.100.0/24 is outside the suite's load-test allowance). */
-const newSource = () => `198.51.100.${1 + randomBytes(1)[0]! % 250}`;
+/** A source of its own per use, from 10.0.0.0/8 (outside the suite's load-test allowance), so no two tests share one. */
+const newSource = () => `10.${[...randomBytes(3)].join('.')}`;
 const unknownAddress = () => `nobody-${randomBytes(4).toString('hex')}@example.com`;
 
 const signIn = (email: string, password: string, sourceIp: string) =>

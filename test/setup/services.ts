@@ -43,7 +43,7 @@ export default async function setup(project: TestProject) {
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     POWERTOOLS_LOG_LEVEL: 'CRITICAL',
     // The recorded events' source (203.0.113.7) is, for the suite, a load generator: files sign in
-    // and order far more often than one client may. The limits' own tests come from 198.51.100.0/24.
+    // and order far more often than one client may. The limits' own tests come from 10.0.0.0/8.
     LOAD_TEST_SOURCES: '127.0.0.0/8,203.0.113.0/24',
   });
 
