@@ -5,7 +5,7 @@ import { handler as getMe } from '../../functions/get-me';
 import { freePort } from '../../infra/local/processes';
 import { redis } from '../../shared/clients/redis';
 import { httpEvent, lambdaContext } from '../support/events';
-import { createUser, type TestUser } from '../support/factories';
+import { createUser, createUsers, type TestUser } from '../support/factories';
 import { redisCommand, startRedisServer, type TestRedisServer } from '../support/redis-server';
 import { startTcpProxy } from '../support/tcp-proxy';
 import { until } from '../support/wait';
@@ -60,14 +60,16 @@ describe('a Multi-AZ failover', () => {
     // Prepare
     await failOver(primary, replica);
 
-    // Act: sign-ins in flight together, as many meet the failover at once.
-    const signedIn = await Promise.all(Array.from({ length: 20 }, () => signIn(user)));
+    // Act: sign-ins of many users in flight together, as many meet the failover at once (one
+    // account's concurrent attempts from one source would meet its lockout instead).
+    const users = await createUsers(20);
+    const signedIn = await Promise.all(users.map(signIn));
 
     // Assess
     expect(signedIn.map((result) => result.statusCode)).toEqual(signedIn.map(() => 201));
     const read = await getMe(httpEvent('get-me', { cookies: [sidCookie(signedIn[0]!)!] }), lambdaContext());
     expect(read.statusCode).toBe(200);
-    expect(JSON.parse(read.body!)).toEqual({ id: user.id, email: user.email, role: 'user' });
+    expect(JSON.parse(read.body!)).toEqual({ id: users[0]!.id, email: users[0]!.email, role: 'user' });
   });
 
   it('answers a sign-in whose sign-out of the presented session (a transaction) met READONLY with 201 or a retry-safe 503, never a 500', async () => {
