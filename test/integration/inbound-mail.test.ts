@@ -29,10 +29,10 @@ const inbox = (reader: Reader, query = '') => call(listInbox, reader, 'GET', '/m
 const newsletters = async (reader: Reader) => body(await call(listNewsletters, reader, 'GET', '/me/newsletters')).newsletters;
 
 /** Stores a mail and delivers its receipt event, as SES would; returns the SES message id. */
-async function deliver(recipients: string[], spec: MailSpec = {}, receipt: Partial<SESReceipt> = {}): Promise<string> {
+async function deliver(recipients: string[], spec: MailSpec = {}, receipt: Partial<SESReceipt> = {}, fixture?: 'receipt-no-dmarc'): Promise<string> {
   const messageId = sesMessageId();
   await storeRawMail(messageId, newsletterMail({ to: recipients[0], ...spec }));
-  await receiveMail(sesEvent(messageId, recipients, receipt), lambdaContext());
+  await receiveMail(sesEvent(messageId, recipients, receipt, fixture), lambdaContext());
   return messageId;
 }
 
@@ -113,6 +113,28 @@ describe('inbound newsletter mail', () => {
     const [impostor] = await newsletters(other!);
     expect(counts.map(([identity]: unknown[]) => identity)).toContain(impostor.identity);
     expect((await newsletters(reader!)).map((n: { id: number }) => n.id)).not.toContain(impostor.id);
+  });
+
+  it.each([
+    ['from a domain without DMARC', {}, 'receipt-no-dmarc'],
+    ['failing DMARC under a policy of none', { dmarcVerdict: { status: 'FAIL' }, dmarcPolicy: 'none' }, undefined],
+  ] as const)('files a forged From %s apart from the authenticated newsletter, which it does not rename', async (_, receipt, fixture) => {
+    // Prepare
+    const [reader] = await readers(1);
+    const listId = uniqueList();
+    await deliver([reader!.address], { listId: `"Weekly Bits" ${listId}`, subject: 'Issue 1' });
+
+    // Act
+    await deliver([reader!.address], { listId: `"Verify your account at impostor.example" ${listId}`, subject: 'Urgent' }, receipt as Partial<SESReceipt>, fixture);
+
+    // Assess
+    const shelf = (await newsletters(reader!)).map((n: { name: string; issues: number; authenticated: boolean }) => [n.name, n.issues, n.authenticated]);
+    expect(shelf.sort()).toEqual(
+      [
+        ['Verify your account at impostor.example', 1, false],
+        ['Weekly Bits', 1, true],
+      ].sort(),
+    );
   });
 
   it.each([
