@@ -56,6 +56,8 @@ export interface NewsletterSummary {
   id: number;
   name: string;
   identity: string;
+  /** False: SES did not authenticate the sender, so its From and name may be anyone's. */
+  authenticated: boolean;
   muted: boolean;
   issues: number;
   unread: number;
@@ -64,12 +66,12 @@ export interface NewsletterSummary {
 
 export async function listNewsletters(userId: number): Promise<NewsletterSummary[]> {
   const [rows] = await db().query<RowDataPacket[]>(
-    `SELECT n.id, s.name, n.identity, s.muted, COUNT(i.id) AS issues, COALESCE(SUM(i.id IS NOT NULL AND i.read_at IS NULL), 0) AS unread, MAX(i.filed_at) AS last_issue_at
+    `SELECT n.id, s.name, n.identity, n.authenticated, s.muted, COUNT(i.id) AS issues, COALESCE(SUM(i.id IS NOT NULL AND i.read_at IS NULL), 0) AS unread, MAX(i.filed_at) AS last_issue_at
        FROM subscriptions s
        JOIN newsletters n ON n.id = s.newsletter_id
        LEFT JOIN issues i ON i.user_id = s.user_id AND i.newsletter_id = s.newsletter_id
       WHERE s.user_id = ?
-      GROUP BY n.id, s.name, n.identity, s.muted
+      GROUP BY n.id, s.name, n.identity, n.authenticated, s.muted
       ORDER BY last_issue_at DESC, n.id DESC`,
     [userId],
   );
@@ -77,6 +79,7 @@ export async function listNewsletters(userId: number): Promise<NewsletterSummary
     id: Number(r.id),
     name: r.name,
     identity: r.identity,
+    authenticated: Boolean(r.authenticated),
     muted: Boolean(r.muted),
     issues: Number(r.issues),
     unread: Number(r.unread),

@@ -11,7 +11,7 @@ import { recordOutcomes, type OutcomeRecord } from './outcomes';
 import { MailParserPool } from './isolated-parse';
 import { MailRejected } from './rejection';
 import { readRawMail } from './raw-store';
-import { gate, Receipt } from './verdicts';
+import { gate, Receipt, senderAuthenticated } from './verdicts';
 
 const SesRecord = z.object({
   eventSource: z.literal('aws:ses'),
@@ -69,7 +69,7 @@ export function mailReceiver({ domain, bucket, prefix, resolveNewsletter, parser
     let filed: OutcomeRecord[];
     try {
       const mail = await parser.parse(await readRawMail(bucket, rawKey, mailLimits.maxMessageBytes));
-      const identity = identify(mail);
+      const identity = identify(mail, { authenticated: senderAuthenticated(receipt) });
       const newsletterId = await resolveNewsletter(identity);
       filed = await Promise.all(
         readers.map(async (r) => {
