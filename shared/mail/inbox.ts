@@ -1,9 +1,12 @@
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import { db } from '../clients/mysql';
+import { inTransaction } from '../db/transaction';
 import { NotFoundError } from '../errors';
 import type { SafeMail } from './isolated-parse';
+import { readerLimits } from './limits';
 
-export type FilingOutcome = 'filed' | 'duplicate' | 'muted';
+/** quarantined: the newsletter would be new to a reader who has had their day's share of new ones. */
+export type FilingOutcome = 'filed' | 'duplicate' | 'muted' | 'quarantined';
 
 /** Attachments listed per issue; their total is kept beside the list. */
 const LISTED_ATTACHMENTS = 50;
@@ -18,16 +21,33 @@ export interface IssueToFile {
 }
 
 /**
+ * Subscribes the reader unless that would pass their daily cap of new newsletters. The reader's
+ * inbox address row is locked while counting, so mails of many new newsletters arriving at once
+ * cannot each see room under the cap.
+ */
+async function subscribe(userId: number, newsletterId: number, name: string): Promise<boolean> {
+  // mysql2 counts a found row as affected: an existing subscription only takes this mail's name.
+  const [renamed] = await db().query<ResultSetHeader>('UPDATE subscriptions SET name = ? WHERE user_id = ? AND newsletter_id = ?', [name, userId, newsletterId]);
+  if (renamed.affectedRows > 0) return true;
+  return inTransaction(db(), async (conn) => {
+    await conn.query('SELECT user_id FROM inbox_addresses WHERE user_id = ? FOR UPDATE', [userId]);
+    const [[today]] = await conn.query<RowDataPacket[]>(
+      'SELECT COUNT(*) AS count FROM subscriptions WHERE user_id = ? AND subscribed_at > CURRENT_TIMESTAMP(3) - INTERVAL 1 DAY',
+      [userId],
+    );
+    if (Number(today!.count) >= readerLimits.newNewslettersPerDay) return false;
+    await conn.query('INSERT INTO subscriptions (user_id, newsletter_id, name) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE name = VALUES(name)', [userId, newsletterId, name]);
+    return true;
+  });
+}
+
+/**
  * Files one issue for one reader. Every statement is idempotent on its own (subscription upsert,
  * issue keyed on SES message and reader), so a retry after a failure part-way completes the work
  * and a redelivered event changes nothing.
  */
 export async function fileIssue({ userId, newsletterId, newsletterName, sesMessageId, mail }: IssueToFile): Promise<FilingOutcome> {
-  await db().query('INSERT INTO subscriptions (user_id, newsletter_id, name) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE name = VALUES(name)', [
-    userId,
-    newsletterId,
-    newsletterName,
-  ]);
+  if (!(await subscribe(userId, newsletterId, newsletterName))) return 'quarantined';
   const [[subscription]] = await db().query<RowDataPacket[]>('SELECT muted FROM subscriptions WHERE user_id = ? AND newsletter_id = ?', [userId, newsletterId]);
   if (subscription?.muted) return 'muted';
   const sender = mail.from.name ? `${mail.from.name} <${mail.from.address}>` : mail.from.address;

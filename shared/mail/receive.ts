@@ -74,7 +74,7 @@ export function mailReceiver({ domain, bucket, prefix, resolveNewsletter, parser
       filed = await Promise.all(
         readers.map(async (r) => {
           const result = await fileIssue({ userId: r.userId, newsletterId, newsletterName: identity.name, sesMessageId: messageId, mail });
-          return outcome(r.recipient, { outcome: result, userId: r.userId });
+          return outcome(r.recipient, { outcome: result, userId: r.userId, ...(result === 'quarantined' ? { reason: 'newsletter-cap' } : {}) });
         }),
       );
     } catch (error) {

@@ -9,6 +9,7 @@ import { handler as muteNewsletter } from '../../functions/mute-newsletter';
 import { handler as receiveMail } from '../../functions/receive-mail';
 import { handler as rotateInboxAddress } from '../../functions/rotate-inbox-address';
 import { handler as unmuteNewsletter } from '../../functions/unmute-newsletter';
+import { readerLimits } from '../../shared/mail/limits';
 import { httpEvent, lambdaContext } from '../support/events';
 import { newsletterMail, readers, sesEvent, sesMessageId, storeRawMail, type MailSpec, type Reader } from '../support/mail';
 
@@ -77,6 +78,38 @@ describe('inbound newsletter mail', () => {
     expect(opened.html).not.toMatch(/script|onclick|javascript:|\ssrc=/i);
     expect(opened.html).toContain('data-remote-src="https://track.example/p.gif"');
     expect((await newsletters(reader!))[0].unread).toBe(0);
+  });
+
+  it("quarantines a reader's newsletters past the day's cap of new ones, and still files the ones they have and other readers' mail", async () => {
+    // Prepare
+    const [reader, other] = await readers(2);
+    const known = uniqueList();
+    await deliver([reader!.address], { listId: known });
+    for (let i = 1; i < readerLimits.newNewslettersPerDay; i++) await deliver([reader!.address], { listId: uniqueList() });
+
+    // Act
+    const overCap = await deliver([reader!.address, other!.address], { listId: uniqueList() });
+    const ofKnown = await deliver([reader!.address], { listId: known, subject: 'Issue 2' });
+
+    // Assess
+    expect(await outcomesOf(overCap)).toEqual(
+      [
+        { recipient: reader!.address, outcome: 'quarantined', reason: 'newsletter-cap' },
+        { recipient: other!.address, outcome: 'filed', reason: '' },
+      ].sort((a, b) => a.recipient.localeCompare(b.recipient)),
+    );
+    expect(await outcomesOf(ofKnown)).toEqual([{ recipient: reader!.address, outcome: 'filed', reason: '' }]);
+    expect(await newsletters(reader!)).toHaveLength(readerLimits.newNewslettersPerDay);
+  });
+
+  it('holds the cap when mails of many new newsletters arrive for a reader at once', async () => {
+    const [reader] = await readers(1);
+
+    const messageIds = await Promise.all(Array.from({ length: readerLimits.newNewslettersPerDay + 5 }, () => deliver([reader!.address], { listId: uniqueList() })));
+
+    const outcomes = (await Promise.all(messageIds.map(outcomesOf))).flat().map((o) => o.outcome);
+    expect(outcomes.filter((o) => o === 'filed')).toHaveLength(readerLimits.newNewslettersPerDay);
+    expect(outcomes.filter((o) => o === 'quarantined')).toHaveLength(5);
   });
 
   it('files nothing twice when SES delivers the same event again', async () => {
