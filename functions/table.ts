@@ -216,7 +216,7 @@ export const functions: readonly FunctionSpec[] = [
   },
   {
     id: 'list-my-newsletters',
-    description: "Lists the caller's newsletters with unread counts",
+    description: "Pages through the caller's newsletters with unread counts",
     trigger: { kind: 'http', method: 'GET', path: '/me/newsletters' },
     ...api,
     env: ['redis', 'database', 'sessions'],

@@ -84,18 +84,25 @@ export interface NewsletterSummary {
   lastIssueAt: string | null;
 }
 
-export async function listNewsletters(userId: number): Promise<NewsletterSummary[]> {
+/**
+ * A page of the reader's newsletters, newest first, and the cursor of the next page (null after
+ * the last). Paged by newsletter id, which never changes, so a page never repeats or skips one as
+ * mail arrives; counts are taken for the page's newsletters only.
+ */
+export async function listNewsletters(userId: number, page: { after?: number; limit: number }): Promise<{ newsletters: NewsletterSummary[]; next: string | null }> {
   const [rows] = await db().query<RowDataPacket[]>(
     `SELECT n.id, s.name, n.identity, n.authenticated, s.muted, COUNT(i.id) AS issues, COALESCE(SUM(i.id IS NOT NULL AND i.read_at IS NULL), 0) AS unread, MAX(i.filed_at) AS last_issue_at
-       FROM subscriptions s
+       FROM (SELECT newsletter_id, name, muted FROM subscriptions
+              WHERE user_id = ? ${page.after !== undefined ? 'AND newsletter_id < ?' : ''}
+              ORDER BY newsletter_id DESC LIMIT ?) s
        JOIN newsletters n ON n.id = s.newsletter_id
-       LEFT JOIN issues i ON i.user_id = s.user_id AND i.newsletter_id = s.newsletter_id
-      WHERE s.user_id = ?
+       LEFT JOIN issues i ON i.user_id = ? AND i.newsletter_id = s.newsletter_id
       GROUP BY n.id, s.name, n.identity, n.authenticated, s.muted
-      ORDER BY last_issue_at DESC, n.id DESC`,
-    [userId],
+      ORDER BY n.id DESC`,
+    [userId, ...(page.after !== undefined ? [page.after] : []), page.limit + 1, userId],
   );
-  return rows.map((r) => ({
+  const more = rows.length > page.limit;
+  const newsletters = rows.slice(0, page.limit).map((r) => ({
     id: Number(r.id),
     name: r.name,
     identity: r.identity,
@@ -105,6 +112,7 @@ export async function listNewsletters(userId: number): Promise<NewsletterSummary
     unread: Number(r.unread),
     lastIssueAt: r.last_issue_at ? new Date(r.last_issue_at).toISOString() : null,
   }));
+  return { newsletters, next: more ? String(newsletters.at(-1)!.id) : null };
 }
 
 async function assertSubscribed(userId: number, newsletterId: number): Promise<void> {

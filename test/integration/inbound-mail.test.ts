@@ -27,7 +27,8 @@ function call(fn: unknown, reader: Reader, method: string, path: string, extra: 
 }
 
 const inbox = (reader: Reader, query = '') => call(listInbox, reader, 'GET', '/me/inbox', { query });
-const newsletters = async (reader: Reader) => body(await call(listNewsletters, reader, 'GET', '/me/newsletters')).newsletters;
+const newsletterPage = (reader: Reader, query = '') => call(listNewsletters, reader, 'GET', '/me/newsletters', { query });
+const newsletters = async (reader: Reader) => body(await newsletterPage(reader)).newsletters;
 
 /** Stores a mail and delivers its receipt event, as SES would; returns the SES message id. */
 async function deliver(recipients: string[], spec: MailSpec = {}, receipt: Partial<SESReceipt> = {}, fixture?: 'receipt-no-dmarc'): Promise<string> {
@@ -110,6 +111,36 @@ describe('inbound newsletter mail', () => {
     const outcomes = (await Promise.all(messageIds.map(outcomesOf))).flat().map((o) => o.outcome);
     expect(outcomes.filter((o) => o === 'filed')).toHaveLength(readerLimits.newNewslettersPerDay);
     expect(outcomes.filter((o) => o === 'quarantined')).toHaveLength(5);
+  });
+
+  it('pages through the newsletters by cursor, each once, newest first', async () => {
+    // Prepare
+    const [reader] = await readers(1);
+    for (let i = 0; i < 5; i++) await deliver([reader!.address], { listId: uniqueList() });
+
+    // Act
+    const pages = [];
+    let query = 'limit=2';
+    for (;;) {
+      const page = body(await newsletterPage(reader!, query));
+      pages.push(page.newsletters.map((n: { id: number }) => n.id));
+      if (page.next === null) break;
+      query = `limit=2&cursor=${page.next}`;
+    }
+
+    // Assess
+    expect(pages.map((p) => p.length)).toEqual([2, 2, 1]);
+    const ids = pages.flat();
+    expect(ids).toEqual([...ids].sort((a, b) => b - a));
+    expect(new Set(ids).size).toBe(5);
+  });
+
+  it.each(['cursor=abc', 'cursor=0', 'cursor=-1', 'cursor=1e3', 'limit=0', 'limit=101', 'limit=x', 'page=2'])('answers 400 to GET /me/newsletters?%s', async (query) => {
+    const [reader] = await readers(1);
+
+    const result = await newsletterPage(reader!, query);
+
+    expect([result.statusCode, body(result).error.code]).toEqual([400, 'VALIDATION_FAILED']);
   });
 
   it('files nothing twice when SES delivers the same event again', async () => {
