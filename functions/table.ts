@@ -250,6 +250,22 @@ export const functions: readonly FunctionSpec[] = [
     env: ['redis', 'database', 'sessions'],
   },
   {
+    id: 'list-my-quarantine',
+    description: "Pages through the caller's quarantined mail that can still be released",
+    trigger: { kind: 'http', method: 'GET', path: '/me/quarantine' },
+    ...api,
+    env: ['redis', 'database', 'sessions'],
+  },
+  {
+    id: 'release-quarantined-mail',
+    description: "Files one of the caller's quarantined mails from its raw message, parsed as receive-mail does",
+    trigger: { kind: 'http', method: 'POST', path: '/me/quarantine/{id}/release' },
+    // Parses on a thread of its own under the same limits as receive-mail, within the API's time.
+    memoryMb: 1024,
+    timeoutSeconds: 15,
+    env: ['redis', 'database', 'sessions', 'rawMail'],
+  },
+  {
     id: 'migrate-database',
     description: 'Applies the SQL migrations the twin also uses, once each, then creates the first admin if absent, on every deployment',
     trigger: { kind: 'deploy' },

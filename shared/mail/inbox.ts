@@ -18,14 +18,19 @@ export interface IssueToFile {
   newsletterName: string;
   sesMessageId: string;
   mail: SafeMail;
+  /** A mail the reader released from quarantine is filed past the cap: they asked for it. */
+  released?: boolean;
 }
+
+/** The sender as a reader sees it on an issue or in quarantine. */
+export const senderLine = (from: SafeMail['from']) => (from.name ? `${from.name} <${from.address}>` : from.address).slice(0, 400);
 
 /**
  * Subscribes the reader unless that would pass their daily cap of new newsletters. The reader's
  * inbox address row is locked while counting, so mails of many new newsletters arriving at once
  * cannot each see room under the cap.
  */
-async function subscribe(userId: number, newsletterId: number, name: string): Promise<boolean> {
+async function subscribe(userId: number, newsletterId: number, name: string, pastCap: boolean): Promise<boolean> {
   // mysql2 counts a found row as affected: an existing subscription only takes this mail's name.
   const [renamed] = await db().query<ResultSetHeader>('UPDATE subscriptions SET name = ? WHERE user_id = ? AND newsletter_id = ?', [name, userId, newsletterId]);
   if (renamed.affectedRows > 0) return true;
@@ -35,7 +40,7 @@ async function subscribe(userId: number, newsletterId: number, name: string): Pr
       'SELECT COUNT(*) AS count FROM subscriptions WHERE user_id = ? AND subscribed_at > CURRENT_TIMESTAMP(3) - INTERVAL 1 DAY',
       [userId],
     );
-    if (Number(today!.count) >= readerLimits.newNewslettersPerDay) return false;
+    if (!pastCap && Number(today!.count) >= readerLimits.newNewslettersPerDay) return false;
     await conn.query('INSERT INTO subscriptions (user_id, newsletter_id, name) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE name = VALUES(name)', [userId, newsletterId, name]);
     return true;
   });
@@ -46,11 +51,11 @@ async function subscribe(userId: number, newsletterId: number, name: string): Pr
  * issue keyed on SES message and reader), so a retry after a failure part-way completes the work
  * and a redelivered event changes nothing.
  */
-export async function fileIssue({ userId, newsletterId, newsletterName, sesMessageId, mail }: IssueToFile): Promise<FilingOutcome> {
-  if (!(await subscribe(userId, newsletterId, newsletterName))) return 'quarantined';
+export async function fileIssue({ userId, newsletterId, newsletterName, sesMessageId, mail, released = false }: IssueToFile): Promise<FilingOutcome> {
+  if (!(await subscribe(userId, newsletterId, newsletterName, released))) return 'quarantined';
   const [[subscription]] = await db().query<RowDataPacket[]>('SELECT muted FROM subscriptions WHERE user_id = ? AND newsletter_id = ?', [userId, newsletterId]);
   if (subscription?.muted) return 'muted';
-  const sender = mail.from.name ? `${mail.from.name} <${mail.from.address}>` : mail.from.address;
+  const sender = senderLine(mail.from);
   const [result] = await db().query<ResultSetHeader>(
     `INSERT INTO issues (user_id, newsletter_id, ses_message_id, subject, sender, sent_at, html, text, list_unsubscribe, attachments, attachment_count)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE id = id`,
@@ -59,7 +64,7 @@ export async function fileIssue({ userId, newsletterId, newsletterName, sesMessa
       newsletterId,
       sesMessageId,
       mail.subject,
-      sender.slice(0, 400),
+      sender,
       mail.sentAt ?? null,
       mail.html ?? null,
       mail.text ?? null,

@@ -5,8 +5,10 @@ import { handler as getInboxAddress } from '../../functions/get-inbox-address';
 import { handler as getIssue } from '../../functions/get-inbox-issue';
 import { handler as listInbox } from '../../functions/list-my-inbox';
 import { handler as listNewsletters } from '../../functions/list-my-newsletters';
+import { handler as listQuarantine } from '../../functions/list-my-quarantine';
 import { handler as muteNewsletter } from '../../functions/mute-newsletter';
 import { handler as receiveMail } from '../../functions/receive-mail';
+import { handler as releaseMail } from '../../functions/release-quarantined-mail';
 import { handler as rotateInboxAddress } from '../../functions/rotate-inbox-address';
 import { handler as unmuteNewsletter } from '../../functions/unmute-newsletter';
 import { readerLimits } from '../../shared/mail/limits';
@@ -29,6 +31,8 @@ function call(fn: unknown, reader: Reader, method: string, path: string, extra: 
 const inbox = (reader: Reader, query = '') => call(listInbox, reader, 'GET', '/me/inbox', { query });
 const newsletterPage = (reader: Reader, query = '') => call(listNewsletters, reader, 'GET', '/me/newsletters', { query });
 const newsletters = async (reader: Reader) => body(await newsletterPage(reader)).newsletters;
+const quarantine = async (reader: Reader, query = '') => body(await call(listQuarantine, reader, 'GET', '/me/quarantine', { query }));
+const release = (reader: Reader, id: number | string) => call(releaseMail, reader, 'POST', `/me/quarantine/${id}/release`, { pathParameters: { id: String(id) } });
 
 /** Stores a mail and delivers its receipt event, as SES would; returns the SES message id. */
 async function deliver(recipients: string[], spec: MailSpec = {}, receipt: Partial<SESReceipt> = {}, fixture?: 'receipt-no-dmarc'): Promise<string> {
@@ -141,6 +145,59 @@ describe('inbound newsletter mail', () => {
     const result = await newsletterPage(reader!, query);
 
     expect([result.statusCode, body(result).error.code]).toEqual([400, 'VALIDATION_FAILED']);
+  });
+
+  it('lists quarantined mail to its reader and files it once released, as from an unauthenticated sender unless SES authenticated it', async () => {
+    // Prepare
+    const [reader] = await readers(1);
+    await deliver([reader!.address], { listId: uniqueList(), subject: 'Maybe spam' }, { spamVerdict: { status: 'GRAY' }, dmarcVerdict: { status: 'GRAY' } });
+    const [held] = (await quarantine(reader!)).mail;
+
+    // Act
+    const released = await release(reader!, held.id);
+    const again = await release(reader!, held.id);
+
+    // Assess
+    expect(held).toMatchObject({ reason: 'spam-gray', sender: 'Weekly Bits <news@bits.example>', subject: 'Issue 1', authenticated: false });
+    expect([released.statusCode, body(released)]).toEqual([200, { id: held.id, outcome: 'filed' }]);
+    expect(body(again)).toEqual({ id: held.id, outcome: 'duplicate' });
+    expect(body(await inbox(reader!)).issues.map((i: { subject: string }) => i.subject)).toEqual(['Maybe spam']);
+    expect((await newsletters(reader!)).map((n: { authenticated: boolean }) => n.authenticated)).toEqual([false]);
+    expect(await quarantine(reader!)).toEqual({ mail: [], next: null });
+  });
+
+  it('releases a newsletter past the cap when its reader asks for it', async () => {
+    const [reader] = await readers(1);
+    for (let i = 0; i < readerLimits.newNewslettersPerDay; i++) await deliver([reader!.address], { listId: uniqueList() });
+    await deliver([reader!.address], { listId: `"One Too Many" ${uniqueList()}`, subject: 'Over the cap' });
+    const [held] = (await quarantine(reader!)).mail;
+
+    const released = body(await release(reader!, held.id));
+
+    expect(held).toMatchObject({ reason: 'newsletter-cap', subject: 'Over the cap', authenticated: true });
+    expect(released).toEqual({ id: held.id, outcome: 'filed' });
+    expect((await newsletters(reader!)).map((n: { name: string }) => n.name)).toContain('One Too Many');
+  });
+
+  it("pages quarantined mail, keeps it from other readers, and never releases mail whose virus scan did not pass", async () => {
+    const [reader, intruder] = await readers(2);
+    for (let i = 0; i < 3; i++) await deliver([reader!.address], { listId: uniqueList() }, { spamVerdict: { status: 'FAIL' } });
+    await deliver([reader!.address], { listId: uniqueList() }, { virusVerdict: { status: 'PROCESSING_FAILED' } });
+
+    const first = await quarantine(reader!, 'limit=2');
+    const second = await quarantine(reader!, `limit=2&cursor=${first.next}`);
+    const unscanned = [...first.mail, ...second.mail].find((m: { reason: string }) => m.reason.startsWith('virus'));
+    const results = [await release(intruder!, first.mail[0].id), await release(reader!, unscanned.id), await release(reader!, 'abc'), await call(listQuarantine, reader!, 'GET', '/me/quarantine', { query: 'cursor=x' })];
+
+    expect([first.mail.length, second.mail.length, second.next]).toEqual([2, 2, null]);
+    expect(await quarantine(intruder!)).toEqual({ mail: [], next: null });
+    expect(results.map((r) => [r.statusCode, body(r).error.code])).toEqual([
+      [404, 'NOT_FOUND'],
+      [409, 'CONFLICT'],
+      [400, 'VALIDATION_FAILED'],
+      [400, 'VALIDATION_FAILED'],
+    ]);
+    expect(body(await inbox(reader!)).issues).toEqual([]);
   });
 
   it('files nothing twice when SES delivers the same event again', async () => {
