@@ -87,6 +87,12 @@ export interface NewsletterSummary {
   issues: number;
   unread: number;
   lastIssueAt: string | null;
+  /**
+   * The https and mailto links of the List-Unsubscribe header of the reader's latest issue that
+   * had one (senders often make them per mail). The reader's client follows them: Surge's
+   * functions have no way out to the internet.
+   */
+  listUnsubscribe: string[];
 }
 
 /**
@@ -96,7 +102,10 @@ export interface NewsletterSummary {
  */
 export async function listNewsletters(userId: number, page: { after?: number; limit: number }): Promise<{ newsletters: NewsletterSummary[]; next: string | null }> {
   const [rows] = await db().query<RowDataPacket[]>(
-    `SELECT n.id, s.name, n.identity, n.authenticated, s.muted, COUNT(i.id) AS issues, COALESCE(SUM(i.id IS NOT NULL AND i.read_at IS NULL), 0) AS unread, MAX(i.filed_at) AS last_issue_at
+    `SELECT n.id, s.name, n.identity, n.authenticated, s.muted, COUNT(i.id) AS issues, COALESCE(SUM(i.id IS NOT NULL AND i.read_at IS NULL), 0) AS unread, MAX(i.filed_at) AS last_issue_at,
+            (SELECT u.list_unsubscribe FROM issues u
+              WHERE u.user_id = ? AND u.newsletter_id = s.newsletter_id AND u.list_unsubscribe <> '[]'
+              ORDER BY u.id DESC LIMIT 1) AS list_unsubscribe
        FROM (SELECT newsletter_id, name, muted FROM subscriptions
               WHERE user_id = ? ${page.after !== undefined ? 'AND newsletter_id < ?' : ''}
               ORDER BY newsletter_id DESC LIMIT ?) s
@@ -104,7 +113,7 @@ export async function listNewsletters(userId: number, page: { after?: number; li
        LEFT JOIN issues i ON i.user_id = ? AND i.newsletter_id = s.newsletter_id
       GROUP BY n.id, s.name, n.identity, n.authenticated, s.muted
       ORDER BY n.id DESC`,
-    [userId, ...(page.after !== undefined ? [page.after] : []), page.limit + 1, userId],
+    [userId, userId, ...(page.after !== undefined ? [page.after] : []), page.limit + 1, userId],
   );
   const more = rows.length > page.limit;
   const newsletters = rows.slice(0, page.limit).map((r) => ({
@@ -116,6 +125,7 @@ export async function listNewsletters(userId: number, page: { after?: number; li
     issues: Number(r.issues),
     unread: Number(r.unread),
     lastIssueAt: r.last_issue_at ? new Date(r.last_issue_at).toISOString() : null,
+    listUnsubscribe: JSON.parse(r.list_unsubscribe ?? '[]') as string[],
   }));
   return { newsletters, next: more ? String(newsletters.at(-1)!.id) : null };
 }

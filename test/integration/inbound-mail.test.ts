@@ -200,6 +200,22 @@ describe('inbound newsletter mail', () => {
     expect(body(await inbox(reader!)).issues).toEqual([]);
   });
 
+  it("shows each newsletter with the unsubscribe links of its reader's latest issue that had them", async () => {
+    // Prepare
+    const [reader] = await readers(1);
+    const [linked, unlinked] = [uniqueList(), uniqueList()];
+
+    // Act
+    await deliver([reader!.address], { listId: `"Linked" ${linked}`, listUnsubscribe: '<https://bits.example/u/old>' });
+    await deliver([reader!.address], { listId: `"Linked" ${linked}`, listUnsubscribe: '<mailto:leave@bits.example?subject=unsubscribe>, <https://bits.example/u/new>' });
+    await deliver([reader!.address], { listId: `"Linked" ${linked}` });
+    await deliver([reader!.address], { listId: `"Unlinked" ${unlinked}` });
+
+    // Assess
+    const links = Object.fromEntries((await newsletters(reader!)).map((n: { name: string; listUnsubscribe: string[] }) => [n.name, n.listUnsubscribe]));
+    expect(links).toEqual({ Linked: ['mailto:leave@bits.example?subject=unsubscribe', 'https://bits.example/u/new'], Unlinked: [] });
+  });
+
   it('files nothing twice when SES delivers the same event again', async () => {
     const [reader] = await readers(1);
     const messageId = sesMessageId();
