@@ -332,10 +332,11 @@ describe('inbound newsletter mail', () => {
 
     const muted = await call(muteNewsletter, muter!, 'POST', `/me/newsletters/${newsletter.id}/mute`, params);
     const whileMuted = await deliver([muter!.address, other!.address], { listId });
-    await call(unmuteNewsletter, muter!, 'DELETE', `/me/newsletters/${newsletter.id}/mute`, params);
+    const unmuted = await call(unmuteNewsletter, muter!, 'DELETE', `/me/newsletters/${newsletter.id}/mute`, params);
     await deliver([muter!.address], { listId });
 
     expect(body(muted)).toEqual({ id: newsletter.id, muted: true });
+    expect(body(unmuted)).toEqual({ id: newsletter.id, muted: false });
     expect((await outcomesOf(whileMuted)).map((o) => o.outcome).sort()).toEqual(['filed', 'muted']);
     expect(body(await inbox(muter!)).issues).toHaveLength(2);
     expect(body(await inbox(other!)).issues).toHaveLength(2);
