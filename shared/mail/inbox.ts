@@ -32,10 +32,13 @@ export const senderLine = (from: SafeMail['from']) => (from.name ? `${from.name}
  */
 async function subscribe(userId: number, newsletterId: number, name: string, pastCap: boolean): Promise<boolean> {
   // mysql2 counts a found row as affected: an existing subscription only takes this mail's name.
-  const [renamed] = await db().query<ResultSetHeader>('UPDATE subscriptions SET name = ? WHERE user_id = ? AND newsletter_id = ?', [name, userId, newsletterId]);
-  if (renamed.affectedRows > 0) return true;
+  const rename = async (conn: Pick<ReturnType<typeof db>, 'query'>) =>
+    (await conn.query<ResultSetHeader>('UPDATE subscriptions SET name = ? WHERE user_id = ? AND newsletter_id = ?', [name, userId, newsletterId]))[0].affectedRows > 0;
+  if (await rename(db())) return true;
   return inTransaction(db(), async (conn) => {
     await conn.query('SELECT user_id FROM inbox_addresses WHERE user_id = ? FOR UPDATE', [userId]);
+    // Another mail of this newsletter may have subscribed the reader while this one waited.
+    if (await rename(conn)) return true;
     const [[today]] = await conn.query<RowDataPacket[]>(
       'SELECT COUNT(*) AS count FROM subscriptions WHERE user_id = ? AND subscribed_at > CURRENT_TIMESTAMP(3) - INTERVAL 1 DAY',
       [userId],

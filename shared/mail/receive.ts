@@ -15,7 +15,7 @@ import { readRawMail } from './raw-store';
 import { gate, Receipt, senderAuthenticated } from './verdicts';
 
 /** SES's id of a message, also the last part of its raw message's key. */
-export const MessageId = z.string().check(z.regex(/^[A-Za-z0-9._-]{1,64}$/));
+const MessageId = z.string().check(z.regex(/^[A-Za-z0-9._-]{1,64}$/));
 
 const SesRecord = z.object({
   eventSource: z.literal('aws:ses'),

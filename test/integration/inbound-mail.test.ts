@@ -216,6 +216,17 @@ describe('inbound newsletter mail', () => {
     expect(links).toEqual({ Linked: ['mailto:leave@bits.example?subject=unsubscribe', 'https://bits.example/u/new'], Unlinked: [] });
   });
 
+  it('files every mail of the one newsletter that reaches the cap, however many arrive at once', async () => {
+    const [reader] = await readers(1);
+    for (let i = 1; i < readerLimits.newNewslettersPerDay; i++) await deliver([reader!.address], { listId: uniqueList() });
+    const last = uniqueList();
+
+    const messageIds = await Promise.all(Array.from({ length: 4 }, () => deliver([reader!.address], { listId: last })));
+
+    const outcomes = (await Promise.all(messageIds.map(outcomesOf))).flat().map((o) => o.outcome);
+    expect(outcomes).toEqual(Array(4).fill('filed'));
+  });
+
   it('files nothing twice when SES delivers the same event again', async () => {
     const [reader] = await readers(1);
     const messageId = sesMessageId();
