@@ -37,8 +37,11 @@ async function subscribe(userId: number, newsletterId: number, name: string, pas
   if (await rename(db())) return true;
   return inTransaction(db(), async (conn) => {
     await conn.query('SELECT user_id FROM inbox_addresses WHERE user_id = ? FOR UPDATE', [userId]);
-    // Another mail of this newsletter may have subscribed the reader while this one waited.
-    if (await rename(conn)) return true;
+    // Another mail of this newsletter may have subscribed the reader while this one waited. Asked
+    // by a plain read: an UPDATE finding no row would lock the gap, where another reader's new
+    // subscription may have to go, and the two inserts would deadlock.
+    const [[subscribed]] = await conn.query<RowDataPacket[]>('SELECT 1 FROM subscriptions WHERE user_id = ? AND newsletter_id = ?', [userId, newsletterId]);
+    if (subscribed) return rename(conn);
     const [[today]] = await conn.query<RowDataPacket[]>(
       'SELECT COUNT(*) AS count FROM subscriptions WHERE user_id = ? AND subscribed_at > CURRENT_TIMESTAMP(3) - INTERVAL 1 DAY',
       [userId],

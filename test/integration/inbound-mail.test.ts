@@ -227,6 +227,14 @@ describe('inbound newsletter mail', () => {
     expect(outcomes).toEqual(Array(4).fill('filed'));
   });
 
+  it('files a new newsletter for every reader of one mail at once', async () => {
+    const audience = await readers(30);
+
+    const messageId = await deliver(audience.map((r) => r.address), { listId: uniqueList() });
+
+    expect((await outcomesOf(messageId)).map((o) => o.outcome)).toEqual(Array(30).fill('filed'));
+  });
+
   it('files nothing twice when SES delivers the same event again', async () => {
     const [reader] = await readers(1);
     const messageId = sesMessageId();
