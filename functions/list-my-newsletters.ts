@@ -1,5 +1,8 @@
 import { api } from '../shared/http/api';
 import { json } from '../shared/http/response';
 import { listNewsletters } from '../shared/mail/inbox';
+import { PageQuery } from '../shared/mail/paging';
 
-export const handler = api({ access: 'user' }).handler(async ({ principal }) => json(200, { newsletters: await listNewsletters(principal.userId) }));
+export const handler = api({ access: 'user', query: PageQuery }).handler(async ({ principal, input }) =>
+  json(200, await listNewsletters(principal.userId, { after: input.query.cursor, limit: input.query.limit })),
+);

@@ -1,3 +1,12 @@
-import { muteHandler } from '../shared/mail/mute-handler';
+import * as z from '../shared/zod';
+import { api } from '../shared/http/api';
+import { json } from '../shared/http/response';
+import { setMuted } from '../shared/mail/inbox';
 
-export const handler = muteHandler(true);
+export const handler = api({
+  access: 'user',
+  params: z.object({ id: z.coerce.number().check(z.int(), z.minimum(1), z.maximum(Number.MAX_SAFE_INTEGER)) }),
+}).handler(async ({ principal, input }) => {
+  await setMuted(principal.userId, input.params.id, true);
+  return json(200, { id: input.params.id, muted: true });
+});

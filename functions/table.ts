@@ -234,7 +234,7 @@ export const functions: readonly FunctionSpec[] = [
   },
   {
     id: 'list-my-newsletters',
-    description: "Lists the caller's newsletters with unread counts",
+    description: "Pages through the caller's newsletters with unread counts",
     trigger: { kind: 'http', method: 'GET', path: '/me/newsletters' },
     ...api,
     env: ['redis', 'database', 'sessions'],
@@ -266,6 +266,22 @@ export const functions: readonly FunctionSpec[] = [
     trigger: { kind: 'http', method: 'DELETE', path: '/me/newsletters/{id}/mute' },
     ...api,
     env: ['redis', 'database', 'sessions'],
+  },
+  {
+    id: 'list-my-quarantine',
+    description: "Pages through the caller's quarantined mail that can still be released",
+    trigger: { kind: 'http', method: 'GET', path: '/me/quarantine' },
+    ...api,
+    env: ['redis', 'database', 'sessions'],
+  },
+  {
+    id: 'release-quarantined-mail',
+    description: "Files one of the caller's quarantined mails from its raw message, parsed as receive-mail does",
+    trigger: { kind: 'http', method: 'POST', path: '/me/quarantine/{id}/release' },
+    // Parses on a thread of its own under the same limits as receive-mail, within the API's time.
+    memoryMb: 1024,
+    timeoutSeconds: 15,
+    env: ['redis', 'database', 'sessions', 'rawMail'],
   },
   {
     id: 'migrate-database',

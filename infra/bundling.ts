@@ -47,6 +47,7 @@ export const ESBUILD_OPTIONS = {
  */
 export const WORKERS: Record<string, readonly { entry: string; outfile: string }[]> = {
   'receive-mail': [{ entry: 'shared/mail/parse-worker.ts', outfile: 'parse-worker.mjs' }],
+  'release-quarantined-mail': [{ entry: 'shared/mail/parse-worker.ts', outfile: 'parse-worker.mjs' }],
 };
 
 /** The esbuild command line for a worker, for the stack's after-bundling hook. */

@@ -63,7 +63,7 @@ export const mail: Scenario = async ({ twin, log }) => {
 
   async function run(domain: string, label: string, readers = tokens): Promise<RunResult> {
     const listId = `${label}-${tag}.bench.example`;
-    const { key } = identify({ listId, listName: undefined, from: { name: '', address: 'news@bits.example' } });
+    const { key } = identify({ listId, listName: undefined, from: { name: '', address: 'news@bits.example' } }, { authenticated: true });
     const smtp = createTransport({ url: smtpUrl, ignoreTLS: true });
     const sentAt = new Map<string, number>();
     const acceptMs: number[] = [];

@@ -1,9 +1,12 @@
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import { db } from '../clients/mysql';
+import { inTransaction } from '../db/transaction';
 import { NotFoundError } from '../errors';
 import type { SafeMail } from './isolated-parse';
+import { readerLimits } from './limits';
 
-export type FilingOutcome = 'filed' | 'duplicate' | 'muted';
+/** quarantined: the newsletter would be new to a reader who has had their day's share of new ones. */
+export type FilingOutcome = 'filed' | 'duplicate' | 'muted' | 'quarantined';
 
 /** Attachments listed per issue; their total is kept beside the list. */
 const LISTED_ATTACHMENTS = 50;
@@ -15,6 +18,38 @@ export interface IssueToFile {
   newsletterName: string;
   sesMessageId: string;
   mail: SafeMail;
+  /** A mail the reader released from quarantine is filed past the cap: they asked for it. */
+  released?: boolean;
+}
+
+/** The sender as a reader sees it on an issue or in quarantine. */
+export const senderLine = (from: SafeMail['from']) => (from.name ? `${from.name} <${from.address}>` : from.address).slice(0, 400);
+
+/**
+ * Subscribes the reader unless that would pass their daily cap of new newsletters. The reader's
+ * inbox address row is locked while counting, so mails of many new newsletters arriving at once
+ * cannot each see room under the cap.
+ */
+async function subscribe(userId: number, newsletterId: number, name: string, pastCap: boolean): Promise<boolean> {
+  // mysql2 counts a found row as affected: an existing subscription only takes this mail's name.
+  const rename = async (conn: Pick<ReturnType<typeof db>, 'query'>) =>
+    (await conn.query<ResultSetHeader>('UPDATE subscriptions SET name = ? WHERE user_id = ? AND newsletter_id = ?', [name, userId, newsletterId]))[0].affectedRows > 0;
+  if (await rename(db())) return true;
+  return inTransaction(db(), async (conn) => {
+    await conn.query('SELECT user_id FROM inbox_addresses WHERE user_id = ? FOR UPDATE', [userId]);
+    // Another mail of this newsletter may have subscribed the reader while this one waited. Asked
+    // by a plain read: an UPDATE finding no row would lock the gap, where another reader's new
+    // subscription may have to go, and the two inserts would deadlock.
+    const [[subscribed]] = await conn.query<RowDataPacket[]>('SELECT 1 FROM subscriptions WHERE user_id = ? AND newsletter_id = ?', [userId, newsletterId]);
+    if (subscribed) return rename(conn);
+    const [[today]] = await conn.query<RowDataPacket[]>(
+      'SELECT COUNT(*) AS count FROM subscriptions WHERE user_id = ? AND subscribed_at > CURRENT_TIMESTAMP(3) - INTERVAL 1 DAY',
+      [userId],
+    );
+    if (!pastCap && Number(today!.count) >= readerLimits.newNewslettersPerDay) return false;
+    await conn.query('INSERT INTO subscriptions (user_id, newsletter_id, name) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE name = VALUES(name)', [userId, newsletterId, name]);
+    return true;
+  });
 }
 
 /**
@@ -22,15 +57,11 @@ export interface IssueToFile {
  * issue keyed on SES message and reader), so a retry after a failure part-way completes the work
  * and a redelivered event changes nothing.
  */
-export async function fileIssue({ userId, newsletterId, newsletterName, sesMessageId, mail }: IssueToFile): Promise<FilingOutcome> {
-  await db().query('INSERT INTO subscriptions (user_id, newsletter_id, name) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE name = VALUES(name)', [
-    userId,
-    newsletterId,
-    newsletterName,
-  ]);
+export async function fileIssue({ userId, newsletterId, newsletterName, sesMessageId, mail, released = false }: IssueToFile): Promise<FilingOutcome> {
+  if (!(await subscribe(userId, newsletterId, newsletterName, released))) return 'quarantined';
   const [[subscription]] = await db().query<RowDataPacket[]>('SELECT muted FROM subscriptions WHERE user_id = ? AND newsletter_id = ?', [userId, newsletterId]);
   if (subscription?.muted) return 'muted';
-  const sender = mail.from.name ? `${mail.from.name} <${mail.from.address}>` : mail.from.address;
+  const sender = senderLine(mail.from);
   const [result] = await db().query<ResultSetHeader>(
     `INSERT INTO issues (user_id, newsletter_id, ses_message_id, subject, sender, sent_at, html, text, list_unsubscribe, attachments, attachment_count)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE id = id`,
@@ -39,7 +70,7 @@ export async function fileIssue({ userId, newsletterId, newsletterName, sesMessa
       newsletterId,
       sesMessageId,
       mail.subject,
-      sender.slice(0, 400),
+      sender,
       mail.sentAt ?? null,
       mail.html ?? null,
       mail.text ?? null,
@@ -56,32 +87,53 @@ export interface NewsletterSummary {
   id: number;
   name: string;
   identity: string;
+  /** False: SES did not authenticate the sender, so its From and name may be anyone's. */
+  authenticated: boolean;
   muted: boolean;
   issues: number;
   unread: number;
   lastIssueAt: string | null;
+  /**
+   * The https and mailto links of the List-Unsubscribe header of the reader's latest issue that
+   * had one (senders often make them per mail). The reader's client follows them: Surge's
+   * functions have no way out to the internet.
+   */
+  listUnsubscribe: string[];
 }
 
-export async function listNewsletters(userId: number): Promise<NewsletterSummary[]> {
+/**
+ * A page of the reader's newsletters, newest first, and the cursor of the next page (null after
+ * the last). Paged by newsletter id, which never changes, so a page never repeats or skips one as
+ * mail arrives; counts are taken for the page's newsletters only.
+ */
+export async function listNewsletters(userId: number, page: { after?: number; limit: number }): Promise<{ newsletters: NewsletterSummary[]; next: string | null }> {
   const [rows] = await db().query<RowDataPacket[]>(
-    `SELECT n.id, s.name, n.identity, s.muted, COUNT(i.id) AS issues, COALESCE(SUM(i.id IS NOT NULL AND i.read_at IS NULL), 0) AS unread, MAX(i.filed_at) AS last_issue_at
-       FROM subscriptions s
+    `SELECT n.id, s.name, n.identity, n.authenticated, s.muted, COUNT(i.id) AS issues, COALESCE(SUM(i.id IS NOT NULL AND i.read_at IS NULL), 0) AS unread, MAX(i.filed_at) AS last_issue_at,
+            (SELECT u.list_unsubscribe FROM issues u
+              WHERE u.user_id = ? AND u.newsletter_id = s.newsletter_id AND u.list_unsubscribe <> '[]'
+              ORDER BY u.id DESC LIMIT 1) AS list_unsubscribe
+       FROM (SELECT newsletter_id, name, muted FROM subscriptions
+              WHERE user_id = ? ${page.after !== undefined ? 'AND newsletter_id < ?' : ''}
+              ORDER BY newsletter_id DESC LIMIT ?) s
        JOIN newsletters n ON n.id = s.newsletter_id
-       LEFT JOIN issues i ON i.user_id = s.user_id AND i.newsletter_id = s.newsletter_id
-      WHERE s.user_id = ?
-      GROUP BY n.id, s.name, n.identity, s.muted
-      ORDER BY last_issue_at DESC, n.id DESC`,
-    [userId],
+       LEFT JOIN issues i ON i.user_id = ? AND i.newsletter_id = s.newsletter_id
+      GROUP BY n.id, s.name, n.identity, n.authenticated, s.muted
+      ORDER BY n.id DESC`,
+    [userId, userId, ...(page.after !== undefined ? [page.after] : []), page.limit + 1, userId],
   );
-  return rows.map((r) => ({
+  const more = rows.length > page.limit;
+  const newsletters = rows.slice(0, page.limit).map((r) => ({
     id: Number(r.id),
     name: r.name,
     identity: r.identity,
+    authenticated: Boolean(r.authenticated),
     muted: Boolean(r.muted),
     issues: Number(r.issues),
     unread: Number(r.unread),
     lastIssueAt: r.last_issue_at ? new Date(r.last_issue_at).toISOString() : null,
+    listUnsubscribe: JSON.parse(r.list_unsubscribe ?? '[]') as string[],
   }));
+  return { newsletters, next: more ? String(newsletters.at(-1)!.id) : null };
 }
 
 async function assertSubscribed(userId: number, newsletterId: number): Promise<void> {

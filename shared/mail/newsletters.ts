@@ -18,11 +18,15 @@ const FILL: FillOptions = { ttlSeconds: 7 * 24 * 3600, jitter: 0.1, staleSeconds
 
 /** One lookup and, for a newsletter not yet known, one insert; the unique key settles any race past the lock. */
 export async function lookUpOrInsertNewsletter(identity: NewsletterIdentity): Promise<number> {
-  const [rows] = await db().query<RowDataPacket[]>('SELECT id FROM newsletters WHERE identity_key = ?', [identity.key]);
-  if (rows[0]) return Number(rows[0].id);
+  const [rows] = await db().query<RowDataPacket[]>('SELECT id, authenticated FROM newsletters WHERE identity_key = ?', [identity.key]);
+  if (rows[0]) {
+    // A row from before senders were checked shares the authenticated key: authenticated mail marks it.
+    if (identity.authenticated && !rows[0].authenticated) await db().query('UPDATE newsletters SET authenticated = TRUE WHERE id = ?', [rows[0].id]);
+    return Number(rows[0].id);
+  }
   const [result] = await db().query<ResultSetHeader>(
-    'INSERT INTO newsletters (identity_key, identity, kind, name) VALUES (?, ?, ?, ?) ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)',
-    [identity.key, identity.value, identity.kind, identity.name],
+    'INSERT INTO newsletters (identity_key, identity, kind, name, authenticated) VALUES (?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)',
+    [identity.key, identity.value, identity.kind, identity.name, identity.authenticated],
   );
   return result.insertId;
 }

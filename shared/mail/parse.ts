@@ -28,7 +28,7 @@ export interface ParsedMail {
 const CONTROLS = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /** One line of display text: no control characters (so no CR/LF header tricks), collapsed, capped. */
-function oneLine(value: string | undefined, maxLength: number): string {
+export function oneLine(value: string | undefined, maxLength: number): string {
   if (!value) return '';
   return value.replace(CONTROLS, ' ').replace(/\s+/g, ' ').trim().slice(0, maxLength);
 }

@@ -3,23 +3,33 @@ import * as z from '../zod';
 import { logger } from '../logger';
 import { usersByInboxToken } from './addresses';
 import { inboxTokenOf } from './inbox-token';
-import { fileIssue } from './inbox';
+import { fileIssue, senderLine } from './inbox';
 import { mailLimits } from './limits';
 import { identify } from './identity';
 import type { NewsletterResolver } from './newsletters';
 import { recordOutcomes, type OutcomeRecord } from './outcomes';
 import { MailParserPool } from './isolated-parse';
+import { oneLine } from './parse';
 import { MailRejected } from './rejection';
 import { readRawMail } from './raw-store';
-import { gate, Receipt } from './verdicts';
+import { gate, Receipt, senderAuthenticated } from './verdicts';
+
+/** SES's id of a message, also the last part of its raw message's key. */
+const MessageId = z.string().check(z.regex(/^[A-Za-z0-9._-]{1,64}$/));
 
 const SesRecord = z.object({
   eventSource: z.literal('aws:ses'),
   ses: z.object({
-    mail: z.object({ messageId: z.string().check(z.regex(/^[A-Za-z0-9._-]{1,64}$/)) }),
+    mail: z.object({
+      messageId: MessageId,
+      // Shown on the reader's quarantine list for mail never parsed; any length, cut when stored.
+      commonHeaders: z.optional(z.object({ from: z.optional(z.array(z.string())), subject: z.optional(z.string()) })),
+    }),
     receipt: Receipt,
   }),
 });
+
+type CommonHeaders = NonNullable<z.infer<typeof SesRecord>['ses']['mail']['commonHeaders']>;
 
 export interface MailReceiverOptions {
   /** Only recipients at this domain can be readers. */
@@ -41,7 +51,7 @@ export interface MailReceiverOptions {
 export function mailReceiver({ domain, bucket, prefix, resolveNewsletter, parserThreads }: MailReceiverOptions) {
   const parser = new MailParserPool(parserThreads);
 
-  async function receive(messageId: string, receipt: Receipt): Promise<OutcomeRecord[]> {
+  async function receive(messageId: string, receipt: Receipt, headers: CommonHeaders): Promise<OutcomeRecord[]> {
     const rawKey = `${prefix}${messageId}`;
     const recipients = [...new Set(receipt.recipients.map((r) => r.toLowerCase()))];
     const outcome = (recipient: string, o: Omit<OutcomeRecord, 'sesMessageId' | 'recipient' | 'rawKey'>): OutcomeRecord => ({
@@ -63,18 +73,20 @@ export function mailReceiver({ domain, bucket, prefix, resolveNewsletter, parser
     const verdict = gate(receipt);
     if (verdict.action !== 'file') {
       const kind = verdict.action === 'drop' ? 'dropped' : 'quarantined';
-      return [...unknown, ...readers.map((r) => outcome(r.recipient, { outcome: kind, reason: verdict.reason, userId: r.userId }))];
+      const held = { sender: oneLine(headers.from?.join(', '), 400), subject: oneLine(headers.subject, 500), authenticated: senderAuthenticated(receipt) };
+      return [...unknown, ...readers.map((r) => outcome(r.recipient, { outcome: kind, reason: verdict.reason, userId: r.userId, ...(kind === 'quarantined' ? { held } : {}) }))];
     }
 
     let filed: OutcomeRecord[];
     try {
       const mail = await parser.parse(await readRawMail(bucket, rawKey, mailLimits.maxMessageBytes));
-      const identity = identify(mail);
+      const identity = identify(mail, { authenticated: senderAuthenticated(receipt) });
       const newsletterId = await resolveNewsletter(identity);
       filed = await Promise.all(
         readers.map(async (r) => {
           const result = await fileIssue({ userId: r.userId, newsletterId, newsletterName: identity.name, sesMessageId: messageId, mail });
-          return outcome(r.recipient, { outcome: result, userId: r.userId });
+          const held = { sender: senderLine(mail.from), subject: mail.subject, authenticated: identity.authenticated };
+          return outcome(r.recipient, { outcome: result, userId: r.userId, ...(result === 'quarantined' ? { reason: 'newsletter-cap', held } : {}) });
         }),
       );
     } catch (error) {
@@ -99,7 +111,7 @@ export function mailReceiver({ domain, bucket, prefix, resolveNewsletter, parser
         continue;
       }
       const { mail, receipt } = parsed.data.ses;
-      const outcomes = await receive(mail.messageId, receipt);
+      const outcomes = await receive(mail.messageId, receipt, mail.commonHeaders ?? {});
       await recordOutcomes(outcomes);
       logger.info('Inbound mail', { messageId: mail.messageId, outcomes: outcomes.map((o) => `${o.outcome}${o.reason ? `:${o.reason}` : ''}`) });
     }

@@ -16,6 +16,13 @@ export const Receipt = z.object({
 });
 export type Receipt = z.infer<typeof Receipt>;
 
+/**
+ * Whether the From domain is the sender's own: SES's DMARC PASS means SPF or DKIM passed for a
+ * domain aligned with From. GRAY (no DMARC record) and FAIL under `p=none` are filed, but say
+ * nothing about who wrote From.
+ */
+export const senderAuthenticated = (receipt: Receipt): boolean => receipt.dmarcVerdict.status === 'PASS';
+
 export type Gate = { action: 'file' } | { action: 'quarantine'; reason: string } | { action: 'drop'; reason: string };
 
 /**

@@ -5,10 +5,13 @@ import { handler as getInboxAddress } from '../../functions/get-inbox-address';
 import { handler as getIssue } from '../../functions/get-inbox-issue';
 import { handler as listInbox } from '../../functions/list-my-inbox';
 import { handler as listNewsletters } from '../../functions/list-my-newsletters';
+import { handler as listQuarantine } from '../../functions/list-my-quarantine';
 import { handler as muteNewsletter } from '../../functions/mute-newsletter';
 import { handler as receiveMail } from '../../functions/receive-mail';
+import { handler as releaseMail } from '../../functions/release-quarantined-mail';
 import { handler as rotateInboxAddress } from '../../functions/rotate-inbox-address';
 import { handler as unmuteNewsletter } from '../../functions/unmute-newsletter';
+import { readerLimits } from '../../shared/mail/limits';
 import { httpEvent, lambdaContext } from '../support/events';
 import { newsletterMail, readers, sesEvent, sesMessageId, storeRawMail, type MailSpec, type Reader } from '../support/mail';
 
@@ -26,13 +29,16 @@ function call(fn: unknown, reader: Reader, method: string, path: string, extra: 
 }
 
 const inbox = (reader: Reader, query = '') => call(listInbox, reader, 'GET', '/me/inbox', { query });
-const newsletters = async (reader: Reader) => body(await call(listNewsletters, reader, 'GET', '/me/newsletters')).newsletters;
+const newsletterPage = (reader: Reader, query = '') => call(listNewsletters, reader, 'GET', '/me/newsletters', { query });
+const newsletters = async (reader: Reader) => body(await newsletterPage(reader)).newsletters;
+const quarantine = async (reader: Reader, query = '') => body(await call(listQuarantine, reader, 'GET', '/me/quarantine', { query }));
+const release = (reader: Reader, id: number | string) => call(releaseMail, reader, 'POST', `/me/quarantine/${id}/release`, { pathParameters: { id: String(id) } });
 
 /** Stores a mail and delivers its receipt event, as SES would; returns the SES message id. */
-async function deliver(recipients: string[], spec: MailSpec = {}, receipt: Partial<SESReceipt> = {}): Promise<string> {
+async function deliver(recipients: string[], spec: MailSpec = {}, receipt: Partial<SESReceipt> = {}, fixture?: 'receipt-no-dmarc'): Promise<string> {
   const messageId = sesMessageId();
   await storeRawMail(messageId, newsletterMail({ to: recipients[0], ...spec }));
-  await receiveMail(sesEvent(messageId, recipients, receipt), lambdaContext());
+  await receiveMail(sesEvent(messageId, recipients, receipt, fixture), lambdaContext());
   return messageId;
 }
 
@@ -79,6 +85,156 @@ describe('inbound newsletter mail', () => {
     expect((await newsletters(reader!))[0].unread).toBe(0);
   });
 
+  it("quarantines a reader's newsletters past the day's cap of new ones, and still files the ones they have and other readers' mail", async () => {
+    // Prepare
+    const [reader, other] = await readers(2);
+    const known = uniqueList();
+    await deliver([reader!.address], { listId: known });
+    for (let i = 1; i < readerLimits.newNewslettersPerDay; i++) await deliver([reader!.address], { listId: uniqueList() });
+
+    // Act
+    const overCap = await deliver([reader!.address, other!.address], { listId: uniqueList() });
+    const ofKnown = await deliver([reader!.address], { listId: known, subject: 'Issue 2' });
+
+    // Assess
+    expect(await outcomesOf(overCap)).toEqual(
+      [
+        { recipient: reader!.address, outcome: 'quarantined', reason: 'newsletter-cap' },
+        { recipient: other!.address, outcome: 'filed', reason: '' },
+      ].sort((a, b) => a.recipient.localeCompare(b.recipient)),
+    );
+    expect(await outcomesOf(ofKnown)).toEqual([{ recipient: reader!.address, outcome: 'filed', reason: '' }]);
+    expect(await newsletters(reader!)).toHaveLength(readerLimits.newNewslettersPerDay);
+  });
+
+  it('holds the cap when mails of many new newsletters arrive for a reader at once', async () => {
+    const [reader] = await readers(1);
+
+    const messageIds = await Promise.all(Array.from({ length: readerLimits.newNewslettersPerDay + 5 }, () => deliver([reader!.address], { listId: uniqueList() })));
+
+    const outcomes = (await Promise.all(messageIds.map(outcomesOf))).flat().map((o) => o.outcome);
+    expect(outcomes.filter((o) => o === 'filed')).toHaveLength(readerLimits.newNewslettersPerDay);
+    expect(outcomes.filter((o) => o === 'quarantined')).toHaveLength(5);
+  });
+
+  it('pages through the newsletters by cursor, each once, newest first', async () => {
+    // Prepare
+    const [reader] = await readers(1);
+    for (let i = 0; i < 5; i++) await deliver([reader!.address], { listId: uniqueList() });
+
+    // Act
+    const pages = [];
+    let query = 'limit=2';
+    for (;;) {
+      const page = body(await newsletterPage(reader!, query));
+      pages.push(page.newsletters.map((n: { id: number }) => n.id));
+      if (page.next === null) break;
+      query = `limit=2&cursor=${page.next}`;
+    }
+
+    // Assess
+    expect(pages.map((p) => p.length)).toEqual([2, 2, 1]);
+    const ids = pages.flat();
+    expect(ids).toEqual([...ids].sort((a, b) => b - a));
+    expect(new Set(ids).size).toBe(5);
+  });
+
+  it.each(['cursor=abc', 'cursor=0', 'cursor=-1', 'cursor=1e3', 'limit=0', 'limit=101', 'limit=x', 'page=2'])('answers 400 to GET /me/newsletters?%s', async (query) => {
+    const [reader] = await readers(1);
+
+    const result = await newsletterPage(reader!, query);
+
+    expect([result.statusCode, body(result).error.code]).toEqual([400, 'VALIDATION_FAILED']);
+  });
+
+  it('lists quarantined mail to its reader and files it once released, as from an unauthenticated sender unless SES authenticated it', async () => {
+    // Prepare
+    const [reader] = await readers(1);
+    await deliver([reader!.address], { listId: uniqueList(), subject: 'Maybe spam' }, { spamVerdict: { status: 'GRAY' }, dmarcVerdict: { status: 'GRAY' } });
+    const [held] = (await quarantine(reader!)).mail;
+
+    // Act
+    const released = await release(reader!, held.id);
+    const again = await release(reader!, held.id);
+
+    // Assess
+    expect(held).toMatchObject({ reason: 'spam-gray', sender: 'Weekly Bits <news@bits.example>', subject: 'Issue 1', authenticated: false });
+    expect([released.statusCode, body(released)]).toEqual([200, { id: held.id, outcome: 'filed' }]);
+    expect(body(again)).toEqual({ id: held.id, outcome: 'duplicate' });
+    expect(body(await inbox(reader!)).issues.map((i: { subject: string }) => i.subject)).toEqual(['Maybe spam']);
+    expect((await newsletters(reader!)).map((n: { authenticated: boolean }) => n.authenticated)).toEqual([false]);
+    expect(await quarantine(reader!)).toEqual({ mail: [], next: null });
+  });
+
+  it('releases a newsletter past the cap when its reader asks for it', async () => {
+    const [reader] = await readers(1);
+    for (let i = 0; i < readerLimits.newNewslettersPerDay; i++) await deliver([reader!.address], { listId: uniqueList() });
+    await deliver([reader!.address], { listId: `"One Too Many" ${uniqueList()}`, subject: 'Over the cap' });
+    const [held] = (await quarantine(reader!)).mail;
+
+    const released = body(await release(reader!, held.id));
+
+    expect(held).toMatchObject({ reason: 'newsletter-cap', subject: 'Over the cap', authenticated: true });
+    expect(released).toEqual({ id: held.id, outcome: 'filed' });
+    expect((await newsletters(reader!)).map((n: { name: string }) => n.name)).toContain('One Too Many');
+  });
+
+  it("pages quarantined mail, keeps it from other readers, and never releases mail whose virus scan did not pass", async () => {
+    const [reader, intruder] = await readers(2);
+    for (let i = 0; i < 3; i++) await deliver([reader!.address], { listId: uniqueList() }, { spamVerdict: { status: 'FAIL' } });
+    await deliver([reader!.address], { listId: uniqueList() }, { virusVerdict: { status: 'PROCESSING_FAILED' } });
+
+    const first = await quarantine(reader!, 'limit=2');
+    const second = await quarantine(reader!, `limit=2&cursor=${first.next}`);
+    const unscanned = [...first.mail, ...second.mail].find((m: { reason: string }) => m.reason.startsWith('virus'));
+    const results = [await release(intruder!, first.mail[0].id), await release(reader!, unscanned.id), await release(reader!, 'abc'), await call(listQuarantine, reader!, 'GET', '/me/quarantine', { query: 'cursor=x' })];
+
+    expect([first.mail.length, second.mail.length, second.next]).toEqual([2, 2, null]);
+    expect(await quarantine(intruder!)).toEqual({ mail: [], next: null });
+    expect(results.map((r) => [r.statusCode, body(r).error.code])).toEqual([
+      [404, 'NOT_FOUND'],
+      [409, 'CONFLICT'],
+      [400, 'VALIDATION_FAILED'],
+      [400, 'VALIDATION_FAILED'],
+    ]);
+    expect(body(await inbox(reader!)).issues).toEqual([]);
+  });
+
+  it("shows each newsletter with the unsubscribe links of its reader's latest issue that had them", async () => {
+    // Prepare
+    const [reader] = await readers(1);
+    const [linked, unlinked] = [uniqueList(), uniqueList()];
+
+    // Act
+    await deliver([reader!.address], { listId: `"Linked" ${linked}`, listUnsubscribe: '<https://bits.example/u/old>' });
+    await deliver([reader!.address], { listId: `"Linked" ${linked}`, listUnsubscribe: '<mailto:leave@bits.example?subject=unsubscribe>, <https://bits.example/u/new>' });
+    await deliver([reader!.address], { listId: `"Linked" ${linked}` });
+    await deliver([reader!.address], { listId: `"Unlinked" ${unlinked}` });
+
+    // Assess
+    const links = Object.fromEntries((await newsletters(reader!)).map((n: { name: string; listUnsubscribe: string[] }) => [n.name, n.listUnsubscribe]));
+    expect(links).toEqual({ Linked: ['mailto:leave@bits.example?subject=unsubscribe', 'https://bits.example/u/new'], Unlinked: [] });
+  });
+
+  it('files every mail of the one newsletter that reaches the cap, however many arrive at once', async () => {
+    const [reader] = await readers(1);
+    for (let i = 1; i < readerLimits.newNewslettersPerDay; i++) await deliver([reader!.address], { listId: uniqueList() });
+    const last = uniqueList();
+
+    const messageIds = await Promise.all(Array.from({ length: 4 }, () => deliver([reader!.address], { listId: last })));
+
+    const outcomes = (await Promise.all(messageIds.map(outcomesOf))).flat().map((o) => o.outcome);
+    expect(outcomes).toEqual(Array(4).fill('filed'));
+  });
+
+  it('files a new newsletter for every reader of one mail at once', async () => {
+    const audience = await readers(30);
+
+    const messageId = await deliver(audience.map((r) => r.address), { listId: uniqueList() });
+
+    expect((await outcomesOf(messageId)).map((o) => o.outcome)).toEqual(Array(30).fill('filed'));
+  });
+
   it('files nothing twice when SES delivers the same event again', async () => {
     const [reader] = await readers(1);
     const messageId = sesMessageId();
@@ -113,6 +269,28 @@ describe('inbound newsletter mail', () => {
     const [impostor] = await newsletters(other!);
     expect(counts.map(([identity]: unknown[]) => identity)).toContain(impostor.identity);
     expect((await newsletters(reader!)).map((n: { id: number }) => n.id)).not.toContain(impostor.id);
+  });
+
+  it.each([
+    ['from a domain without DMARC', {}, 'receipt-no-dmarc'],
+    ['failing DMARC under a policy of none', { dmarcVerdict: { status: 'FAIL' }, dmarcPolicy: 'none' }, undefined],
+  ] as const)('files a forged From %s apart from the authenticated newsletter, which it does not rename', async (_, receipt, fixture) => {
+    // Prepare
+    const [reader] = await readers(1);
+    const listId = uniqueList();
+    await deliver([reader!.address], { listId: `"Weekly Bits" ${listId}`, subject: 'Issue 1' });
+
+    // Act
+    await deliver([reader!.address], { listId: `"Verify your account at impostor.example" ${listId}`, subject: 'Urgent' }, receipt as Partial<SESReceipt>, fixture);
+
+    // Assess
+    const shelf = (await newsletters(reader!)).map((n: { name: string; issues: number; authenticated: boolean }) => [n.name, n.issues, n.authenticated]);
+    expect(shelf.sort()).toEqual(
+      [
+        ['Verify your account at impostor.example', 1, false],
+        ['Weekly Bits', 1, true],
+      ].sort(),
+    );
   });
 
   it.each([
@@ -173,10 +351,11 @@ describe('inbound newsletter mail', () => {
 
     const muted = await call(muteNewsletter, muter!, 'POST', `/me/newsletters/${newsletter.id}/mute`, params);
     const whileMuted = await deliver([muter!.address, other!.address], { listId });
-    await call(unmuteNewsletter, muter!, 'DELETE', `/me/newsletters/${newsletter.id}/mute`, params);
+    const unmuted = await call(unmuteNewsletter, muter!, 'DELETE', `/me/newsletters/${newsletter.id}/mute`, params);
     await deliver([muter!.address], { listId });
 
     expect(body(muted)).toEqual({ id: newsletter.id, muted: true });
+    expect(body(unmuted)).toEqual({ id: newsletter.id, muted: false });
     expect((await outcomesOf(whileMuted)).map((o) => o.outcome).sort()).toEqual(['filed', 'muted']);
     expect(body(await inbox(muter!)).issues).toHaveLength(2);
     expect(body(await inbox(other!)).issues).toHaveLength(2);

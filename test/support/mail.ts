@@ -74,9 +74,9 @@ export async function storeRawMail(messageId: string, raw: Buffer | string): Pro
   await s3.send(new PutObjectCommand({ Bucket: process.env.RAW_MAIL_BUCKET, Key: `${process.env.RAW_MAIL_PREFIX}${messageId}`, Body: raw }));
 }
 
-/** The SES receipt event for a stored message, from the recorded-shape fixture. */
-export function sesEvent(messageId: string, recipients: string[], receipt: Partial<SESReceipt> = {}): SESEvent {
-  const event = fixture<SESEvent>('ses/receipt.json');
+/** The SES receipt event for a stored message, from a recorded-shape fixture under test/events/ses/. */
+export function sesEvent(messageId: string, recipients: string[], receipt: Partial<SESReceipt> = {}, name: 'receipt' | 'receipt-no-dmarc' = 'receipt'): SESEvent {
+  const event = fixture<SESEvent>(`ses/${name}.json`);
   const record = event.Records[0]!;
   record.ses.mail.messageId = messageId;
   record.ses.mail.destination = recipients;

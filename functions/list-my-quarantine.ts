@@ -1,0 +1,8 @@
+import { api } from '../shared/http/api';
+import { json } from '../shared/http/response';
+import { PageQuery } from '../shared/mail/paging';
+import { listQuarantine } from '../shared/mail/quarantine';
+
+export const handler = api({ access: 'user', query: PageQuery }).handler(async ({ principal, input }) =>
+  json(200, await listQuarantine(principal.userId, { after: input.query.cursor, limit: input.query.limit })),
+);

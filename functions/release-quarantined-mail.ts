@@ -1,0 +1,14 @@
+import * as z from '../shared/zod';
+import { readEnv, rawMailEnv } from '../shared/config';
+import { api } from '../shared/http/api';
+import { json } from '../shared/http/response';
+import { findOrCreateNewsletter } from '../shared/mail/newsletters';
+import { mailReleaser } from '../shared/mail/quarantine';
+
+const { RAW_MAIL_BUCKET } = readEnv(rawMailEnv);
+const release = mailReleaser({ bucket: RAW_MAIL_BUCKET, resolveNewsletter: findOrCreateNewsletter });
+
+export const handler = api({
+  access: 'user',
+  params: z.object({ id: z.coerce.number().check(z.int(), z.minimum(1), z.maximum(Number.MAX_SAFE_INTEGER)) }),
+}).handler(async ({ principal, input }) => json(200, await release(principal.userId, input.params.id)));
