@@ -1,3 +1,4 @@
+import { functions } from '../functions/table';
 import { Validations } from 'aws-cdk-lib';
 import type { SurgeStack } from './stack';
 
@@ -18,11 +19,13 @@ export function acknowledgeFindings(stack: SurgeStack): void {
       'The minimal AWS policy that lets a function in a VPC create and remove its network interfaces.',
     );
   }
-  acknowledge(
-    stack.functions.get('receive-mail')!,
-    'AwsSolutions-IAM5[Resource::<RawMailA1B12CE5.Arn>/inbound/*]',
-    'The mail function reads (s3:GetObject only) the raw messages SES stores under the inbound prefix; their keys are SES message ids, known only at run time.',
-  );
+  for (const spec of functions.filter((f) => f.env.includes('rawMail'))) {
+    acknowledge(
+      stack.functions.get(spec.id)!,
+      'AwsSolutions-IAM5[Resource::<RawMailA1B12CE5.Arn>/inbound/*]',
+      'The mail functions read (s3:GetObject only) the raw messages SES stores under the inbound prefix; their keys are SES message ids, known only at run time.',
+    );
+  }
   acknowledge(
     at('receive-mailFailures'),
     'AwsSolutions-SQS3',
