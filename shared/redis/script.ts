@@ -16,14 +16,15 @@ const FILE_NAME = /^([a-z][a-z0-9-]*)-(\d+)\.lua$/;
 /**
  * Loads `<name>-<numKeys>.lua` and runs it through ioredis defineCommand, which sends EVALSHA and
  * falls back to EVAL once after a NOSCRIPT (a Redis restart or failover). Request data only ever
- * travels in KEYS and ARGV, never in the script's source.
+ * travels in KEYS and ARGV, never in the script's source. `prelude` files (Lua functions several
+ * scripts call, such as shared/limits/lua/gcra.lua) are put before the script's own source.
  */
-export function luaScript<Keys extends string[], Args extends ScriptArg[]>(file: URL): LuaScript<Keys, Args> {
+export function luaScript<Keys extends string[], Args extends ScriptArg[]>(file: URL, prelude: URL[] = []): LuaScript<Keys, Args> {
   const match = FILE_NAME.exec(basename(file.pathname));
   if (!match) throw new Error(`Lua script file must be named <name>-<numKeys>.lua: ${file.pathname}`);
   const name = match[1]!;
   const numberOfKeys = Number(match[2]);
-  const lua = readFileSync(file, 'utf8');
+  const lua = [...prelude, file].map((part) => readFileSync(part, 'utf8')).join('\n');
   return {
     name,
     numberOfKeys,

@@ -1,0 +1,69 @@
+--[[
+  Reserves stock for one order: checks everything before it writes anything. The buyer's and the
+  source's rates (rate_wait, from shared/limits/lua/gcra.lua, put before this) are part of the
+  decision: every attempt past the answers that cost nothing (a replay, no sale, sold out) takes
+  from both, and one that either refuses writes nothing.
+
+  KEYS[1] sale hash         {item:<id>}:sale      fields stock (remaining), limit (per buyer)
+  KEYS[2] buyers hash       {item:<id>}:bought    user id -> quantity reserved
+  KEYS[3] idempotency key   {item:<id>}:idem:<user id>:<Idempotency-Key>
+  KEYS[4] outbox hash       {item:<id>}:outbox    order id -> order record, until the writer stores it
+  KEYS[5] buyer's rate      {item:<id>}:rate:buyer:<user id>
+  KEYS[6] source's rate     {item:<id>}:rate:source:<address>
+
+  ARGV[1] user id
+  ARGV[2] quantity
+  ARGV[3] order id to use if a new order is made
+  ARGV[4] request fingerprint (what makes a retry "the same request")
+  ARGV[5] idempotency record lifetime, ms
+  ARGV[6] order record (JSON) to keep in the outbox
+  ARGV[7], ARGV[8]  the buyer's rate: interval, burst (ms)
+  ARGV[9], ARGV[10] the source's rate: interval (0: no limit), burst (ms)
+
+  Returns {order id, remaining stock, replayed (1) or new (0), still in the outbox (1) or not (0)}, or
+    -10 no sale open for this item
+    -11 sold out (not enough stock for the quantity)
+    -12 per-buyer limit would be exceeded
+    -13 Idempotency-Key already used with a different request
+    {-15, ms} a rate is spent: the ms until it allows one again
+]]
+local previous = redis.call('GET', KEYS[3])
+if previous then
+  local fingerprint, orderId, remaining = string.match(previous, '^(.-)|(.-)|(%d+)$')
+  if fingerprint ~= ARGV[4] then
+    return -13
+  end
+  -- A replay still in the outbox is promised in the ledger before the client is told it stands.
+  return { orderId, tonumber(remaining), 1, redis.call('HEXISTS', KEYS[4], orderId) }
+end
+
+local sale = redis.call('HMGET', KEYS[1], 'stock', 'limit')
+if not sale[1] then
+  return -10
+end
+local stock = tonumber(sale[1])
+local quantity = tonumber(ARGV[2])
+-- The common answer once a sale is over: no writes at all.
+if stock <= 0 then
+  return -11
+end
+local buyer_wait, take_buyer = rate_wait(KEYS[5], ARGV[7], ARGV[8])
+local source_wait, take_source = rate_wait(KEYS[6], ARGV[9], ARGV[10])
+if buyer_wait > 0 or source_wait > 0 then
+  return { -15, math.max(buyer_wait, source_wait) }
+end
+take_buyer()
+take_source()
+local bought = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
+if bought + quantity > tonumber(sale[2]) then
+  return -12
+end
+if stock < quantity then
+  return -11
+end
+
+local remaining = redis.call('HINCRBY', KEYS[1], 'stock', -quantity)
+redis.call('HINCRBY', KEYS[2], ARGV[1], quantity)
+redis.call('SET', KEYS[3], ARGV[4] .. '|' .. ARGV[3] .. '|' .. remaining, 'PX', ARGV[5])
+redis.call('HSET', KEYS[4], ARGV[3], ARGV[6])
+return { ARGV[3], remaining, 0, 1 }
