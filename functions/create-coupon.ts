@@ -2,7 +2,6 @@ import * as z from '../shared/zod';
 import { AppError, UnavailableError } from '../shared/errors';
 import { api } from '../shared/http/api';
 import { clientAddress } from '../shared/http/client-address';
-import { takeReservationRates } from '../shared/limits/rate';
 import { json } from '../shared/http/response';
 import { AlreadyIssuedError, issueCoupon } from '../shared/coupons/coupons';
 import { coupons } from '../shared/coupons/kind';
@@ -12,14 +11,13 @@ import { handOff } from '../shared/reservations/place';
 const Params = z.object({ dealId: DealId });
 
 /**
- * One script decides (no lock): the server's clock, one coupon per user, the limit. The issue is
+ * One script decides (no lock): the server's clock, the rates, one coupon per user, the limit. The issue is
  * then handed to the queue through the same pipeline as orders; a user who already holds one is
  * told which (409).
  */
 export const handler = api({ access: 'user', params: Params }).handler(async (event) => {
   const { input, principal } = event;
-  await takeReservationRates(coupons.keysOf(input.params.dealId).tag, 'coupons', principal.userId, clientAddress(event));
-  const issued = await issueCoupon(input.params.dealId, principal.userId).catch((error: Error) => {
+  const issued = await issueCoupon(input.params.dealId, principal.userId, clientAddress(event)).catch((error: Error) => {
     throw error instanceof AppError ? error : new UnavailableError('Coupons are unavailable; try again');
   });
   await handOff(coupons, issued);

@@ -2,7 +2,6 @@ import * as z from '../shared/zod';
 import { AppError, UnavailableError } from '../shared/errors';
 import { api } from '../shared/http/api';
 import { clientAddress } from '../shared/http/client-address';
-import { takeReservationRates } from '../shared/limits/rate';
 import { json } from '../shared/http/response';
 import { orders } from '../shared/orders/kind';
 import { IdempotencyKey, ItemId, Quantity } from '../shared/orders/model';
@@ -14,17 +13,17 @@ const Headers = z.object({ 'idempotency-key': IdempotencyKey });
 const Order = z.strictObject({ quantity: Quantity });
 
 /**
- * Reserves in Redis (one script, one round trip), then hands the order to the queue; a hand-off
+ * Reserves in Redis (one script, the buyer's and the source's rates included: one round trip), then hands the order to the queue; a hand-off
  * that fails is cancelled and the client told to retry with the same key (503).
  */
 export const handler = api({ access: 'user', params: Params, headers: Headers, body: Order }).handler(async (event) => {
   const { input, principal } = event;
-  await takeReservationRates(orders.keysOf(input.params.itemId).tag, 'orders', principal.userId, clientAddress(event));
   const reservation = await reserve({
     itemId: input.params.itemId,
     userId: principal.userId,
     quantity: input.body.quantity,
     idempotencyKey: input.headers['idempotency-key'],
+    source: clientAddress(event),
   }).catch((error: Error) => {
     // Nothing was reserved when Redis could not be reached, so a retry is safe.
     throw error instanceof AppError ? error : new UnavailableError('Orders are unavailable; retry with the same Idempotency-Key');

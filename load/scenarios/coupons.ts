@@ -13,6 +13,7 @@ import type { Scenario } from '../bench';
 import { adminCookie, adminPut, handOffShape, inParallel, pointAtTwin, race, releaseSharedClients, signedInCrowd, timed } from '../support/crowd';
 import { round, type LoadResult } from '../support/measure';
 import { issueCoupon } from '../../shared/coupons/coupons';
+import { LOCAL_SOURCE } from '../../test/support/orders';
 import { issueCouponForUpdate } from '../baselines/coupons-for-update';
 
 const RUNS = [
@@ -86,7 +87,7 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
 
   const luaDeal = await openDeal(`lua-${tag}`, CONTENDED_COUPONS);
   log(`contended: issuing script, ${CONTENDED_CONCURRENCY} in flight`);
-  const lua = await timed(() => inParallel(CONTENDED_COUPONS, CONTENDED_CONCURRENCY, (i) => issueCoupon(luaDeal, i + 1)));
+  const lua = await timed(() => inParallel(CONTENDED_COUPONS, CONTENDED_CONCURRENCY, (i) => issueCoupon(luaDeal, i + 1, LOCAL_SOURCE)));
   const lockedDeal = await openDeal(`fu-${tag}`, CONTENDED_COUPONS);
   log(`contended: FOR UPDATE transaction, ${CONTENDED_CONCURRENCY} connections`);
   const locked = await timed(() => inParallel(CONTENDED_COUPONS, CONTENDED_CONCURRENCY, (i) => issueCouponForUpdate(db, lockedDeal, i + 1)));

@@ -16,6 +16,7 @@ import type { Scenario } from '../bench';
 import { adminCookie, adminPut, emulatorCalls, handOffShape, inParallel, pointAtTwin, race, releaseSharedClients, signedInCrowd, timed } from '../support/crowd';
 import { meanLoad, round, startCpuMeter } from '../support/measure';
 import { reserve } from '../../shared/orders/sale';
+import { LOCAL_SOURCE } from '../../test/support/orders';
 import { placeOrderForUpdate } from '../baselines/orders-for-update';
 
 const BUYERS = Number(process.env.BENCH_BUYERS ?? 10_000);
@@ -120,7 +121,7 @@ export const orders: Scenario = async ({ twin, connections, log }) => {
   async function scriptRate(label: string, units = CONTENDED_SCRIPT_UNITS) {
     const itemId = await openItem(`lua-${tag}-${label}`, units);
     log(`contended ${label}: reservation script, ${CONTENDED_CONCURRENCY} in flight`);
-    const run = await timed(() => inParallel(units, CONTENDED_CONCURRENCY, (i) => reserve({ itemId, userId: i + 1, quantity: 1, idempotencyKey: `c${i}` })));
+    const run = await timed(() => inParallel(units, CONTENDED_CONCURRENCY, (i) => reserve({ itemId, userId: i + 1, quantity: 1, idempotencyKey: `c${i}`, source: LOCAL_SOURCE })));
     return { rate: round(units / run.seconds), failures: run.value };
   }
   async function lockedRate(label: string, units = CONTENDED_LOCKED_UNITS) {

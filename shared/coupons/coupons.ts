@@ -1,11 +1,15 @@
 import { redis } from '../clients/redis';
+import { ratePrelude, reservationRates, throwIfRateLimited } from '../limits/rate';
 import { AppError } from '../errors';
 import { isScriptCode, scriptError } from '../redis/script-codes';
 import { luaScript, runOverPairs } from '../redis/script';
 import type { Reserved } from '../reservations/place';
 import { dealKeys, newCouponId, type CouponRecord } from './model';
 
-const issueScript = luaScript<[string, string, string], [number, string, number, string]>(new URL('./lua/coupon-issue-3.lua', import.meta.url));
+const issueScript = luaScript<[string, string, string, string, string], [number, string, number, string, number, number, number, number]>(
+  new URL('./lua/coupon-issue-5.lua', import.meta.url),
+  [ratePrelude],
+);
 const releaseScript = luaScript<[string, string, string, string], [string, number]>(new URL('./lua/coupon-release-4.lua', import.meta.url));
 const setScript = luaScript<[string], [number, number, number]>(new URL('./lua/deal-set-1.lua', import.meta.url));
 const forgetHoldersScript = luaScript<[string], (string | number)[]>(new URL('./lua/holder-forget-1.lua', import.meta.url));
@@ -22,14 +26,17 @@ export class AlreadyIssuedError extends AppError {
 }
 
 /**
- * One Redis round trip decides: window, one per user, limit; then records the coupon and its
- * outbox entry. A user who already holds one gets it back, replayed.
+ * One Redis round trip decides: window, the user's and the source's (`source`, the client's
+ * address) rates, one per user, limit; then records the coupon and its outbox entry. A user who
+ * already holds one gets it back, replayed.
  */
-export async function issueCoupon(dealId: string, userId: number, now = Date.now()): Promise<Reserved<CouponRecord>> {
+export async function issueCoupon(dealId: string, userId: number, source: string, now = Date.now()): Promise<Reserved<CouponRecord>> {
   const keys = dealKeys(dealId);
   const coupon: CouponRecord = { couponId: newCouponId(dealId, now), dealId, userId, issuedAt: now };
-  const reply = await issueScript.run(redis(), [keys.state, keys.buyers, keys.outbox], [userId, coupon.couponId, now, JSON.stringify(coupon)]);
+  const rates = reservationRates('coupons', keys.tag, userId, source);
+  const reply = await issueScript.run(redis(), [keys.state, keys.buyers, keys.outbox, ...rates.keys], [userId, coupon.couponId, now, JSON.stringify(coupon), ...rates.args]);
   if (isScriptCode(reply)) throw scriptError(reply);
+  throwIfRateLimited(reply, 'coupons');
   const [couponId, issued, pending] = reply as [string, number, number?];
   if (issued === ALREADY_ISSUED) return { record: { ...coupon, couponId }, replayed: true, pending: pending === 1 };
   return { record: coupon, replayed: false, pending: true };

@@ -6,7 +6,10 @@ import { luaScript } from '../redis/script';
 import { once } from '../once';
 import { gcra, LIMITS, type Rate } from './limits';
 
-const takeScript = luaScript<[string], [number, number]>(new URL('./lua/rate-take-1.lua', import.meta.url));
+/** The GCRA (rate_wait), for every script that takes from a rate inside its own decision. */
+export const ratePrelude = new URL('./lua/gcra.lua', import.meta.url);
+
+const takeScript = luaScript<[string], [number, number]>(new URL('./lua/rate-take-1.lua', import.meta.url), [ratePrelude]);
 const gateScript = luaScript<[string], [number, number, number, number]>(new URL('./lua/sign-in-gate-1.lua', import.meta.url));
 
 /**
@@ -46,19 +49,35 @@ export async function takeRate(key: string, rate: Rate, message?: string): Promi
   if (wait > 0) throw new RateLimitedError(wait, message);
 }
 
+/** What a reservation script answers when a rate refused it: {RATE_LIMITED, ms until one would be allowed}. */
+const RATE_LIMITED = -15;
+
+export type ReservationKindName = 'orders' | 'coupons';
+
+export interface ReservationRates {
+  keys: [perBuyer: string, perSource: string];
+  /** Interval and burst of each, in the keys' order; an interval of 0 for a source under a load-test allowance. */
+  args: [number, number, number, number];
+}
+
 /**
- * A reservation's limits, per buyer and per source, in the owner's slot (its hash tag), taken in
- * one round trip; a source under a load-test allowance is held to the per-buyer one only.
+ * A reservation's limits, per buyer and per source, as the keys (in the owner's slot, its hash
+ * tag) and arguments its script takes them with, inside its own decision: no round trip of their
+ * own. A source under a load-test allowance is held to the per-buyer one only.
  */
-export async function takeReservationRates(ownerTag: string, kind: 'orders' | 'coupons', buyer: number, address: string): Promise<void> {
+export function reservationRates(kind: ReservationKindName, ownerTag: string, buyer: number, address: string): ReservationRates {
   const [perBuyer, perSource] = kind === 'orders' ? [LIMITS.ordersPerBuyer, LIMITS.ordersPerSource] : [LIMITS.couponsPerUser, LIMITS.couponsPerSource];
-  // Sent in the same turn of the event loop, the two go out in one write (the shared connection coalesces them).
-  const waits = await Promise.all([
-    takeScript.run(redis(), [`${ownerTag}:rate:buyer:${buyer}`], gcra(perBuyer)),
-    ...(isLoadTestSource(address) ? [] : [takeScript.run(redis(), [`${ownerTag}:rate:source:${address}`], gcra(perSource))]),
-  ]);
-  const wait = Math.max(...waits.map(Number));
-  if (wait > 0) throw new RateLimitedError(wait, `Too many ${kind === 'orders' ? 'orders' : 'coupon requests'}; try again later`);
+  return {
+    keys: [`${ownerTag}:rate:buyer:${buyer}`, `${ownerTag}:rate:source:${address}`],
+    args: [...gcra(perBuyer), ...(isLoadTestSource(address) ? ([0, 0] as const) : gcra(perSource))],
+  };
+}
+
+/** Throws the 429 when a reservation script's reply says a rate refused it. */
+export function throwIfRateLimited(reply: unknown, kind: ReservationKindName): void {
+  if (Array.isArray(reply) && reply[0] === RATE_LIMITED) {
+    throw new RateLimitedError(Number(reply[1]), `Too many ${kind === 'orders' ? 'orders' : 'coupon requests'}; try again later`);
+  }
 }
 
 /** Sign-up from one source address. */

@@ -1,10 +1,14 @@
 import { redis } from '../clients/redis';
+import { ratePrelude, reservationRates, throwIfRateLimited } from '../limits/rate';
 import { isScriptCode, scriptError } from '../redis/script-codes';
 import { luaScript, runOverPairs } from '../redis/script';
 import type { Reserved } from '../reservations/place';
 import { itemKeys, newOrderId, type OrderRecord } from './model';
 
-const reserveScript = luaScript<[string, string, string, string], [number, number, string, string, number, string]>(new URL('./lua/order-reserve-4.lua', import.meta.url));
+const reserveScript = luaScript<[string, string, string, string, string, string], [number, number, string, string, number, string, number, number, number, number]>(
+  new URL('./lua/order-reserve-6.lua', import.meta.url),
+  [ratePrelude],
+);
 const releaseScript = luaScript<[string, string, string, string, string], [string, number, number]>(new URL('./lua/order-release-5.lua', import.meta.url));
 const openScript = luaScript<[string, string, string], [number, number]>(new URL('./lua/sale-open-3.lua', import.meta.url));
 const raiseBuyersScript = luaScript<[string], (string | number)[]>(new URL('./lua/buyers-raise-1.lua', import.meta.url));
@@ -18,13 +22,15 @@ export interface ReservationRequest {
   userId: number;
   quantity: number;
   idempotencyKey: string;
+  /** The client's address, for the per-source rate. */
+  source: string;
 }
 
 export interface Reservation extends Reserved<OrderRecord> {
   remaining: number;
 }
 
-/** One Redis round trip: the whole decision and, if accepted, every write, in one script. */
+/** One Redis round trip: the whole decision, the buyer's and the source's rates included, and, if accepted, every write, in one script. */
 export async function reserve(request: ReservationRequest, now = Date.now()): Promise<Reservation> {
   const keys = itemKeys(request.itemId);
   const order: OrderRecord = {
@@ -35,12 +41,14 @@ export async function reserve(request: ReservationRequest, now = Date.now()): Pr
     reservedAt: now,
     idempotencyKey: request.idempotencyKey,
   };
+  const rates = reservationRates('orders', keys.tag, request.userId, request.source);
   const reply = await reserveScript.run(
     redis(),
-    [keys.state, keys.buyers, keys.idempotency(request.userId, request.idempotencyKey), keys.outbox],
-    [request.userId, request.quantity, order.orderId, fingerprint(request.quantity), IDEMPOTENCY_TTL_MS, JSON.stringify(order)],
+    [keys.state, keys.buyers, keys.idempotency(request.userId, request.idempotencyKey), keys.outbox, ...rates.keys],
+    [request.userId, request.quantity, order.orderId, fingerprint(request.quantity), IDEMPOTENCY_TTL_MS, JSON.stringify(order), ...rates.args],
   );
   if (isScriptCode(reply)) throw scriptError(reply);
+  throwIfRateLimited(reply, 'orders');
   const [orderId, remaining, replayed, pending] = reply as [string, number, number, number];
   return { record: { ...order, orderId }, remaining, replayed: replayed === 1, pending: pending === 1 };
 }

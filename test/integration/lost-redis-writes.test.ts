@@ -10,7 +10,7 @@ import { upsertItemStock } from '../../shared/orders/items';
 import { itemKeys } from '../../shared/orders/model';
 import { openSale, reserve } from '../../shared/orders/sale';
 import { fixture, lambdaContext } from '../support/events';
-import { sql, uniqueItemId } from '../support/orders';
+import { LOCAL_SOURCE, sql, uniqueItemId } from '../support/orders';
 
 const HOUR = 3_600_000;
 
@@ -31,7 +31,7 @@ describe('an acknowledged reservation whose Redis writes were lost', () => {
     await upsertItemStock(itemId, 10, 1);
     await openSale(itemId, 10, 1);
     const before = await redis().hgetall(itemKeys(itemId).state);
-    const { record: order } = await reserve({ itemId, userId: 7, quantity: 1, idempotencyKey: 'k' });
+    const { record: order } = await reserve({ itemId, userId: 7, quantity: 1, idempotencyKey: 'k', source: LOCAL_SOURCE });
     const keys = itemKeys(itemId);
     await redis().multi().hset(keys.state, before).del(keys.buyers, keys.outbox, keys.idempotency(7, 'k')).exec();
 
@@ -48,7 +48,7 @@ describe('an acknowledged reservation whose Redis writes were lost', () => {
     const now = Date.now();
     await upsertDeal({ id: dealId, title: 'Lost', opensAt: now - HOUR, closesAt: now + HOUR, limit: 10 });
     await setDealState(dealId, now - HOUR, now + HOUR, 10);
-    const { record: coupon } = await issueCoupon(dealId, 7);
+    const { record: coupon } = await issueCoupon(dealId, 7, LOCAL_SOURCE);
     const keys = dealKeys(dealId);
     await redis().multi().hset(keys.state, 'issued', 0).del(keys.buyers, keys.outbox).exec();
 

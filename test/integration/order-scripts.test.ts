@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { redis } from '../../shared/clients/redis';
 import { itemKeys } from '../../shared/orders/model';
 import { openSale, release, remainingStock, reserve } from '../../shared/orders/sale';
-import { uniqueItemId } from '../support/orders';
+import { LOCAL_SOURCE, uniqueItemId } from '../support/orders';
 
 const outbox = async (itemId: string) => (await redis().hvals(itemKeys(itemId).outbox)).map((raw) => JSON.parse(raw));
 
@@ -29,7 +29,7 @@ describe('order-reserve', () => {
   it('decrements stock, counts the buyer, stores the idempotency record and the outbox entry', async () => {
     const itemId = await saleOf(10);
 
-    const result = await reserve({ itemId, userId: USER, quantity: 3, idempotencyKey: 'k1' });
+    const result = await reserve({ itemId, userId: USER, quantity: 3, idempotencyKey: 'k1', source: LOCAL_SOURCE });
 
     expect(result).toMatchObject({ remaining: 7, replayed: false, pending: true, record: { itemId, userId: USER, quantity: 3, idempotencyKey: 'k1' } });
     expect(await itemState(itemId)).toEqual({ stock: 7, bought: { [USER]: '3' }, pending: 1, idempotency: 1 });
@@ -38,11 +38,11 @@ describe('order-reserve', () => {
 
   it('replays a retry with the same key and payload without writing again, and says whether it is still pending', async () => {
     const itemId = await saleOf(10);
-    const first = await reserve({ itemId, userId: USER, quantity: 2, idempotencyKey: 'k1' });
+    const first = await reserve({ itemId, userId: USER, quantity: 2, idempotencyKey: 'k1', source: LOCAL_SOURCE });
 
-    const again = await reserve({ itemId, userId: USER, quantity: 2, idempotencyKey: 'k1' });
+    const again = await reserve({ itemId, userId: USER, quantity: 2, idempotencyKey: 'k1', source: LOCAL_SOURCE });
     await redis().hdel(itemKeys(itemId).outbox, first.record.orderId);
-    const stored = await reserve({ itemId, userId: USER, quantity: 2, idempotencyKey: 'k1' });
+    const stored = await reserve({ itemId, userId: USER, quantity: 2, idempotencyKey: 'k1', source: LOCAL_SOURCE });
 
     expect(again).toMatchObject({ replayed: true, pending: true, remaining: 8, record: { orderId: first.record.orderId } });
     expect(stored).toMatchObject({ replayed: true, pending: false, record: { orderId: first.record.orderId } });
@@ -51,45 +51,45 @@ describe('order-reserve', () => {
 
   it('refuses the same key with a different payload, writing nothing', async () => {
     const itemId = await saleOf(10);
-    await reserve({ itemId, userId: USER, quantity: 2, idempotencyKey: 'k1' });
+    await reserve({ itemId, userId: USER, quantity: 2, idempotencyKey: 'k1', source: LOCAL_SOURCE });
     const before = await itemState(itemId);
 
-    await expect(reserve({ itemId, userId: USER, quantity: 1, idempotencyKey: 'k1' })).rejects.toMatchObject({ code: 'IDEMPOTENCY_MISMATCH' });
+    await expect(reserve({ itemId, userId: USER, quantity: 1, idempotencyKey: 'k1', source: LOCAL_SOURCE })).rejects.toMatchObject({ code: 'IDEMPOTENCY_MISMATCH' });
 
     expect(await itemState(itemId)).toEqual(before);
   });
 
   it('refuses past the per-buyer limit, writing nothing', async () => {
     const itemId = await saleOf(10, 3);
-    await reserve({ itemId, userId: USER, quantity: 2, idempotencyKey: 'k1' });
+    await reserve({ itemId, userId: USER, quantity: 2, idempotencyKey: 'k1', source: LOCAL_SOURCE });
     const before = await itemState(itemId);
 
-    await expect(reserve({ itemId, userId: USER, quantity: 2, idempotencyKey: 'k2' })).rejects.toMatchObject({ code: 'LIMIT_EXCEEDED' });
+    await expect(reserve({ itemId, userId: USER, quantity: 2, idempotencyKey: 'k2', source: LOCAL_SOURCE })).rejects.toMatchObject({ code: 'LIMIT_EXCEEDED' });
 
     expect(await itemState(itemId)).toEqual(before);
   });
 
   it('refuses more than the remaining stock, and writes no key at all once stock is 0', async () => {
     const itemId = await saleOf(2);
-    await expect(reserve({ itemId, userId: USER, quantity: 3, idempotencyKey: 'k1' })).rejects.toMatchObject({ code: 'SOLD_OUT' });
-    await reserve({ itemId, userId: USER, quantity: 2, idempotencyKey: 'k2' });
+    await expect(reserve({ itemId, userId: USER, quantity: 3, idempotencyKey: 'k1', source: LOCAL_SOURCE })).rejects.toMatchObject({ code: 'SOLD_OUT' });
+    await reserve({ itemId, userId: USER, quantity: 2, idempotencyKey: 'k2', source: LOCAL_SOURCE });
     const keysBefore = (await redis().keys(`{item:${itemId}}*`)).sort();
 
-    await expect(reserve({ itemId, userId: 99, quantity: 1, idempotencyKey: 'k3' })).rejects.toMatchObject({ code: 'SOLD_OUT' });
+    await expect(reserve({ itemId, userId: 99, quantity: 1, idempotencyKey: 'k3', source: LOCAL_SOURCE })).rejects.toMatchObject({ code: 'SOLD_OUT' });
 
     expect((await redis().keys(`{item:${itemId}}*`)).sort()).toEqual(keysBefore);
     expect(await remainingStock(itemId)).toBe(0);
   });
 
   it('answers NOT_ON_SALE for an item without a sale', async () => {
-    await expect(reserve({ itemId: uniqueItemId(), userId: USER, quantity: 1, idempotencyKey: 'k' })).rejects.toMatchObject({ code: 'NOT_ON_SALE' });
+    await expect(reserve({ itemId: uniqueItemId(), userId: USER, quantity: 1, idempotencyKey: 'k', source: LOCAL_SOURCE })).rejects.toMatchObject({ code: 'NOT_ON_SALE' });
   });
 });
 
 describe('order-release', () => {
   it('restores stock and the buyer, forgets the key, never twice, and a second run reports what the first did', async () => {
     const itemId = await saleOf(10);
-    const { record } = await reserve({ itemId, userId: USER, quantity: 3, idempotencyKey: 'k1' });
+    const { record } = await reserve({ itemId, userId: USER, quantity: 3, idempotencyKey: 'k1', source: LOCAL_SOURCE });
 
     const first = await release(record);
     const second = await release(record);
@@ -101,7 +101,7 @@ describe('order-release', () => {
 
   it('gives nothing back for an order Redis no longer holds', async () => {
     const itemId = await saleOf(10);
-    const { record } = await reserve({ itemId, userId: USER, quantity: 3, idempotencyKey: 'k1' });
+    const { record } = await reserve({ itemId, userId: USER, quantity: 3, idempotencyKey: 'k1', source: LOCAL_SOURCE });
     await redis().hdel(itemKeys(itemId).outbox, record.orderId);
 
     expect(await release(record)).toBe(0);
@@ -112,7 +112,7 @@ describe('order-release', () => {
 describe('sale-open', () => {
   it('refuses to reset a sale that has reservations', async () => {
     const itemId = await saleOf(10);
-    await reserve({ itemId, userId: USER, quantity: 1, idempotencyKey: 'a' });
+    await reserve({ itemId, userId: USER, quantity: 1, idempotencyKey: 'a', source: LOCAL_SOURCE });
 
     await expect(openSale(itemId, 50, 5)).rejects.toMatchObject({ code: 'SALE_STARTED' });
     expect(await remainingStock(itemId)).toBe(9);

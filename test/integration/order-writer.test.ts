@@ -8,7 +8,7 @@ import { encodeHandOffs } from '../../shared/reservations/queue';
 import { itemKeys, type OrderRecord } from '../../shared/orders/model';
 import { openSale, reserve } from '../../shared/orders/sale';
 import { fixture, lambdaContext } from '../support/events';
-import { orderRows, soldCount, uniqueItemId } from '../support/orders';
+import { LOCAL_SOURCE, orderRows, soldCount, uniqueItemId } from '../support/orders';
 import { depth, pollQueue, queueWithDeadLetters, testSqs } from '../support/queues';
 import { until } from '../support/wait';
 
@@ -18,7 +18,7 @@ async function saleWithReservations(count: number, options: { dbStock?: number; 
   if (options.withItemRow !== false) await upsertItemStock(itemId, options.dbStock ?? redisStock, 100);
   await openSale(itemId, redisStock, 100);
   const orders: OrderRecord[] = [];
-  for (let i = 0; i < count; i++) orders.push((await reserve({ itemId, userId: 1_000 + i, quantity: 1, idempotencyKey: `k${i}` })).record);
+  for (let i = 0; i < count; i++) orders.push((await reserve({ itemId, userId: 1_000 + i, quantity: 1, idempotencyKey: `k${i}`, source: LOCAL_SOURCE })).record);
   return { itemId, orders };
 }
 

@@ -10,7 +10,7 @@ import { itemKeys, type OrderRecord } from '../../shared/orders/model';
 import { openSale, remainingStock, reserve } from '../../shared/orders/sale';
 import { httpEvent, lambdaContext } from '../support/events';
 import { getOrderEvent, orderEvent } from '../support/order-events';
-import { orderRows, soldCount, sql, uniqueItemId } from '../support/orders';
+import { LOCAL_SOURCE, orderRows, soldCount, sql, uniqueItemId } from '../support/orders';
 import { depth, ownReservationQueue, pollQueue, testSqs } from '../support/queues';
 import { signedInUsers, type SignedInUser } from '../support/sessions';
 import { literalPattern, until } from '../support/wait';
@@ -129,7 +129,7 @@ describe('flash-sale orders', () => {
   it('refuses to reset a sale whose reservations are still pending, leaving MySQL as it was', async () => {
     // Prepare: a reservation that exists in Redis only (reserved, not yet handed off or stored).
     const itemId = await openItem(10, 5);
-    await reserve({ itemId, userId: buyers[8]!.id, quantity: 1, idempotencyKey: 'pending' });
+    await reserve({ itemId, userId: buyers[8]!.id, quantity: 1, idempotencyKey: 'pending', source: LOCAL_SOURCE });
     const [admin] = await signedInUsers(1, 'admin');
 
     // Act

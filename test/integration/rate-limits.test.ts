@@ -13,6 +13,7 @@ import { httpEvent, lambdaContext } from '../support/events';
 import { createUser as makeUser } from '../support/factories';
 import { orderEvent } from '../support/order-events';
 import { sql, uniqueItemId } from '../support/orders';
+import { kindsUnderTest } from '../support/reservations';
 import { signedInUsers } from '../support/sessions';
 
 type Result = APIGatewayProxyStructuredResultV2;
@@ -68,11 +69,12 @@ describe('rate limits', () => {
     it('holds one source to its rate across every address it tries', async () => {
       const source = newSource();
 
-      const answers = [];
-      for (let i = 0; i <= LIMITS.signInPerSource.count; i++) answers.push(await signIn(unknownAddress(), 'wrong password!!', source));
+      // All at once: one after another, each password check lets the rate refill a little.
+      const answers = await Promise.all(Array.from({ length: LIMITS.signInPerSource.count + 5 }, () => signIn(unknownAddress(), 'wrong password!!', source)));
 
-      expect(answers.slice(0, -1).every((r) => r.statusCode === 401)).toBe(true);
-      expectLimited(answers.at(-1)!);
+      expect(answers.filter((r) => r.statusCode === 401)).toHaveLength(LIMITS.signInPerSource.count);
+      answers.filter((r) => r.statusCode !== 401).forEach(expectLimited);
+      expect(answers.filter((r) => r.statusCode === 429)).toHaveLength(5);
     });
 
     it('makes each lockout of a pair longer than the last, and lets the pair in again once it passes', async () => {
@@ -133,5 +135,50 @@ describe('rate limits', () => {
     expect(answers.slice(0, -1).map((r) => r.statusCode)).toEqual(answers.slice(0, -1).map(() => 202));
     expectLimited(answers.at(-1)!);
     expect(await remainingStock(itemId)).toBe(1_000 - LIMITS.ordersPerBuyer.count);
+  });
+
+  describe.each(kindsUnderTest)('inside the reservation script ($kind.name)', (t) => {
+    const perSource = t.kind.name === 'orders' ? LIMITS.ordersPerSource : LIMITS.couponsPerSource;
+    const refusal = (error: { code?: string }) => error.code ?? 'error';
+
+    it('holds one source to its rate across buyers, and a refused attempt takes from no rate', async () => {
+      // Prepare
+      const owner = await t.open(1_000);
+      const source = newSource();
+
+      // Act
+      const answers = await Promise.all(Array.from({ length: perSource.count + 1 }, (_, i) => t.reserve(owner, i + 1, source).then(() => 'reserved', refusal)));
+      const refusedBuyer = answers.indexOf('RATE_LIMITED') + 1;
+      const fromElsewhere = await t.reserve(owner, perSource.count + 2, newSource());
+
+      // Assess
+      expect(answers.filter((a) => a === 'reserved')).toHaveLength(perSource.count);
+      expect(refusedBuyer).toBeGreaterThan(0);
+      expect(await redis().exists(`${t.tag(owner)}:rate:buyer:${refusedBuyer}`)).toBe(0);
+      expect(fromElsewhere.replayed).toBe(false);
+    });
+
+    it('answers sold out without taking from any rate', async () => {
+      const owner = await t.open(1);
+      await t.reserve(owner, 1);
+      const source = newSource();
+
+      const answers = await Promise.all(Array.from({ length: perSource.count + 1 }, (_, i) => t.reserve(owner, i + 2, source).then(() => 'reserved', refusal)));
+
+      expect(new Set(answers)).toEqual(new Set(['SOLD_OUT']));
+      expect(await redis().exists(`${t.tag(owner)}:rate:source:${source}`)).toBe(0);
+    });
+  });
+
+  it('holds a coupon holder asking again to their rate', async () => {
+    const [t] = kindsUnderTest.filter((k) => k.kind.name === 'coupons');
+    const owner = await t!.open(10);
+
+    const asks = [];
+    for (let i = 0; i < LIMITS.couponsPerUser.count; i++) asks.push((await t!.reserve(owner, 1)).replayed);
+    const past = await t!.reserve(owner, 1).then(() => 'answered', (error: { code?: string }) => error.code);
+
+    expect(asks).toEqual([false, ...Array(LIMITS.couponsPerUser.count - 1).fill(true)]);
+    expect(past).toBe('RATE_LIMITED');
   });
 });

@@ -7,7 +7,7 @@ import { orders } from '../../shared/orders/kind';
 import { openSale, reserve } from '../../shared/orders/sale';
 import type { ReservationKind } from '../../shared/reservations/kind';
 import type { Reserved } from '../../shared/reservations/place';
-import { sql, uniqueItemId } from './orders';
+import { LOCAL_SOURCE, sql, uniqueItemId } from './orders';
 
 const HOUR = 3_600_000;
 
@@ -18,8 +18,8 @@ export interface KindUnderTest<R> {
   tag(owner: string): string;
   /** A new owner (a sale, a deal) of `capacity` units, in MySQL and Redis. */
   open(capacity: number): Promise<string>;
-  /** One unit for the buyer; the same buyer asking again is a replay. */
-  reserve(owner: string, buyer: number): Promise<Reserved<R>>;
+  /** One unit for the buyer, asked from `source` (the load-test allowance's LOCAL_SOURCE unless given); the same buyer asking again is a replay. */
+  reserve(owner: string, buyer: number, source?: string): Promise<Reserved<R>>;
   /** The kind's own rows in MySQL: id and whether confirmed. */
   rows(owner: string): Promise<{ id: string; confirmed: boolean }[]>;
 }
@@ -33,7 +33,7 @@ const ordersUnderTest: KindUnderTest<unknown> = {
     await openSale(itemId, capacity, 1);
     return itemId;
   },
-  reserve: (itemId, buyer) => reserve({ itemId, userId: buyer, quantity: 1, idempotencyKey: `key-${buyer}` }),
+  reserve: (itemId, buyer, source = LOCAL_SOURCE) => reserve({ itemId, userId: buyer, quantity: 1, idempotencyKey: `key-${buyer}`, source }),
   rows: async (itemId) => (await sql<RowDataPacket>('SELECT id, status FROM orders WHERE item_id = ? ORDER BY id', [itemId])).map((r) => ({ id: String(r.id), confirmed: r.status === 'confirmed' })),
 };
 
@@ -47,7 +47,7 @@ const couponsUnderTest: KindUnderTest<unknown> = {
     await setDealState(dealId, now - HOUR, now + HOUR, capacity);
     return dealId;
   },
-  reserve: (dealId, buyer) => issueCoupon(dealId, buyer),
+  reserve: (dealId, buyer, source = LOCAL_SOURCE) => issueCoupon(dealId, buyer, source),
   rows: async (dealId) => (await sql<RowDataPacket>('SELECT id FROM coupons WHERE deal_id = ? ORDER BY id', [dealId])).map((r) => ({ id: String(r.id), confirmed: true })),
 };
 
