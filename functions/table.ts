@@ -88,7 +88,8 @@ export const functions: readonly FunctionSpec[] = [
     id: 'create-session',
     description: 'Signs a user in and sets the session cookie',
     // Sign-in hashes with scrypt (CPU-bound): a credential-stuffing flood is held to its own share.
-    trigger: { kind: 'http', method: 'POST', path: '/sessions', throttle: { rateLimit: 100, burstLimit: 200 } },
+    // Its burst stays within its cap: API Gateway answers an invocation Lambda throttles with a 500.
+    trigger: { kind: 'http', method: 'POST', path: '/sessions', throttle: { rateLimit: 100, burstLimit: 20 } },
     ...api,
     env: ['redis', 'database', 'sessions', 'limits'],
     concurrencyCap: 20,

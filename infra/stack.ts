@@ -431,6 +431,11 @@ export class SurgeStack extends Stack {
       const trigger = spec.trigger;
       switch (trigger.kind) {
         case 'http': {
+          // Past its cap Lambda throttles, and API Gateway turns that into a 500: the route's own
+          // throttle must answer 429 first, so its burst may not exceed the cap.
+          if (spec.concurrencyCap !== undefined && !(trigger.throttle && trigger.throttle.burstLimit <= spec.concurrencyCap)) {
+            throw new Error(`${spec.id}: a route capped at ${spec.concurrencyCap} needs a throttle whose burst is within the cap`);
+          }
           const routes = api.addRoutes({
             path: trigger.path,
             methods: [HttpMethod[trigger.method]],

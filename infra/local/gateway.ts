@@ -231,7 +231,10 @@ export async function listenGateway(port: number, onFunctionError: (route: strin
     try {
       writeResult(res, await route.invoke(toEvent(req, body, route, pathParameters)));
     } catch (error) {
-      // A function at its concurrency cap: API Gateway answers Lambda's throttle with a 429.
+      // A function at its concurrency cap. API Gateway would answer Lambda's throttle with a 500;
+      // on AWS the route's throttle (its burst within the cap) answers 429 before that happens.
+      // The twin applies no route throttles, and its instances share two cores, so it answers the
+      // cap itself with that 429.
       if (error instanceof Throttled) return send(res, 429, '{"message":"Too Many Requests"}');
       // A failed or timed-out function is a 500 to the client, as API Gateway answers it.
       onFunctionError(route.routeKey, error as Error);

@@ -372,6 +372,17 @@ describe('the CDK app', () => {
     for (const spec of functions.filter((f) => f.env.includes('database'))) expect(borrowTimeout, spec.id).toBeLessThan(spec.timeoutSeconds);
   });
 
+  it('keeps each capped route’s burst within its cap, so clients meet API Gateway’s 429 rather than a throttled Lambda’s 500', () => {
+    const cappedRoutes = functions.filter((f) => f.trigger.kind === 'http' && f.concurrencyCap !== undefined);
+
+    expect(cappedRoutes.map((f) => f.id)).toEqual(['create-session']);
+    const [stage] = ofType('AWS::ApiGatewayV2::Stage');
+    for (const spec of cappedRoutes) {
+      const key = spec.trigger.kind === 'http' ? `${spec.trigger.method} ${spec.trigger.path}` : '';
+      expect(stage!.Properties.RouteSettings[key]?.ThrottlingBurstLimit, spec.id).toBeLessThanOrEqual(spec.concurrencyCap!);
+    }
+  });
+
   it('caps sign-in, the mail function and the writer (at least its mapping’s concurrency), but reserves nothing unless asked', () => {
     const capped = Object.fromEntries(functions.flatMap((f) => (f.concurrencyCap ? [[f.id, f.concurrencyCap]] : [])));
     const writer = functions.find((f) => f.id === 'write-reservations')!;
