@@ -5,11 +5,14 @@
  *   add -c adminEmail=ops@example.com for the first admin (admin@<inboundDomain> otherwise)
  *   -c cloudfront=true|false: CloudFront and WAF in front of the API (prod's default; dev's is false)
  *   -c reservedConcurrency=true: reserve the table's concurrency caps (off unless set)
+ *   -c redis=single|cluster|serverless: the cache's shape (single unless set; see infra/redis.ts),
+ *     with -c redisShards=3 -c redisReplicas=1 for cluster
  */
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { EmailAddress } from '../shared/sessions/account-rules';
 import { acknowledgeFindings } from './nag';
+import { CLUSTER_REPLICAS, CLUSTER_SHARDS, REDIS_SHAPES, type RedisPlan, type RedisShape } from './redis';
 import { CLOUDFRONT_REGION, STAGES, SurgeStack, type Stage } from './stack';
 
 /** The `stage` context value, `dev` when unset; anything else stops the synth. */
@@ -26,6 +29,29 @@ function flagOf(app: App, name: string, byDefault: boolean): boolean {
   if (value === true || value === 'true') return true;
   if (value === false || value === 'false') return false;
   throw new Error(`The context value ${name} must be true or false`);
+}
+
+/** A whole-number context value within bounds, or the default when it is unset; anything else stops the synth. */
+function countOf(app: App, name: string, bounds: { min: number; max: number; byDefault: number }): number {
+  const value: unknown = app.node.tryGetContext(name);
+  if (value === undefined) return bounds.byDefault;
+  const count = Number(value);
+  if (!Number.isInteger(count) || count < bounds.min || count > bounds.max) {
+    throw new Error(`The context value ${name} must be a whole number from ${bounds.min} to ${bounds.max}`);
+  }
+  return count;
+}
+
+/** The cache's shape (`-c redis`, single when unset) and, for a cluster, its shards and replicas per shard. */
+function redisPlanOf(app: App): RedisPlan {
+  const shape: unknown = app.node.tryGetContext('redis') ?? 'single';
+  if (!REDIS_SHAPES.includes(shape as RedisShape)) throw new Error(`Unknown Redis shape ${JSON.stringify(shape)}: pass -c redis=${REDIS_SHAPES.join('|')}`);
+  if (shape === 'cluster') return { shape, shards: countOf(app, 'redisShards', CLUSTER_SHARDS), replicas: countOf(app, 'redisReplicas', CLUSTER_REPLICAS) };
+  // Set for another shape, they would be ignored without a word.
+  for (const name of ['redisShards', 'redisReplicas']) {
+    if (app.node.tryGetContext(name) !== undefined) throw new Error(`The context value ${name} applies to -c redis=cluster only`);
+  }
+  return { shape: shape as 'single' | 'serverless' };
 }
 
 export function buildApp(app = new App()): { app: App; stack: SurgeStack } {
@@ -49,6 +75,7 @@ export function buildApp(app = new App()): { app: App; stack: SurgeStack } {
     cloudFront,
     // Off unless set: an account's quota may leave no room (at least 100 must stay unreserved, and some new accounts have 10 in all).
     reserveConcurrency: flagOf(app, 'reservedConcurrency', false),
+    redis: redisPlanOf(app),
     env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: cloudFront ? CLOUDFRONT_REGION : region },
   });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

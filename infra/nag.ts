@@ -44,7 +44,7 @@ export function acknowledgeFindings(stack: SurgeStack): void {
   acknowledge(
     at('RedisAuth'),
     'AwsSolutions-SMG4',
-    'Secrets Manager has no managed rotation for an ElastiCache AUTH token, nor CloudFormation an update strategy: rotating it is an operation on the replication group (AuthTokenUpdateStrategy ROTATE, then SET; see the stack). The functions look the token up again when AUTH is refused.',
+    'Secrets Manager has no managed rotation for an ElastiCache AUTH token, nor CloudFormation an update strategy: rotating it is an operation on the replication group (AuthTokenUpdateStrategy ROTATE, then SET), or on the serverless cache\'s user (both passwords, then the new one alone; see infra/redis.ts). The functions look the token up again when AUTH is refused.',
   );
   acknowledge(
     at('AdminCredentials'),

@@ -6,7 +6,6 @@ import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import { HttpOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import { CfnParameterGroup, CfnReplicationGroup, CfnSubnetGroup } from 'aws-cdk-lib/aws-elasticache';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { Architecture, CfnFunction, Runtime, type Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
@@ -26,10 +25,10 @@ import { Trigger } from 'aws-cdk-lib/triggers';
 import { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
 import type { Construct } from 'constructs';
 import { BUNDLE, bundleFileCopies, WORKERS, workerBuildCommand } from './bundling';
+import { addCache, type RedisPlan } from './redis';
 import { buckets, entryFile, envNeedsOf, functions, inboundMail, queues, visibilityTimeoutSeconds, type EnvNeed, type FunctionSpec, type QueueName } from '../functions/table';
 import { environmentFor, ORIGIN_VERIFY_HEADER, serviceEnvironment, type Deployment } from '../shared/config';
 
-const REDIS_PORT = 6380;
 /** RDS Proxy listens on MySQL's port; the cluster itself on another. */
 const MYSQL_PORT = 3306;
 const AURORA_PORT = 3307;
@@ -130,6 +129,8 @@ export interface SurgeStackProps extends StackProps {
   cloudFront: boolean;
   /** Reserve each capped function's concurrency (the table's concurrencyCap); off, they share the account's pool. */
   reserveConcurrency: boolean;
+  /** The cache's shape: one primary and a replica, a cluster of shards, or ElastiCache Serverless (infra/redis.ts). */
+  redis: RedisPlan;
 }
 
 export class SurgeStack extends Stack {
@@ -175,55 +176,13 @@ export class SurgeStack extends Stack {
     vpc.addInterfaceEndpoint('Sqs', { service: ec2.InterfaceVpcEndpointAwsService.SQS });
     vpc.addInterfaceEndpoint('SecretsManager', { service: ec2.InterfaceVpcEndpointAwsService.SECRETS_MANAGER });
     const lambdaSg = new ec2.SecurityGroup(this, 'LambdaSg', { vpc, description: 'Surge functions' });
-    const redisSg = new ec2.SecurityGroup(this, 'RedisSg', { vpc, description: 'ElastiCache, from functions only', allowAllOutbound: false });
     const proxySg = new ec2.SecurityGroup(this, 'ProxySg', { vpc, description: 'RDS Proxy, from functions only' });
     const databaseSg = new ec2.SecurityGroup(this, 'DatabaseSg', { vpc, description: 'Aurora, from the proxy only', allowAllOutbound: false });
-    redisSg.addIngressRule(lambdaSg, ec2.Port.tcp(REDIS_PORT), 'functions to Redis');
     proxySg.addIngressRule(lambdaSg, ec2.Port.tcp(MYSQL_PORT), 'functions to the proxy');
     databaseSg.addIngressRule(proxySg, ec2.Port.tcp(AURORA_PORT), 'proxy to Aurora');
 
-    // ElastiCache (Valkey): Multi-AZ with failover, TLS, AUTH from Secrets Manager, non-default port.
-    const redisAuth = new Secret(this, 'RedisAuth', {
-      description: 'ElastiCache AUTH token',
-      generateSecretString: { passwordLength: 64, excludePunctuation: true },
-    });
-    const redisSubnets = new CfnSubnetGroup(this, 'RedisSubnets', {
-      description: 'Surge cache',
-      subnetIds: vpc.isolatedSubnets.map((s) => s.subnetId),
-    });
-    // Evicting nothing: the default volatile-lru picks among keys with a TTL, and idempotency
-    // records, sessions, their index and fill leases all have one. A full node refuses writes
-    // (reservations answer 503, catalog fills are skipped) and serves reads, and the catalog's
-    // entries, all expiring within minutes, give their memory back: one node is enough. The
-    // reserve, AWS's advice for small burstable nodes, is room for backup, replication and clients.
-    const cacheParameters = new CfnParameterGroup(this, 'RedisParameters', {
-      description: 'Surge cache: no eviction, 30 % of memory reserved beyond the data',
-      cacheParameterGroupFamily: 'valkey8',
-      properties: { 'maxmemory-policy': 'noeviction', 'reserved-memory-percent': '30' },
-    });
-    const cache = new CfnReplicationGroup(this, 'Redis', {
-      replicationGroupDescription: 'Surge live state: stock, sessions, cache',
-      engine: 'valkey',
-      engineVersion: '8.0',
-      cacheNodeType: 'cache.t4g.small',
-      cacheParameterGroupName: cacheParameters.ref,
-      numCacheClusters: 2,
-      multiAzEnabled: true,
-      automaticFailoverEnabled: true,
-      transitEncryptionEnabled: true,
-      atRestEncryptionEnabled: true,
-      // The replication group's own copy, resolved by CloudFormation; the functions read the secret.
-      // CloudFormation has no update strategy for it, so rotating is an operation: modify the group
-      // with a new token and AuthTokenUpdateStrategy ROTATE (old and new both accepted), put the new
-      // one in the secret, then modify with SET; functions then refused (WRONGPASS) re-read the secret.
-      authToken: redisAuth.secretValue.unsafeUnwrap(),
-      port: REDIS_PORT,
-      cacheSubnetGroupName: redisSubnets.ref,
-      securityGroupIds: [redisSg.securityGroupId],
-      snapshotRetentionLimit: 1,
-    });
-    // Its automatic snapshots go with it; SNAPSHOT takes a final one first.
-    cache.applyRemovalPolicy(kept.databases);
+    // ElastiCache (Valkey) in the shape asked for (infra/redis.ts): TLS, AUTH from Secrets Manager, Multi-AZ.
+    const cache = addCache(this, { plan: props.redis, name: `surge-${props.stage}`, vpc, clients: lambdaSg, removalPolicy: kept.databases });
 
     // Aurora MySQL 3, Serverless v2, behind RDS Proxy.
     const credentials = rds.Credentials.fromGeneratedSecret('surge', { excludeCharacters: PASSWORD_EXCLUDED_CHARACTERS });
@@ -347,7 +306,7 @@ export class SurgeStack extends Stack {
     // Where each need points on AWS. The URLs carry no credentials: functions look the secrets
     // up at cold start (shared/clients/credentials.ts), so no password is in their configuration.
     const deployment: Deployment = {
-      redis: { url: `rediss://${cache.attrPrimaryEndPointAddress}:${REDIS_PORT}`, authSecretId: redisAuth.secretArn },
+      redis: cache.redis,
       database: { url: `mysql://${proxy.endpoint}:${MYSQL_PORT}/${DATABASE_NAME}`, secretId: database.secret!.secretArn, tls: true },
       reservationQueueUrl: queueOf.get('reservations')!.queueUrl,
       cookieSecure: true,
@@ -359,7 +318,7 @@ export class SurgeStack extends Stack {
     };
     // The secret holding each need's credentials: a function may read those of its needs only.
     const secretOf: Partial<Record<EnvNeed, ISecret>> = {
-      redis: redisAuth,
+      redis: cache.auth,
       database: database.secret!,
       firstAdmin: adminCredentials,
       ...(originSecret ? { cloudFront: originSecret } : {}),

@@ -39,6 +39,18 @@ const awsLikeDeployment: Deployment = {
 const STACK_VARIABLES = Object.keys(serviceEnvironment);
 const DYNAMIC_REFERENCE = /\{\{resolve:/g;
 
+/** Who may reach the cache's security group, on which ports: each rule's source group by the start of its logical id. */
+const redisIngressOf = (resources: Record<string, Resource>) => {
+  const redisSg = Object.keys(resources).find((id) => resources[id]!.Type === 'AWS::EC2::SecurityGroup' && resources[id]!.Properties.GroupDescription === 'ElastiCache, from functions only')!;
+  const inline = resources[redisSg]!.Properties.SecurityGroupIngress ?? [];
+  const rules = Object.values(resources).filter((r) => r.Type === 'AWS::EC2::SecurityGroupIngress' && r.Properties.GroupId?.['Fn::GetAtt']?.[0] === redisSg);
+  return [...inline, ...rules.map((r) => r.Properties)].map((rule: Record<string, any>) => ({
+    from: rule.FromPort,
+    to: rule.ToPort,
+    source: String(rule.SourceSecurityGroupId?.['Fn::GetAtt']?.[0] ?? rule.CidrIp).replace(/[0-9A-F]{8}$/, ''),
+  }));
+};
+
 describe('the CDK app', () => {
   let app: App;
   let template: Template;
@@ -138,6 +150,22 @@ describe('the CDK app', () => {
       AutomaticFailoverEnabled: true,
       Port: Match.not(6379),
     });
+  });
+
+  it('runs the single shape by default: one primary and one replica, cluster mode off, its primary endpoint in the functions’ environment', () => {
+    const groupId = logicalIdOf('AWS::ElastiCache::ReplicationGroup');
+    const group = resources[groupId]!.Properties;
+
+    expect(groupId).toBe(logicalIdOf('AWS::ElastiCache::ReplicationGroup', (r) => r.Properties.NumCacheClusters === 2));
+    expect(group).not.toHaveProperty('NumNodeGroups');
+    expect(group).not.toHaveProperty('ClusterMode');
+    expect(ofType('AWS::ElastiCache::ServerlessCache')).toEqual([]);
+    expect(redisIngressOf(resources)).toEqual([{ from: 6380, to: 6380, source: 'LambdaSg' }]);
+    for (const spec of functions.filter((f) => envNeedsOf(f).includes('redis'))) {
+      const variables = functionOf(spec.id).Properties.Environment.Variables;
+      expect(variables.REDIS_URL, spec.id).toEqual({ 'Fn::Join': ['', ['rediss://', { 'Fn::GetAtt': [groupId, 'PrimaryEndPoint.Address'] }, ':6380']] });
+      expect(variables, spec.id).not.toHaveProperty('REDIS_CLUSTER');
+    }
   });
 
   it('evicts nothing from the cache, and reserves memory beyond the data for backups, replication and clients', () => {
@@ -520,6 +548,177 @@ describe('the CDK app in the prod stage', () => {
   });
 });
 
+/**
+ * A synth in another cache shape: the functions are not bundled again (their code is the default
+ * synth's), cdk-nag runs (app.synth throws on an unacknowledged finding).
+ */
+function synthesized(context: Record<string, unknown>) {
+  const app = new App({ context: { ...context, 'aws:cdk:bundling-stacks': [] } });
+  const { stack } = buildApp(app);
+  app.synth();
+  const resources: Record<string, Resource> = Template.fromStack(stack).toJSON().Resources;
+  const idsOf = (type: string) => Object.keys(resources).filter((id) => resources[id]!.Type === type);
+  const variablesOf = (id: string) => Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.FunctionName === `surge-${id}`)!.Properties.Environment.Variables;
+  const authSecretId = Object.keys(resources).find((id) => resources[id]!.Properties.Description === 'ElastiCache AUTH token')!;
+  return { resources, idsOf, variablesOf, authSecretId };
+}
+
+/** Every function using Redis reaches the cache at `url` in cluster mode, with the AUTH secret, and has no variable its needs do not set. */
+function expectClusterEnvironment(shape: ReturnType<typeof synthesized>, url: unknown) {
+  const clusterDeployment: Deployment = { ...awsLikeDeployment, redis: { ...awsLikeDeployment.redis, cluster: true } };
+  const users = functions.filter((f) => envNeedsOf(f).includes('redis'));
+  expect(users).not.toEqual([]);
+  for (const spec of users) {
+    const variables = shape.variablesOf(spec.id);
+    expect(variables, spec.id).toMatchObject({ REDIS_URL: url, REDIS_CLUSTER: 'true', REDIS_AUTH_SECRET_ID: { Ref: shape.authSecretId } });
+    expect(Object.keys(variables).sort(), spec.id).toEqual([...STACK_VARIABLES, ...Object.keys(environmentFor(envNeedsOf(spec), clusterDeployment))].sort());
+  }
+  for (const spec of functions.filter((f) => !users.includes(f))) expect(shape.variablesOf(spec.id), spec.id).not.toHaveProperty('REDIS_URL');
+}
+
+describe('the CDK app with Redis in cluster mode (-c redis=cluster)', () => {
+  let shape: ReturnType<typeof synthesized>;
+
+  beforeAll(() => {
+    shape = synthesized({ redis: 'cluster' });
+  }, 180_000);
+
+  it('runs a replication group of 3 shards with a replica each, Multi-AZ with failover, TLS, AUTH and a non-default port', () => {
+    const [groupId, ...others] = shape.idsOf('AWS::ElastiCache::ReplicationGroup');
+    const group = shape.resources[groupId!]!.Properties;
+
+    expect(others).toEqual([]);
+    expect(shape.idsOf('AWS::ElastiCache::ServerlessCache')).toEqual([]);
+    expect(group).toMatchObject({
+      Engine: 'valkey',
+      ClusterMode: 'enabled',
+      NumNodeGroups: 3,
+      ReplicasPerNodeGroup: 1,
+      MultiAZEnabled: true,
+      AutomaticFailoverEnabled: true,
+      TransitEncryptionEnabled: true,
+      AtRestEncryptionEnabled: true,
+      Port: 6380,
+    });
+    expect(group).not.toHaveProperty('NumCacheClusters');
+    expect(JSON.stringify(group.AuthToken)).toContain(`{{resolve:secretsmanager:`);
+    expect(JSON.stringify(group.AuthToken)).toContain(shape.authSecretId);
+  });
+
+  it('sets cluster mode in a parameter group of the engine’s family, which evicts nothing and keeps the reserve', () => {
+    const [groupId] = shape.idsOf('AWS::ElastiCache::ReplicationGroup');
+    const [parametersId, ...others] = shape.idsOf('AWS::ElastiCache::ParameterGroup');
+    const group = shape.resources[groupId!]!.Properties;
+
+    expect(others).toEqual([]);
+    expect(group.CacheParameterGroupName).toEqual({ Ref: parametersId });
+    expect(shape.resources[parametersId!]!.Properties).toMatchObject({
+      CacheParameterGroupFamily: `valkey${String(group.EngineVersion).split('.')[0]}`,
+      Properties: { 'cluster-enabled': 'yes', 'maxmemory-policy': 'noeviction', 'reserved-memory-percent': '30' },
+    });
+  });
+
+  it('gives every function using Redis the configuration endpoint, in cluster mode', () => {
+    const [groupId] = shape.idsOf('AWS::ElastiCache::ReplicationGroup');
+    expectClusterEnvironment(shape, {
+      'Fn::Join': ['', ['rediss://', { 'Fn::GetAtt': [groupId, 'ConfigurationEndPoint.Address'] }, ':', { 'Fn::GetAtt': [groupId, 'ConfigurationEndPoint.Port'] }]],
+    });
+  });
+
+  it('lets only the functions reach it, on its port', () => {
+    expect(redisIngressOf(shape.resources)).toEqual([{ from: 6380, to: 6380, source: 'LambdaSg' }]);
+  });
+
+  it('takes its shards and replicas per shard from the context, within ElastiCache’s bounds', () => {
+    const sized = synthesized({ redis: 'cluster', redisShards: '5', redisReplicas: 2 });
+    const [groupId] = sized.idsOf('AWS::ElastiCache::ReplicationGroup');
+
+    expect(sized.resources[groupId!]!.Properties).toMatchObject({ NumNodeGroups: 5, ReplicasPerNodeGroup: 2 });
+    expect(() => buildApp(new App({ context: { redis: 'cluster', redisShards: '0' } }))).toThrow('The context value redisShards must be a whole number from 1 to 500');
+    expect(() => buildApp(new App({ context: { redis: 'cluster', redisShards: '2.5' } }))).toThrow('redisShards must be a whole number');
+    // No replica, no Multi-AZ failover.
+    expect(() => buildApp(new App({ context: { redis: 'cluster', redisReplicas: '0' } }))).toThrow('The context value redisReplicas must be a whole number from 1 to 5');
+  }, 180_000);
+
+  it('snapshots the cluster when deleted or replaced in prod', () => {
+    const prod = synthesized({ redis: 'cluster', stage: 'prod' });
+    const [groupId] = prod.idsOf('AWS::ElastiCache::ReplicationGroup');
+
+    expect(prod.resources[groupId!]).toMatchObject({ DeletionPolicy: 'Snapshot', UpdateReplacePolicy: 'Snapshot' });
+    expect(shape.resources[groupId!]).toMatchObject({ DeletionPolicy: 'Delete', UpdateReplacePolicy: 'Delete' });
+  }, 180_000);
+});
+
+describe('the CDK app with ElastiCache Serverless (-c redis=serverless)', () => {
+  let shape: ReturnType<typeof synthesized>;
+
+  beforeAll(() => {
+    shape = synthesized({ redis: 'serverless' });
+  }, 180_000);
+
+  it('runs a Valkey serverless cache in the isolated subnets, without usage limits, and no node-based cache', () => {
+    const [cacheId, ...others] = shape.idsOf('AWS::ElastiCache::ServerlessCache');
+    const cache = shape.resources[cacheId!]!.Properties;
+
+    expect(others).toEqual([]);
+    for (const type of ['AWS::ElastiCache::ReplicationGroup', 'AWS::ElastiCache::ParameterGroup', 'AWS::ElastiCache::SubnetGroup']) expect(shape.idsOf(type), type).toEqual([]);
+    expect(cache).toMatchObject({ Engine: 'valkey', MajorEngineVersion: '8', ServerlessCacheName: 'surge-dev', SnapshotRetentionLimit: 1 });
+    expect(cache.SubnetIds).toHaveLength(2);
+    // At a data-storage maximum it would evict keys with a TTL: idempotency records, sessions.
+    expect(cache).not.toHaveProperty('CacheUsageLimits');
+  });
+
+  it('signs the functions in as the user group’s `default` user, whose password is the AUTH secret', () => {
+    const [cacheId] = shape.idsOf('AWS::ElastiCache::ServerlessCache');
+    const [groupId, ...otherGroups] = shape.idsOf('AWS::ElastiCache::UserGroup');
+    const [userId, ...otherUsers] = shape.idsOf('AWS::ElastiCache::User');
+    const user = shape.resources[userId!]!.Properties;
+
+    expect([otherGroups, otherUsers]).toEqual([[], []]);
+    // Named, not referenced (their ids are names of the account), so each waits for the one it names.
+    expect(shape.resources[cacheId!]).toMatchObject({ Properties: { UserGroupId: 'surge-dev' }, DependsOn: [groupId] });
+    expect(shape.resources[groupId!]).toMatchObject({ Properties: { UserGroupId: 'surge-dev', Engine: 'valkey', UserIds: ['surge-dev-default'] }, DependsOn: [userId] });
+    expect(user.UserId).toBe('surge-dev-default');
+    expect(user).toMatchObject({ UserName: 'default', Engine: 'valkey', AccessString: 'on ~* +@all', AuthenticationMode: { Type: 'password' } });
+    expect(JSON.stringify(user.AuthenticationMode.Passwords)).toContain(`{{resolve:secretsmanager:`);
+    expect(JSON.stringify(user.AuthenticationMode.Passwords)).toContain(shape.authSecretId);
+  });
+
+  it('resolves a secret only in the cache user’s password and the cluster’s master password', () => {
+    const referencesByType: Record<string, number> = {};
+    for (const resource of Object.values(shape.resources)) {
+      const count = JSON.stringify(resource).match(DYNAMIC_REFERENCE)?.length ?? 0;
+      if (count) referencesByType[resource.Type] = (referencesByType[resource.Type] ?? 0) + count;
+    }
+    expect(referencesByType).toEqual({ 'AWS::ElastiCache::User': 1, 'AWS::RDS::DBCluster': 1 });
+  });
+
+  it('gives every function using Redis the serverless endpoint, in cluster mode', () => {
+    const [cacheId] = shape.idsOf('AWS::ElastiCache::ServerlessCache');
+    expectClusterEnvironment(shape, {
+      'Fn::Join': ['', ['rediss://', { 'Fn::GetAtt': [cacheId, 'Endpoint.Address'] }, ':', { 'Fn::GetAtt': [cacheId, 'Endpoint.Port'] }]],
+    });
+  });
+
+  it('lets only the functions reach it, on the endpoint’s port', () => {
+    expect(redisIngressOf(shape.resources)).toEqual([{ from: 6379, to: 6379, source: 'LambdaSg' }]);
+  });
+
+  it('deletes the cache in dev, and takes a named final snapshot of it in prod', () => {
+    const prod = synthesized({ redis: 'serverless', stage: 'prod' });
+    const [cacheId] = shape.idsOf('AWS::ElastiCache::ServerlessCache');
+
+    expect(shape.resources[cacheId!]).toMatchObject({ DeletionPolicy: 'Delete', UpdateReplacePolicy: 'Delete' });
+    expect(shape.resources[cacheId!]!.Properties).not.toHaveProperty('FinalSnapshotName');
+    expect(prod.resources[cacheId!]!.Properties).toMatchObject({ ServerlessCacheName: 'surge-prod', FinalSnapshotName: 'surge-prod-final' });
+  }, 180_000);
+
+  it('refuses shard and replica counts, which only a cluster has', () => {
+    expect(() => buildApp(new App({ context: { redis: 'serverless', redisShards: '3' } }))).toThrow('The context value redisShards applies to -c redis=cluster only');
+    expect(() => buildApp(new App({ context: { redisReplicas: '2' } }))).toThrow('The context value redisReplicas applies to -c redis=cluster only');
+  });
+});
+
 describe('the stage', () => {
   it('is dev or prod, and nothing else synthesizes', () => {
     expect(() => buildApp(new App({ context: { stage: 'staging' } }))).toThrow('Unknown stage "staging": pass -c stage=dev|prod');
@@ -541,5 +740,6 @@ describe('the context values', () => {
       else process.env.CDK_DEFAULT_REGION = region;
     }
     expect(() => buildApp(new App({ context: { reservedConcurrency: 'yes' } }))).toThrow('The context value reservedConcurrency must be true or false');
+    expect(() => buildApp(new App({ context: { redis: 'sharded' } }))).toThrow('Unknown Redis shape "sharded": pass -c redis=single|cluster|serverless');
   });
 });
