@@ -1,6 +1,7 @@
 /**
- * Every rate limit of the API, in one place. A rate is `count` requests per `periodMs`, with
- * bursts of up to `count` at once; a GCRA key (see lua/rate-take-1.lua) enforces it.
+ * Every rate limit of the API and of inbound mail, in one place. A rate is `count` requests per
+ * `periodMs`, with bursts of up to `count` at once; a GCRA key (see lua/rate-take-1.lua) enforces
+ * it, except the newsletter cap, which MySQL counts over its window (shared/mail/inbox.ts).
  */
 export interface Rate {
   count: number;
@@ -9,6 +10,7 @@ export interface Rate {
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
 
 export const LIMITS = {
   /** Sign-in attempts from one source address, whatever the accounts. */
@@ -23,6 +25,25 @@ export const LIMITS = {
   /** Coupons a user may ask for per deal, and asks from one source per deal. */
   couponsPerUser: { count: 10, periodMs: MINUTE },
   couponsPerSource: { count: 120, periodMs: MINUTE },
+  /**
+   * Inbound mail, counted per delivery (one message to one reader). What one sender domain may
+   * send one reader, checked first: a flood refused there takes nothing from the two below, so
+   * the reader's mail from everyone else still passes.
+   */
+  mailPerReaderFromSender: { count: 100, periodMs: HOUR },
+  /** Mail one reader gets from all senders together (a flood from many domains). */
+  mailPerReader: { count: 500, periodMs: HOUR },
+  /**
+   * Mail from one sender domain to all readers together: a domain SES authenticated (DMARC PASS),
+   * and a From domain it did not, counted apart, so forged mail never uses up the real sender's.
+   */
+  mailPerSenderDomain: { count: 10_000, periodMs: HOUR },
+  mailPerUnauthenticatedSenderDomain: { count: 1_000, periodMs: HOUR },
+  /**
+   * Newsletters new to a reader in any 24 hours: each mail may carry a List-Id of its own, and
+   * every new one would otherwise grow the reader's list and slip past their mutes.
+   */
+  newNewslettersPerReader: { count: 20, periodMs: DAY },
 } as const satisfies Record<string, Rate | object>;
 
 /** The GCRA's parameters for a rate: one request per interval, `count` at once. */

@@ -106,3 +106,45 @@ export async function admitSignIn(email: string, address: string): Promise<void>
 export async function signInSucceeded(email: string, address: string): Promise<void> {
   await redis().del(sourceKey(address, `signin:${emailHash(email)}`));
 }
+
+/** Who sent a mail, for its rates: its From domain, and whether SES authenticated it (DMARC PASS). */
+export interface MailSender {
+  domain: string;
+  authenticated: boolean;
+}
+
+/** Which of inbound mail's rates refused a delivery: the reason it is quarantined with. */
+export type MailRateRefusal = 'rate-reader-sender' | 'rate-reader' | 'rate-sender-domain';
+
+/** A From domain is the sender's to write: one that is not a plain host name goes into key names hashed. */
+const senderName = ({ domain, authenticated }: MailSender) =>
+  `${authenticated ? 'dmarc' : 'from'}:${/^[a-z0-9.-]{1,253}$/.test(domain) ? domain : emailHash(domain)}`;
+
+/** Each key its own hash tag: the reader's two in the reader's slot, the domain's in one of its own. */
+export const mailRateKeys = (userId: number, sender: MailSender) => ({
+  readerSender: `{user:${userId}}:rate:mail:${senderName(sender)}`,
+  reader: `{user:${userId}}:rate:mail`,
+  senderDomain: `{mail-sender:${senderName(sender)}}:rate`,
+});
+
+/**
+ * Takes one delivery of a mail from `sender` for each reader, and says for each whether a rate
+ * refused it. What the sender may send that reader is taken first, in one round trip for all
+ * readers; only deliveries it admits take from the reader's rate and the sender domain's, in a
+ * second, so a flood from one sender never uses up its target's rate for everyone else's mail.
+ */
+export async function takeMailRates(sender: MailSender, readers: number[]): Promise<(MailRateRefusal | undefined)[]> {
+  const domainRate = sender.authenticated ? LIMITS.mailPerSenderDomain : LIMITS.mailPerUnauthenticatedSenderDomain;
+  const keys = readers.map((userId) => mailRateKeys(userId, sender));
+  const refused = async (key: string, rate: Rate) => Number(await takeScript.run(redis(), [key], gcra(rate))) > 0;
+  // Each round's calls go out in one write (the shared connection coalesces them).
+  const bySender = await Promise.all(keys.map((k) => refused(k.readerSender, LIMITS.mailPerReaderFromSender)));
+  if (bySender.every(Boolean)) return bySender.map(() => 'rate-reader-sender');
+  return Promise.all(
+    keys.map(async (k, i) => {
+      if (bySender[i]) return 'rate-reader-sender';
+      const [byReader, byDomain] = await Promise.all([refused(k.reader, LIMITS.mailPerReader), refused(k.senderDomain, domainRate)]);
+      return byReader ? 'rate-reader' : byDomain ? 'rate-sender-domain' : undefined;
+    }),
+  );
+}

@@ -2,8 +2,8 @@ import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import { db } from '../clients/mysql';
 import { inTransaction } from '../db/transaction';
 import { NotFoundError } from '../errors';
+import { LIMITS } from '../limits/limits';
 import type { SafeMail } from './isolated-parse';
-import { readerLimits } from './limits';
 
 /** quarantined: the newsletter would be new to a reader who has had their day's share of new ones. */
 export type FilingOutcome = 'filed' | 'duplicate' | 'muted' | 'quarantined';
@@ -43,10 +43,10 @@ async function subscribe(userId: number, newsletterId: number, name: string, pas
     const [[subscribed]] = await conn.query<RowDataPacket[]>('SELECT 1 FROM subscriptions WHERE user_id = ? AND newsletter_id = ?', [userId, newsletterId]);
     if (subscribed) return rename(conn);
     const [[today]] = await conn.query<RowDataPacket[]>(
-      'SELECT COUNT(*) AS count FROM subscriptions WHERE user_id = ? AND subscribed_at > CURRENT_TIMESTAMP(3) - INTERVAL 1 DAY',
-      [userId],
+      'SELECT COUNT(*) AS count FROM subscriptions WHERE user_id = ? AND subscribed_at > CURRENT_TIMESTAMP(3) - INTERVAL ? SECOND',
+      [userId, LIMITS.newNewslettersPerReader.periodMs / 1000],
     );
-    if (!pastCap && Number(today!.count) >= readerLimits.newNewslettersPerDay) return false;
+    if (!pastCap && Number(today!.count) >= LIMITS.newNewslettersPerReader.count) return false;
     await conn.query('INSERT INTO subscriptions (user_id, newsletter_id, name) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE name = VALUES(name)', [userId, newsletterId, name]);
     return true;
   });

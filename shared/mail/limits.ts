@@ -23,13 +23,4 @@ export const mailLimits = {
   maxParserHeapMb: 256,
 } as const;
 
-/** What one reader's mail may make of their shelf; mail past a limit is quarantined, not lost. */
-export const readerLimits = {
-  /**
-   * Newsletters new to a reader in any 24 hours: each mail may carry a List-Id of its own, and
-   * every new one would otherwise grow the reader's list and slip past their mutes.
-   */
-  newNewslettersPerDay: 20,
-} as const;
-
 export type MailLimits = { readonly [K in keyof typeof mailLimits]: number };

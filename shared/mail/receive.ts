@@ -1,5 +1,6 @@
 import type { SESEvent } from 'aws-lambda';
 import * as z from '../zod';
+import { takeMailRates } from '../limits/rate';
 import { logger } from '../logger';
 import { usersByInboxToken } from './addresses';
 import { inboxTokenOf } from './inbox-token';
@@ -31,6 +32,16 @@ const SesRecord = z.object({
 
 type CommonHeaders = NonNullable<z.infer<typeof SesRecord>['ses']['mail']['commonHeaders']>;
 
+/**
+ * The domain of the first From address as SES read the headers, lower-cased ('' without one):
+ * known before the message is read from S3 or parsed, so mail over a rate costs neither.
+ */
+export function fromDomain(headers: CommonHeaders): string {
+  const from = headers.from?.[0] ?? '';
+  const address = /<([^<>]*)>\s*$/.exec(from)?.[1] ?? from;
+  return address.slice(address.lastIndexOf('@') + 1).trim().toLowerCase();
+}
+
 export interface MailReceiverOptions {
   /** Only recipients at this domain can be readers. */
   domain: string;
@@ -41,12 +52,13 @@ export interface MailReceiverOptions {
 }
 
 /**
- * The SES receipt handler: for each record, gate on the verdicts, find the readers, read the raw
- * message from S3, parse and sanitise it under the limits, find or create its newsletter and file
- * the issue for every reader. Parsing and sanitising run on a thread of their own under hard time
+ * The SES receipt handler: for each record, gate on the verdicts, find the readers, take each
+ * delivery from the mail rates (shared/limits), read the raw message from S3, parse and sanitise
+ * it under the limits, find or create its newsletter and file the issue for every reader admitted.
+ * Parsing and sanitising run on a thread of their own under hard time
  * and memory limits. A message that cannot be filed is recorded with its reason and never
  * fails the invocation; only a dependency failing (S3, MySQL, Redis) does, so SES's retry repeats
- * it, and every step is idempotent on the SES message id.
+ * it, and every step is idempotent on the SES message id (a retry takes from the rates again).
  */
 export function mailReceiver({ domain, bucket, prefix, resolveNewsletter, parserThreads }: MailReceiverOptions) {
   const parser = new MailParserPool(parserThreads);
@@ -70,20 +82,28 @@ export function mailReceiver({ domain, bucket, prefix, resolveNewsletter, parser
     const unknown = recipients.filter((r) => !users.has(tokens.get(r) ?? '')).map((r) => outcome(r, { outcome: 'dropped', reason: 'unknown-recipient' }));
     if (readers.length === 0) return unknown;
 
+    const authenticated = senderAuthenticated(receipt);
+    // What the reader is shown of mail held before it is parsed.
+    const unparsed = { sender: oneLine(headers.from?.join(', '), 400), subject: oneLine(headers.subject, 500), authenticated };
     const verdict = gate(receipt);
     if (verdict.action !== 'file') {
       const kind = verdict.action === 'drop' ? 'dropped' : 'quarantined';
-      const held = { sender: oneLine(headers.from?.join(', '), 400), subject: oneLine(headers.subject, 500), authenticated: senderAuthenticated(receipt) };
-      return [...unknown, ...readers.map((r) => outcome(r.recipient, { outcome: kind, reason: verdict.reason, userId: r.userId, ...(kind === 'quarantined' ? { held } : {}) }))];
+      return [...unknown, ...readers.map((r) => outcome(r.recipient, { outcome: kind, reason: verdict.reason, userId: r.userId, ...(kind === 'quarantined' ? { held: unparsed } : {}) }))];
     }
+
+    // Over a rate, mail is kept (quarantined, the reason naming the rate) for its reader to release.
+    const refusals = await takeMailRates({ domain: fromDomain(headers), authenticated }, readers.map((r) => r.userId));
+    const limited = readers.flatMap((r, i) => (refusals[i] ? [outcome(r.recipient, { outcome: 'quarantined', reason: refusals[i], userId: r.userId, held: unparsed })] : []));
+    const admitted = readers.filter((_, i) => !refusals[i]);
+    if (admitted.length === 0) return [...unknown, ...limited];
 
     let filed: OutcomeRecord[];
     try {
       const mail = await parser.parse(await readRawMail(bucket, rawKey, mailLimits.maxMessageBytes));
-      const identity = identify(mail, { authenticated: senderAuthenticated(receipt) });
+      const identity = identify(mail, { authenticated });
       const newsletterId = await resolveNewsletter(identity);
       filed = await Promise.all(
-        readers.map(async (r) => {
+        admitted.map(async (r) => {
           const result = await fileIssue({ userId: r.userId, newsletterId, newsletterName: identity.name, sesMessageId: messageId, mail });
           const held = { sender: senderLine(mail.from), subject: mail.subject, authenticated: identity.authenticated };
           return outcome(r.recipient, { outcome: result, userId: r.userId, ...(result === 'quarantined' ? { reason: 'newsletter-cap', held } : {}) });
@@ -92,9 +112,9 @@ export function mailReceiver({ domain, bucket, prefix, resolveNewsletter, parser
     } catch (error) {
       if (!(error instanceof MailRejected)) throw error;
       logger.warn('Inbound mail rejected', { messageId, reason: error.reason, detail: error.message });
-      filed = readers.map((r) => outcome(r.recipient, { outcome: 'rejected', reason: error.reason, userId: r.userId }));
+      filed = admitted.map((r) => outcome(r.recipient, { outcome: 'rejected', reason: error.reason, userId: r.userId }));
     }
-    return [...unknown, ...filed];
+    return [...unknown, ...limited, ...filed];
   }
 
   /**

@@ -7,7 +7,7 @@ import { createConnection } from 'mysql2/promise';
 import { createTransport } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { functions } from '../../functions/table';
-import { readerLimits } from '../../shared/mail/limits';
+import { LIMITS } from '../../shared/limits/limits';
 import { createSignedRequester, serviceLocation } from '../../shared/clients/aws-http';
 import { demoAccounts } from '../../infra/local/seed';
 import { TWIN_SECRETS } from '../../infra/local/twin';
@@ -150,7 +150,7 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
     expect((await call('unmute-newsletter', 'DELETE', `/me/newsletters/${issue.newsletterId}/mute`, { cookie: user })).status).toBeLessThan(300);
     // The reader's newsletters past the day's cap are quarantined: one of them is released, as its bundle parses it.
     const smtp = createTransport({ url: twin.smtpUrl, ignoreTLS: true });
-    for (let i = 0; i < readerLimits.newNewslettersPerDay; i++) {
+    for (let i = 0; i < LIMITS.newNewslettersPerReader.count; i++) {
       await smtp.sendMail({ from: 'Many <news@bundled.example>', to: rotated.body.address, subject: `Many ${i}`, text: 'Hello', list: { id: `many-${i}-${now}.bundled.example` } });
     }
     await until(async () => (await call('list-my-quarantine', 'GET', '/me/quarantine', { cookie: user })).body?.mail?.length > 0, 20_000, 'mail quarantined');

@@ -11,7 +11,9 @@ import { handler as receiveMail } from '../../functions/receive-mail';
 import { handler as releaseMail } from '../../functions/release-quarantined-mail';
 import { handler as rotateInboxAddress } from '../../functions/rotate-inbox-address';
 import { handler as unmuteNewsletter } from '../../functions/unmute-newsletter';
-import { readerLimits } from '../../shared/mail/limits';
+import { RateLimitedError } from '../../shared/errors';
+import { LIMITS, type Rate } from '../../shared/limits/limits';
+import { mailRateKeys, takeRate } from '../../shared/limits/rate';
 import { httpEvent, lambdaContext } from '../support/events';
 import { newsletterMail, readers, sesEvent, sesMessageId, storeRawMail, type MailSpec, type Reader } from '../support/mail';
 
@@ -38,9 +40,32 @@ const release = (reader: Reader, id: number | string) => call(releaseMail, reade
 async function deliver(recipients: string[], spec: MailSpec = {}, receipt: Partial<SESReceipt> = {}, fixture?: 'receipt-no-dmarc'): Promise<string> {
   const messageId = sesMessageId();
   await storeRawMail(messageId, newsletterMail({ to: recipients[0], ...spec }));
-  await receiveMail(sesEvent(messageId, recipients, receipt, fixture), lambdaContext());
+  const event = sesEvent(messageId, recipients, receipt, fixture);
+  // SES reads From and Subject into the event's common headers: the rates find the sender there.
+  const { commonHeaders } = event.Records[0]!.ses.mail;
+  if (spec.from) commonHeaders.from = [spec.from];
+  if (spec.subject) commonHeaders.subject = spec.subject;
+  await receiveMail(event, lambdaContext());
   return messageId;
 }
+
+/**
+ * Uses up a rate through the limits module itself, as that many deliveries would: its burst, then
+ * one at a time whatever came back meanwhile, until it refuses.
+ */
+async function exhaust(key: string, rate: Rate): Promise<void> {
+  await Promise.all(Array.from({ length: rate.count }, () => takeRate(key, rate)));
+  for (;;) {
+    try {
+      await takeRate(key, rate);
+    } catch (error) {
+      if (error instanceof RateLimitedError) return;
+      throw error;
+    }
+  }
+}
+/** A sender domain of its own per use, so no two tests share its rates. */
+const senderDomain = () => `sender-${sesMessageId().slice(0, 8)}.example`;
 
 let db: Awaited<ReturnType<typeof createConnection>>;
 async function outcomesOf(messageId: string) {
@@ -90,7 +115,7 @@ describe('inbound newsletter mail', () => {
     const [reader, other] = await readers(2);
     const known = uniqueList();
     await deliver([reader!.address], { listId: known });
-    for (let i = 1; i < readerLimits.newNewslettersPerDay; i++) await deliver([reader!.address], { listId: uniqueList() });
+    for (let i = 1; i < LIMITS.newNewslettersPerReader.count; i++) await deliver([reader!.address], { listId: uniqueList() });
 
     // Act
     const overCap = await deliver([reader!.address, other!.address], { listId: uniqueList() });
@@ -104,16 +129,16 @@ describe('inbound newsletter mail', () => {
       ].sort((a, b) => a.recipient.localeCompare(b.recipient)),
     );
     expect(await outcomesOf(ofKnown)).toEqual([{ recipient: reader!.address, outcome: 'filed', reason: '' }]);
-    expect(await newsletters(reader!)).toHaveLength(readerLimits.newNewslettersPerDay);
+    expect(await newsletters(reader!)).toHaveLength(LIMITS.newNewslettersPerReader.count);
   });
 
   it('holds the cap when mails of many new newsletters arrive for a reader at once', async () => {
     const [reader] = await readers(1);
 
-    const messageIds = await Promise.all(Array.from({ length: readerLimits.newNewslettersPerDay + 5 }, () => deliver([reader!.address], { listId: uniqueList() })));
+    const messageIds = await Promise.all(Array.from({ length: LIMITS.newNewslettersPerReader.count + 5 }, () => deliver([reader!.address], { listId: uniqueList() })));
 
     const outcomes = (await Promise.all(messageIds.map(outcomesOf))).flat().map((o) => o.outcome);
-    expect(outcomes.filter((o) => o === 'filed')).toHaveLength(readerLimits.newNewslettersPerDay);
+    expect(outcomes.filter((o) => o === 'filed')).toHaveLength(LIMITS.newNewslettersPerReader.count);
     expect(outcomes.filter((o) => o === 'quarantined')).toHaveLength(5);
   });
 
@@ -158,7 +183,7 @@ describe('inbound newsletter mail', () => {
     const again = await release(reader!, held.id);
 
     // Assess
-    expect(held).toMatchObject({ reason: 'spam-gray', sender: 'Weekly Bits <news@bits.example>', subject: 'Issue 1', authenticated: false });
+    expect(held).toMatchObject({ reason: 'spam-gray', sender: 'Weekly Bits <news@bits.example>', subject: 'Maybe spam', authenticated: false });
     expect([released.statusCode, body(released)]).toEqual([200, { id: held.id, outcome: 'filed' }]);
     expect(body(again)).toEqual({ id: held.id, outcome: 'duplicate' });
     expect(body(await inbox(reader!)).issues.map((i: { subject: string }) => i.subject)).toEqual(['Maybe spam']);
@@ -168,7 +193,7 @@ describe('inbound newsletter mail', () => {
 
   it('releases a newsletter past the cap when its reader asks for it', async () => {
     const [reader] = await readers(1);
-    for (let i = 0; i < readerLimits.newNewslettersPerDay; i++) await deliver([reader!.address], { listId: uniqueList() });
+    for (let i = 0; i < LIMITS.newNewslettersPerReader.count; i++) await deliver([reader!.address], { listId: uniqueList() });
     await deliver([reader!.address], { listId: `"One Too Many" ${uniqueList()}`, subject: 'Over the cap' });
     const [held] = (await quarantine(reader!)).mail;
 
@@ -218,7 +243,7 @@ describe('inbound newsletter mail', () => {
 
   it('files every mail of the one newsletter that reaches the cap, however many arrive at once', async () => {
     const [reader] = await readers(1);
-    for (let i = 1; i < readerLimits.newNewslettersPerDay; i++) await deliver([reader!.address], { listId: uniqueList() });
+    for (let i = 1; i < LIMITS.newNewslettersPerReader.count; i++) await deliver([reader!.address], { listId: uniqueList() });
     const last = uniqueList();
 
     const messageIds = await Promise.all(Array.from({ length: 4 }, () => deliver([reader!.address], { listId: last })));
@@ -400,5 +425,85 @@ describe('inbound newsletter mail', () => {
     await receiveMail(sesEvent(messageId, [reader!.address]), lambdaContext());
 
     expect(await outcomesOf(messageId)).toEqual([{ recipient: reader!.address, outcome: 'rejected', reason: 'raw-message-missing' }]);
+  });
+
+  describe('rates', () => {
+    it("quarantines a reader's mail past what one sender may send them, naming that rate, and still files their other mail and the sender's mail to others", async () => {
+      // Prepare
+      const [reader, other] = await readers(2);
+      const domain = senderDomain();
+      await exhaust(mailRateKeys(reader!.id, { domain, authenticated: true }).readerSender, LIMITS.mailPerReaderFromSender);
+
+      // Act
+      const flood = await deliver([reader!.address, other!.address], { from: `Flood <news@${domain}>`, listId: uniqueList(), subject: 'One too many' });
+      const fromOthers = await deliver([reader!.address], { listId: uniqueList() });
+
+      // Assess
+      expect(await outcomesOf(flood)).toEqual(
+        [
+          { recipient: reader!.address, outcome: 'quarantined', reason: 'rate-reader-sender' },
+          { recipient: other!.address, outcome: 'filed', reason: '' },
+        ].sort((a, b) => a.recipient.localeCompare(b.recipient)),
+      );
+      expect(await outcomesOf(fromOthers)).toEqual([{ recipient: reader!.address, outcome: 'filed', reason: '' }]);
+      expect((await quarantine(reader!)).mail).toMatchObject([{ reason: 'rate-reader-sender', sender: `Flood <news@${domain}>`, subject: 'One too many', authenticated: true }]);
+    });
+
+    it("quarantines a reader's mail past their own rate, from any sender, and files other readers' copies", async () => {
+      // Prepare
+      const [reader, other] = await readers(2);
+      await exhaust(mailRateKeys(reader!.id, { domain: 'any.example', authenticated: true }).reader, LIMITS.mailPerReader);
+
+      // Act
+      const messageId = await deliver([reader!.address, other!.address], { from: `Someone <news@${senderDomain()}>`, listId: uniqueList() });
+
+      // Assess
+      expect(await outcomesOf(messageId)).toEqual(
+        [
+          { recipient: reader!.address, outcome: 'quarantined', reason: 'rate-reader' },
+          { recipient: other!.address, outcome: 'filed', reason: '' },
+        ].sort((a, b) => a.recipient.localeCompare(b.recipient)),
+      );
+      expect(body(await inbox(reader!)).issues).toEqual([]);
+      expect(body(await inbox(other!)).issues).toHaveLength(1);
+    });
+
+    it("quarantines a sender domain's mail to every reader past its rate, and counts a forged From at that domain apart", async () => {
+      // Prepare
+      const [first, second] = await readers(2);
+      const domain = senderDomain();
+      await exhaust(mailRateKeys(first!.id, { domain, authenticated: true }).senderDomain, LIMITS.mailPerSenderDomain);
+
+      // Act
+      const authentic = await deliver([first!.address, second!.address], { from: `News <news@${domain}>`, listId: uniqueList() });
+      const forged = await deliver([first!.address], { from: `News <news@${domain}>`, listId: uniqueList() }, {}, 'receipt-no-dmarc');
+
+      // Assess
+      expect((await outcomesOf(authentic)).map((o) => [o.outcome, o.reason])).toEqual(Array(2).fill(['quarantined', 'rate-sender-domain']));
+      expect(await outcomesOf(forged)).toEqual([{ recipient: first!.address, outcome: 'filed', reason: '' }]);
+    });
+
+    it('files rate-quarantined mail when its reader releases it, past the rate, once', async () => {
+      // Prepare
+      const [reader] = await readers(1);
+      const domain = senderDomain();
+      const keys = mailRateKeys(reader!.id, { domain, authenticated: true });
+      await exhaust(keys.readerSender, LIMITS.mailPerReaderFromSender);
+      await deliver([reader!.address], { from: `Flood <news@${domain}>`, listId: `"Wanted after all" ${uniqueList()}`, subject: 'Held' });
+      const [held] = (await quarantine(reader!)).mail;
+
+      // Act
+      const released = body(await release(reader!, held.id));
+      const again = body(await release(reader!, held.id));
+
+      // Assess
+      expect(held).toMatchObject({ reason: 'rate-reader-sender', subject: 'Held' });
+      expect([released, again]).toEqual([
+        { id: held.id, outcome: 'filed' },
+        { id: held.id, outcome: 'duplicate' },
+      ]);
+      expect(body(await inbox(reader!)).issues.map((i: { subject: string }) => i.subject)).toEqual(['Held']);
+      expect(await quarantine(reader!)).toEqual({ mail: [], next: null });
+    });
   });
 });
