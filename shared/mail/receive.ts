@@ -36,7 +36,7 @@ type CommonHeaders = NonNullable<z.infer<typeof SesRecord>['ses']['mail']['commo
  * The domain of the first From address as SES read the headers, lower-cased ('' without one):
  * known before the message is read from S3 or parsed, so mail over a rate costs neither.
  */
-export function fromDomain(headers: CommonHeaders): string {
+function fromDomain(headers: CommonHeaders): string {
   const from = headers.from?.[0] ?? '';
   const address = /<([^<>]*)>\s*$/.exec(from)?.[1] ?? from;
   return address.slice(address.lastIndexOf('@') + 1).trim().toLowerCase();
@@ -55,9 +55,8 @@ export interface MailReceiverOptions {
  * The SES receipt handler: for each record, gate on the verdicts, find the readers, take each
  * delivery from the mail rates (shared/limits), read the raw message from S3, parse and sanitise
  * it under the limits, find or create its newsletter and file the issue for every reader admitted.
- * Parsing and sanitising run on a thread of their own under hard time
- * and memory limits. A message that cannot be filed is recorded with its reason and never
- * fails the invocation; only a dependency failing (S3, MySQL, Redis) does, so SES's retry repeats
+ * Parsing and sanitising run on a thread of their own under hard time and memory limits. A
+ * message that cannot be filed is recorded with its reason and never fails the invocation; only a dependency failing (S3, MySQL, Redis) does, so SES's retry repeats
  * it, and every step is idempotent on the SES message id (a retry takes from the rates again).
  */
 export function mailReceiver({ domain, bucket, prefix, resolveNewsletter, parserThreads }: MailReceiverOptions) {
