@@ -2,6 +2,7 @@ import * as z from '../shared/zod';
 import { AppError, UnavailableError } from '../shared/errors';
 import { api } from '../shared/http/api';
 import { clientAddress } from '../shared/http/client-address';
+import { correlationIdOf } from '../shared/http/correlation';
 import { takeReservationRates } from '../shared/limits/rate';
 import { json } from '../shared/http/response';
 import { AlreadyIssuedError, issueCoupon } from '../shared/coupons/coupons';
@@ -22,7 +23,7 @@ export const handler = api({ access: 'user', params: Params }).handler(async (ev
   const issued = await issueCoupon(input.params.dealId, principal.userId).catch((error: Error) => {
     throw error instanceof AppError ? error : new UnavailableError('Coupons are unavailable; try again');
   });
-  await handOff(coupons, issued);
+  await handOff(coupons, issued, correlationIdOf(event));
   if (issued.replayed) throw new AlreadyIssuedError(issued.record.couponId);
   return json(201, { couponId: issued.record.couponId });
 });

@@ -395,6 +395,7 @@ export class SurgeStack extends Stack {
     const servingFunctions: LambdaFn[] = [];
     const deployTriggers: Trigger[] = [];
     for (const spec of functions) {
+      if (spec.loadTest && props.stage === 'prod') continue;
       const fn = new NodejsFunction(this, spec.id, {
         functionName: `surge-${spec.id}`,
         description: spec.description,
