@@ -565,7 +565,7 @@ export class SurgeStack extends Stack {
     });
     const requests = new cloudfront.OriginRequestPolicy(this, 'ApiRequests', {
       comment: 'What the functions read, and the viewer address',
-      headerBehavior: cloudfront.OriginRequestHeaderBehavior.allowList('content-type', 'idempotency-key', 'user-agent', 'cloudfront-viewer-address'),
+      headerBehavior: cloudfront.OriginRequestHeaderBehavior.allowList('content-type', 'idempotency-key', 'x-correlation-id', 'user-agent', 'cloudfront-viewer-address'),
       cookieBehavior: cloudfront.OriginRequestCookieBehavior.all(),
       queryStringBehavior: cloudfront.OriginRequestQueryStringBehavior.all(),
     });

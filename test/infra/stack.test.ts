@@ -491,7 +491,7 @@ describe('the CDK app in the prod stage', () => {
     expect(JSON.stringify(origin.OriginCustomHeaders)).toContain(`{{resolve:secretsmanager:`);
     expect(JSON.stringify(origin.OriginCustomHeaders)).toContain(secretId);
     expect(config.DefaultCacheBehavior).toMatchObject({ ViewerProtocolPolicy: 'https-only', CachePolicyId: '4135ea2d-6df8-44a3-9df3-4b5a84be39ad' });
-    expect(policy!.Properties.OriginRequestPolicyConfig.HeadersConfig.Headers).toEqual(expect.arrayContaining(['cloudfront-viewer-address', 'content-type', 'idempotency-key']));
+    expect(policy!.Properties.OriginRequestPolicyConfig.HeadersConfig.Headers).toEqual(expect.arrayContaining(['cloudfront-viewer-address', 'content-type', 'idempotency-key', 'x-correlation-id']));
     expect(policy!.Properties.OriginRequestPolicyConfig.CookiesConfig.CookieBehavior).toBe('all');
   });
 
