@@ -73,7 +73,8 @@ const figures = {
 };
 const invariants = {
   drained: whole.pending === 0,
-  stock_conserved: whole.final_stock + whole.confirmed === whole.capacity,
+  // capacity = remaining + confirmed + pending, as reconciliation holds it; pending is drained's.
+  stock_conserved: whole.drift === 0,
   every_row_accepted: whole.rows === accepted.length,
   no_duplicates: whole.duplicates === 0,
   not_oversold: whole.oversold === 0,
