@@ -2,6 +2,7 @@ import * as z from '../shared/zod';
 import { AppError, UnavailableError } from '../shared/errors';
 import { api } from '../shared/http/api';
 import { clientAddress } from '../shared/http/client-address';
+import { correlationIdOf } from '../shared/http/correlation';
 import { json } from '../shared/http/response';
 import { AlreadyIssuedError, issueCoupon } from '../shared/coupons/coupons';
 import { coupons } from '../shared/coupons/kind';
@@ -20,7 +21,7 @@ export const handler = api({ access: 'user', params: Params }).handler(async (ev
   const issued = await issueCoupon(input.params.dealId, principal.userId, clientAddress(event)).catch((error: Error) => {
     throw error instanceof AppError ? error : new UnavailableError('Coupons are unavailable; try again');
   });
-  await handOff(coupons, issued);
+  await handOff(coupons, issued, correlationIdOf(event));
   if (issued.replayed) throw new AlreadyIssuedError(issued.record.couponId);
   return json(201, { couponId: issued.record.couponId });
 });

@@ -2,6 +2,7 @@ import * as z from '../shared/zod';
 import { AppError, UnavailableError } from '../shared/errors';
 import { api } from '../shared/http/api';
 import { clientAddress } from '../shared/http/client-address';
+import { correlationIdOf } from '../shared/http/correlation';
 import { json } from '../shared/http/response';
 import { orders } from '../shared/orders/kind';
 import { IdempotencyKey, ItemId, Quantity } from '../shared/orders/model';
@@ -28,6 +29,6 @@ export const handler = api({ access: 'user', params: Params, headers: Headers, b
     // Nothing was reserved when Redis could not be reached, so a retry is safe.
     throw error instanceof AppError ? error : new UnavailableError('Orders are unavailable; retry with the same Idempotency-Key');
   });
-  await handOff(orders, reservation);
+  await handOff(orders, reservation, correlationIdOf(event));
   return json(202, { orderId: reservation.record.orderId, status: 'pending', remaining: reservation.remaining });
 });

@@ -71,6 +71,11 @@ export interface FunctionSpec {
    * `-c reservedConcurrency`); the twin throttles at it as Lambda would, always.
    */
   concurrencyCap?: number;
+  /**
+   * Prepares load tests (signed-in buyers in bulk): deployed where load tests may run, the twin
+   * and the dev stage, and left out of the prod stage, where its route does not exist (404).
+   */
+  loadTest?: true;
 }
 
 const api = { memoryMb: 512, timeoutSeconds: 10 } as const;
@@ -175,6 +180,28 @@ export const functions: readonly FunctionSpec[] = [
     id: 'list-my-coupons',
     description: "Lists the caller's coupons, pending ones included",
     trigger: { kind: 'http', method: 'GET', path: '/me/coupons' },
+    ...api,
+    env: ['redis', 'database', 'sessions'],
+  },
+  {
+    id: 'create-load-test-buyers',
+    description: 'Creates buyers in bulk, each signed in, for a load test of a sale or deal (admin; not in prod)',
+    trigger: { kind: 'http', method: 'POST', path: '/admin/load-tests/buyers' },
+    ...api,
+    env: ['redis', 'database', 'sessions'],
+    loadTest: true,
+  },
+  {
+    id: 'audit-sale',
+    description: "Holds a sale's stock, rows and buyers against the order ids a load test was accepted for (admin)",
+    trigger: { kind: 'http', method: 'POST', path: '/admin/audit/items/{itemId}' },
+    ...api,
+    env: ['redis', 'database', 'sessions'],
+  },
+  {
+    id: 'audit-deal',
+    description: "Holds a deal's coupons, rows and holders against the coupon ids a load test was issued (admin)",
+    trigger: { kind: 'http', method: 'POST', path: '/admin/audit/deals/{dealId}' },
     ...api,
     env: ['redis', 'database', 'sessions'],
   },

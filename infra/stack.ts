@@ -354,6 +354,7 @@ export class SurgeStack extends Stack {
     const servingFunctions: LambdaFn[] = [];
     const deployTriggers: Trigger[] = [];
     for (const spec of functions) {
+      if (spec.loadTest && props.stage === 'prod') continue;
       const fn = new NodejsFunction(this, spec.id, {
         functionName: `surge-${spec.id}`,
         description: spec.description,
@@ -528,7 +529,7 @@ export class SurgeStack extends Stack {
     });
     const requests = new cloudfront.OriginRequestPolicy(this, 'ApiRequests', {
       comment: 'What the functions read, and the viewer address',
-      headerBehavior: cloudfront.OriginRequestHeaderBehavior.allowList('content-type', 'idempotency-key', 'user-agent', 'cloudfront-viewer-address'),
+      headerBehavior: cloudfront.OriginRequestHeaderBehavior.allowList('content-type', 'idempotency-key', 'x-correlation-id', 'user-agent', 'cloudfront-viewer-address'),
       cookieBehavior: cloudfront.OriginRequestCookieBehavior.all(),
       queryStringBehavior: cloudfront.OriginRequestQueryStringBehavior.all(),
     });

@@ -1,4 +1,4 @@
-import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, type MessageAttributeValue, type SQSClient } from '@aws-sdk/client-sqs';
 
 /** SQS takes at most 10 messages per SendMessageBatch. */
 const ENTRIES_PER_CALL = 10;
@@ -21,6 +21,8 @@ export interface BatchedSenderOptions<T> {
   itemsPerMessage: number;
   /** The body of one message carrying these items. */
   encode(items: T[]): string;
+  /** The message attributes of one message carrying these items, if any. */
+  attributes?(items: T[]): Record<string, MessageAttributeValue> | undefined;
 }
 
 /**
@@ -70,7 +72,11 @@ export class BatchedSender<T> {
       const result = await this.sqs.send(
         new SendMessageBatchCommand({
           QueueUrl: this.options.queueUrl,
-          Entries: messages.map((message, i) => ({ Id: String(i), MessageBody: this.options.encode(message.map((p) => p.item)) })),
+          Entries: messages.map((message, i) => {
+            const items = message.map((p) => p.item);
+            const attributes = this.options.attributes?.(items);
+            return { Id: String(i), MessageBody: this.options.encode(items), ...(attributes ? { MessageAttributes: attributes } : {}) };
+          }),
         }),
         { abortSignal: AbortSignal.timeout(this.options.timeoutMs) },
       );

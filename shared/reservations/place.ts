@@ -31,9 +31,10 @@ export async function compensate<R>(kind: ReservationKind<R>, record: R): Promis
  * The pipeline's first steps, after the reserving script: a new reservation is handed to the
  * queue, and compensated if that fails (503, retry-safe); a retry that finds its reservation
  * still pending promises it in the ledger, so a compensation running meanwhile cannot cancel it,
- * and answers 503 if one already did. Resolves when the reservation stands.
+ * and answers 503 if one already did. Resolves when the reservation stands. The request's
+ * correlation id travels with the reservation to the writer's log line.
  */
-export async function handOff<R>(kind: ReservationKind<R>, reserved: Reserved<R>): Promise<void> {
+export async function handOff<R>(kind: ReservationKind<R>, reserved: Reserved<R>, correlationId?: string): Promise<void> {
   const id = kind.idOf(reserved.record);
   const unavailable = retryLater(kind as ReservationKind<unknown>);
   if (reserved.replayed) {
@@ -48,7 +49,7 @@ export async function handOff<R>(kind: ReservationKind<R>, reserved: Reserved<R>
     throw unavailable;
   }
   try {
-    await reservationQueue().send({ kind: kind.name, record: reserved.record });
+    await reservationQueue().send({ kind: kind.name, record: reserved.record, ...(correlationId ? { correlation: { id, correlationId } } : {}) });
   } catch (sendError) {
     // Any outcome but a known release is a 503 too: the retry finds the reservation pending
     // (the relay sends it later), or cancelled and given back, and reserves anew.

@@ -7,6 +7,17 @@ import { BatchedSender } from '../queue/batched-sender';
 export interface HandOff {
   kind: string;
   record: unknown;
+  /** The reservation's id and the request that made it (shared/http/correlation.ts); a relayed reservation has none. */
+  correlation?: { id: string; correlationId: string };
+}
+
+/** The message attribute naming the request of each reservation a message carries: {"<reservation id>":"<correlation id>"}. */
+export const CORRELATION_ATTRIBUTE = 'CorrelationIds';
+
+/** The correlation ids of a message's reservations, keyed by reservation id: the message attribute's value. */
+export function encodeCorrelationIds(handOffs: HandOff[]): string | undefined {
+  const ids = Object.fromEntries(handOffs.flatMap(({ correlation }) => (correlation ? [[correlation.id, correlation.correlationId]] : [])));
+  return Object.keys(ids).length ? JSON.stringify(ids) : undefined;
 }
 
 /** A message body: the reservations of one moment, grouped by kind, e.g. {"orders":[…],"coupons":[…]}. */
@@ -26,5 +37,9 @@ export const reservationQueue = once(
       timeoutMs: 3_000,
       itemsPerMessage: 25,
       encode: encodeHandOffs,
+      attributes: (handOffs) => {
+        const ids = encodeCorrelationIds(handOffs);
+        return ids ? { [CORRELATION_ATTRIBUTE]: { DataType: 'String', StringValue: ids } } : undefined;
+      },
     }),
 );

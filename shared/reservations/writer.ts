@@ -72,6 +72,8 @@ export interface WriteResult {
   failed: Set<string>;
   /** Stored although Redis had no outbox entry for them: Redis lost writes. */
   storedWithoutOutbox: number;
+  /** The decision that stands for each id written (confirmed, rejected, cancelled). */
+  decisions: Map<string, string>;
 }
 
 /**
@@ -84,7 +86,7 @@ export interface WriteResult {
  */
 export async function writeReservations<R>(kind: ReservationKind<R>, records: R[]): Promise<WriteResult> {
   const unique = [...new Map(records.map((r) => [kind.idOf(r), r])).values()];
-  if (unique.length === 0) return { failed: new Set(), storedWithoutOutbox: 0 };
+  if (unique.length === 0) return { failed: new Set(), storedWithoutOutbox: 0, decisions: new Map() };
   const owners = groupBy(unique, kind.ownerOf);
   const missing = new Map(await Promise.all([...owners].map(async ([owner, group]) => [owner, await missingFromOutbox(kind, owner, group.map(kind.idOf))] as const)));
 
@@ -136,7 +138,7 @@ export async function writeReservations<R>(kind: ReservationKind<R>, records: R[
     });
     if (report?.adjusted || report?.rebuilt) logger.error(`Repaired ${owner}: Redis had lost writes`, { ...report });
   }
-  return { failed, storedWithoutOutbox };
+  return { failed, storedWithoutOutbox, decisions };
 }
 
 const isStored = (state: string | undefined) => state === 'confirmed' || state === 'rejected';

@@ -465,6 +465,7 @@ describe('the CDK app in the prod stage', () => {
   let resources: Record<string, Resource>;
   const ofType = (type: string) => Object.values(resources).filter((r) => r.Type === type);
   const functionOf = (id: string) => ofType('AWS::Lambda::Function').find((r) => r.Properties.FunctionName === `surge-${id}`)!;
+  const deployed = functions.filter((f) => !f.loadTest);
 
   beforeAll(() => {
     // The template is the dev stage's but for what it keeps and CloudFront, so the functions need not be bundled again.
@@ -487,6 +488,19 @@ describe('the CDK app in the prod stage', () => {
     for (const store of [cluster!, ...ofType('AWS::ElastiCache::ReplicationGroup')]) {
       expect([store.Type, store.DeletionPolicy, store.UpdateReplacePolicy]).toEqual([store.Type, 'Snapshot', 'Snapshot']);
     }
+  });
+
+  it('leaves out the functions that prepare load tests, so their routes do not exist', () => {
+    const loadTests = functions.filter((f) => f.loadTest);
+    const routes = ofType('AWS::ApiGatewayV2::Route').map((r) => r.Properties.RouteKey);
+
+    expect(loadTests.map((f) => f.id)).toEqual(['create-load-test-buyers']);
+    expect(ofType('AWS::Lambda::Function').map((r) => r.Properties.FunctionName)).toEqual(expect.arrayContaining(deployed.map((f) => `surge-${f.id}`)));
+    for (const spec of loadTests) {
+      expect(functionOf(spec.id), spec.id).toBeUndefined();
+      if (spec.trigger.kind === 'http') expect(routes).not.toContain(`${spec.trigger.method} ${spec.trigger.path}`);
+    }
+    expect(routes).toContain('POST /admin/audit/items/{itemId}');
   });
 
   it('is in us-east-1, where CloudFront’s web ACLs are', () => {
@@ -516,7 +530,7 @@ describe('the CDK app in the prod stage', () => {
     expect(JSON.stringify(origin.OriginCustomHeaders)).toContain(`{{resolve:secretsmanager:`);
     expect(JSON.stringify(origin.OriginCustomHeaders)).toContain(secretId);
     expect(config.DefaultCacheBehavior).toMatchObject({ ViewerProtocolPolicy: 'https-only', CachePolicyId: '4135ea2d-6df8-44a3-9df3-4b5a84be39ad' });
-    expect(policy!.Properties.OriginRequestPolicyConfig.HeadersConfig.Headers).toEqual(expect.arrayContaining(['cloudfront-viewer-address', 'content-type', 'idempotency-key']));
+    expect(policy!.Properties.OriginRequestPolicyConfig.HeadersConfig.Headers).toEqual(expect.arrayContaining(['cloudfront-viewer-address', 'content-type', 'idempotency-key', 'x-correlation-id']));
     expect(policy!.Properties.OriginRequestPolicyConfig.CookiesConfig.CookieBehavior).toBe('all');
   });
 
@@ -524,17 +538,17 @@ describe('the CDK app in the prod stage', () => {
     const secretId = Object.keys(resources).find((id) => String(resources[id]!.Properties.Description).startsWith('The header CloudFront sends'))!;
     const policies = ofType('AWS::IAM::Policy').map((p) => JSON.stringify(p.Properties));
 
-    for (const spec of functions) {
+    for (const spec of deployed) {
       const variables = functionOf(spec.id).Properties.Environment.Variables;
       if (spec.trigger.kind === 'http') expect(variables.ORIGIN_SECRET_ID, spec.id).toEqual({ Ref: secretId });
       else expect(variables, spec.id).not.toHaveProperty('ORIGIN_SECRET_ID');
     }
     const readers = policies.filter((p) => p.includes(`"Ref":"${secretId}"`));
-    expect(readers).toHaveLength(functions.filter((f) => f.trigger.kind === 'http').length);
+    expect(readers).toHaveLength(deployed.filter((f) => f.trigger.kind === 'http').length);
   });
 
   it('reserves each capped function’s concurrency when asked (-c reservedConcurrency=true)', () => {
-    for (const spec of functions) {
+    for (const spec of deployed) {
       expect(functionOf(spec.id).Properties.ReservedConcurrentExecutions, spec.id).toBe(spec.concurrencyCap);
     }
   });

@@ -1,0 +1,15 @@
+import * as z from '../shared/zod';
+import { api } from '../shared/http/api';
+import { json } from '../shared/http/response';
+import { createLoadTestBuyers, MAX_BUYERS_PER_REQUEST } from '../shared/sessions/load-test-buyers';
+
+const Buyers = z.strictObject({ count: z.int().check(z.minimum(1), z.maximum(MAX_BUYERS_PER_REQUEST)) });
+
+/**
+ * Prepares a load test: `count` new buyers, each signed in, so the run measures the sale and not
+ * sign-in. Deployed only where load tests are allowed (the table's loadTest): never in prod.
+ */
+export const handler = api({ access: 'admin', body: Buyers }).handler(async ({ input }) => {
+  const buyers = await createLoadTestBuyers(input.body.count);
+  return json(201, { buyers });
+});

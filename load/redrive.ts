@@ -1,0 +1,42 @@
+/**
+ * `npm run redrive [-- aws] [--queue reservations] [--wait-s 300]`
+ *
+ * Moves every message of a queue's dead-letter queue back to the queue, to be consumed again once
+ * what failed them is fixed. Against the running twin by default, whose emulator lacks SQS's
+ * StartMessageMoveTask: its messages are received and sent back by hand. With `aws`, against the
+ * account and region of the AWS CLI's environment: SQS moves them itself (a message move task),
+ * waited for at most --wait-s. Prints one JSON line: {queue, how, moved}.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { GetQueueAttributesCommand, GetQueueUrlCommand } from '@aws-sdk/client-sqs';
+import { queues, type QueueName } from '../functions/table';
+import { sqs } from '../shared/clients/sqs';
+import { messageMoveTask, receiveAndSend } from '../shared/queue/redrive';
+import { twinEnvironment } from './support/twin';
+
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: { queue: { type: 'string', default: 'reservations' }, 'wait-s': { type: 'string', default: '300' } },
+});
+const target = positionals[0] ?? 'twin';
+const spec = queues[values.queue as QueueName];
+if (!['twin', 'aws'].includes(target) || !spec) {
+  process.stderr.write(`usage: npm run redrive [-- aws] [--queue ${Object.keys(queues).join('|')}] [--wait-s 300]\n`);
+  process.exit(2);
+}
+const twinState = '.local/twin/twin.json';
+if (target === 'twin') {
+  if (!existsSync(twinState)) throw new Error('No twin is running here (npm start); for a deployed stack: npm run redrive -- aws');
+  Object.assign(process.env, twinEnvironment(JSON.parse(readFileSync(twinState, 'utf8'))));
+}
+
+async function located(name: string) {
+  const { QueueUrl } = await sqs().send(new GetQueueUrlCommand({ QueueName: name }));
+  const { Attributes } = await sqs().send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
+  return { url: QueueUrl!, arn: Attributes!.QueueArn! };
+}
+
+const redrive = { deadLetter: await located(spec.deadLetterName), queue: await located(spec.name) };
+const result = target === 'aws' ? await messageMoveTask(sqs(), redrive, Number(values['wait-s']) * 1000) : await receiveAndSend(sqs(), redrive);
+process.stdout.write(`${JSON.stringify({ queue: spec.name, ...result })}\n`);

@@ -1,0 +1,82 @@
+import type { RowDataPacket } from 'mysql2/promise';
+import { db } from '../clients/mysql';
+import type { ReservationKind } from './kind';
+import { reconcileOwner } from './reconcile';
+
+/** Accepted ids checked per request: a request body holds at most 64 KB. */
+export const MAX_AUDITED_IDS = 1_000;
+
+/** One owner's sale or deal held against the reservations a load test was told were accepted. */
+export interface Audit {
+  owner: string;
+  capacity: number;
+  /** Units Redis has left. */
+  final_stock: number;
+  /** Units reserved in Redis and not yet stored: the writer has not drained while above 0. */
+  pending: number;
+  /** capacity − (final_stock + confirmed + pending): 0 when nothing was lost or oversold. */
+  drift: number;
+  /** Reservations stored in MySQL, confirmed or rejected by the guard. */
+  rows: number;
+  confirmed: number;
+  /** Confirmed units beyond the capacity. */
+  oversold: number;
+  /** Buyers' confirmed reservations beyond one each (a load test's buyers each ask once). */
+  duplicates: number;
+  /** The accepted ids asked about (distinct). */
+  accepted: number;
+  /** Accepted ids stored neither confirmed nor rejected. */
+  lost: number;
+  /** Accepted ids the guard stored rejected: only after Redis lost writes. */
+  rejected: number;
+  /** Up to 20 of the lost ids, to look up. */
+  lost_ids: string[];
+}
+
+/**
+ * Audits an owner: Redis's counter and outbox as reconciliation looks at them (no relay, no
+ * repair), then the ledger in one snapshot; undefined when MySQL has no such owner. `accepted`
+ * may be a part of a run's ids (at most MAX_AUDITED_IDS): the owner's figures are whole every
+ * time, `accepted`, `lost` and `rejected` count the part.
+ */
+export async function auditOwner<R>(kind: ReservationKind<R>, owner: string, accepted: string[]): Promise<Audit | undefined> {
+  const look = await reconcileOwner(kind, owner, { relayOlderThanMs: Number.POSITIVE_INFINITY, repair: false });
+  if (!look) return undefined;
+  const ids = [...new Set(accepted)];
+  const conn = await db().getConnection();
+  try {
+    await conn.query('START TRANSACTION READ ONLY, WITH CONSISTENT SNAPSHOT');
+    const [[totals]] = await conn.query<RowDataPacket[]>(
+      "SELECT COUNT(*) AS `rows`, COALESCE(SUM(IF(state = 'confirmed', units, 0)), 0) AS confirmed FROM reservation_ledger WHERE kind = ? AND owner_id = ? AND state IN ('confirmed', 'rejected')",
+      [kind.ledger, owner],
+    );
+    const [[beyond]] = await conn.query<RowDataPacket[]>(
+      "SELECT COALESCE(SUM(n - 1), 0) AS duplicates FROM (SELECT COUNT(*) AS n FROM reservation_ledger WHERE kind = ? AND owner_id = ? AND state = 'confirmed' GROUP BY buyer_id) AS per_buyer",
+      [kind.ledger, owner],
+    );
+    const [states] = ids.length
+      ? await conn.query<RowDataPacket[]>('SELECT id, state FROM reservation_ledger WHERE kind = ? AND owner_id = ? AND id IN (?)', [kind.ledger, owner, ids])
+      : [[] as RowDataPacket[]];
+    await conn.query('COMMIT');
+    const stateOf = new Map(states.map((r) => [String(r.id), String(r.state)]));
+    const lost = ids.filter((id) => !['confirmed', 'rejected'].includes(stateOf.get(id) ?? ''));
+    const confirmed = Number(totals!.confirmed);
+    return {
+      owner,
+      capacity: look.capacity,
+      final_stock: look.remaining,
+      pending: look.pending,
+      drift: look.drift,
+      rows: Number(totals!.rows),
+      confirmed,
+      oversold: Math.max(0, confirmed - look.capacity),
+      duplicates: Number(beyond!.duplicates),
+      accepted: ids.length,
+      lost: lost.length,
+      rejected: ids.filter((id) => stateOf.get(id) === 'rejected').length,
+      lost_ids: lost.slice(0, 20),
+    };
+  } finally {
+    conn.release();
+  }
+}

@@ -1,0 +1,194 @@
+import { randomUUID } from 'node:crypto';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { demoAccounts } from '../../infra/local/seed';
+import { startTwin, type Twin } from '../../infra/local/twin';
+import { logger } from '../../shared/logger';
+import { reserve } from '../../shared/orders/sale';
+import { receiveAndSend } from '../../shared/queue/redrive';
+import { encodeHandOffs } from '../../shared/reservations/queue';
+import { apiCall } from '../support/http';
+import { depth, testSqs } from '../support/queues';
+import { LOCAL_SOURCE } from '../support/orders';
+import { until } from '../support/wait';
+
+/** The operator's and load tester's endpoints and tools, against a twin whose writer runs in this process (its log lines are this process's). */
+describe('load tests and operations against the twin', () => {
+  let twin: Twin;
+  let admin: string;
+  const call = (method: string, path: string, options?: Parameters<typeof apiCall>[3]) => apiCall(twin.url, method, path, options);
+  const signIn = async (role: 'user' | 'admin') => {
+    const { email, password } = demoAccounts.find((a) => a.role === role)!;
+    return (await call('POST', '/sessions', { body: { email, password } })).cookie!;
+  };
+  const buyers = async (count: number) => (await call('POST', '/admin/load-tests/buyers', { cookie: admin, body: { count } })).body.buyers as { userId: number; cookie: string }[];
+  const fresh = (what: string) => `${what}-${randomUUID().slice(0, 8)}`;
+
+  beforeAll(async () => {
+    twin = await startTwin({ port: 0, smtpPort: 0, stateDir: '.local/test-operations', database: 'surge_test_operations', consumers: 'in-process' });
+    admin = await signIn('admin');
+  }, 120_000);
+  afterAll(() => twin?.stop());
+
+  describe('POST /admin/load-tests/buyers', () => {
+    it('makes distinct buyers, each signed in by the cookie it returns', async () => {
+      // Act
+      const answer = await call('POST', '/admin/load-tests/buyers', { cookie: admin, body: { count: 1_200 } });
+
+      // Assess
+      expect(answer.status).toBe(201);
+      const made = answer.body.buyers as { userId: number; cookie: string }[];
+      expect(made).toHaveLength(1_200);
+      expect(new Set(made.map((b) => b.userId)).size).toBe(1_200);
+      for (const buyer of [made[0]!, made[999]!, made[1_199]!]) {
+        const me = await call('GET', '/me', { cookie: buyer.cookie });
+        expect(me.status).toBe(200);
+        expect(me.body).toMatchObject({ id: buyer.userId, role: 'user' });
+      }
+    });
+
+    it('is for admins only, and takes 1 to 5,000 buyers', async () => {
+      const user = await signIn('user');
+
+      const anonymous = await call('POST', '/admin/load-tests/buyers', { body: { count: 1 } });
+      const notAdmin = await call('POST', '/admin/load-tests/buyers', { cookie: user, body: { count: 1 } });
+      const tooMany = await call('POST', '/admin/load-tests/buyers', { cookie: admin, body: { count: 5_001 } });
+      const none = await call('POST', '/admin/load-tests/buyers', { cookie: admin, body: { count: 0 } });
+
+      expect([anonymous.status, notAdmin.status, tooMany.status, none.status]).toEqual([401, 403, 400, 400]);
+      expect(tooMany.body.error.code).toBe('VALIDATION_FAILED');
+    });
+  });
+
+  describe('POST /admin/audit/…', () => {
+    const drained = (path: string) => until(async () => (await call('POST', path, { cookie: admin, body: {} })).body.pending === 0, 30_000, 'the writer drained');
+
+    it('holds a sale against the orders it accepted, and names an accepted order it has no row for', async () => {
+      // Prepare: 150 buyers race for 100 units, one order each.
+      const itemId = fresh('audit');
+      await call('PUT', `/items/${itemId}/stock`, { cookie: admin, body: { quantity: 100, perUserLimit: 1 } });
+      const crowd = await buyers(150);
+      const answers = await Promise.all(
+        crowd.map((b) => call('POST', `/items/${itemId}/orders`, { cookie: b.cookie, headers: { 'idempotency-key': randomUUID() }, body: { quantity: 1 } })),
+      );
+      const accepted = answers.filter((a) => a.status === 202).map((a) => a.body.orderId as string);
+      const path = `/admin/audit/items/${itemId}`;
+      await drained(path);
+      const neverStored = `${itemId}.${'0'.repeat(9)}${'a'.repeat(14)}`;
+
+      // Act
+      const audit = await call('POST', path, { cookie: admin, body: { accepted } });
+      const withAStranger = await call('POST', path, { cookie: admin, body: { accepted: [...accepted.slice(0, 10), neverStored] } });
+
+      // Assess
+      expect(answers.map((a) => a.status).sort()).toEqual([...Array(100).fill(202), ...Array(50).fill(409)]);
+      expect(audit.status).toBe(200);
+      expect(audit.body).toMatchObject({ capacity: 100, final_stock: 0, pending: 0, drift: 0, rows: 100, confirmed: 100, oversold: 0, duplicates: 0, accepted: 100, lost: 0, rejected: 0 });
+      expect(withAStranger.body).toMatchObject({ accepted: 11, lost: 1, lost_ids: [neverStored] });
+    });
+
+    it('holds a deal against the coupons it issued', async () => {
+      // Prepare: 30 users ask for 20 coupons.
+      const dealId = fresh('audit');
+      const now = Date.now();
+      await call('PUT', `/deals/${dealId}`, {
+        cookie: admin,
+        body: { title: 'Audit', opensAt: new Date(now - 1_000).toISOString(), closesAt: new Date(now + 3_600_000).toISOString(), limit: 20 },
+      });
+      const crowd = await buyers(30);
+      const answers = await Promise.all(crowd.map((b) => call('POST', `/deals/${dealId}/coupons`, { cookie: b.cookie })));
+      const issued = answers.filter((a) => a.status === 201).map((a) => a.body.couponId as string);
+      const path = `/admin/audit/deals/${dealId}`;
+      await drained(path);
+
+      // Act
+      const audit = await call('POST', path, { cookie: admin, body: { accepted: issued } });
+
+      // Assess
+      expect(issued).toHaveLength(20);
+      expect(audit.body).toMatchObject({ capacity: 20, final_stock: 0, pending: 0, rows: 20, oversold: 0, duplicates: 0, accepted: 20, lost: 0 });
+    });
+
+    it('answers 404 for an owner MySQL does not know, and is for admins only', async () => {
+      const unknown = await call('POST', `/admin/audit/items/${fresh('none')}`, { cookie: admin, body: {} });
+      const notAdmin = await call('POST', `/admin/audit/items/${fresh('none')}`, { cookie: await signIn('user'), body: {} });
+
+      expect([unknown.status, notAdmin.status]).toEqual([404, 403]);
+    });
+  });
+
+  describe('npm run redrive (receive-and-send, as in the twin)', () => {
+    it('moves a dead-lettered hand-off back to the queue, where the writer stores it', async () => {
+      // Prepare: a reservation whose message ran out of receives and sits in the DLQ.
+      const sqs = testSqs(twin.emulatorUrl);
+      const { reservations } = twin.queues;
+      const itemId = fresh('redrive');
+      await call('PUT', `/items/${itemId}/stock`, { cookie: admin, body: { quantity: 5, perUserLimit: 1 } });
+      const [buyer] = await buyers(1);
+      const { record } = await reserve({ itemId, userId: buyer!.userId, quantity: 1, idempotencyKey: randomUUID(), source: LOCAL_SOURCE });
+      await sqs.send(new SendMessageCommand({ QueueUrl: reservations.deadLetterUrl, MessageBody: encodeHandOffs([{ kind: 'orders', record }]) }));
+      const before = await call('GET', `/orders/${record.orderId}`, { cookie: buyer!.cookie });
+
+      // Act
+      const result = await receiveAndSend(sqs, { deadLetter: { url: reservations.deadLetterUrl, arn: '' }, queue: reservations });
+
+      // Assess
+      expect(before.body.status).toBe('pending');
+      expect(result).toEqual({ moved: 1, how: 'receive-and-send' });
+      expect(await depth(sqs, reservations.deadLetterUrl)).toBe(0);
+      await until(async () => (await call('GET', `/orders/${record.orderId}`, { cookie: buyer!.cookie })).body.status === 'confirmed', 20_000, 'the order stored');
+    });
+  });
+
+  describe('the correlation id', () => {
+    let lines: string[];
+    beforeAll(() => {
+      // The suite logs only what is critical; this test reads the writer's info lines.
+      logger.setLogLevel('INFO');
+      lines = [];
+      const write = process.stdout.write.bind(process.stdout);
+      vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array, ...rest: unknown[]) => {
+        lines.push(String(chunk));
+        return write(chunk, ...(rest as []));
+      });
+    });
+    afterAll(() => {
+      vi.restoreAllMocks();
+      logger.setLogLevel('CRITICAL');
+    });
+
+    /** The writer's log line for a reservation, once it has decided it. */
+    const decidedLine = async (id: string) => {
+      const find = () =>
+        lines
+          .flatMap((l) => l.split('\n'))
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l) as { message: string; id?: string; correlationId?: string })
+          .find((l) => l.message === 'Reservation decided' && l.id === id);
+      await until(async () => find() !== undefined, 20_000, `the writer's line for ${id}`);
+      return find()!;
+    };
+
+    it('travels from the request through the queue to the writer’s log line: the caller’s when valid, else the request id', async () => {
+      // Prepare
+      const itemId = fresh('correlation');
+      await call('PUT', `/items/${itemId}/stock`, { cookie: admin, body: { quantity: 5, perUserLimit: 1 } });
+      const [given, garbled, none] = await buyers(3);
+      const correlationId = `checkout-${randomUUID()}`;
+      const order = (cookie: string, headers: Record<string, string> = {}) =>
+        call('POST', `/items/${itemId}/orders`, { cookie, headers: { 'idempotency-key': randomUUID(), ...headers }, body: { quantity: 1 } });
+
+      // Act
+      const named = await order(given!.cookie, { 'x-correlation-id': correlationId });
+      const refused = await order(garbled!.cookie, { 'x-correlation-id': 'not valid; has spaces' });
+      const unnamed = await order(none!.cookie);
+
+      // Assess
+      expect([named.status, refused.status, unnamed.status]).toEqual([202, 202, 202]);
+      expect((await decidedLine(named.body.orderId)).correlationId).toBe(correlationId);
+      const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+      expect((await decidedLine(refused.body.orderId)).correlationId).toMatch(uuid);
+      expect((await decidedLine(unnamed.body.orderId)).correlationId).toMatch(uuid);
+    });
+  });
+});
