@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { insertUsers } from '../../infra/local/seed';
 import { drive, round, type LoadResult } from './measure';
+import { currentTimeline } from './timeline';
 import { twinEnvironment, type BenchTwin, type TwinInfo } from './twin';
 import { cookieValue, createSession } from '../../shared/sessions/store';
 import { redis } from '../../shared/clients/redis';
@@ -53,10 +54,13 @@ export interface RaceResult {
   ids: string[];
 }
 
-/** Every member of the crowd sends one POST, as fast as the machine allows. */
+/**
+ * Every member of the crowd sends one POST, as fast as the machine allows. With `remaining`, what
+ * is left of the stock is sampled into the run's timeline while the race runs.
+ */
 export async function race(
   twin: BenchTwin,
-  options: { path: string; cookies: string[]; connections: number; body?: string; idempotencyPrefix?: string; idField: string },
+  options: { path: string; cookies: string[]; connections: number; body?: string; idempotencyPrefix?: string; idField: string; remaining?: () => Promise<number> },
   label: string,
   log: (message: string) => void,
 ): Promise<RaceResult> {
@@ -66,7 +70,8 @@ export async function race(
   const count = options.cookies.length;
   const started = performance.now();
   let lastAnswer = started;
-  const load = await drive(
+  const timeline = currentTimeline();
+  const driven = drive(
     {
       url: twin.url,
       connections: options.connections,
@@ -95,6 +100,7 @@ export async function race(
     label,
     log,
   );
+  const load = await (timeline && options.remaining ? timeline.sampleStock(label, options.remaining, driven) : driven);
   // autocannon notices the last answer of a fixed amount only at its next one-second tick, which
   // would understate a run of a few seconds by up to a quarter; the rate is taken to the last answer.
   return { load: { ...load, rps: round(load.requests / ((lastAnswer - started) / 1000)) }, statuses, ids };
