@@ -69,7 +69,8 @@ const duration = Number(values.duration);
 
 const runtime = { bundles: values.bundles || Boolean(values['lambda-instances']), ...(values['lambda-instances'] ? { lambdaInstances: Number(values['lambda-instances']) } : {}) };
 const twin = await acquireTwin(log, name !== 'sessions', runtime);
-const timeline = startTimeline(twin.pids);
+// The bench process too: the load generator and the contended loops share the two cores with the twin.
+const timeline = startTimeline({ ...twin.pids, bench: process.pid });
 try {
   const scenario = scenarios[name]!;
   const run = await scenario.load();
