@@ -37,7 +37,7 @@ async function healthy(info: TwinInfo): Promise<boolean> {
 
 /** The twin `npm start` left running, or a fresh one in its own state dir that is stopped afterwards. */
 async function servesBaselines(info: TwinInfo): Promise<boolean> {
-  const res = await fetch(`${info.url}/__baseline/items/probe/orders`, { method: 'POST' });
+  const res = await fetch(`${info.url}/__baseline/conditional-autocommit/items/probe/orders`, { method: 'POST' });
   return res.status !== 404;
 }
 
