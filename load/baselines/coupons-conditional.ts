@@ -6,7 +6,9 @@
  * - In one short transaction: counter and coupon stay together (a refused INSERT rolls the count
  *   back), with the deal row locked from the UPDATE to the COMMIT.
  * - In autocommit: the row is locked only for the UPDATE; a refused INSERT takes the count back
- *   with a second UPDATE, and a crash between the two loses a coupon. An upper bound.
+ *   with a second UPDATE, and a crash between the two loses a coupon. A user's concurrent second
+ *   ask holds a count until then, so others refused meanwhile can leave the deal short of its
+ *   limit (never over it). An upper bound.
  *
  * Served by the twin under /__baseline/… (the benches' extra functions); never deployed.
  */

@@ -18,7 +18,14 @@ const codeOf = (outcome: PromiseSettledResult<unknown>) => (outcome.status === '
 const tally = (outcomes: PromiseSettledResult<unknown>[]) => outcomes.map(codeOf).reduce<Record<string, number>>((t, c) => ({ ...t, [c!]: (t[c!] ?? 0) + 1 }), {});
 
 const orderDesigns = { transaction: placeOrderConditionalTransaction, autocommit: placeOrderConditionalAutocommit };
-const couponDesigns = { transaction: issueCouponConditionalTransaction, autocommit: issueCouponConditionalAutocommit };
+/**
+ * In autocommit a user's concurrent second ask holds a count until its INSERT is refused and the
+ * count given back; others refused meanwhile make the deal end short of its limit, never over it.
+ */
+const couponDesigns = {
+  transaction: { issue: issueCouponConditionalTransaction, issuesTheWholeLimit: true },
+  autocommit: { issue: issueCouponConditionalAutocommit, issuesTheWholeLimit: false },
+};
 
 describe.each(Object.entries(orderDesigns))('orders by conditional UPDATE, %s', (_design, place) => {
   it('sells exactly the stock to a crowd three times its size, a row for each unit', async () => {
@@ -49,7 +56,7 @@ describe.each(Object.entries(orderDesigns))('orders by conditional UPDATE, %s', 
   });
 });
 
-describe.each(Object.entries(couponDesigns))('coupons by conditional UPDATE, %s', (_design, issue) => {
+describe.each(Object.entries(couponDesigns))('coupons by conditional UPDATE, %s', (_design, { issue, issuesTheWholeLimit }) => {
   const openDeal = async (window: { opensAt: number; closesAt: number }, limit: number) => {
     const id = `conditional-${randomBytes(5).toString('hex')}`;
     await upsertDeal({ id, title: id, ...window, limit });
@@ -60,7 +67,7 @@ describe.each(Object.entries(couponDesigns))('coupons by conditional UPDATE, %s'
     return { issued: Number(row!.issued), coupons: Number(row!.coupons) };
   };
 
-  it('issues exactly the limit, one per user, and its counter equals its coupons', async () => {
+  it(`issues ${issuesTheWholeLimit ? 'exactly' : 'at most'} the limit, one per user, and its counter equals its coupons`, async () => {
     // Prepare: 20 users for 5 coupons, the first of them asking twice at once
     const dealId = await openDeal({ opensAt: Date.now() - HOUR, closesAt: Date.now() + HOUR }, 5);
     const users = [1, ...Array.from({ length: 20 }, (_, i) => 1 + i)];
@@ -70,10 +77,13 @@ describe.each(Object.entries(couponDesigns))('coupons by conditional UPDATE, %s'
     const again = await Promise.allSettled([issue(db(), dealId, Number((await sql<RowDataPacket>('SELECT user_id FROM coupons WHERE deal_id = ? LIMIT 1', [dealId]))[0]!.user_id))]);
 
     // Assess
-    expect(tally(outcomes).ok).toBe(5);
+    const issued = tally(outcomes).ok!;
+    if (issuesTheWholeLimit) expect(issued).toBe(5);
+    else expect(issued).toBeGreaterThanOrEqual(4);
+    expect(issued).toBeLessThanOrEqual(5);
     expect(again.map(codeOf)).toEqual(['ALREADY_ISSUED']);
-    expect(await dealFacts(dealId)).toEqual({ issued: 5, coupons: 5 });
-    expect((await sql<RowDataPacket>('SELECT COUNT(DISTINCT user_id) AS n FROM coupons WHERE deal_id = ?', [dealId]))[0]!.n).toBe(5);
+    expect(await dealFacts(dealId)).toEqual({ issued, coupons: issued });
+    expect((await sql<RowDataPacket>('SELECT COUNT(DISTINCT user_id) AS n FROM coupons WHERE deal_id = ?', [dealId]))[0]!.n).toBe(issued);
   });
 
   it('gives a user who already holds one ALREADY_ISSUED while coupons are left, and the count back', async () => {
