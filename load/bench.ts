@@ -4,12 +4,15 @@
  * Loads the running twin (or starts one) with autocannon, its functions run from their sources or,
  * with --bundles, as the bundles `cdk deploy` uploads (--lambda-instances: in Lambda's instance model), measures the gateway's ceiling (a trivial
  * function behind the same gateway) in the same run, and prints one JSON object as its last line.
- * Progress goes to stderr. Exits non-zero when an invariant does not hold.
+ * Progress goes to stderr. Exits non-zero when an invariant does not hold. Every run also writes
+ * an HTML report with plots over time (load/reports/<scenario>-<time>.html; see support/report).
  */
 import { parseArgs } from 'node:util';
 import { CEILING_PATH } from '../infra/local/twin';
 import type { Options } from 'autocannon';
 import { againstCeiling, drive, round, type AgainstCeiling, type LoadResult } from './support/measure';
+import { writeReport } from './support/report';
+import { startTimeline } from './support/timeline';
 import { acquireTwin, type BenchTwin } from './support/twin';
 
 export interface ScenarioContext {
@@ -66,6 +69,8 @@ const duration = Number(values.duration);
 
 const runtime = { bundles: values.bundles || Boolean(values['lambda-instances']), ...(values['lambda-instances'] ? { lambdaInstances: Number(values['lambda-instances']) } : {}) };
 const twin = await acquireTwin(log, name !== 'sessions', runtime);
+// The bench process too: the load generator and the contended loops share the two cores with the twin.
+const timeline = startTimeline({ ...twin.pids, bench: process.pid });
 try {
   const scenario = scenarios[name]!;
   const run = await scenario.load();
@@ -94,6 +99,7 @@ try {
     functions_run_as: runtime.lambdaInstances ? `bundles, Lambda's instance model (at most ${runtime.lambdaInstances} instances each)` : runtime.bundles ? 'bundles, one shared instance each' : 'sources, one shared instance each',
     invariants,
   };
+  log(`report: ${writeReport(report, timeline.stop())}`);
   process.stdout.write(`${JSON.stringify(report)}\n`);
   process.exitCode = Object.values(invariants).every((v) => v.ok) ? 0 : 1;
 } finally {

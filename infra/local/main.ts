@@ -11,7 +11,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { inboundMail } from '../../functions/table';
@@ -19,7 +20,7 @@ import { stopAllChildren } from './processes';
 import { demoAccounts } from './seed';
 import { parseVerdicts } from './ses-event';
 import { ensureTwinCertificates } from './tls';
-import { startTwin, type Twin } from './twin';
+import { EXTRA_FUNCTIONS_ENV, startTwin, type ExtraFunction, type Twin } from './twin';
 
 const { values: flags } = parseArgs({
   options: { bundles: { type: 'boolean' }, 'lambda-instances': { type: 'string' }, 'aws-stores': { type: 'boolean' } },
@@ -30,7 +31,8 @@ const env = z
     PORT: z.coerce.number().int().min(0).max(65535).default(3000),
     SURGE_STATE_DIR: z.string().default('.local/twin'),
     SURGE_DATABASE: z.string().regex(/^[A-Za-z0-9_]+$/).default('surge'),
-    SURGE_BASELINES: z.enum(['true', 'false']).default('false'),
+    // A module exporting `extraFunctions` to serve beside the table's (the benches' baselines).
+    [EXTRA_FUNCTIONS_ENV]: z.string().min(1).optional(),
     SMTP_PORT: z.coerce.number().int().min(0).max(65535).default(inboundMail.smtpPort),
     SURGE_SES_VERDICTS: z.string().optional(),
     SURGE_REDIS_DURABLE: z.enum(['true', 'false']).default('true'),
@@ -99,11 +101,16 @@ if (env.SURGE_AWS_STORES === 'true') {
   }
 }
 
+const extraFunctionsModule = env[EXTRA_FUNCTIONS_ENV];
+const extraFunctions = extraFunctionsModule
+  ? ((await import(pathToFileURL(resolve(extraFunctionsModule)).href)) as { extraFunctions: ExtraFunction[] }).extraFunctions
+  : [];
+
 twin = await startTwin({
   port: env.PORT,
   stateDir: env.SURGE_STATE_DIR,
   database: env.SURGE_DATABASE,
-  baselines: env.SURGE_BASELINES === 'true',
+  extraFunctions,
   smtpPort: env.SMTP_PORT,
   durableRedis: env.SURGE_REDIS_DURABLE === 'true',
   verdicts: parseVerdicts(env.SURGE_SES_VERDICTS),

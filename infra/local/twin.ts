@@ -13,7 +13,7 @@ import { runnerFor, type FunctionRunner, type FunctionRuntime } from './runners'
 import { ensureTwinCertificates, type TwinCertificates } from './tls';
 import { capped } from './concurrency';
 import { compileRoutes, listenGateway, type HttpRoute } from './gateway';
-import { LocalLambda } from './lambda';
+import { LocalLambda, type Handler } from './lambda';
 import { startPoller, type Poller } from './poller';
 import { provision, type ProvisionedQueue } from './provision';
 import { demoAccounts, seed } from './seed';
@@ -32,8 +32,11 @@ export interface TwinOptions {
    * instances; in this process for tests; or not at all.
    */
   consumers?: 'process' | 'in-process' | 'off';
-  /** Also serve load/baselines under /__baseline/… (and mail for baseline.<inbound domain>), for benchmarks. */
-  baselines?: boolean;
+  /**
+   * Functions served beside the table's, by whoever starts the twin (the benches' baselines): not
+   * the table's, so never deployed, and always run from their sources in this process.
+   */
+  extraFunctions?: ExtraFunction[];
   /**
    * Redis keeps its data across restarts (append-only file) unless this is false. Benchmarks turn
    * it off: an AOF rewrite forking mid-run halves throughput on two cores, and ElastiCache's own
@@ -70,6 +73,19 @@ export interface TwinOptions {
   /** Called when a process the twin supervises (the consumers', MariaDB) died and has been started again, with a new pid. */
   onRestart?(service: 'consumers' | 'database'): void;
 }
+
+/** A function the twin serves beside the table's: an HTTP route, or mail for a domain of its own. */
+export interface ExtraFunction extends FunctionSpec {
+  load(): Promise<Handler>;
+  /** For an SES trigger: the domain its mail goes to, given the twin's inbound domain. */
+  mailDomain?(inboundDomain: string): string;
+}
+
+/**
+ * Names the module the twin's process imports its extra functions from (its export
+ * `extraFunctions`); set by whoever starts `npm start`'s entry, e.g. the benches.
+ */
+export const EXTRA_FUNCTIONS_ENV = 'SURGE_EXTRA_FUNCTIONS';
 
 export interface Twin {
   url: string;
@@ -346,15 +362,15 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
         return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ result }) };
       },
     });
-    if (options.baselines) {
-      const { baselines, baselineMailDomain } = await import('../../load/baselines/table');
-      for (const spec of baselines) {
-        const lambda = new LocalLambda(spec, spec.load);
-        if (spec.trigger.kind === 'http') {
-          httpRoutes.push({ method: spec.trigger.method, path: spec.trigger.path, invoke: (event) => lambda.invoke(event) });
-        } else if (spec.trigger.kind === 'ses') {
-          mailRoutes.push({ domain: baselineMailDomain(TWIN_INBOUND_DOMAIN), functionArn: functionArnOf(spec.id), invoke: (event) => lambda.invoke(event) });
-        }
+    for (const spec of options.extraFunctions ?? []) {
+      const lambda = new LocalLambda(spec, () => spec.load());
+      if (spec.trigger.kind === 'http') {
+        httpRoutes.push({ method: spec.trigger.method, path: spec.trigger.path, invoke: (event) => lambda.invoke(event) });
+      } else if (spec.trigger.kind === 'ses') {
+        if (!spec.mailDomain) throw new Error(`extra function ${spec.id}: an SES trigger needs a mailDomain`);
+        mailRoutes.push({ domain: spec.mailDomain(TWIN_INBOUND_DOMAIN), functionArn: functionArnOf(spec.id), invoke: (event) => lambda.invoke(event) });
+      } else {
+        throw new Error(`extra function ${spec.id}: only HTTP and SES triggers are served`);
       }
     }
     await Promise.all([...lambdas.values()].map((l) => l.warm()));

@@ -1,7 +1,7 @@
 /**
  * The baseline for coupons: the original service's pessimistic lock, one MySQL transaction per
  * request that locks the deal row (SELECT … FOR UPDATE), checks the window, the user and the count,
- * then inserts. Served by the twin under /__baseline/… (SURGE_BASELINES=true); never deployed.
+ * then inserts. Served by the twin under /__baseline/… (the benches' extra functions); never deployed.
  */
 import type { RowDataPacket } from 'mysql2/promise';
 import * as z from '../../shared/zod';

@@ -2,7 +2,7 @@
  * The baseline Surge's orders are measured against: the original service's way, one MySQL
  * transaction per order that locks the item row (SELECT … FOR UPDATE), checks stock and the
  * buyer's limit, then updates and inserts. Served by the twin's gateway under
- * /__baseline/… (SURGE_BASELINES=true) so both are measured alike; never deployed.
+ * /__baseline/… (the benches' extra functions) so both are measured alike; never deployed.
  */
 import type { RowDataPacket } from 'mysql2/promise';
 import * as z from '../../shared/zod';

@@ -2,19 +2,20 @@
  * Time-deal coupons, following the orders bench's two parts.
  *
  * End to end: 900 distinct signed-in users (then 5,000) ask once each for a deal's coupons over
- * HTTP; after the writer drains, issued = limit, no user holds two, rows = issued. The FOR UPDATE
- * baseline runs the same crowd against a fresh deal.
+ * HTTP; after the writer drains, issued = limit, no user holds two, rows = issued. Each MySQL
+ * baseline (BASELINES) runs the same crowd against a fresh deal and is held to the same.
  *
- * Contended resource: the issuing script alone against the locked transaction, many connections.
+ * Contended resource: the issuing script alone against each baseline's statements, many connections.
  */
 import { randomBytes } from 'node:crypto';
 import { createPool, type RowDataPacket } from 'mysql2/promise';
 import type { Scenario } from '../bench';
 import { adminCookie, adminPut, handOffShape, inParallel, pointAtTwin, race, releaseSharedClients, signedInCrowd, timed } from '../support/crowd';
 import { round, type LoadResult } from '../support/measure';
-import { issueCoupon } from '../../shared/coupons/coupons';
+import { issueCoupon, issuedCount } from '../../shared/coupons/coupons';
 import { LOCAL_SOURCE } from '../../test/support/orders';
 import { issueCouponForUpdate } from '../baselines/coupons-for-update';
+import { issueCouponConditionalAutocommit, issueCouponConditionalTransaction } from '../baselines/coupons-conditional';
 
 const RUNS = [
   { users: 900, limit: 500 },
@@ -23,6 +24,25 @@ const RUNS = [
 const CONTENDED_COUPONS = 10_000;
 const CONTENDED_CONCURRENCY = 50;
 const HOUR = 3_600_000;
+
+/** The MySQL designs Surge is measured against; `counter` when the design keeps deals.issued. */
+const BASELINES = {
+  for_update: { label: 'FOR UPDATE', path: (dealId: string) => `/__baseline/deals/${dealId}/coupons`, issue: issueCouponForUpdate, counter: false },
+  conditional_transaction: {
+    label: 'conditional UPDATE + INSERT, one transaction',
+    path: (dealId: string) => `/__baseline/conditional-transaction/deals/${dealId}/coupons`,
+    issue: issueCouponConditionalTransaction,
+    counter: true,
+  },
+  conditional_autocommit: {
+    label: 'conditional UPDATE + INSERT, autocommit',
+    path: (dealId: string) => `/__baseline/conditional-autocommit/deals/${dealId}/coupons`,
+    issue: issueCouponConditionalAutocommit,
+    counter: true,
+  },
+} as const;
+type BaselineName = keyof typeof BASELINES;
+const baselineNames = Object.keys(BASELINES) as BaselineName[];
 
 export const coupons: Scenario = async ({ twin, connections, log }) => {
   pointAtTwin(twin, { DATABASE_POOL_SIZE: String(CONTENDED_CONCURRENCY) });
@@ -35,27 +55,34 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
     return dealId;
   };
   const dealFacts = async (dealId: string) => {
-    const [rows] = await db.query<RowDataPacket[]>('SELECT COUNT(*) AS n, COUNT(DISTINCT user_id) AS holders FROM coupons WHERE deal_id = ?', [dealId]);
-    return { rows: Number(rows[0]!.n), holders: Number(rows[0]!.holders) };
+    const [[rows], [deal]] = await Promise.all([
+      db.query<RowDataPacket[]>('SELECT COUNT(*) AS n, COUNT(DISTINCT user_id) AS holders FROM coupons WHERE deal_id = ?', [dealId]),
+      db.query<RowDataPacket[]>('SELECT issued FROM deals WHERE id = ?', [dealId]),
+    ]);
+    return { rows: Number(rows[0]!.n), holders: Number(rows[0]!.holders), issuedColumn: Number(deal[0]!.issued) };
   };
+  const leftInRedis = (dealId: string, limit: number) => async () => limit - ((await issuedCount(dealId)) ?? 0);
+  const leftInMysql = (dealId: string, limit: number) => async () => limit - (await dealFacts(dealId)).rows;
 
   // Both paths serve a first small crowd unmeasured, as warm Lambda instances would: a run of 900
   // requests lasts about a second, too short to also carry the JIT's first compilations.
   log('warming both paths');
   const warmup = await signedInCrowd(twin, 200);
   await race(twin, { path: `/deals/${await openDeal(`warm-${tag}`, 100)}/coupons`, cookies: warmup.cookies, connections, idField: 'couponId' }, 'warm-up', log);
-  await race(twin, { path: `/__baseline/deals/${await openDeal(`warm-locked-${tag}`, 100)}/coupons`, cookies: warmup.cookies, connections, idField: 'couponId' }, 'warm-up', log);
+  for (const name of baselineNames) {
+    await race(twin, { path: BASELINES[name].path(await openDeal(`warm-${name.replace('_', '-')}-${tag}`, 100)), cookies: warmup.cookies, connections, idField: 'couponId' }, 'warm-up', log);
+  }
 
   const runs: Record<string, unknown>[] = [];
   const invariants: Record<string, { expected: unknown; actual: unknown }> = {};
   let headline: LoadResult | undefined;
-  let headlineBaseline: LoadResult | undefined;
+  let headlineBaselines: Record<BaselineName, LoadResult> | undefined;
   for (const { users, limit } of RUNS) {
     log(`${users} users for ${limit} coupons`);
     const { cookies } = await signedInCrowd(twin, users);
     const surgeDeal = await openDeal(`deal-${tag}-${users}`, limit);
     const { result, ...handOff } = await handOffShape(twin, (r) => r.surge.ids.length, async () => {
-      const surge = await race(twin, { path: `/deals/${surgeDeal}/coupons`, cookies, connections, idField: 'couponId' }, `Surge: ${users} users`, log);
+      const surge = await race(twin, { path: `/deals/${surgeDeal}/coupons`, cookies, connections, idField: 'couponId', remaining: leftInRedis(surgeDeal, limit) }, `Surge: ${users} users`, log);
       const drained = await timed(async () => {
         const deadline = Date.now() + 60_000;
         while ((await dealFacts(surgeDeal)).rows < surge.ids.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
@@ -65,9 +92,13 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
     const { surge, drained } = result;
     const facts = await dealFacts(surgeDeal);
 
-    const lockedDeal = await openDeal(`locked-${tag}-${users}`, limit);
-    const baseline = await race(twin, { path: `/__baseline/deals/${lockedDeal}/coupons`, cookies, connections, idField: 'couponId' }, `baseline: ${users} users`, log);
-    const baselineFacts = await dealFacts(lockedDeal);
+    const baselines = {} as Record<BaselineName, { race: Awaited<ReturnType<typeof race>>; facts: Awaited<ReturnType<typeof dealFacts>> }>;
+    for (const name of baselineNames) {
+      const dealId = await openDeal(`${name.replace('_', '-')}-${tag}-${users}`, limit);
+      const run = await race(twin, { path: BASELINES[name].path(dealId), cookies, connections, idField: 'couponId', remaining: leftInMysql(dealId, limit) }, `baseline ${BASELINES[name].label}: ${users} users`, log);
+      baselines[name] = { race: run, facts: await dealFacts(dealId) };
+    }
+    const baseline = baselines.for_update.race;
 
     runs.push({
       users,
@@ -75,36 +106,62 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
       surge: { ...surge.load, statuses: surge.statuses, drain_s: round(drained.seconds, 2), ...handOff },
       baseline: { ...baseline.load, statuses: baseline.statuses },
       ratio_to_baseline: round(surge.load.rps / baseline.load.rps, 2),
+      baselines: Object.fromEntries(baselineNames.map((name) => [name, { ...baselines[name].race.load, design: BASELINES[name].label, statuses: baselines[name].race.statuses, ratio: round(surge.load.rps / baselines[name].race.load.rps, 2) }])),
     });
     invariants[`issued_${users}`] = { expected: limit, actual: surge.ids.length };
     invariants[`sold_out_${users}`] = { expected: users - limit, actual: surge.statuses[409] ?? 0 };
     invariants[`rows_after_drain_${users}`] = { expected: surge.ids.length, actual: facts.rows };
     invariants[`duplicates_${users}`] = { expected: 0, actual: facts.rows - facts.holders };
-    invariants[`baseline_issued_${users}`] = { expected: limit, actual: baselineFacts.rows };
+    for (const name of baselineNames) {
+      const { race: run, facts: held } = baselines[name];
+      invariants[`${name}_issued_${users}`] = { expected: limit, actual: held.rows };
+      invariants[`${name}_rows_match_accepted_${users}`] = { expected: run.ids.length, actual: held.rows };
+      invariants[`${name}_duplicates_${users}`] = { expected: 0, actual: held.rows - held.holders };
+      if (BASELINES[name].counter) invariants[`${name}_counter_matches_rows_${users}`] = { expected: held.rows, actual: held.issuedColumn };
+    }
     headline ??= surge.load;
-    headlineBaseline ??= baseline.load;
+    headlineBaselines ??= Object.fromEntries(baselineNames.map((name) => [name, baselines[name].race.load])) as Record<BaselineName, LoadResult>;
   }
 
   const luaDeal = await openDeal(`lua-${tag}`, CONTENDED_COUPONS);
-  log(`contended: issuing script, ${CONTENDED_CONCURRENCY} in flight`);
-  const lua = await timed(() => inParallel(CONTENDED_COUPONS, CONTENDED_CONCURRENCY, (i) => issueCoupon(luaDeal, i + 1, LOCAL_SOURCE)));
-  const lockedDeal = await openDeal(`fu-${tag}`, CONTENDED_COUPONS);
-  log(`contended: FOR UPDATE transaction, ${CONTENDED_CONCURRENCY} connections`);
-  const locked = await timed(() => inParallel(CONTENDED_COUPONS, CONTENDED_CONCURRENCY, (i) => issueCouponForUpdate(db, lockedDeal, i + 1)));
+  const luaLabel = `contended: issuing script, ${CONTENDED_CONCURRENCY} in flight`;
+  log(luaLabel);
+  const lua = await timed(() => inParallel(CONTENDED_COUPONS, CONTENDED_CONCURRENCY, (i) => issueCoupon(luaDeal, i + 1, LOCAL_SOURCE), luaLabel));
   const luaRate = round(CONTENDED_COUPONS / lua.seconds);
-  const lockedRate = round(CONTENDED_COUPONS / locked.seconds);
-  log(`contended: script ${luaRate}/s, FOR UPDATE ${lockedRate}/s`);
+  const contended = {} as Record<BaselineName, { rate: number; failures: number }>;
+  for (const name of baselineNames) {
+    const dealId = await openDeal(`mysql-${name.replace('_', '-')}-${tag}`, CONTENDED_COUPONS);
+    const label = `contended: ${BASELINES[name].label}, ${CONTENDED_CONCURRENCY} connections`;
+    log(label);
+    const run = await timed(() => inParallel(CONTENDED_COUPONS, CONTENDED_CONCURRENCY, (i) => BASELINES[name].issue(db, dealId, i + 1), label));
+    contended[name] = { rate: round(CONTENDED_COUPONS / run.seconds), failures: run.value };
+    const held = await dealFacts(dealId);
+    invariants[`${name}_contended_rows`] = { expected: CONTENDED_COUPONS - run.value, actual: held.rows };
+    if (BASELINES[name].counter) invariants[`${name}_contended_counter_matches_rows`] = { expected: held.rows, actual: held.issuedColumn };
+  }
+  const lockedRate = contended.for_update.rate;
+  log(`contended: script ${luaRate}/s, ${baselineNames.map((name) => `${BASELINES[name].label} ${contended[name].rate}/s`).join(', ')}`);
 
   await db.end();
   await releaseSharedClients();
   return {
     load: headline!,
-    baseline: { ...headlineBaseline! },
+    baseline: { ...headlineBaselines!.for_update },
     extra: {
-      ratio_to_baseline: round(headline!.rps / headlineBaseline!.rps, 2),
+      baselines: Object.fromEntries(baselineNames.map((name) => [name, { ...headlineBaselines![name], design: BASELINES[name].label, ratio: round(headline!.rps / headlineBaselines![name].rps, 2) }])),
+      ratio_to_baselines: Object.fromEntries(baselineNames.map((name) => [name, round(headline!.rps / headlineBaselines![name].rps, 2)])),
+      ratio_to_baseline: round(headline!.rps / headlineBaselines!.for_update.rps, 2),
       min_ratio_to_baseline: Math.min(...runs.map((r) => r.ratio_to_baseline as number)),
       runs,
-      contended: { script_per_s: luaRate, for_update_per_s: lockedRate, ratio: round(luaRate / lockedRate, 1), script_failures: lua.value, for_update_failures: locked.value },
+      contended: {
+        script_per_s: luaRate,
+        for_update_per_s: lockedRate,
+        ratio: round(luaRate / lockedRate, 1),
+        baselines_per_s: Object.fromEntries(baselineNames.map((name) => [name, contended[name].rate])),
+        ratios: Object.fromEntries(baselineNames.map((name) => [name, round(luaRate / contended[name].rate, 1)])),
+        script_failures: lua.value,
+        baseline_failures: Object.fromEntries(baselineNames.map((name) => [name, contended[name].failures])),
+      },
     },
     invariants,
   };

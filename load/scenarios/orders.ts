@@ -3,11 +3,12 @@
  *
  * End to end: the reference run — BUYERS distinct signed-in buyers, as many units, quantity 1, over
  * HTTP as fast as the machine allows — then the writer drains the queue and the invariants are
- * checked. The FOR UPDATE baseline runs the same way on a fresh item. Surge and the baseline run
- * A B B A and are averaged, so neither gains from going second on a warmed-up twin.
+ * checked. Each MySQL baseline (BASELINES) runs the same way on a fresh item, and its own
+ * invariants are checked. Surge and the baselines run A B… B A and are averaged, so none gains
+ * from going second on a warmed-up twin.
  *
  * Contended resource: the limit left once Lambda scales the fleet out — the reservation script
- * alone against the baseline's locked transaction, each from many concurrent connections.
+ * alone against each baseline's statements, each from many concurrent connections.
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -18,6 +19,7 @@ import { meanLoad, round, startCpuMeter } from '../support/measure';
 import { reserve } from '../../shared/orders/sale';
 import { LOCAL_SOURCE } from '../../test/support/orders';
 import { placeOrderForUpdate } from '../baselines/orders-for-update';
+import { placeOrderConditionalAutocommit, placeOrderConditionalTransaction } from '../baselines/orders-conditional';
 
 const BUYERS = Number(process.env.BENCH_BUYERS ?? 10_000);
 /** The script runs ~20× faster than the lock: more units give it a window long enough to measure. */
@@ -25,6 +27,23 @@ const CONTENDED_SCRIPT_UNITS = 50_000;
 const CONTENDED_LOCKED_UNITS = 10_000;
 const CONTENDED_CONCURRENCY = 50;
 const CONTENDED_WARM_UP = 1_000;
+
+/** The MySQL designs Surge is measured against: the original service's, and the strongest ones. */
+const BASELINES = {
+  for_update: { label: 'FOR UPDATE', path: (itemId: string) => `/__baseline/items/${itemId}/orders`, place: placeOrderForUpdate },
+  conditional_transaction: {
+    label: 'conditional UPDATE + INSERT, one transaction',
+    path: (itemId: string) => `/__baseline/conditional-transaction/items/${itemId}/orders`,
+    place: placeOrderConditionalTransaction,
+  },
+  conditional_autocommit: {
+    label: 'conditional UPDATE + INSERT, autocommit',
+    path: (itemId: string) => `/__baseline/conditional-autocommit/items/${itemId}/orders`,
+    place: placeOrderConditionalAutocommit,
+  },
+} as const;
+type BaselineName = keyof typeof BASELINES;
+const baselineNames = Object.keys(BASELINES) as BaselineName[];
 
 export const orders: Scenario = async ({ twin, connections, log }) => {
   pointAtTwin(twin, { DATABASE_POOL_SIZE: String(CONTENDED_CONCURRENCY) });
@@ -39,8 +58,8 @@ export const orders: Scenario = async ({ twin, connections, log }) => {
 
   log(`creating ${BUYERS} signed-in buyers`);
   const { cookies } = await signedInCrowd(twin, BUYERS);
-  const buyAll = (path: string, label: string) =>
-    race(twin, { path, cookies, connections, body: '{"quantity":1}', idempotencyPrefix: `bench-${tag}`, idField: 'orderId' }, label, log);
+  const buyAll = (path: string, label: string, remaining: () => Promise<number>) =>
+    race(twin, { path, cookies, connections, body: '{"quantity":1}', idempotencyPrefix: `bench-${tag}`, idField: 'orderId', remaining }, label, log);
 
   async function itemFacts(itemId: string) {
     const [[rows], [item]] = await Promise.all([
@@ -49,6 +68,10 @@ export const orders: Scenario = async ({ twin, connections, log }) => {
     ]);
     return { rows: Number(rows[0]!.n), buyers: Number(rows[0]!.buyers), initial: Number(item[0]!.initial_stock), sold: Number(item[0]!.sold) };
   }
+  const unsoldInMysql = (itemId: string) => async () => {
+    const [rows] = await db.query<RowDataPacket[]>('SELECT initial_stock - sold AS left_ FROM items WHERE id = ?', [itemId]);
+    return Number(rows[0]!.left_);
+  };
 
   async function missingRows(orderIds: string[]): Promise<number> {
     let found = 0;
@@ -71,7 +94,7 @@ export const orders: Scenario = async ({ twin, connections, log }) => {
     const [redisBefore, sqsBefore] = await Promise.all([commandStats(), emulatorCalls(twin)]);
     const cpu = startCpuMeter(twin.pids);
     const { result, ...handOff } = await handOffShape(twin, (r) => r.race.ids.length, async () => {
-      const race = await buyAll(`/items/${itemId}/orders`, `Surge ${label}: POST /items/{id}/orders`);
+      const race = await buyAll(`/items/${itemId}/orders`, `Surge ${label}: POST /items/{id}/orders`, async () => Number(await redis.hget(`{item:${itemId}}:sale`, 'stock')));
       const drained = await timed(async () => {
         const deadline = Date.now() + 120_000;
         while ((await itemFacts(itemId)).rows < race.ids.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
@@ -104,61 +127,89 @@ export const orders: Scenario = async ({ twin, connections, log }) => {
     };
   }
 
-  async function baselineRun(label: string) {
-    const itemId = await openItem(`locked-${tag}-${label}`, BUYERS);
-    const race = await buyAll(`/__baseline/items/${itemId}/orders`, `baseline ${label}: FOR UPDATE`);
+  async function baselineRun(name: BaselineName, label: string) {
+    const itemId = await openItem(`${name.replace('_', '-')}-${tag}-${label}`, BUYERS);
+    const race = await buyAll(BASELINES[name].path(itemId), `baseline ${label}: ${BASELINES[name].label}`, unsoldInMysql(itemId));
     return { race, facts: await itemFacts(itemId) };
   }
 
-  // End to end, A B B A: whichever runs first on a fresh twin pays more, so each goes first once.
+  // End to end, A B C D D C B A: whichever runs first on a fresh twin pays more, so each goes first once.
   const surgeRuns = [await surgeRun('1')];
-  const baselineRuns = [await baselineRun('1'), await baselineRun('2')];
+  const baselineRuns = Object.fromEntries(baselineNames.map((name) => [name, [] as Awaited<ReturnType<typeof baselineRun>>[]])) as Record<BaselineName, Awaited<ReturnType<typeof baselineRun>>[]>;
+  for (const name of baselineNames) baselineRuns[name].push(await baselineRun(name, '1'));
+  for (const name of [...baselineNames].reverse()) baselineRuns[name].push(await baselineRun(name, '2'));
   surgeRuns.push(await surgeRun('2'));
   const surgeLoad = meanLoad(surgeRuns.map((r) => r.race.load));
-  const baselineLoad = meanLoad(baselineRuns.map((r) => r.race.load));
+  const baselineLoads = Object.fromEntries(baselineNames.map((name) => [name, meanLoad(baselineRuns[name].map((r) => r.race.load))])) as Record<BaselineName, ReturnType<typeof meanLoad>>;
 
   // The contended resource alone, A B B A as well.
   async function scriptRate(label: string, units = CONTENDED_SCRIPT_UNITS) {
     const itemId = await openItem(`lua-${tag}-${label}`, units);
     log(`contended ${label}: reservation script, ${CONTENDED_CONCURRENCY} in flight`);
-    const run = await timed(() => inParallel(units, CONTENDED_CONCURRENCY, (i) => reserve({ itemId, userId: i + 1, quantity: 1, idempotencyKey: `c${i}`, source: LOCAL_SOURCE })));
+    const what = `contended ${label}: reservation script, ${CONTENDED_CONCURRENCY} in flight`;
+    const run = await timed(() => inParallel(units, CONTENDED_CONCURRENCY, (i) => reserve({ itemId, userId: i + 1, quantity: 1, idempotencyKey: `c${i}`, source: LOCAL_SOURCE }), what));
     return { rate: round(units / run.seconds), failures: run.value };
   }
-  async function lockedRate(label: string, units = CONTENDED_LOCKED_UNITS) {
-    const itemId = await openItem(`fu-${tag}-${label}`, units);
-    log(`contended ${label}: FOR UPDATE transaction, ${CONTENDED_CONCURRENCY} connections`);
-    const run = await timed(() => inParallel(units, CONTENDED_CONCURRENCY, (i) => placeOrderForUpdate(db, itemId, i + 1, 1)));
-    return { rate: round(units / run.seconds), failures: run.value };
+  async function mysqlRate(name: BaselineName, label: string, units = CONTENDED_LOCKED_UNITS) {
+    const itemId = await openItem(`mysql-${name.replace('_', '-')}-${tag}-${label}`, units);
+    const what = `contended ${label}: ${BASELINES[name].label}, ${CONTENDED_CONCURRENCY} connections`;
+    log(what);
+    const run = await timed(() => inParallel(units, CONTENDED_CONCURRENCY, (i) => BASELINES[name].place(db, itemId, i + 1, 1), what));
+    return { rate: round(units / run.seconds), failures: run.value, units, facts: await itemFacts(itemId) };
   }
-  // Both sides' clients and code paths warmed up in this process before anything is timed.
+  // Every side's clients and code paths warmed up in this process before anything is timed.
   await scriptRate('warm-up', CONTENDED_WARM_UP);
-  await lockedRate('warm-up', CONTENDED_WARM_UP);
+  for (const name of baselineNames) await mysqlRate(name, 'warm-up', CONTENDED_WARM_UP);
   const scriptRuns = [await scriptRate('1')];
-  const lockedRuns = [await lockedRate('1'), await lockedRate('2')];
+  const mysqlRuns = Object.fromEntries(baselineNames.map((name) => [name, [] as Awaited<ReturnType<typeof mysqlRate>>[]])) as Record<BaselineName, Awaited<ReturnType<typeof mysqlRate>>[]>;
+  for (const name of baselineNames) mysqlRuns[name].push(await mysqlRate(name, '1'));
+  for (const name of [...baselineNames].reverse()) mysqlRuns[name].push(await mysqlRate(name, '2'));
   scriptRuns.push(await scriptRate('2'));
   const meanRate = (runs: { rate: number }[]) => round(runs.reduce((sum, r) => sum + r.rate, 0) / runs.length);
   const luaRate = meanRate(scriptRuns);
-  const forUpdateRate = meanRate(lockedRuns);
-  log(`contended: script ${luaRate}/s, FOR UPDATE ${forUpdateRate}/s (means of two)`);
+  const mysqlRates = Object.fromEntries(baselineNames.map((name) => [name, meanRate(mysqlRuns[name])])) as Record<BaselineName, number>;
+  const forUpdateRate = mysqlRates.for_update;
+  log(`contended: script ${luaRate}/s, ${baselineNames.map((name) => `${BASELINES[name].label} ${mysqlRates[name]}/s`).join(', ')} (means of two)`);
 
   await db.end();
   redis.disconnect();
   await releaseSharedClients();
   const last = surgeRuns[surgeRuns.length - 1]!;
+  const baselineReport = (name: BaselineName) => ({
+    ...baselineLoads[name],
+    design: BASELINES[name].label,
+    ratio: round(surgeLoad.rps / baselineLoads[name].rps, 2),
+    p99_ratio_to_surge: round(baselineLoads[name].p99_ms / Math.max(1, surgeLoad.p99_ms), 2),
+    runs_rps: baselineRuns[name].map((r) => r.race.load.rps),
+    statuses: baselineRuns[name].map((r) => r.race.statuses),
+    rows: baselineRuns[name].map((r) => r.facts.rows),
+    oversold: baselineRuns[name].map((r) => Math.max(0, r.facts.sold - r.facts.initial)),
+  });
+  /** Each baseline's runs, end to end and contended, hold what Surge's do: every accepted order one row, units sold = rows, none oversold. */
+  const baselineInvariants = Object.fromEntries(
+    baselineNames.flatMap((name) => {
+      const runs = baselineRuns[name];
+      const contended = mysqlRuns[name];
+      return [
+        [`${name}_rows_match_accepted`, { expected: runs.map((r) => r.race.ids.length), actual: runs.map((r) => r.facts.rows) }],
+        [`${name}_units_sold_match_rows`, { expected: runs.map((r) => r.facts.rows), actual: runs.map((r) => r.facts.sold) }],
+        [`${name}_oversold`, { expected: runs.map(() => 0), actual: runs.map((r) => Math.max(0, r.facts.sold - r.facts.initial)) }],
+        [`${name}_contended_rows`, { expected: contended.map((r) => r.units - r.failures), actual: contended.map((r) => r.facts.rows) }],
+        [`${name}_contended_units_sold_match_rows`, { expected: contended.map((r) => r.facts.rows), actual: contended.map((r) => r.facts.sold) }],
+      ];
+    }),
+  );
   return {
     load: surgeLoad,
-    baseline: {
-      ...baselineLoad,
-      statuses: baselineRuns.map((r) => r.race.statuses),
-      rows: baselineRuns.map((r) => r.facts.rows),
-      oversold: baselineRuns.map((r) => Math.max(0, r.facts.sold - r.facts.initial)),
-    },
+    baseline: baselineReport('for_update'),
     extra: {
-      runs: { surge_rps: surgeRuns.map((r) => r.race.load.rps), baseline_rps: baselineRuns.map((r) => r.race.load.rps) },
+      baselines: Object.fromEntries(baselineNames.map((name) => [name, baselineReport(name)])),
+      ratio_to_baselines: Object.fromEntries(baselineNames.map((name) => [name, round(surgeLoad.rps / baselineLoads[name].rps, 2)])),
+      runs: { surge_rps: surgeRuns.map((r) => r.race.load.rps), baseline_rps: baselineRuns.for_update.map((r) => r.race.load.rps) },
       statuses: surgeRuns.map((r) => r.race.statuses),
       buyers: BUYERS,
-      ratio_to_baseline: round(surgeLoad.rps / baselineLoad.rps, 2),
-      p99_ratio_baseline_to_surge: round(baselineLoad.p99_ms / Math.max(1, surgeLoad.p99_ms), 2),
+      ratio_to_baseline: round(surgeLoad.rps / baselineLoads.for_update.rps, 2),
+      p99_ratio_baseline_to_surge: round(baselineLoads.for_update.p99_ms / Math.max(1, surgeLoad.p99_ms), 2),
       drain_s: round(Math.max(...surgeRuns.map((r) => r.drainSeconds)), 2),
       hand_off: surgeRuns.map((r) => r.handOff),
       // From the second (warm) run; the first also pays for warming the twin up.
@@ -169,9 +220,11 @@ export const orders: Scenario = async ({ twin, connections, log }) => {
         script_per_s: luaRate,
         for_update_per_s: forUpdateRate,
         ratio: round(luaRate / forUpdateRate, 1),
-        runs: { script_per_s: scriptRuns.map((r) => r.rate), for_update_per_s: lockedRuns.map((r) => r.rate) },
+        baselines_per_s: mysqlRates,
+        ratios: Object.fromEntries(baselineNames.map((name) => [name, round(luaRate / mysqlRates[name], 1)])),
+        runs: { script_per_s: scriptRuns.map((r) => r.rate), ...Object.fromEntries(baselineNames.map((name) => [`${name}_per_s`, mysqlRuns[name].map((r) => r.rate)])) },
         script_failures: scriptRuns.map((r) => r.failures),
-        for_update_failures: lockedRuns.map((r) => r.failures),
+        baseline_failures: Object.fromEntries(baselineNames.map((name) => [name, mysqlRuns[name].map((r) => r.failures)])),
       },
     },
     // Every Surge run must hold each of these on its own.
@@ -182,7 +235,7 @@ export const orders: Scenario = async ({ twin, connections, log }) => {
       duplicates: { expected: [0, 0], actual: surgeRuns.map((r) => r.facts.rows - r.facts.buyers) },
       oversold: { expected: [0, 0], actual: surgeRuns.map((r) => Math.max(0, r.facts.sold - r.facts.initial)) },
       lost: { expected: [0, 0], actual: surgeRuns.map((r) => r.lost) },
-      baseline_rows_match_accepted: { expected: baselineRuns.map((r) => r.race.ids.length), actual: baselineRuns.map((r) => r.facts.rows) },
+      ...baselineInvariants,
     },
   };
 };

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { insertUsers } from '../../infra/local/seed';
 import { drive, round, type LoadResult } from './measure';
+import { currentTimeline } from './timeline';
 import { twinEnvironment, type BenchTwin, type TwinInfo } from './twin';
 import { cookieValue, createSession } from '../../shared/sessions/store';
 import { redis } from '../../shared/clients/redis';
@@ -42,9 +43,15 @@ export async function adminPut(twin: TwinInfo, cookie: string, path: string, pay
 export async function signedInCrowd(twin: TwinInfo, count: number): Promise<{ ids: number[]; cookies: string[] }> {
   const tag = randomBytes(3).toString('hex');
   const users = await insertUsers(twin.databaseUrl, Array.from({ length: count }, (_, i) => `crowd-${tag}-${i}@surge.test`), `crowd-${tag}`);
-  const cookies = await Promise.all(users.map(async (u) => `sid=${cookieValue(await createSession(u))}`));
+  // A bounded number at once: thousands sent together queue behind each other in Redis, and on a
+  // busy machine the last outwait the client's 1 s command timeout.
+  const cookies: string[] = new Array(users.length);
+  const failed = await inParallel(users.length, SESSIONS_IN_FLIGHT, async (i) => (cookies[i] = `sid=${cookieValue(await createSession(users[i]!))}`));
+  if (failed) throw new Error(`${failed} of ${users.length} sessions could not be created`);
   return { ids: users.map((u) => u.id), cookies };
 }
+
+const SESSIONS_IN_FLIGHT = 100;
 
 export interface RaceResult {
   load: LoadResult;
@@ -53,10 +60,13 @@ export interface RaceResult {
   ids: string[];
 }
 
-/** Every member of the crowd sends one POST, as fast as the machine allows. */
+/**
+ * Every member of the crowd sends one POST, as fast as the machine allows. With `remaining`, what
+ * is left of the stock is sampled into the run's timeline while the race runs.
+ */
 export async function race(
   twin: BenchTwin,
-  options: { path: string; cookies: string[]; connections: number; body?: string; idempotencyPrefix?: string; idField: string },
+  options: { path: string; cookies: string[]; connections: number; body?: string; idempotencyPrefix?: string; idField: string; remaining?: () => Promise<number> },
   label: string,
   log: (message: string) => void,
 ): Promise<RaceResult> {
@@ -66,7 +76,8 @@ export async function race(
   const count = options.cookies.length;
   const started = performance.now();
   let lastAnswer = started;
-  const load = await drive(
+  const timeline = currentTimeline();
+  const driven = drive(
     {
       url: twin.url,
       connections: options.connections,
@@ -95,6 +106,7 @@ export async function race(
     label,
     log,
   );
+  const load = await (timeline && options.remaining ? timeline.sampleStock(label, options.remaining, driven) : driven);
   // autocannon notices the last answer of a fixed amount only at its next one-second tick, which
   // would understate a run of a few seconds by up to a quarter; the rate is taken to the last answer.
   return { load: { ...load, rps: round(load.requests / ((lastAnswer - started) / 1000)) }, statuses, ids };
@@ -106,18 +118,25 @@ export async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; second
   return { value, seconds: Number(process.hrtime.bigint() - start) / 1e9 };
 }
 
-/** Runs fn(0..count-1) with `concurrency` in flight; returns how many failed. */
-export async function inParallel(count: number, concurrency: number, fn: (i: number) => Promise<unknown>): Promise<number> {
+/**
+ * Runs fn(0..count-1) with `concurrency` in flight; returns how many failed. With a label, each
+ * call's latency goes to the run's timeline as a phase of its own (a closed loop, as autocannon's).
+ */
+export async function inParallel(count: number, concurrency: number, fn: (i: number) => Promise<unknown>, label?: string): Promise<number> {
+  const phase = label ? currentTimeline()?.startPhase(label, 'closed', `in-process, ${concurrency} in flight`) : undefined;
   let next = 0;
   let failures = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < count) {
         const i = next++;
+        const start = performance.now();
         await fn(i).catch(() => (failures += 1));
+        phase?.answer(performance.now() - start);
       }
     }),
   );
+  phase?.end();
   return failures;
 }
 

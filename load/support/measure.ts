@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import autocannon, { type Options, type Result } from 'autocannon';
+import { currentTimeline } from './timeline';
 
 /** CPU seconds a process has used so far, from /proc (user + system). */
 export function processCpuSeconds(pid: number | undefined): number {
@@ -134,10 +135,18 @@ function sumRequests(runs: LoadResult[]): LoadResult {
   return { ...mean, requests: sum((r) => r.requests), ok: sum((r) => r.ok), errors: sum((r) => r.errors) };
 }
 
-/** Drives load with autocannon, printing progress to stderr; ok means a 2xx answer. */
+/**
+ * Drives load with autocannon, printing progress to stderr; ok means a 2xx answer. Each answer's
+ * latency also goes to the run's timeline, when there is one (see ./timeline).
+ */
 export async function drive(options: Options, label: string, log: (msg: string) => void): Promise<LoadResult> {
   log(`${label}: ${options.connections} connections for ${options.duration ?? '?'} s …`);
-  const result: Result = await autocannon(options);
+  const phase = currentTimeline()?.startPhase(label, 'closed', `autocannon, ${options.connections ?? 10} connections`);
+  // Without a callback autocannon returns its tracker made thenable; its types name only the promise.
+  const instance = autocannon(options) as Promise<Result> & autocannon.Instance;
+  if (phase) instance.on('response', (_client: unknown, _status: number, _bytes: number, latencyMs: number) => phase.answer(latencyMs));
+  const result: Result = await instance;
+  phase?.end();
   const requests = result.requests.total;
   const errors = result.non2xx + result.errors + result.timeouts;
   const summary = {

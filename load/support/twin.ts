@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { envNeedsOf, functions } from '../../functions/table';
-import { runtimeEnvironment, twinDeployment } from '../../infra/local/twin';
+import { EXTRA_FUNCTIONS_ENV, runtimeEnvironment, twinDeployment } from '../../infra/local/twin';
 import { environmentFor } from '../../shared/config';
 import { startTwinProcess, type TwinInfo } from '../../test/support/twin-process';
 
@@ -12,6 +13,7 @@ export interface BenchTwin extends TwinInfo {
   stop(): Promise<void>;
 }
 
+const BASELINES_MODULE = fileURLToPath(new URL('../baselines/table.ts', import.meta.url));
 const RUNNING_STATE = '.local/twin/twin.json';
 const BENCH_STATE_DIR = '.local/bench';
 
@@ -35,7 +37,7 @@ async function healthy(info: TwinInfo): Promise<boolean> {
 
 /** The twin `npm start` left running, or a fresh one in its own state dir that is stopped afterwards. */
 async function servesBaselines(info: TwinInfo): Promise<boolean> {
-  const res = await fetch(`${info.url}/__baseline/items/probe/orders`, { method: 'POST' });
+  const res = await fetch(`${info.url}/__baseline/conditional-autocommit/items/probe/orders`, { method: 'POST' });
   return res.status !== 404;
 }
 
@@ -61,7 +63,8 @@ export async function acquireTwin(log: (msg: string) => void, needsBaselines: bo
     stateDir: BENCH_STATE_DIR,
     database: 'surge_bench',
     env: {
-      SURGE_BASELINES: 'true',
+      // The baselines, served beside Surge's functions so both are measured through the same gateway.
+      [EXTRA_FUNCTIONS_ENV]: BASELINES_MODULE,
       SURGE_REDIS_DURABLE: 'false',
       POWERTOOLS_LOG_LEVEL: 'WARN',
       // The bench's own generators send from 127.0.0.1; the abuse bench's flood from other loopback addresses.
