@@ -2,6 +2,7 @@ import { Cluster, Redis, type Command, type RedisOptions } from 'ioredis';
 import { readEnv, redisEnv } from '../config';
 import { logger } from '../logger';
 import { once } from '../once';
+import { guardSlots, SLOT_GUARD_ENV } from '../redis/slot-guard';
 import { loadedSecret, refreshSecret } from './credentials';
 
 /**
@@ -152,6 +153,7 @@ export function connectRedis(): Redis {
   failFastWhileAway(client);
   sendOnlyAwaited(client);
   if (REDIS_AUTH_SECRET_ID) followRotation(client, REDIS_AUTH_SECRET_ID);
+  if (process.env[SLOT_GUARD_ENV] === 'true') guardSlots(client);
   return client;
 }
 
