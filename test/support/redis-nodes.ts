@@ -27,3 +27,12 @@ export async function serverOf(key: string): Promise<Redis> {
   const [host, port] = address!.split(':');
   return new Redis(Number(port), host!);
 }
+
+/** The shared client's own connection to the server that holds this key's slot (on one node, the client itself). */
+export async function connectionOf(key: string): Promise<Redis> {
+  const client = redis() as Redis | Cluster;
+  if (!(client instanceof Cluster)) return client;
+  await client.ping();
+  const [address] = client.slots[slotOf(key)]!;
+  return client.nodes('master').find((node) => `${node.options.host}:${node.options.port}` === address)!;
+}
