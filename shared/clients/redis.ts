@@ -42,9 +42,15 @@ const options: RedisOptions = {
   reconnectOnError: (error) => (NOT_THE_PRIMARY.test(error.message) ? 2 : false),
 };
 
-/** How long a cluster's slot map may take to refresh, and how often it is refreshed unasked (a resharding, a failover). */
+/** How long a cluster's slot map may take to refresh. */
 const SLOTS_REFRESH_TIMEOUT_MS = COMMAND_TIMEOUT_MS;
-const SLOTS_REFRESH_INTERVAL_MS = 5_000;
+/**
+ * How often it is refreshed unasked. A MOVED answer or a lost node refreshes it at once; this only
+ * catches changes no command met. ioredis opens a connection of its own for every refresh (a TLS
+ * handshake on ElastiCache), so at its default of 5 s a fleet of instances would keep a stream of
+ * them open against the cluster.
+ */
+const SLOTS_REFRESH_INTERVAL_MS = 30_000;
 /** MOVED/ASK answers followed for one command: a slot moves once per resharding step; more is a map that keeps changing. */
 const MAX_REDIRECTIONS = 4;
 
@@ -58,7 +64,6 @@ const MAX_REDIRECTIONS = 4;
  * here is part of a write path. A subscriber follows the shards of its channels (sharded pub/sub).
  */
 function cluster(url: URL, password: string | undefined, role: ConnectionRole): Redis {
-  // No fixed servername: each node's SNI and certificate check take the hostname it dials.
   const tls = url.protocol === 'rediss:' ? { tls: {} } : {};
   const client = new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], {
     dnsLookup: (address, callback) => callback(null, address),
