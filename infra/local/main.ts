@@ -7,7 +7,8 @@
  *   npm start -- --bundles             the bundles `cdk deploy` uploads, each with exactly its row's environment
  *   npm start -- --lambda-instances 64 with --bundles: Lambda's instance model, one event at a time per instance
  *   npm start -- --aws-stores          TLS-only stores with AUTH, credentials looked up in Secrets Manager
- * (or SURGE_BUNDLES=true, SURGE_LAMBDA_INSTANCES=64, SURGE_AWS_STORES=true)
+ *   npm start -- --redis-cluster       Redis as a cluster of three masters, the functions with REDIS_CLUSTER=true
+ * (or SURGE_BUNDLES=true, SURGE_LAMBDA_INSTANCES=64, SURGE_AWS_STORES=true, SURGE_REDIS_CLUSTER=true)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,7 +24,7 @@ import { ensureTwinCertificates } from './tls';
 import { EXTRA_FUNCTIONS_ENV, startTwin, type ExtraFunction, type Twin } from './twin';
 
 const { values: flags } = parseArgs({
-  options: { bundles: { type: 'boolean' }, 'lambda-instances': { type: 'string' }, 'aws-stores': { type: 'boolean' } },
+  options: { bundles: { type: 'boolean' }, 'lambda-instances': { type: 'string' }, 'aws-stores': { type: 'boolean' }, 'redis-cluster': { type: 'boolean' } },
 });
 
 const env = z
@@ -39,6 +40,7 @@ const env = z
     SURGE_BUNDLES: z.enum(['true', 'false']).default(flags.bundles ? 'true' : 'false'),
     SURGE_LAMBDA_INSTANCES: z.coerce.number().int().min(1).max(256).optional(),
     SURGE_AWS_STORES: z.enum(['true', 'false']).default(flags['aws-stores'] ? 'true' : 'false'),
+    SURGE_REDIS_CLUSTER: z.enum(['true', 'false']).default(flags['redis-cluster'] ? 'true' : 'false'),
     SURGE_FUNCTIONS_SQS_ENDPOINT: z.url().optional(),
     // A fault switch for the fault-injection suite, off by default: every queue batch delivered twice, shuffled.
     SURGE_DELIVER_TWICE: z.enum(['true', 'false']).default('false'),
@@ -117,6 +119,7 @@ twin = await startTwin({
   bundles: env.SURGE_BUNDLES === 'true',
   ...(env.SURGE_LAMBDA_INSTANCES ? { lambdaInstances: env.SURGE_LAMBDA_INSTANCES } : {}),
   awsStores: env.SURGE_AWS_STORES === 'true',
+  redisCluster: env.SURGE_REDIS_CLUSTER === 'true',
   ...(env.SURGE_FUNCTIONS_SQS_ENDPOINT ? { functionsSqsEndpoint: env.SURGE_FUNCTIONS_SQS_ENDPOINT } : {}),
   deliverTwice: env.SURGE_DELIVER_TWICE === 'true',
   onListening: (url) => process.stdout.write(`surge starting     ${url}  (answers 503 until ready)\n`),
@@ -142,7 +145,7 @@ function withoutPassword(url: string): string {
 
 const lines = [
   ['gateway', `${twin.url}  (try: curl -i ${twin.url}/health)`],
-  ['redis', withoutPassword(twin.redisUrl)],
+  ['redis', `${withoutPassword(twin.redisUrl)}${env.SURGE_REDIS_CLUSTER === 'true' ? '  (a node of a 3-master cluster)' : ''}`],
   ['mariadb', twin.databaseUrl],
   ['sqs+s3', twin.emulatorUrl],
   ['queue', `${twin.queues.reservations.url}  (dlq ${twin.queues.reservations.deadLetterUrl})`],

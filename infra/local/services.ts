@@ -17,8 +17,10 @@ export interface Service {
    * ioredis `tls`). The functions need none, run with NODE_EXTRA_CA_CERTS set to the CA's file.
    */
   adminTls?: { ca: string };
-  /** Set when the twin started the process itself; absent for one reached through an env URL. */
+  /** Set when the twin started the process itself (a cluster's first node); absent for one reached through an env URL. */
   pid?: number;
+  /** A Redis Cluster (the functions run with REDIS_CLUSTER=true): url is one of its nodes. */
+  cluster?: boolean;
   stop(): Promise<void>;
 }
 

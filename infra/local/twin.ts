@@ -20,6 +20,7 @@ import { demoAccounts, seed } from './seed';
 import { functionArnOf, passingVerdicts, type Verdicts } from './ses-event';
 import { SES_MAX_MESSAGE_BYTES, startSmtpListener, type MailRoute } from './smtp';
 import { readyLine, spawnService, supervise } from './processes';
+import { startRedisCluster } from './redis-cluster';
 import { startDatabase, startEmulator, startRedis, type Service } from './services';
 
 export interface TwinOptions {
@@ -43,6 +44,8 @@ export interface TwinOptions {
    * durability is replication, not a file on the primary's path.
    */
   durableRedis?: boolean;
+  /** Redis as a cluster of three masters (ElastiCache cluster mode), the functions run with REDIS_CLUSTER=true. */
+  redisCluster?: boolean;
   /** The SMTP listener's port; 0 picks a free one. */
   smtpPort?: number;
   /** The receipt verdicts the twin's SES stand-in reports; all PASS by default. */
@@ -134,7 +137,7 @@ function logFunctionError(functionId: string, error: Error): void {
 }
 
 export interface TwinStores {
-  redis: Pick<Service, 'url' | 'adminUrl'>;
+  redis: Pick<Service, 'url' | 'adminUrl' | 'cluster'>;
   database: Pick<Service, 'url' | 'adminUrl' | 'adminTls'>;
   emulator: Pick<Service, 'url'>;
 }
@@ -148,7 +151,10 @@ export function twinDeployment(stores: TwinStores, provisioned: Record<QueueName
   const secure = stores.database.adminTls !== undefined;
   const functions = view === 'functions' && secure;
   return {
-    redis: functions ? { url: stores.redis.url, authSecretId: TWIN_SECRETS.redisAuth } : { url: stores.redis.adminUrl },
+    redis: {
+      ...(functions ? { url: stores.redis.url, authSecretId: TWIN_SECRETS.redisAuth } : { url: stores.redis.adminUrl }),
+      ...(stores.redis.cluster ? { cluster: true } : {}),
+    },
     database: {
       ...(functions ? { url: stores.database.url, secretId: TWIN_SECRETS.database } : { url: stores.database.adminUrl }),
       tls: secure,
@@ -280,6 +286,7 @@ export async function putSecrets(emulatorUrl: string, values: Record<string, str
 export async function startTwin(options: TwinOptions): Promise<Twin> {
   // The SDK versions pinned here support Node 20; its notice about future versions is noise in the twin.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  if (options.redisCluster && options.awsStores) throw new Error('--redis-cluster runs a plaintext cluster: it does not combine with --aws-stores yet');
   const certificates = options.awsStores ? await trustedCertificates(options.stateDir) : undefined;
   const secure = certificates && {
     certificates,
@@ -289,7 +296,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
   const gateway = await listenGateway(options.port, logFunctionError);
   options.onListening?.(gateway.url);
   const [redis, database, emulator] = await Promise.all([
-    startRedis(options.stateDir, options.durableRedis ?? true, secure),
+    options.redisCluster ? startRedisCluster(options.stateDir, options.durableRedis ?? true) : startRedis(options.stateDir, options.durableRedis ?? true, secure),
     startDatabase(options.stateDir, options.database, secure, () => options.onRestart?.('database')),
     startEmulator(options.stateDir),
   ]).catch(async (error: Error) => {

@@ -3,4 +3,4 @@ import { once } from '../once';
 import { createLockedCache } from './locked-fill';
 
 /** The instance's cache on the shared Redis connection; waiters get their own subscriber connection. */
-export const cache = once(() => createLockedCache(redis(), () => reportErrors(connectRedis(), 'cache subscriber')));
+export const cache = once(() => createLockedCache(redis(), () => reportErrors(connectRedis('subscriber'), 'cache subscriber')));

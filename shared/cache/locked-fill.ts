@@ -1,25 +1,17 @@
-import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { UnavailableError } from '../errors';
 import { loggableError, logger } from '../logger';
-import { luaScript, type RedisClient } from '../redis/script';
+import type { RedisClient } from '../redis/script';
+import { channelOf, decodeEntry, entryKeyOf, type CacheKey, type Entry } from './entries';
+import { Leases } from './leases';
+import { NEAR_COPY_CHARS, NearCopies } from './near-copies';
+import { NO_VERSION, Versions } from './versions';
+import { FillWaiters } from './waiters';
 
-const fillScript = luaScript<[entry: string, lease: string], [token: string, entry: string, lifetimeMs: number, channel: string]>(
-  new URL('./lua/cache-fill-2.lua', import.meta.url),
-);
-const releaseScript = luaScript<[lease: string], [token: string, channel: string]>(new URL('./lua/cache-release-1.lua', import.meta.url));
-const bumpScript = luaScript<[version: string], [candidate: string]>(new URL('./lua/version-bump-1.lua', import.meta.url));
-const raiseScript = luaScript<[version: string], [seen: string, candidate: string]>(new URL('./lua/version-raise-1.lua', import.meta.url));
+export type { CacheKey } from './entries';
 
-/**
- * Where an entry lives: `<prefix>e<version>:<suffix>`, read together with the version in
- * `versionKey`. Prefix and version key must carry the same hash tag (one cluster slot).
- */
-export interface CacheKey {
-  versionKey: string;
-  prefix: string;
-  suffix: string;
-}
+/** Reads that find the version moved on again before giving up and treating the entry as missing. */
+const VERSION_CHASES = 3;
 
 export interface FillOptions {
   ttlSeconds: number;
@@ -53,151 +45,6 @@ export interface LockedCache {
   bumpVersion(versionKey: string): Promise<string>;
   /** Closes the subscriber connection, if waiting ever opened one. */
   close(): void;
-}
-
-/**
- * `e` marks the entry's format (one string, see encodeEntry), and with it the fill channel's name:
- * a format change takes a new marker, so while a deploy runs old and new instances side by side
- * neither reads the other's entries or wakes on the other's fills.
- */
-const entryKeyOf = (key: CacheKey, version: string) => `${key.prefix}e${version}:${key.suffix}`;
-const leaseKeyOf = (entryKey: string) => `${entryKey}:lease`;
-const channelOf = (entryKey: string) => `${entryKey}:filled`;
-
-/** What the fill script publishes: 'v' and the entry, or 'r' when a lease is given back unfilled. */
-const FILLED_PREFIX = 'v';
-
-interface Entry {
-  value: string;
-  /** Logical expiry, ms since the epoch (jittered). */
-  expires: number;
-  /** How long the fill took, ms: XFetch's δ. */
-  delta: number;
-}
-
-/**
- * An entry is one string, `<expires>:<delta>:<value>`: it is read with the version in one plain
- * MGET (no script, no hash), and the value is a slice of what Redis sent, not a copy.
- */
-const encodeEntry = (entry: Entry) => `${entry.expires}:${entry.delta}:${entry.value}`;
-
-function decodeEntry(raw: string): Entry {
-  const first = raw.indexOf(':');
-  const second = raw.indexOf(':', first + 1);
-  return { expires: Number(raw.slice(0, first)), delta: Number(raw.slice(first + 1, second)), value: raw.slice(second + 1) };
-}
-
-/** The version of a key space never bumped, or whose version key Redis has lost. */
-const NO_VERSION = '0';
-
-/**
- * Versions come from the clock, in microseconds, rather than a count: after Redis loses data (a
- * failover, a flush) a count would climb again through numbers an instance has already seen and
- * holds near copies for. Below 2^53 until the year 2255, so exact in Lua and in JavaScript.
- */
-const clockVersion = () => String(Math.floor((performance.timeOrigin + performance.now()) * 1000));
-
-/** Version keys an instance remembers the last seen version of; past this it forgets the oldest. */
-const REMEMBERED_VERSIONS = 10_000;
-/** Reads that find the version moved on again before giving up and treating the entry as missing. */
-const VERSION_CHASES = 3;
-/** Default bound on an instance's near copies, in characters of key and value (about bytes). */
-const NEAR_COPY_CHARS = 8 * 1024 * 1024;
-/** What a copy costs beyond its key and value (its entry object and map slot), in the same units. */
-const NEAR_COPY_OVERHEAD = 64;
-
-/**
- * Entries this instance has read or stored, kept beside Redis so that a hit asks Redis for the
- * version alone (a few bytes) instead of the entry. Otherwise every request for a hot page sends
- * its whole body out of one shard, and a shard's network is what a hot key exhausts first. A copy
- * is served only while its version is still the one in Redis (versions are never reused) and it is
- * not due for refresh. Bounded by the size of its keys and values; past the bound the oldest go first.
- */
-class NearCopies {
-  private readonly copies = new Map<string, Entry>();
-  private chars = 0;
-
-  constructor(private readonly maxChars: number) {}
-
-  get(entryKey: string): Entry | undefined {
-    return this.copies.get(entryKey);
-  }
-
-  keep(entryKey: string, entry: Entry): void {
-    this.drop(entryKey);
-    const size = sizeOf(entryKey, entry);
-    // One copy taking much of the bound would evict everything else; such an entry is read from Redis.
-    if (size > this.maxChars / 4) return;
-    this.copies.set(entryKey, entry);
-    this.chars += size;
-    for (const [oldest, copy] of this.copies) {
-      if (this.chars <= this.maxChars) break;
-      this.copies.delete(oldest);
-      this.chars -= sizeOf(oldest, copy);
-    }
-  }
-
-  drop(entryKey: string): void {
-    const copy = this.copies.get(entryKey);
-    if (!copy) return;
-    this.copies.delete(entryKey);
-    this.chars -= sizeOf(entryKey, copy);
-  }
-}
-
-const sizeOf = (entryKey: string, entry: Entry) => entryKey.length + entry.value.length + NEAR_COPY_OVERHEAD;
-
-/**
- * Callers waiting for a fill, woken by pub/sub on the entry's channel with the entry itself. One
- * subscriber connection per instance, opened on first use (an instance that never waits never
- * opens it), and one subscription per channel however many of its callers wait on it.
- */
-class FillWaiters {
-  private subscriber?: Redis;
-  private readonly channels = new Map<string, { wakers: Set<(message: string) => void>; subscribed: Promise<unknown> }>();
-
-  constructor(private readonly connect: () => Redis) {}
-
-  /** Waiters still waiting are woken to re-read, since their subscriptions go with the connection. */
-  close(): void {
-    this.subscriber?.disconnect();
-    this.subscriber = undefined;
-    const channels = [...this.channels.values()];
-    this.channels.clear();
-    for (const { wakers } of channels) for (const wake of wakers) wake('');
-  }
-
-  /**
-   * Subscribes, then runs `recheck` (so no fill can slip between the two), then waits. Returns the
-   * entry a fill published, or undefined when woken otherwise or timed out.
-   */
-  async wait(channel: string, timeoutMs: number, recheck: () => Promise<boolean>): Promise<string | undefined> {
-    const subscriber = (this.subscriber ??= this.connect().on('message', (ch: string, message: string) => {
-      for (const wake of this.channels.get(ch)?.wakers ?? []) wake(message);
-    }));
-    let wake!: (message: string) => void;
-    const woken = new Promise<string>((resolve) => (wake = resolve));
-    let entry = this.channels.get(channel);
-    if (!entry) {
-      entry = { wakers: new Set(), subscribed: subscriber.subscribe(channel) };
-      this.channels.set(channel, entry);
-    }
-    entry.wakers.add(wake);
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await entry.subscribed;
-      if (await recheck()) return undefined;
-      const message = await Promise.race([woken, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs)))]);
-      return message?.startsWith(FILLED_PREFIX) ? message.slice(FILLED_PREFIX.length) : undefined;
-    } finally {
-      clearTimeout(timer);
-      entry.wakers.delete(wake);
-      if (entry.wakers.size === 0 && this.channels.get(channel) === entry) {
-        this.channels.delete(channel);
-        await subscriber.unsubscribe(channel).catch(() => undefined);
-      }
-    }
-  }
 }
 
 const UNREACHABLE = new Set(['reconnecting', 'close', 'end']);
@@ -235,7 +82,8 @@ export interface LockedCacheOptions {
 export function createLockedCache(redis: RedisClient, connectSubscriber: () => Redis, { nearCopyChars = NEAR_COPY_CHARS }: LockedCacheOptions = {}): LockedCache {
   const waiters = new FillWaiters(connectSubscriber);
   const near = new NearCopies(nearCopyChars);
-  const lastSeenVersions = new Map<string, string>();
+  const versions = new Versions(redis);
+  const leases = new Leases(redis);
 
   /**
    * The entry under the current version, in one round trip while the version holds still: the
@@ -244,7 +92,7 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
    * read take a second round trip, with the new version.
    */
   async function read(key: CacheKey, keepCopy: boolean): Promise<{ version: string; entry: Entry | null }> {
-    let version = lastSeenVersions.get(key.versionKey) ?? NO_VERSION;
+    let version = versions.seen(key.versionKey);
     for (let chase = 0; ; chase++) {
       const entryKey = entryKeyOf(key, version);
       const [current, raw] = await redis.mget(key.versionKey, entryKey);
@@ -255,44 +103,13 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
           return { version, entry: null };
         }
         const entry = decodeEntry(raw);
-        if (keepCopy) keepNear(version, entryKey, entry);
+        if (keepCopy) near.keepUnder(version, entryKey, entry);
         return { version, entry };
       }
-      version = await moveTo(key.versionKey, version, actual);
+      version = await versions.moveTo(key.versionKey, version, actual);
       // A version bumped again and again: its entries would be outdated as soon as read anyway.
       if (chase === VERSION_CHASES) return { version, entry: null };
     }
-  }
-
-  /**
-   * Only under a version Redis holds: without one, a copy could not be told from an older list
-   * after Redis lost its keys. An expired entry is not worth the room; it is re-read until refreshed.
-   */
-  function keepNear(version: string, entryKey: string, entry: Entry): void {
-    if (version !== NO_VERSION && entry.expires > Date.now()) near.keep(entryKey, entry);
-  }
-
-  /**
-   * The version to read under once Redis holds `actual` where this instance last saw `seen`. A
-   * version below one seen is a bump Redis lost (versions only rise): its entries are from before
-   * a committed write, so the instance raises the version past the one it saw and every instance
-   * refills from the source. Only an instance that saw the lost version can tell; one that did not
-   * serves the older entries until they expire (their TTL bounds a loss no instance saw).
-   */
-  async function moveTo(versionKey: string, seen: string, actual: string): Promise<string> {
-    let version = actual;
-    if (Number(actual) < Number(seen)) {
-      version = String(await raiseScript.run(redis, [versionKey], [seen, clockVersion()]));
-      logger.warn('Cache version went back: Redis lost a bump; moved past it', { versionKey, seen, found: actual, now: version });
-    }
-    remember(versionKey, version);
-    return version;
-  }
-
-  function remember(versionKey: string, version: string): void {
-    lastSeenVersions.delete(versionKey);
-    lastSeenVersions.set(versionKey, version);
-    if (lastSeenVersions.size > REMEMBERED_VERSIONS) lastSeenVersions.delete(lastSeenVersions.keys().next().value as string);
   }
 
   async function fill(version: string, entryKey: string, token: string, options: FillOptions, loader: () => Promise<string>): Promise<string> {
@@ -302,7 +119,7 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
       value = await loader();
     } catch (error) {
       // Let a waiter take over now rather than when the lease runs out.
-      await releaseScript.run(redis, [leaseKeyOf(entryKey)], [token, channelOf(entryKey)]).catch(() => undefined);
+      await leases.release(entryKey, token).catch(() => undefined);
       throw error;
     }
     const now = Date.now();
@@ -311,16 +128,11 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
     const entry: Entry = { value, expires: Math.floor(now + ttlMs), delta: now - started };
     // Once loaded, the value is this caller's answer even if Redis fails to keep it; it is kept near
     // only if Redis kept it, so a filler that lost its lease never serves its own value again.
-    const stored = await fillScript
-      .run(redis, [entryKey, leaseKeyOf(entryKey)], [token, encodeEntry(entry), physicalMs, channelOf(entryKey)])
+    const stored = await leases
+      .fill(entryKey, token, entry, physicalMs)
       .catch((error: Error) => logger.warn('Cache fill not stored', { key: entryKey, error: loggableError(error) }));
-    if (stored === 1 && (options.nearCopies ?? true)) keepNear(version, entryKey, entry);
+    if (stored === true && (options.nearCopies ?? true)) near.keepUnder(version, entryKey, entry);
     return value;
-  }
-
-  async function tryLease(entryKey: string, leaseMs: number): Promise<string | undefined> {
-    const token = randomBytes(12).toString('base64url');
-    return (await redis.set(leaseKeyOf(entryKey), token, 'PX', leaseMs, 'NX')) === 'OK' ? token : undefined;
   }
 
   /** Redis failing at any step means reading through to the source; the loader's own failure is thrown. */
@@ -343,25 +155,25 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
     // One draw per request: the near copy and the entry behind it get the same XFetch verdict.
     const logRandom = Math.log(Math.random());
 
-    const seen = lastSeenVersions.get(key.versionKey) ?? NO_VERSION;
+    const seen = versions.seen(key.versionKey);
     const copy = near.get(entryKeyOf(key, seen));
     if (copy && !refreshDue(copy, Date.now(), beta, logRandom)) {
       const current = (await redis.get(key.versionKey)) ?? NO_VERSION;
       if (current === seen) return copy.value;
-      await moveTo(key.versionKey, seen, current);
+      await versions.moveTo(key.versionKey, seen, current);
     }
 
     const keepCopies = options.nearCopies ?? true;
     let { version, entry } = await read(key, keepCopies);
     if (version === NO_VERSION && keepCopies) {
       // Copies are kept only under a version Redis holds (see keepNear): a key space without one gets one.
-      await redis.set(key.versionKey, clockVersion(), 'NX');
+      await versions.ensure(key.versionKey);
       ({ version, entry } = await read(key, keepCopies));
     }
     const entryKey = entryKeyOf(key, version);
     if (entry !== null) {
       if (refreshDue(entry, Date.now(), beta, logRandom)) {
-        const token = await tryLease(entryKey, leaseMs);
+        const token = await leases.take(entryKey, leaseMs);
         if (token) {
           // A refresh that fails still has a value to serve: the one it was replacing.
           return fill(version, entryKey, token, options, loader).catch((error: unknown) => {
@@ -374,12 +186,12 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
     }
 
     while (Date.now() < deadline) {
-      const token = await tryLease(entryKey, leaseMs);
+      const token = await leases.take(entryKey, leaseMs);
       if (token) {
         // Double-checked: the previous holder may have filled between our read and our lease.
         const filled = (await read(key, keepCopies)).entry;
         if (filled === null) return fill(version, entryKey, token, options, loader);
-        await releaseScript.run(redis, [leaseKeyOf(entryKey)], [token, channelOf(entryKey)]);
+        await leases.release(entryKey, token);
         return filled.value;
       }
       let found: Entry | null = null;
@@ -390,7 +202,7 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
       const published = await waiters.wait(channelOf(entryKey), Math.min(leaseMs, Math.max(0, deadline - Date.now())), recheck);
       if (published !== undefined) {
         const filled = decodeEntry(published);
-        if (keepCopies) keepNear(version, entryKey, filled);
+        if (keepCopies) near.keepUnder(version, entryKey, filled);
         return filled.value;
       }
       if (found === null) await recheck();
@@ -404,7 +216,7 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
 
   return {
     getOrFill,
-    bumpVersion: async (versionKey) => String(await bumpScript.run(redis, [versionKey], [clockVersion()])),
+    bumpVersion: (versionKey) => versions.bump(versionKey),
     close: () => waiters.close(),
   };
 }

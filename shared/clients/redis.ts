@@ -2,6 +2,7 @@ import { Cluster, Redis, type Command, type RedisOptions } from 'ioredis';
 import { readEnv, redisEnv } from '../config';
 import { logger } from '../logger';
 import { once } from '../once';
+import { guardSlots, SLOT_GUARD_ENV } from '../redis/slot-guard';
 import { loadedSecret, refreshSecret } from './credentials';
 
 /**
@@ -41,13 +42,43 @@ const options: RedisOptions = {
   reconnectOnError: (error) => (NOT_THE_PRIMARY.test(error.message) ? 2 : false),
 };
 
-function cluster(url: URL, password: string | undefined): Redis {
+/** How long a cluster's slot map may take to refresh. */
+const SLOTS_REFRESH_TIMEOUT_MS = COMMAND_TIMEOUT_MS;
+/**
+ * How often it is refreshed unasked. A MOVED answer or a lost node refreshes it at once; this only
+ * catches changes no command met. ioredis opens a connection of its own for every refresh (a TLS
+ * handshake on ElastiCache), so at its default of 5 s a fleet of instances would keep a stream of
+ * them open against the cluster.
+ */
+const SLOTS_REFRESH_INTERVAL_MS = 30_000;
+/** MOVED/ASK answers followed for one command: a slot moves once per resharding step; more is a map that keeps changing. */
+const MAX_REDIRECTIONS = 4;
+
+/**
+ * ElastiCache cluster mode (and Serverless): the URL is the configuration endpoint, and the client
+ * learns every shard's nodes from it. The nodes' hostnames are used as given (dnsLookup passes them
+ * through) so that over TLS each connection verifies its node's own name (tls.connect's servername
+ * defaults to the host it dials, unless an IP), which ElastiCache's certificates are issued for;
+ * resolved to IPs first, every check would fail. Reads go to primaries
+ * only: a replica behind its primary would show a reservation not yet made, and every hot read
+ * here is part of a write path. A subscriber follows the shards of its channels (sharded pub/sub).
+ */
+function cluster(url: URL, password: string | undefined, role: ConnectionRole): Redis {
   const tls = url.protocol === 'rediss:' ? { tls: {} } : {};
-  // Typed as Redis for the commands used here; every script's keys share a hash tag, so one slot.
-  return new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], {
+  const client = new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], {
     dnsLookup: (address, callback) => callback(null, address),
+    scaleReads: 'master',
+    slotsRefreshTimeout: SLOTS_REFRESH_TIMEOUT_MS,
+    slotsRefreshInterval: SLOTS_REFRESH_INTERVAL_MS,
+    maxRedirections: MAX_REDIRECTIONS,
+    clusterRetryStrategy: reconnectDelay,
+    shardedSubscribers: role === 'subscriber',
     redisOptions: { ...options, ...tls, ...(password ? { password } : {}) },
-  }) as unknown as Redis;
+  });
+  // Each node's connection corks its writes as a single node's does: one write per shard per round.
+  client.on('+node', (node: Redis) => coalesceWrites(node));
+  // Typed as Redis for the commands used here; the slot guard (tests) holds every call to one slot.
+  return client as unknown as Redis;
 }
 
 /**
@@ -143,15 +174,19 @@ function sendOnlyAwaited(client: Redis | Cluster): void {
   };
 }
 
+/** What a connection is for: commands, or waiting on (sharded) channels, which on a cluster takes connections of its own per shard. */
+type ConnectionRole = 'commands' | 'subscriber';
+
 /** A new connection to the function's Redis, with the AUTH token its secret holds (or its URL, in the twin). */
-export function connectRedis(): Redis {
+export function connectRedis(role: ConnectionRole = 'commands'): Redis {
   const { REDIS_URL, REDIS_CLUSTER, REDIS_AUTH_SECRET_ID } = readEnv(redisEnv);
   const url = new URL(REDIS_URL);
   const password = REDIS_AUTH_SECRET_ID ? loadedSecret(REDIS_AUTH_SECRET_ID) : decodeURIComponent(url.password) || undefined;
-  const client = REDIS_CLUSTER ? cluster(url, password) : coalesceWrites(new Redis(REDIS_URL, { ...options, ...(password ? { password } : {}) }));
+  const client = REDIS_CLUSTER ? cluster(url, password, role) : coalesceWrites(new Redis(REDIS_URL, { ...options, ...(password ? { password } : {}) }));
   failFastWhileAway(client);
   sendOnlyAwaited(client);
   if (REDIS_AUTH_SECRET_ID) followRotation(client, REDIS_AUTH_SECRET_ID);
+  if (process.env[SLOT_GUARD_ENV] === 'true') guardSlots(client);
   return client;
 }
 

@@ -58,14 +58,18 @@ export async function issuedCount(dealId: string): Promise<number | undefined> {
   return issued === null ? undefined : Number(issued);
 }
 
-/** The coupon a user holds in each of these deals, pending or stored: one pipelined round trip. */
+/**
+ * The coupon a user holds in each of these deals, pending or stored. Each deal's keys have a slot of
+ * their own, so no one pipeline may carry them all on a cluster: one command per deal, all issued
+ * at once. On one node they leave in one write (the shared connection's corking), on a cluster in
+ * one write per shard, in parallel: one round trip either way.
+ */
 export async function heldCoupons(dealIds: string[], userId: number): Promise<Map<string, string>> {
-  const pipeline = redis().pipeline();
-  for (const dealId of dealIds) pipeline.hget(dealKeys(dealId).buyers, String(userId));
-  const replies = (await pipeline.exec()) ?? [];
+  const client = redis();
+  const replies = await Promise.all(dealIds.map((dealId) => client.hget(dealKeys(dealId).buyers, String(userId))));
   const held = new Map<string, string>();
-  replies.forEach(([, couponId], i) => {
-    if (typeof couponId === 'string') held.set(dealIds[i]!, couponId);
+  replies.forEach((couponId, i) => {
+    if (couponId !== null) held.set(dealIds[i]!, couponId);
   });
   return held;
 }

@@ -14,6 +14,7 @@ import { signedInUsers } from '../support/sessions';
 import { until } from '../support/wait';
 import { handler as createOrder } from '../../functions/create-order';
 import { handler as writeReservations } from '../../functions/write-reservations';
+import { keysMatching } from '../support/redis-nodes';
 
 /**
  * Faults of the hand-off that the emulator cannot produce itself, made by a proxy in front of it:
@@ -54,7 +55,7 @@ async function openItem(stock: number) {
 
 async function redisState(itemId: string) {
   const keys = itemKeys(itemId);
-  return { stock: await remainingStock(itemId), bought: await redis().hlen(keys.buyers), pending: await redis().hlen(keys.outbox), idempotency: (await redis().keys(`{item:${itemId}}:idem:*`)).length };
+  return { stock: await remainingStock(itemId), bought: await redis().hlen(keys.buyers), pending: await redis().hlen(keys.outbox), idempotency: (await keysMatching(`{item:${itemId}}:idem:*`)).length };
 }
 
 describe('the hand-off to the order queue', () => {
@@ -108,7 +109,7 @@ describe('the hand-off to the order queue', () => {
       const [buyer] = await signedInUsers(1);
       const result = await createOrder(orderEvent(itemId, buyer!.cookie, 'lost-release', { quantity: 1 }), lambdaContext());
       // The release leaves a record named after the order; the writer reads the message, not the outbox copy.
-      const [releasedKey] = await redis().keys(`{item:${itemId}}:released:*`);
+      const [releasedKey] = await keysMatching(`{item:${itemId}}:released:*`);
       const order: OrderRecord = { orderId: releasedKey!.split(':released:')[1]!, itemId, userId: buyer!.id, quantity: 1, reservedAt: Date.now() };
 
       // Act: Redis loses the release's writes (all of one script's, as a failover loses them), and the writer gets the message.

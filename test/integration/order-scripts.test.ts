@@ -3,6 +3,7 @@ import { redis } from '../../shared/clients/redis';
 import { itemKeys } from '../../shared/orders/model';
 import { openSale, release, remainingStock, reserve } from '../../shared/orders/sale';
 import { LOCAL_SOURCE, uniqueItemId } from '../support/orders';
+import { keysMatching } from '../support/redis-nodes';
 
 const outbox = async (itemId: string) => (await redis().hvals(itemKeys(itemId).outbox)).map((raw) => JSON.parse(raw));
 
@@ -14,7 +15,7 @@ async function itemState(itemId: string) {
     remainingStock(itemId),
     redis().hgetall(keys.buyers),
     redis().hlen(keys.outbox),
-    redis().keys(`${keys.idempotency(USER, '')}*`),
+    keysMatching(`${keys.idempotency(USER, '')}*`),
   ]);
   return { stock, bought, pending, idempotency: idempotency.length };
 }
@@ -73,11 +74,11 @@ describe('order-reserve', () => {
     const itemId = await saleOf(2);
     await expect(reserve({ itemId, userId: USER, quantity: 3, idempotencyKey: 'k1', source: LOCAL_SOURCE })).rejects.toMatchObject({ code: 'SOLD_OUT' });
     await reserve({ itemId, userId: USER, quantity: 2, idempotencyKey: 'k2', source: LOCAL_SOURCE });
-    const keysBefore = (await redis().keys(`{item:${itemId}}*`)).sort();
+    const keysBefore = (await keysMatching(`{item:${itemId}}*`)).sort();
 
     await expect(reserve({ itemId, userId: 99, quantity: 1, idempotencyKey: 'k3', source: LOCAL_SOURCE })).rejects.toMatchObject({ code: 'SOLD_OUT' });
 
-    expect((await redis().keys(`{item:${itemId}}*`)).sort()).toEqual(keysBefore);
+    expect((await keysMatching(`{item:${itemId}}*`)).sort()).toEqual(keysBefore);
     expect(await remainingStock(itemId)).toBe(0);
   });
 

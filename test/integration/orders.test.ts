@@ -18,6 +18,7 @@ import { handler as createOrder } from '../../functions/create-order';
 import { handler as getOrder } from '../../functions/get-order';
 import { handler as writeReservations } from '../../functions/write-reservations';
 import { handler as putItemStock } from '../../functions/put-item-stock';
+import { keysMatching } from '../support/redis-nodes';
 
 const sqs = testSqs();
 const queue = await ownReservationQueue(sqs);
@@ -38,7 +39,7 @@ async function redisState(itemId: string) {
     remainingStock(itemId),
     redis().hlen(keys.buyers),
     redis().hlen(keys.outbox),
-    redis().keys(`{item:${itemId}}*`),
+    keysMatching(`{item:${itemId}}*`),
   ]);
   return { stock, bought, pending, keys: all.sort() };
 }
@@ -176,7 +177,7 @@ describe('flash-sale orders', () => {
       const result = await createOrder(orderEvent(badId, buyers[3]!.cookie, 'k-7', { quantity: 1 }), lambdaContext());
 
       expect(result.statusCode).toBe(400);
-      expect(await redis().keys(`${literalPattern(`{item:${badId}}`)}*`)).toEqual([]);
+      expect(await keysMatching(`${literalPattern(`{item:${badId}}`)}*`)).toEqual([]);
       expect(await redisState(itemId)).toEqual(before);
     });
 

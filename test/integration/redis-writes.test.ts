@@ -1,11 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { redis } from '../../shared/clients/redis';
+import { connectionOf } from '../support/redis-nodes';
+
+/** Keys of one hash tag: on a cluster, one shard, whose connection is the one watched. */
+const TAG = '{redis-writes}';
+const keyOf = (i: number) => `${TAG}:request-${i}`;
 
 describe('the shared Redis connection', () => {
   it('sends the commands of concurrent requests in one write, and answers each its own', async () => {
-    // Prepare: a connection that is up, and a count of what reaches the socket.
-    await redis().ping();
-    const socket = redis().stream as unknown as { _write: (...a: unknown[]) => void; _writev: (...a: unknown[]) => void };
+    // Prepare: a connection that is up (on a cluster, the client's connection to the tag's shard), and a count of what reaches its socket.
+    await redis().mset(...Array.from({ length: 50 }, (_, i) => [keyOf(i), `request-${i}`]).flat());
+    const socket = (await connectionOf(TAG)).stream as unknown as { _write: (...a: unknown[]) => void; _writev: (...a: unknown[]) => void };
     const counted = { write: 0, writev: 0 };
     const [write, writev] = [socket._write, socket._writev];
     socket._write = function (this: unknown, ...args: unknown[]) {
@@ -18,7 +23,7 @@ describe('the shared Redis connection', () => {
     };
 
     // Act: fifty requests' commands issued in the same round of the event loop.
-    const replies = await Promise.all(Array.from({ length: 50 }, (_, i) => redis().echo(`request-${i}`)));
+    const replies = await Promise.all(Array.from({ length: 50 }, (_, i) => redis().get(keyOf(i))));
     Object.assign(socket, { _write: write, _writev: writev });
 
     // Assess

@@ -10,6 +10,7 @@ import { checkpoint } from '../support/lost-writes';
 import { kindsUnderTest, ledgerStates } from '../support/reservations';
 import { depth, ownReservationQueue, testSqs } from '../support/queues';
 import { until } from '../support/wait';
+import { keysMatching } from '../support/redis-nodes';
 
 const sqs = testSqs();
 const queue = await ownReservationQueue(sqs);
@@ -192,7 +193,7 @@ describe.each(kindsUnderTest)('the reservation pipeline for $kind.name', (t) => 
       const owner = await t.open(5);
       const stored = await t.reserve(owner, 1);
       await writeReservations(kind, [stored.record]);
-      await redis().del(...(await redis().keys(`${t.tag(owner).replace(/[{}]/g, '\\$&')}*`)));
+      await redis().del(...(await keysMatching(`${t.tag(owner).replace(/[{}]/g, '\\$&')}*`)));
       await sqs.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: '{}' }));
 
       // Act

@@ -8,6 +8,7 @@ import { handler as getMe } from '../../functions/get-me';
 import { redis } from '../../shared/clients/redis';
 import { httpEvent, lambdaContext } from '../support/events';
 import { createUser, type TestUser } from '../support/factories';
+import { connectionOf, serverOf } from '../support/redis-nodes';
 
 type Result = APIGatewayProxyStructuredResultV2;
 
@@ -127,15 +128,16 @@ describe('sessions', () => {
   describe('Redis round trips per authenticated request', () => {
     let monitor: Redis;
 
-    beforeAll(() => {
-      monitor = new Redis(process.env.REDIS_URL!);
+    beforeAll(async () => {
+      // The server of the user's sessions (on a cluster, the shard of their hash tag).
+      monitor = await serverOf(`{user:${user.id}}`);
     });
     afterAll(() => monitor.disconnect());
 
     it('is exactly one, counted by the server', async () => {
       // Prepare: watch every command the server receives from the functions' own connection.
       const cookie = sidCookie(await signIn(user));
-      const clientInfo = String(await redis().client('INFO'));
+      const clientInfo = String(await (await connectionOf(`{user:${user.id}}`)).client('INFO'));
       const address = /addr=(\S+)/.exec(clientInfo)![1]!;
       const seen: string[] = [];
       const feed = await monitor.monitor();

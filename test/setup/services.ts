@@ -9,6 +9,7 @@ import { createConnection } from 'mysql2/promise';
 import type { TestProject } from 'vitest/node';
 import { migrate } from '../../shared/db/migrate';
 import { provision } from '../../infra/local/provision';
+import { startRedisCluster } from '../../infra/local/redis-cluster';
 import { startDatabase, startEmulator, startRedis } from '../../infra/local/services';
 import { functionEnvironment } from '../../infra/local/twin';
 
@@ -24,7 +25,8 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
   const [redis, database, emulator] = await Promise.all([
-    startRedis(STATE_DIR, false),
+    // SURGE_REDIS_CLUSTER=true: the suite against a cluster of three masters, as ElastiCache cluster mode.
+    process.env.SURGE_REDIS_CLUSTER === 'true' ? startRedisCluster(STATE_DIR, false) : startRedis(STATE_DIR, false),
     startDatabase(STATE_DIR, TEST_DATABASE),
     startEmulator(STATE_DIR),
   ]);
@@ -45,6 +47,8 @@ export default async function setup(project: TestProject) {
     // The recorded events' source (203.0.113.7) is, for the suite, a load generator: files sign in
     // and order far more often than one client may. The limits' own tests come from 10.0.0.0/8.
     LOAD_TEST_SOURCES: '127.0.0.0/8,203.0.113.0/24',
+    // The shared Redis client refuses what would cross hash slots, on a single node too (shared/redis/slot-guard.ts).
+    SURGE_SLOT_GUARD: 'true',
   });
 
   return async () => {

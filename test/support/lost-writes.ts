@@ -1,4 +1,5 @@
 import { redis } from '../../shared/clients/redis';
+import { keysMatching } from './redis-nodes';
 
 /**
  * A checkpoint of every key of one hash tag, and a way back to it: what a failover under
@@ -8,10 +9,10 @@ import { redis } from '../../shared/clients/redis';
  */
 export async function checkpoint(tag: string): Promise<() => Promise<void>> {
   const pattern = `${tag.replace(/[[\]*?{}]/g, '\\$&')}*`;
-  const keys = await redis().keys(pattern);
+  const keys = await keysMatching(pattern);
   const dumps = await Promise.all(keys.map(async (key) => [key, await redis().dumpBuffer(key), await redis().pttl(key)] as const));
   return async () => {
-    const now = await redis().keys(pattern);
+    const now = await keysMatching(pattern);
     const multi = redis().multi();
     if (now.length) multi.del(...now);
     for (const [key, dump, ttl] of dumps) if (dump) multi.restore(key, ttl > 0 ? ttl : 0, dump);

@@ -9,7 +9,7 @@
   ARGV[1] lease token
   ARGV[2] entry       <expires at, ms>:<fill duration, ms>:<value>
   ARGV[3] physical lifetime, ms (logical lifetime plus the stale-serving window)
-  ARGV[4] channel to publish on; the message is 'v' followed by the entry
+  ARGV[4] shard channel to publish on (SPUBLISH: the entry's hash tag, so its shard only); the message is 'v' followed by the entry
 
   Returns 1 when stored, 0 when the lease was lost (nothing written).
 ]]
@@ -18,5 +18,5 @@ if redis.call('GET', KEYS[2]) ~= ARGV[1] then
 end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 redis.call('DEL', KEYS[2])
-redis.call('PUBLISH', ARGV[4], 'v' .. ARGV[2])
+redis.call('SPUBLISH', ARGV[4], 'v' .. ARGV[2])
 return 1

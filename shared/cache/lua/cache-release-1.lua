@@ -4,7 +4,7 @@
   KEYS[1] lease key   <entry key>:lease
 
   ARGV[1] lease token
-  ARGV[2] channel to publish on; the message 'r' tells waiters the lease is free
+  ARGV[2] shard channel to publish on (SPUBLISH: the entry's hash tag, so its shard only); the message 'r' tells waiters the lease is free
 
   Returns 1 when released, 0 when the lease was no longer this holder's.
 ]]
@@ -12,5 +12,5 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
 redis.call('DEL', KEYS[1])
-redis.call('PUBLISH', ARGV[2], 'r')
+redis.call('SPUBLISH', ARGV[2], 'r')
 return 1

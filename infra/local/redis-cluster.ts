@@ -1,0 +1,122 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Redis } from 'ioredis';
+import { freePort, spawnService, waitFor } from './processes';
+import { redisDataArgs, type Service } from './services';
+
+/** Masters of the twin's cluster: the fewest redis-cli --cluster create accepts. No replicas: a node lost is a shard lost. */
+const MASTERS = 3;
+const SLOTS = 16_384;
+/** How long a node may be unreachable before the others mark it failed (redis-server's default is 15 s). */
+const NODE_TIMEOUT_MS = 2_000;
+
+/**
+ * A Redis Cluster of three masters on free loopback ports, as ElastiCache cluster mode (or
+ * Serverless) runs one: the functions reach it at one node's address with REDIS_CLUSTER=true and
+ * follow its slots from there. Each node keeps its data and its cluster config (nodes.conf) in a
+ * directory of its own under stateDir. A durable one is started again on the ports it was made on,
+ * so the nodes find each other from nodes.conf; when a port has been taken since, it is made afresh.
+ * With REDIS_URL set, that is taken to be a node of a cluster already running.
+ */
+export async function startRedisCluster(stateDir: string, durable: boolean): Promise<Service> {
+  if (process.env.REDIS_URL) return { url: process.env.REDIS_URL, adminUrl: process.env.REDIS_URL, cluster: true, stop: async () => undefined };
+  const root = resolve(stateDir, 'redis-cluster');
+  const reused = durable ? await reusablePorts(root) : undefined;
+  if (!reused) rmSync(root, { recursive: true, force: true });
+  const ports = reused ?? (await distinctFreePorts(MASTERS));
+  mkdirSync(root, { recursive: true });
+  writeFileSync(join(root, 'ports.json'), JSON.stringify(ports));
+
+  const nodes = ports.map((port) => {
+    const dataDir = join(root, String(port));
+    mkdirSync(dataDir, { recursive: true });
+    return spawnService(
+      'redis-server',
+      [
+        ...['--bind', '127.0.0.1', '--port', String(port), '--protected-mode', 'yes'],
+        ...['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(NODE_TIMEOUT_MS)],
+        ...redisDataArgs(dataDir, durable),
+      ],
+      join(root, `redis-${port}.log`),
+    );
+  });
+  const stop = async () => void (await Promise.all(nodes.map((node) => node.stop())));
+  try {
+    await Promise.all(ports.map((port) => waitFor(`redis-server :${port}`, () => withNode(port, (client) => client.ping()))));
+    if (!reused) await createCluster(ports, join(root, 'cluster-create.log'));
+    await waitFor('redis cluster', () => Promise.all(ports.map((port) => withNode(port, clusterOk))));
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  const url = `redis://127.0.0.1:${ports[0]}`;
+  return { url, adminUrl: url, cluster: true, pid: nodes[0]!.child.pid, stop };
+}
+
+/** The ports a durable cluster was made on, if it has its config still and every port is free again. */
+async function reusablePorts(root: string): Promise<number[] | undefined> {
+  const file = join(root, 'ports.json');
+  if (!existsSync(file)) return undefined;
+  const ports = JSON.parse(readFileSync(file, 'utf8')) as number[];
+  if (ports.length !== MASTERS || !ports.every((port) => existsSync(join(root, String(port), 'nodes.conf')))) return undefined;
+  const free = await Promise.all(ports.map((port) => portIsFree(port)));
+  return free.every(Boolean) ? ports : undefined;
+}
+
+async function portIsFree(port: number): Promise<boolean> {
+  const client = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 500 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return false;
+  } catch {
+    return true;
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** A node listens on its port and on port + 10000 (the cluster bus): both must be free, and none shared. */
+async function distinctFreePorts(count: number): Promise<number[]> {
+  const ports: number[] = [];
+  while (ports.length < count) {
+    const port = await freePort();
+    if (port + 10_000 > 65_535 || ports.some((p) => Math.abs(p - port) === 10_000 || p === port)) continue;
+    if (!(await portIsFree(port + 10_000))) continue;
+    ports.push(port);
+  }
+  return ports;
+}
+
+async function withNode<T>(port: number, use: (client: Redis) => Promise<T>): Promise<T> {
+  const client = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return await use(client);
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** Every slot served and every node known, as this node sees it. */
+async function clusterOk(client: Redis): Promise<void> {
+  const info = String(await client.cluster('INFO'));
+  const field = (name: string) => new RegExp(`^${name}:(\\S+)`, 'm').exec(info)?.[1];
+  if (field('cluster_state') !== 'ok' || Number(field('cluster_slots_ok')) !== SLOTS || Number(field('cluster_known_nodes')) !== MASTERS) {
+    throw new Error(`cluster not ready: state ${field('cluster_state')}, ${field('cluster_slots_ok')} slots ok, ${field('cluster_known_nodes')} nodes known`);
+  }
+}
+
+/** redis-cli assigns the slots evenly and joins the nodes; it exits once the cluster is configured. */
+async function createCluster(ports: number[], logFile: string): Promise<void> {
+  const args = ['--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', '0', '--cluster-yes'];
+  const child = spawn('redis-cli', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((resolve, reject) => child.once('error', reject).once('exit', resolve));
+  writeFileSync(logFile, output);
+  if (code !== 0) throw new Error(`redis-cli --cluster create exited with ${code}; see ${logFile}`);
+}

@@ -1,0 +1,59 @@
+import type { Redis } from 'ioredis';
+
+/** What the fill script publishes: 'v' and the entry, or 'r' when a lease is given back unfilled. */
+const FILLED_PREFIX = 'v';
+
+/**
+ * Callers waiting for a fill, woken through sharded pub/sub (SSUBSCRIBE, SPUBLISH) on the entry's
+ * channel with the entry itself. A channel carries its entry's hash tag, so on a cluster a fill's
+ * message goes to the shard that holds the entry and to no other (classic PUBLISH is broadcast to
+ * every node). One subscriber connection per instance, opened on first use (an instance that never
+ * waits never opens it), and one subscription per channel however many of its callers wait on it.
+ */
+export class FillWaiters {
+  private subscriber?: Redis;
+  private readonly channels = new Map<string, { wakers: Set<(message: string) => void>; subscribed: Promise<unknown> }>();
+
+  constructor(private readonly connect: () => Redis) {}
+
+  /** Waiters still waiting are woken to re-read, since their subscriptions go with the connection. */
+  close(): void {
+    this.subscriber?.disconnect();
+    this.subscriber = undefined;
+    const channels = [...this.channels.values()];
+    this.channels.clear();
+    for (const { wakers } of channels) for (const wake of wakers) wake('');
+  }
+
+  /**
+   * Subscribes, then runs `recheck` (so no fill can slip between the two), then waits. Returns the
+   * entry a fill published, or undefined when woken otherwise or timed out.
+   */
+  async wait(channel: string, timeoutMs: number, recheck: () => Promise<boolean>): Promise<string | undefined> {
+    const subscriber = (this.subscriber ??= this.connect().on('smessage', (ch: string, message: string) => {
+      for (const wake of this.channels.get(ch)?.wakers ?? []) wake(message);
+    }));
+    let wake!: (message: string) => void;
+    const woken = new Promise<string>((resolve) => (wake = resolve));
+    let entry = this.channels.get(channel);
+    if (!entry) {
+      entry = { wakers: new Set(), subscribed: subscriber.ssubscribe(channel) };
+      this.channels.set(channel, entry);
+    }
+    entry.wakers.add(wake);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await entry.subscribed;
+      if (await recheck()) return undefined;
+      const message = await Promise.race([woken, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs)))]);
+      return message?.startsWith(FILLED_PREFIX) ? message.slice(FILLED_PREFIX.length) : undefined;
+    } finally {
+      clearTimeout(timer);
+      entry.wakers.delete(wake);
+      if (entry.wakers.size === 0 && this.channels.get(channel) === entry) {
+        this.channels.delete(channel);
+        await subscriber.sunsubscribe(channel).catch(() => undefined);
+      }
+    }
+  }
+}
