@@ -16,7 +16,7 @@ const Params = z.object({ dealId: DealId });
  * then handed to the queue through the same pipeline as orders; a user who already holds one is
  * told which (409).
  */
-export const handler = api({ access: 'user', params: Params }).handler(async (event) => {
+export const handler = api({ access: 'user', outcomes: { prefix: 'coupons', ok: 'issued' }, params: Params }).handler(async (event) => {
   const { input, principal } = event;
   const issued = await issueCoupon(input.params.dealId, principal.userId, clientAddress(event)).catch((error: Error) => {
     throw error instanceof AppError ? error : new UnavailableError('Coupons are unavailable; try again');

@@ -17,7 +17,7 @@ const Order = z.strictObject({ quantity: Quantity });
  * Reserves in Redis (one script, the buyer's and the source's rates included: one round trip), then hands the order to the queue; a hand-off
  * that fails is cancelled and the client told to retry with the same key (503).
  */
-export const handler = api({ access: 'user', params: Params, headers: Headers, body: Order }).handler(async (event) => {
+export const handler = api({ access: 'user', outcomes: { prefix: 'orders', ok: 'accepted' }, params: Params, headers: Headers, body: Order }).handler(async (event) => {
   const { input, principal } = event;
   const reservation = await reserve({
     itemId: input.params.itemId,

@@ -1,5 +1,6 @@
 import middy from '@middy/core';
 import { storeCredentials } from '../shared/clients/credentials';
+import { flushMetrics } from '../shared/metrics';
 import type { SESEvent } from 'aws-lambda';
 import { readEnv, receiveMailEnv } from '../shared/config';
 import { findOrCreateNewsletter } from '../shared/mail/newsletters';
@@ -8,6 +9,7 @@ import { mailReceiver } from '../shared/mail/receive';
 const { INBOUND_DOMAIN, RAW_MAIL_BUCKET, RAW_MAIL_PREFIX, MAIL_PARSER_THREADS } = readEnv(receiveMailEnv);
 
 export const handler = middy<SESEvent, void>()
+  .use(flushMetrics())
   .use(storeCredentials())
   .handler(
   mailReceiver({ domain: INBOUND_DOMAIN, bucket: RAW_MAIL_BUCKET, prefix: RAW_MAIL_PREFIX, resolveNewsletter: findOrCreateNewsletter, parserThreads: MAIL_PARSER_THREADS }),

@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import type { ScheduledEvent } from 'aws-lambda';
 import { storeCredentials } from '../shared/clients/credentials';
+import { flushMetrics } from '../shared/metrics';
 import { logger } from '../shared/logger';
 import type { ReservationKind } from '../shared/reservations/kind';
 import { kinds } from '../shared/reservations/kinds';
@@ -16,6 +17,7 @@ const RELAY_AFTER_MS = 60_000;
  * catches a loss whose records were all stored before it happened (a failover's lost settles).
  */
 export const handler = middy<ScheduledEvent, { owners: number; drifted: number }>()
+  .use(flushMetrics())
   .use(storeCredentials())
   .handler(async () => {
     let owners = 0;

@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { storeCredentials } from '../shared/clients/credentials';
+import { flushMetrics } from '../shared/metrics';
 import { logger } from '../shared/logger';
 import type { ReservationKind } from '../shared/reservations/kind';
 import { HandOffMessage, kinds } from '../shared/reservations/kinds';
@@ -35,6 +36,7 @@ function parse(body: string): ReturnType<typeof HandOffMessage.safeParse> {
  * twin's concurrent batches share).
  */
 export const handler = middy<SQSEvent, SQSBatchResponse>()
+  .use(flushMetrics())
   .use(storeCredentials())
   .handler(async (event) => {
     const failures = new Set<string>();

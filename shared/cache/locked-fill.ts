@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { UnavailableError } from '../errors';
 import { loggableError, logger } from '../logger';
+import { count } from '../metrics';
 import type { RedisClient } from '../redis/script';
 import { channelOf, decodeEntry, entryKeyOf, type CacheKey, type Entry } from './entries';
 import { Leases } from './leases';
@@ -113,6 +114,7 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
   }
 
   async function fill(version: string, entryKey: string, token: string, options: FillOptions, loader: () => Promise<string>): Promise<string> {
+    count('cache.fill');
     const started = Date.now();
     let value: string;
     try {
@@ -159,7 +161,10 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
     const copy = near.get(entryKeyOf(key, seen));
     if (copy && !refreshDue(copy, Date.now(), beta, logRandom)) {
       const current = (await redis.get(key.versionKey)) ?? NO_VERSION;
-      if (current === seen) return copy.value;
+      if (current === seen) {
+        count('cache.nearCopyHit');
+        return copy.value;
+      }
       await versions.moveTo(key.versionKey, seen, current);
     }
 
@@ -182,6 +187,7 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
           });
         }
       }
+      count('cache.hit');
       return entry.value;
     }
 
@@ -199,6 +205,7 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
         found = (await read(key, keepCopies)).entry;
         return found !== null;
       };
+      count('cache.leaseWait');
       const published = await waiters.wait(channelOf(entryKey), Math.min(leaseMs, Math.max(0, deadline - Date.now())), recheck);
       if (published !== undefined) {
         const filled = decodeEntry(published);

@@ -7,6 +7,7 @@ import { ORIGIN_VERIFY_HEADER } from '../config';
 import { withDeadline } from '../deadline';
 import { AppError, ForbiddenError, isDependencyUnavailable, isRefusedCredentials, RateLimitedError, UnauthenticatedError, UnavailableError } from '../errors';
 import { loggableError, logger } from '../logger';
+import { count, flushMetrics } from '../metrics';
 import { parseSessionCookie, resolveSession, SESSION_COOKIE, type Principal } from '../sessions/store';
 import type { Role } from '../sessions/users';
 import { markThroughCloudFront } from './client-address';
@@ -39,15 +40,26 @@ type Access = 'public' | Role;
 type EventOf<A extends Access, In> = A extends 'public' ? ApiEvent<In> : AuthedEvent<In>;
 
 /**
- * The one middleware stack of every HTTP function: the stores' credentials, event normalisation,
- * the CloudFront check (where CloudFront is in front), authentication, input
- * validation (path, query, headers, JSON body), then the error handler last. Handlers only see
- * valid input, typed by the schemas; the exported Lambda handler takes the plain API Gateway event.
+ * A route whose every answer is a business event: counted as `<prefix>.<ok>` when it succeeds, else
+ * as `<prefix>.<error code in camelCase>` (`orders.soldOut`, `orders.limitExceeded`, `orders.rateLimited`).
  */
-export function api<A extends Access, S extends InputSchemas = {}>(options: { access: A } & S) {
-  const stack = middy<APIGatewayProxyEventV2, ApiResult>().use(storeCredentials()).use(normaliseEvent()).use(throughCloudFront());
+export interface Outcomes {
+  prefix: string;
+  ok: string;
+}
+
+/**
+ * The one middleware stack of every HTTP function: metrics flushed once the invocation ends, the
+ * stores' credentials, event normalisation, the CloudFront check (where CloudFront is in front),
+ * authentication, input validation (path, query, headers, JSON body), the route's outcome counted
+ * (where it has outcomes), then the error handler last. Handlers only see valid input, typed by
+ * the schemas; the exported Lambda handler takes the plain API Gateway event.
+ */
+export function api<A extends Access, S extends InputSchemas = {}>(options: { access: A; outcomes?: Outcomes } & S) {
+  const stack = middy<APIGatewayProxyEventV2, ApiResult>().use(flushMetrics()).use(storeCredentials()).use(normaliseEvent()).use(throughCloudFront());
   if (options.access !== 'public') stack.use(authenticate(options.access));
   stack.use(validateInput(options));
+  if (options.outcomes) stack.use(countOutcome(options.outcomes));
   stack.use(errorHandler());
   return {
     handler: (fn: (event: EventOf<A, Parsed<S>>, context: Context) => Promise<ApiResult>) =>
@@ -168,6 +180,20 @@ function validateInput(schemas: InputSchemas): MiddlewareObj<APIGatewayProxyEven
       if (schemas.headers) input.headers = check(schemas.headers, event.headers, 'headers');
       if (schemas.body) input.body = check(schemas.body, parseJsonBody(event), 'body');
       (event as ApiEvent).input = input;
+    },
+  };
+}
+
+const camelCase = (code: string) => code.toLowerCase().replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
+
+/** Runs its onError after the error handler's (middy runs them in reverse), so the answer is decided. */
+function countOutcome({ prefix, ok }: Outcomes): MiddlewareObj<APIGatewayProxyEventV2, ApiResult> {
+  return {
+    name: 'countOutcome',
+    after: () => count(`${prefix}.${ok}`),
+    onError: ({ error, response }) => {
+      const code = error instanceof AppError ? error.code : response?.statusCode === 503 ? 'UNAVAILABLE' : 'INTERNAL';
+      count(`${prefix}.${camelCase(code)}`);
     },
   };
 }

@@ -1,5 +1,6 @@
 import { UnavailableError } from '../errors';
 import { loggableError, logger } from '../logger';
+import { count } from '../metrics';
 import type { ReservationKind } from './kind';
 import { decideFirst } from './ledger';
 import { reservationQueue } from './queue';
@@ -58,6 +59,7 @@ export async function handOff<R>(kind: ReservationKind<R>, reserved: Reserved<R>
       throw unavailable;
     });
     logger.warn(`Hand-off of one of the ${kind.name} failed`, { id, released, error: loggableError(sendError) });
+    if (released) count(`${kind.name}.handOffCompensated`);
     if (released) throw unavailable;
   }
 }

@@ -3,6 +3,7 @@ import { readyConnections, redis } from '../clients/redis';
 import { inTransaction } from '../db/transaction';
 import { faultPoint } from '../faults';
 import { loggableError, logger } from '../logger';
+import { count, timing } from '../metrics';
 import type { ReservationKind, StoredState } from './kind';
 import { lockedStates, recordStored } from './ledger';
 import { repairOwner } from './reconcile';
@@ -24,17 +25,30 @@ function groupBy<T>(records: T[], ownerOf: (record: T) => string): Map<string, T
  * then the ledger's entries for these ids, so the guard and the duplicate check see every
  * committed decision. Records already decided are left alone (a duplicate delivery, a
  * cancellation); the rest are stored under the kind's guard and their decision recorded.
- * Returns the decision that stands for each id.
+ * Returns the decision that stands for each id; what it decided is counted once committed.
  */
 async function storeBatch<R>(kind: ReservationKind<R>, records: R[]): Promise<Map<string, string>> {
-  return inTransaction(db(), async (conn) => {
+  let stored = new Map<string, StoredState>();
+  const decisions = await inTransaction(db(), async (conn) => {
     const owners = await kind.lockOwners(conn, [...new Set(records.map(kind.ownerOf))].sort());
     const decided = await lockedStates(conn, records.map(kind.idOf));
     const undecided = records.filter((r) => [undefined, 'promised'].includes(decided.get(kind.idOf(r)))).sort((a, b) => kind.idOf(a).localeCompare(kind.idOf(b)));
-    const stored: Map<string, StoredState> = undecided.length ? await kind.store(conn, undecided, owners) : new Map();
+    stored = undecided.length ? await kind.store(conn, undecided, owners) : new Map();
     await recordStored(conn, kind, undecided, stored);
     return new Map<string, string>([...decided, ...stored]);
   });
+  countStored(kind, records, stored);
+  return decisions;
+}
+
+/** The writer's lag (reserved in Redis → committed here) of each record it confirmed, and the guard's rejections. */
+function countStored<R>(kind: ReservationKind<R>, records: R[], stored: Map<string, StoredState>): void {
+  const now = Date.now();
+  for (const record of records) {
+    const state = stored.get(kind.idOf(record));
+    if (state === 'confirmed') timing(`${kind.name}.writerLag`, now - kind.reservedAtOf(record));
+    else if (state === 'rejected') count(`${kind.name}.guardRejected`);
+  }
 }
 
 /** The ids among these whose outbox entry is missing; undefined when Redis could not tell. */
@@ -128,6 +142,7 @@ export async function writeReservations<R>(kind: ReservationKind<R>, records: R[
       });
     }),
   );
+  count(`${kind.name}.storedWithoutOutbox`, storedWithoutOutbox);
   if (storedWithoutOutbox) {
     logger.error(`Stored ${kind.name} that Redis had no outbox entry for: Redis lost writes`, { count: storedWithoutOutbox, owners: [...lostOwners] });
   }
