@@ -12,6 +12,7 @@ import { buildFunctionBundle } from '../bundling';
 import { runnerFor, type FunctionRunner, type FunctionRuntime } from './runners';
 import { ensureTwinCertificates, type TwinCertificates } from './tls';
 import { capped } from './concurrency';
+import { eachLine, EmfCollector, onStdoutLine } from './emf';
 import { compileRoutes, listenGateway, type HttpRoute } from './gateway';
 import { LocalLambda, type Handler } from './lambda';
 import { startPoller, type Poller } from './poller';
@@ -254,6 +255,12 @@ function triggerEvent(spec: FunctionSpec): unknown {
   return spec.trigger.kind === 'schedule' ? scheduledEvent(spec.id) : {};
 }
 
+/**
+ * GET /__twin/metrics: the EMF metrics the functions printed since the twin started, summed per
+ * metric and dimension values as CloudWatch would (see EmfCollector), with the latest lines.
+ */
+export const METRICS_PATH = '/__twin/metrics';
+
 /** POST /__twin/functions/{functionId}/invoke fires a schedule or the deploy trigger on demand, as EventBridge or CloudFormation would. */
 export const FIRE_PATH = '/__twin/functions/{functionId}/invoke';
 
@@ -306,6 +313,9 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
   const stores = { redis, database, emulator };
   const stopServices = () => Promise.all([redis.stop(), database.stop(), emulator.stop()]);
   const runners: FunctionRunner[] = [];
+  // What the functions print: in this process (source mode, bundle mode's workers) and the consumers'.
+  const emf = new EmfCollector();
+  const stopTap = onStdoutLine((line) => emf.take(line));
   try {
     const clientOptions = { region: REGION, endpoint: emulator.url, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
     const sqs = new SQSClient(clientOptions);
@@ -360,6 +370,11 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     const ceiling = new LocalLambda(ceilingSpec, async () => async () => ({ statusCode: 200, body: '{"ok":true}' }));
     httpRoutes.push({ method: 'GET', path: CEILING_PATH, invoke: (event) => ceiling.invoke(event) });
     httpRoutes.push({
+      method: 'GET',
+      path: METRICS_PATH,
+      invoke: async () => ({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(emf.snapshot()) }),
+    });
+    httpRoutes.push({
       method: 'POST',
       path: FIRE_PATH,
       invoke: async (event) => {
@@ -406,6 +421,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
           const env = { ...process.env, [QUEUES_ENV]: JSON.stringify(provisioned), [RUNTIME_ENV]: JSON.stringify(runtime), [DELIVER_TWICE_ENV]: String(Boolean(options.deliverTwice)) };
           const start = async () => {
             const proc = spawnService(process.execPath, ['--import', 'tsx', entry], logFile, env);
+            eachLine(proc.child.stdout!, (line) => emf.take(line));
             await readyLine(proc, /^ready/m, logFile);
             return proc;
           };
@@ -458,11 +474,13 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
         await consumers?.stop();
         await Promise.all(runners.map((r) => r.stop()));
         await stopServices();
+        stopTap();
       },
     };
   } catch (error) {
     await Promise.all([gateway.close(), ...runners.map((r) => r.stop())]);
     await stopServices();
+    stopTap();
     throw error;
   }
 }
