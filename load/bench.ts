@@ -13,10 +13,12 @@ import type { Options } from 'autocannon';
 import { againstCeiling, drive, round, type AgainstCeiling, type LoadResult } from './support/measure';
 import { writeReport } from './support/report';
 import { startTimeline } from './support/timeline';
-import { acquireTwin, type BenchTwin } from './support/twin';
+import { acquireTwin, type BenchRuntime, type BenchTwin } from './support/twin';
 
 export interface ScenarioContext {
   twin: BenchTwin;
+  /** How the twin runs the functions, for a scenario that starts a second twin to compare with. */
+  runtime: BenchRuntime;
   connections: number;
   duration: number;
   log(message: string): void;
@@ -78,6 +80,7 @@ try {
   const measuredBefore = scenario.httpCeiling === 'before' ? await drive(ceilingLoad, 'ceiling', log) : undefined;
   const result = await run({
     twin,
+    runtime,
     connections,
     duration,
     log,

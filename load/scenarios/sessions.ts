@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { insertUsers } from '../../infra/local/seed';
 import { round } from '../support/measure';
 import { commandsProcessed, countRoundTrips } from '../support/redis-calls';
+import { metricsCost } from '../support/metrics-cost';
 import type { Scenario } from '../bench';
 
 const USERS = 200;
@@ -24,7 +25,7 @@ async function inBatches<T, R>(items: T[], size: number, fn: (item: T) => Promis
   return out;
 }
 
-export const sessions: Scenario = async ({ twin, log, againstCeiling }) => {
+export const sessions: Scenario = async ({ twin, runtime, connections, duration, log, againstCeiling }) => {
   log(`signing in ${USERS} users`);
   const tag = randomBytes(4).toString('hex');
   const users = await insertUsers(twin.databaseUrl, Array.from({ length: USERS }, (_, i) => `bench-${tag}-${i}@surge.test`), `bench-${tag}`);
@@ -59,6 +60,14 @@ export const sessions: Scenario = async ({ twin, log, againstCeiling }) => {
     const trips = await countRoundTrips(twin.redisUrl, sample);
     const tripsPerRequest = round(trips / SAMPLE_REQUESTS, 3);
 
+    // GET /me records no metric: what is left to pay is the flush's check at the end of each invocation.
+    let nextCookie = 0;
+    const metrics = await metricsCost(twin, runtime, duration, async (url) => ({
+      url,
+      connections,
+      requests: [{ method: 'GET', path: '/me', setupRequest: (req) => ({ ...req, headers: { ...req.headers, cookie: cookies[nextCookie++ % cookies.length]! } }) }],
+    }), log);
+
     return {
       load,
       ceiling,
@@ -68,6 +77,7 @@ export const sessions: Scenario = async ({ twin, log, againstCeiling }) => {
         redis_commands_per_request: round(commands / SAMPLE_REQUESTS, 3),
         cpu_ms_per_request: cpuPerRequest,
         ceiling_cpu_ms_per_request: ceilingCpuPerRequest,
+        metrics_cost: metrics,
       },
       invariants: {
         redis_round_trips_per_request: { expected: 1, actual: tripsPerRequest },
