@@ -7,6 +7,7 @@
  *   -c reservedConcurrency=true: reserve the table's concurrency caps (off unless set)
  *   -c redis=single|cluster|serverless: the cache's shape (single unless set; see infra/redis.ts),
  *     with -c redisShards=3 -c redisReplicas=1 for cluster
+ *   -c alarmEmail=ops@example.com: who the alarms e-mail (no subscription unless set)
  */
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -54,12 +55,22 @@ function redisPlanOf(app: App): RedisPlan {
   return { shape: shape as 'single' | 'serverless' };
 }
 
+/** The `alarmEmail` context value, where the alarms are sent; unset, the topic has no subscription. */
+function alarmEmailOf(app: App): string | undefined {
+  const value: unknown = app.node.tryGetContext('alarmEmail');
+  if (value === undefined) return undefined;
+  const email = EmailAddress.safeParse(String(value));
+  if (!email.success) throw new Error('The context value alarmEmail must be an email address');
+  return email.data;
+}
+
 export function buildApp(app = new App()): { app: App; stack: SurgeStack } {
   const inboundDomain = String(app.node.tryGetContext('inboundDomain') ?? 'inbound.surge.example');
   // Checked here, so that a mistyped address fails the synth rather than the deploy's trigger.
   const adminEmail = EmailAddress.safeParse(String(app.node.tryGetContext('adminEmail') ?? `admin@${inboundDomain}`));
   if (!adminEmail.success) throw new Error('The context value adminEmail must be an email address');
   const stage = stageOf(app);
+  const alarmEmail = alarmEmailOf(app);
   // A dev stack leaves CloudFront out unless asked: a web ACL and its rules cost by the month.
   const cloudFront = flagOf(app, 'cloudfront', stage === 'prod');
   const region = process.env.CDK_DEFAULT_REGION;
@@ -76,6 +87,7 @@ export function buildApp(app = new App()): { app: App; stack: SurgeStack } {
     // Off unless set: an account's quota may leave no room (at least 100 must stay unreserved, and some new accounts have 10 in all).
     reserveConcurrency: flagOf(app, 'reservedConcurrency', false),
     redis: redisPlanOf(app),
+    ...(alarmEmail ? { alarmEmail } : {}),
     env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: cloudFront ? CLOUDFRONT_REGION : region },
   });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

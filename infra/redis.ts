@@ -50,7 +50,17 @@ export interface Cache {
   redis: Deployment['redis'];
   /** The AUTH token, which the functions using Redis may read. */
   auth: ISecret;
+  /** Where CloudWatch has its metrics (infra/observability.ts): per node (CacheClusterId) of a replication group, or per Serverless cache. */
+  watch: CacheWatch;
 }
+
+export type CacheWatch = { nodes: string[] } | { serverless: string };
+
+/** A replication group's node ids, as ElastiCache names them: `<group>-<shard>-<node>` with cluster mode, `<group>-<node>` without. */
+const nodeIds = (group: string, shards: number | undefined, nodesPerShard: number) =>
+  (shards === undefined ? [''] : Array.from({ length: shards }, (_, s) => `-${String(s + 1).padStart(4, '0')}`)).flatMap((shard) =>
+    Array.from({ length: nodesPerShard }, (_, n) => `${group}${shard}-${String(n + 1).padStart(3, '0')}`),
+  );
 
 /**
  * The cache in its chosen shape, always TLS in transit, encrypted at rest, Multi-AZ, and reached
@@ -100,7 +110,7 @@ export function addCache(stack: Stack, props: CacheProps): Cache {
     });
     cache.addDependency(users);
     cache.applyRemovalPolicy(props.removalPolicy === RemovalPolicy.SNAPSHOT ? RemovalPolicy.DESTROY : props.removalPolicy);
-    return { redis: { url: `rediss://${cache.attrEndpointAddress}:${cache.attrEndpointPort}`, authSecretId: auth.secretArn, cluster: true }, auth };
+    return { redis: { url: `rediss://${cache.attrEndpointAddress}:${cache.attrEndpointPort}`, authSecretId: auth.secretArn, cluster: true }, auth, watch: { serverless: props.name } };
   }
 
   securityGroup.addIngressRule(clients, ec2.Port.tcp(REPLICATION_GROUP_PORT), 'functions to Redis');
@@ -144,6 +154,7 @@ export function addCache(stack: Stack, props: CacheProps): Cache {
     return {
       redis: { url: `rediss://${cache.attrConfigurationEndPointAddress}:${cache.attrConfigurationEndPointPort}`, authSecretId: auth.secretArn, cluster: true },
       auth,
+      watch: { nodes: nodeIds(cache.ref, plan.shards, plan.replicas + 1) },
     };
   }
 
@@ -154,5 +165,5 @@ export function addCache(stack: Stack, props: CacheProps): Cache {
   });
   const cache = new CfnReplicationGroup(stack, 'Redis', { ...common, numCacheClusters: 2, cacheParameterGroupName: parameters.ref });
   cache.applyRemovalPolicy(props.removalPolicy);
-  return { redis: { url: `rediss://${cache.attrPrimaryEndPointAddress}:${REPLICATION_GROUP_PORT}`, authSecretId: auth.secretArn }, auth };
+  return { redis: { url: `rediss://${cache.attrPrimaryEndPointAddress}:${REPLICATION_GROUP_PORT}`, authSecretId: auth.secretArn }, auth, watch: { nodes: nodeIds(cache.ref, undefined, 2) } };
 }

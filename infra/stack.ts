@@ -4,7 +4,6 @@ import { HttpApi, HttpMethod, HttpStage, type CfnStage } from 'aws-cdk-lib/aws-a
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import { HttpOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
-import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
@@ -26,6 +25,7 @@ import { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
 import type { Construct } from 'constructs';
 import { BUNDLE, bundleFileCopies, WORKERS, workerBuildCommand } from './bundling';
 import { addCache, type RedisPlan } from './redis';
+import { Observability } from './observability';
 import { buckets, entryFile, envNeedsOf, functions, inboundMail, queues, visibilityTimeoutSeconds, type EnvNeed, type FunctionSpec, type QueueName } from '../functions/table';
 import { environmentFor, ORIGIN_VERIFY_HEADER, serviceEnvironment, type Deployment } from '../shared/config';
 
@@ -131,23 +131,13 @@ export interface SurgeStackProps extends StackProps {
   reserveConcurrency: boolean;
   /** The cache's shape: one primary and a replica, a cluster of shards, or ElastiCache Serverless (infra/redis.ts). */
   redis: RedisPlan;
+  /** Who the alarms e-mail (the `Alarms` topic's subscription); none without it. */
+  alarmEmail?: string;
 }
 
 export class SurgeStack extends Stack {
   readonly functions = new Map<string, LambdaFn>();
   readonly stage: Stage;
-
-  /** Every alarm here fires on the first occurrence: one message in a DLQ, one error, one throttle. */
-  private alarmOnAny(id: string, metric: IMetric, description?: string): Alarm {
-    return new Alarm(this, id, {
-      metric,
-      threshold: 0,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-      ...(description ? { alarmDescription: description } : {}),
-    });
-  }
 
   constructor(scope: Construct, id: string, props: SurgeStackProps) {
     super(scope, id, {
@@ -236,6 +226,7 @@ export class SurgeStack extends Stack {
 
     // Queues: each with its DLQ, TLS only, visibility six times its consumer's timeout.
     const queueOf = new Map<QueueName, Queue>();
+    const deadLettersOf = new Map<QueueName, Queue>();
     for (const name of Object.keys(queues) as QueueName[]) {
       const spec = queues[name];
       const deadLetters = new Queue(this, `${name}Dlq`, {
@@ -252,11 +243,7 @@ export class SurgeStack extends Stack {
         encryption: QueueEncryption.SQS_MANAGED,
       });
       queueOf.set(name, queue);
-      this.alarmOnAny(
-        `${name}DlqDepth`,
-        deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
-        `Messages in ${spec.deadLetterName}: a reservation could not be stored`,
-      );
+      deadLettersOf.set(name, deadLetters);
       new CfnOutput(this, `${name}QueueUrl`, { value: queue.queueUrl });
     }
 
@@ -351,6 +338,7 @@ export class SurgeStack extends Stack {
 
     const routeThrottles: Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }> = {};
     const mailFunctions: LambdaFn[] = [];
+    const mailFailures: Queue[] = [];
     const servingFunctions: LambdaFn[] = [];
     const deployTriggers: Trigger[] = [];
     for (const spec of functions) {
@@ -385,8 +373,6 @@ export class SurgeStack extends Stack {
         );
       }
       if (spec.trigger.kind !== 'deploy') servingFunctions.push(fn);
-      this.alarmOnAny(`${spec.id}Errors`, fn.metricErrors({ period: Duration.minutes(1) }));
-      this.alarmOnAny(`${spec.id}Throttles`, fn.metricThrottles({ period: Duration.minutes(1) }));
 
       const trigger = spec.trigger;
       switch (trigger.kind) {
@@ -452,11 +438,7 @@ export class SurgeStack extends Stack {
             encryption: QueueEncryption.SQS_MANAGED,
           });
           fn.configureAsyncInvoke({ retryAttempts: 2, maxEventAge: Duration.hours(6), onFailure: new SqsDestination(failed) });
-          this.alarmOnAny(
-            `${spec.id}FailuresDepth`,
-            failed.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
-            `Receipt events ${spec.id} could not process; the raw mail is still in the bucket`,
-          );
+          mailFailures.push(failed);
           new CfnOutput(this, `${spec.id}FailuresUrl`.replace(/-/g, ''), { value: failed.queueUrl });
           break;
         }
@@ -491,6 +473,19 @@ export class SurgeStack extends Stack {
     new CfnOutput(this, 'AdminSecretArn', {
       value: adminCredentials.secretArn,
       description: "The first admin's credentials: aws secretsmanager get-secret-value --secret-id <this> --query SecretString --output text",
+    });
+
+    // The dashboard, and the alarms that wake someone (README, "Alarms").
+    new Observability(this, 'Observability', {
+      ...(props.alarmEmail ? { alarmEmail: props.alarmEmail } : {}),
+      keyRemovalPolicy: kept.secrets,
+      api,
+      functions: this.functions,
+      queues: new Map([...queueOf].map(([name, queue]) => [name, { queue, deadLetters: deadLettersOf.get(name)! }])),
+      mailFailures,
+      cache: cache.watch,
+      database,
+      proxy,
     });
 
     // Every secret, the cluster's generated credentials among them, goes or stays with the stage.

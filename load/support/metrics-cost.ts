@@ -50,7 +50,7 @@ export async function metricsCost(
       const run = await drive({ ...(await hotPath(sides[side].url, turn++)), duration: seconds }, label, log);
       return { run, cpuMs: cpu.perRequest(run.requests).gateway! };
     };
-    for (const side of ['on', 'off'] as const) await runOn(side, 2, `metrics ${side} (warm-up, not measured)`);
+    for (const side of ['on', 'off'] as const) await runOn(side, Math.max(3, duration / 2), `metrics ${side} (warm-up, not measured)`);
     const turns: Record<'on' | 'off', { run: LoadResult; cpuMs: number }[]> = { on: [], off: [] };
     for (const side of ['on', 'off', 'off', 'on'] as const) turns[side].push(await runOn(side, duration / 2, `metrics ${side}`));
     const summary = (side: 'on' | 'off') => {

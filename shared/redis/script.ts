@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { Cluster, Redis } from 'ioredis';
+import { count } from '../metrics';
 
 export type RedisClient = Redis | Cluster;
 type ScriptArg = string | number;
@@ -12,6 +13,14 @@ export interface LuaScript<Keys extends string[], Args extends ScriptArg[]> {
 }
 
 const FILE_NAME = /^([a-z][a-z0-9-]*)-(\d+)\.lua$/;
+/** A full node (noeviction) refuses a script at its first write, before it has changed anything. */
+const OUT_OF_MEMORY = /^OOM\b/;
+
+/** Counted as `redis.writeRefused`, which the stack alarms on: a full cache refuses orders, coupons and sign-ins. */
+function countRefusal(error: Error): never {
+  if (OUT_OF_MEMORY.test(error.message)) count('redis.writeRefused');
+  throw error;
+}
 
 /**
  * Loads `<name>-<numKeys>.lua` and runs it through ioredis defineCommand, which sends EVALSHA and
@@ -32,7 +41,7 @@ export function luaScript<Keys extends string[], Args extends ScriptArg[]>(file:
       if (keys.length !== numberOfKeys) throw new Error(`${name} takes ${numberOfKeys} keys, got ${keys.length}`);
       const commands = client as unknown as Record<string, (...a: ScriptArg[]) => Promise<unknown>>;
       if (typeof commands[name] !== 'function') client.defineCommand(name, { numberOfKeys, lua });
-      return commands[name]!(...keys, ...args);
+      return commands[name]!(...keys, ...args).catch(countRefusal);
     },
   };
 }
