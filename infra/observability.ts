@@ -117,12 +117,12 @@ export class Observability extends Construct {
 
   private alarmsFor(props: ObservabilityProps): void {
     for (const [name, { queue, deadLetters }] of props.queues) {
-      this.alarm(`${name}DlqDepth`, deadLetters.metricApproximateNumberOfMessagesVisible({ period: MINUTE, statistic: 'Maximum' }), 0, `Messages in ${deadLetters.queueName}: reservations the writer could not store.`);
+      this.alarm(`${name}DlqDepth`, deadLetters.metricApproximateNumberOfMessagesVisible({ period: MINUTE, statistic: 'Maximum' }), 0, `Messages in the ${name} queue's DLQ: reservations the writer could not store.`);
       this.alarm(
         `${name}QueueAge`,
         queue.metricApproximateAgeOfOldestMessage({ period: MINUTE, statistic: 'Maximum' }),
         QUEUE_AGE_SECONDS,
-        `The oldest message in ${queue.queueName} has waited over ${QUEUE_AGE_SECONDS} s for 5 minutes: the writer is not keeping up or not running.`,
+        `The oldest message in the ${name} queue has waited over ${QUEUE_AGE_SECONDS} s for 5 minutes: the writer is not keeping up or not running.`,
         5,
       );
     }

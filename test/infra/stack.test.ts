@@ -421,6 +421,93 @@ describe('the CDK app', () => {
     expect(ofType('AWS::Lambda::Function').filter((f) => 'ReservedConcurrentExecutions' in f.Properties)).toEqual([]);
   });
 
+  /** Each alarm by the id its description names (the README's runbook heading). */
+  const alarmsById = (): Record<string, Resource> => Object.fromEntries(ofType('AWS::CloudWatch::Alarm').map((a) => [/Runbook: README, "Alarms", ([\w-]+)\./.exec(a.Properties.AlarmDescription)?.[1], a]));
+  const alarmsTopicId = () => logicalIdOf('AWS::SNS::Topic', (r) => r.Properties.DisplayName === 'Surge alarms');
+
+  it('alarms on what should wake someone, and only that: dead letters, queue age, 5xx rate, the cache, the writer, the guard', () => {
+    expect(Object.keys(alarmsById()).sort()).toEqual(
+      [
+        'reservationsDlqDepth',
+        'reservationsQueueAge',
+        'MailFailuresDepth',
+        'Api5xxRate',
+        'RedisMemory',
+        'RedisWritesRefused',
+        'WriterThrottles',
+        'write-reservationsErrors',
+        'reconcile-reservationsErrors',
+        'receive-mailErrors',
+        'GuardRejections',
+        'StoredWithoutOutbox',
+      ].sort(),
+    );
+    const alarm = alarmsById();
+    const metricNames = (id: string) => JSON.stringify(alarm[id]!.Properties.Metrics ?? alarm[id]!.Properties.MetricName);
+    expect(alarm.Api5xxRate!.Properties).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanThreshold' });
+    expect(metricNames('Api5xxRate')).toMatch(/"MetricName":"5xx".*"MetricName":"Count"|"MetricName":"Count".*"MetricName":"5xx"/);
+    expect(metricNames('RedisMemory').match(/DatabaseMemoryUsagePercentage/g)).toHaveLength(2);
+    expect(metricNames('GuardRejections')).toContain('orders.guardRejected');
+    expect(metricNames('GuardRejections')).toContain('coupons.guardRejected');
+    expect(alarm.reservationsQueueAge!.Properties).toMatchObject({ MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 120, EvaluationPeriods: 5 });
+  });
+
+  it('sends every alarm, and its recovery, to the alarms topic: encrypted with a key CloudWatch may use, TLS only, e-mailing nobody unless asked', () => {
+    const topic = alarmsTopicId();
+    for (const [id, alarm] of Object.entries(alarmsById())) {
+      expect(alarm.Properties.AlarmActions, id).toEqual([{ Ref: topic }]);
+      expect(alarm.Properties.OKActions, id).toEqual([{ Ref: topic }]);
+    }
+    const key = resources[topic]!.Properties.KmsMasterKeyId['Fn::GetAtt'][0];
+    expect(JSON.stringify(resources[key]!.Properties.KeyPolicy)).toContain('cloudwatch.amazonaws.com');
+    expect(resources[key]!.Properties.EnableKeyRotation).toBe(true);
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      Topics: [{ Ref: topic }],
+      PolicyDocument: Match.objectLike({ Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) }),
+    });
+    expect(ofType('AWS::SNS::Subscription')).toEqual([]);
+  });
+
+  it('has a runbook in the README for every alarm', () => {
+    const readme = readFileSync('README.md', 'utf8');
+    for (const id of Object.keys(alarmsById())) expect(readme, id).toContain(`#### \`${id}\``);
+  });
+
+  it('draws the sale, the queue, every function, the cache, the database and the API on one dashboard', () => {
+    const body = ofType('AWS::CloudWatch::Dashboard')[0]!.Properties.DashboardBody as { 'Fn::Join': [string, unknown[]] };
+    const widgets = (JSON.parse(body['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : 'TOKEN')).join('')) as { widgets: { type: string; properties: { title?: string } }[] }).widgets;
+    const graph = (title: string) => JSON.stringify(widgets.find((w) => w.properties.title === title));
+    expect(widgets.filter((w) => w.type === 'metric').map((w) => w.properties.title)).toEqual([
+      'Orders per second, by outcome',
+      'Coupons per second, by outcome',
+      'Writer lag, reserved → stored (ms)',
+      'Reservation queue: depth and age of the oldest message (s)',
+      'Dead letters',
+      'Guard rejections, stored without outbox, compensated hand-offs',
+      'Errors per function',
+      'Throttles per function',
+      'Concurrency per function',
+      'Cache CPU (engine, %)',
+      'Cache memory used (%)',
+      'Cache evictions and replication lag (s)',
+      'Catalog cache',
+      'Aurora and RDS Proxy connections',
+      'Mail, by outcome',
+      'API 4xx and 5xx',
+      'API latency (ms)',
+      'API requests per second',
+    ]);
+    for (const outcome of ['accepted', 'soldOut', 'limitExceeded', 'rateLimited']) expect(graph('Orders per second, by outcome')).toContain(`"orders.${outcome}"`);
+    expect(graph('Writer lag, reserved → stored (ms)')).toContain('"orders.writerLag"');
+    for (const what of ['Errors', 'Throttles', 'ConcurrentExecutions']) {
+      expect(graph(`${what === 'ConcurrentExecutions' ? 'Concurrency' : what} per function`).match(new RegExp(`"${what}"`, 'g'))).toHaveLength(functions.length);
+    }
+    expect(graph('Cache evictions and replication lag (s)')).toMatch(/"Evictions".*"ReplicationLag"/);
+    expect(graph('Aurora and RDS Proxy connections')).toMatch(/"DatabaseConnections".*"ClientConnections"/);
+    expect(graph('API 4xx and 5xx')).toMatch(/"4xx".*"5xx"/);
+    expect(graph('API latency (ms)')).toContain('"Latency"');
+  });
+
   it('leaves CloudFront out of dev, whose API serves requests straight from API Gateway', () => {
     expect(ofType('AWS::CloudFront::Distribution')).toEqual([]);
     expect(ofType('AWS::WAFv2::WebACL')).toEqual([]);
@@ -470,7 +557,8 @@ describe('the CDK app in the prod stage', () => {
   beforeAll(() => {
     // The template is the dev stage's but for what it keeps and CloudFront, so the functions need not be bundled again.
     // Reservations are asked for here too, to check them without a third synth.
-    const app = new App({ context: { stage: 'prod', reservedConcurrency: 'true', 'aws:cdk:bundling-stacks': [] } });
+    // And the alarms' e-mail, for the same reason.
+    const app = new App({ context: { stage: 'prod', reservedConcurrency: 'true', alarmEmail: 'ops@example.com', 'aws:cdk:bundling-stacks': [] } });
     ({ stack } = buildApp(app));
     // Throws if any cdk-nag AwsSolutions finding is left unacknowledged.
     app.synth();
@@ -551,6 +639,11 @@ describe('the CDK app in the prod stage', () => {
     for (const spec of deployed) {
       expect(functionOf(spec.id).Properties.ReservedConcurrentExecutions, spec.id).toBe(spec.concurrencyCap);
     }
+  });
+
+  it('e-mails the alarms to the address of -c alarmEmail', () => {
+    const topic = Object.keys(resources).find((id) => resources[id]!.Type === 'AWS::SNS::Topic' && resources[id]!.Properties.DisplayName === 'Surge alarms')!;
+    expect(ofType('AWS::SNS::Subscription').map((r) => r.Properties)).toEqual([{ Protocol: 'email', Endpoint: 'ops@example.com', TopicArn: { Ref: topic } }]);
   });
 
   it('retains every bucket, log group and secret as it is, and empties no bucket', () => {

@@ -3,6 +3,7 @@ import { rmSync } from 'node:fs';
 import type { APIGatewayProxyStructuredResultV2, SQSEvent } from 'aws-lambda';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EmfCollector, onStdoutLine } from '../../infra/local/emf';
 import type { Poller } from '../../infra/local/poller';
 import { startRedis } from '../../infra/local/services';
 import { redis } from '../../shared/clients/redis';
@@ -129,15 +130,22 @@ describe('Redis out of memory, evicting nothing', () => {
     rmSync(STATE_DIR, { recursive: true, force: true });
   });
 
-  it('answers every order 503 to retry with the same key, and reserves nothing', async () => {
+  it('answers every order 503 to retry with the same key, reserves nothing, and counts the refusals', async () => {
     const before = await reservationState();
+    const emf = new EmfCollector();
+    const stopReading = onStdoutLine((line) => emf.take(line));
 
     const results = await Promise.all(Array.from({ length: 30 }, (_, n) => order(buyers[n % buyers.length]!, n % buyers.length)));
+    stopReading();
 
     expect(results.map((r) => r.statusCode)).toEqual(results.map(() => 503));
     expect(new Set(results.map((r) => body(r).error.code))).toEqual(new Set(['UNAVAILABLE']));
     expect(await reservationState()).toEqual(before);
     expect(before).toMatchObject({ stock: STOCK, buyerCounts: 0, outbox: 0, idempotencyKeys: 0, queued: 0 });
+    const sums = Object.fromEntries(emf.snapshot().metrics.map((m) => [m.name, m.sum]));
+    expect(sums['orders.unavailable']).toBe(30);
+    // At least the reserving script of each; the rate limits' scripts write too, and are refused first.
+    expect(sums['redis.writeRefused']).toBeGreaterThanOrEqual(30);
   });
 
   it('answers a coupon 503, and issues nothing', async () => {
