@@ -27,10 +27,10 @@ export interface OutcomeRecord {
  */
 export async function recordOutcomes(records: OutcomeRecord[]): Promise<void> {
   if (records.length === 0) return;
-  for (const record of records) count(`mail.${record.outcome}`);
   await db().query('INSERT INTO mail_outcomes (ses_message_id, recipient, outcome, reason, user_id, raw_key) VALUES ? ON DUPLICATE KEY UPDATE ses_message_id = ses_message_id', [
     records.map((r) => [r.sesMessageId, r.recipient.slice(0, 320), r.outcome, (r.reason ?? '').slice(0, 200), r.userId ?? null, r.rawKey]),
   ]);
+  for (const record of records) count(`mail.${record.outcome}`);
   const held = records.filter((r) => r.outcome === 'quarantined' && r.userId !== undefined && r.held);
   if (held.length === 0) return;
   await db().query(
