@@ -446,7 +446,9 @@ describe('the CDK app', () => {
     const metricNames = (id: string) => JSON.stringify(alarm[id]!.Properties.Metrics ?? alarm[id]!.Properties.MetricName);
     expect(alarm.Api5xxRate!.Properties).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanThreshold' });
     expect(metricNames('Api5xxRate')).toMatch(/"MetricName":"5xx".*"MetricName":"Count"|"MetricName":"Count".*"MetricName":"5xx"/);
-    expect(metricNames('RedisMemory').match(/DatabaseMemoryUsagePercentage/g)).toHaveLength(2);
+    // Both nodes, primary and replica, whichever is the primary after a failover.
+    expect(metricNames('RedisMemory').match(/"MetricName":"DatabaseMemoryUsagePercentage"/g)).toHaveLength(2);
+    expect(metricNames('RedisMemory')).toMatch(/-001".*-002"/);
     expect(metricNames('GuardRejections')).toContain('orders.guardRejected');
     expect(metricNames('GuardRejections')).toContain('coupons.guardRejected');
     expect(alarm.reservationsQueueAge!.Properties).toMatchObject({ MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 120, EvaluationPeriods: 5 });
