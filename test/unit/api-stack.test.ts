@@ -1,5 +1,7 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
+import { EmfCollector, onStdoutLine } from '../../infra/local/emf';
+import { AppError } from '../../shared/errors';
 import { api, type ApiEvent } from '../../shared/http/api';
 import { json } from '../../shared/http/response';
 import * as z from '../../shared/zod';
@@ -43,5 +45,31 @@ describe('the HTTP middleware stack', () => {
     expect(notJson).toEqual({ status: 400, body: { error: { code: 'BAD_JSON', message: 'The body is not valid JSON' } } });
     expect(undeclared.status).toBe(415);
     expect(undeclared.body.error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it("counts a route's outcomes, one EMF line per invocation, and prints nothing for a route without", async () => {
+    // Prepare: a route that sells out on its second call, and one with no outcomes
+    let calls = 0;
+    const sale = api({ access: 'public', outcomes: { prefix: 'sale', ok: 'accepted' } }).handler(async () => {
+      calls += 1;
+      if (calls > 1) throw new AppError('SOLD_OUT', 'Sold out');
+      return json(202, {});
+    });
+    const plain = api({ access: 'public' }).handler(async () => json(200, {}));
+    const emf = new EmfCollector();
+    const lines: string[] = [];
+    const stopReading = onStdoutLine((line) => (emf.take(line), line.startsWith('{"_aws"') && lines.push(line)));
+
+    // Act
+    const answers = [await sale(httpEvent('get-me'), lambdaContext()), await sale(httpEvent('get-me'), lambdaContext()), await plain(httpEvent('get-me'), lambdaContext())];
+    stopReading();
+
+    // Assess
+    expect(answers.map((a) => a.statusCode)).toEqual([202, 409, 200]);
+    expect(lines).toHaveLength(2);
+    expect(emf.snapshot().metrics.map(({ name, sum, namespace, dimensions }) => ({ name, sum, namespace, dimensions }))).toEqual([
+      { name: 'sale.accepted', sum: 1, namespace: 'Surge', dimensions: { service: 'surge' } },
+      { name: 'sale.soldOut', sum: 1, namespace: 'Surge', dimensions: { service: 'surge' } },
+    ]);
   });
 });
