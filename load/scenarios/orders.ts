@@ -17,6 +17,7 @@ import type { Scenario } from '../bench';
 import { adminCookie, adminPut, emulatorCalls, handOffShape, inParallel, pointAtTwin, race, releaseSharedClients, signedInCrowd, timed } from '../support/crowd';
 import { meanLoad, round, startCpuMeter } from '../support/measure';
 import { metricsCost } from '../support/metrics-cost';
+import { MAX_ORDER_QUANTITY } from '../../shared/orders/model';
 import { reserve } from '../../shared/orders/sale';
 import { LOCAL_SOURCE } from '../../test/support/orders';
 import { placeOrderForUpdate } from '../baselines/orders-for-update';
@@ -172,11 +173,13 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   const forUpdateRate = mysqlRates.for_update;
   log(`contended: script ${luaRate}/s, ${baselineNames.map((name) => `${BASELINES[name].label} ${mysqlRates[name]}/s`).join(', ')} (means of two)`);
 
-  // Orders accepted steadily, with metrics on and off: each turn on an item of its own, so no
-  // buyer passes the per-item rate limit (10 a minute) and every answer is a 202 that counts once.
+  // Orders accepted steadily, with metrics on and off: each turn on an item of its own, with the
+  // highest per-buyer limit, so that a buyer meets neither it nor the per-item rate (10 a minute)
+  // within a turn, and every answer is a 202 that counts once.
   let metricsOrder = 0;
   const metrics = await metricsCost(twin, runtime, duration, async (url, turn) => {
-    const itemId = await openItem(`metrics-${tag}-${turn}`, 10_000_000);
+    const itemId = `metrics-${tag}-${turn}`;
+    await adminPut(twin, admin, `/items/${itemId}/stock`, { quantity: 10_000_000, perUserLimit: MAX_ORDER_QUANTITY });
     return {
       url,
       connections,
