@@ -36,7 +36,7 @@ class Instance {
     let died: (error: Error) => void = () => undefined;
     this.ready = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
-        reject(new FunctionError(`Init timed out after ${INIT_TIMEOUT_MS / 1000} seconds`));
+        reject(new FunctionError(`${spec.id}: init timed out after ${INIT_TIMEOUT_MS / 1000} seconds`));
         void this.stop();
       }, INIT_TIMEOUT_MS).unref();
       this.worker.once('message', () => (clearTimeout(timer), resolve()));

@@ -123,6 +123,11 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
     expect((await call('get-deal', 'GET', `/deals/${dealId}`)).body).toMatchObject({ remaining: 3 });
     expect((await call('create-coupon', 'POST', `/deals/${dealId}/coupons`, { cookie: user })).status).toBe(201);
     expect((await call('list-my-coupons', 'GET', '/me/coupons', { cookie: user })).status).toBe(200);
+    expect((await call('audit-sale', 'POST', `/admin/audit/items/${itemId}`, { cookie: admin, body: { accepted: [order.body.orderId] } })).body).toMatchObject({ rows: 1, lost: 0 });
+    expect((await call('audit-deal', 'POST', `/admin/audit/deals/${dealId}`, { cookie: admin, body: { accepted: [] } })).status).toBe(200);
+    const prepared = await call('create-load-test-buyers', 'POST', '/admin/load-tests/buyers', { cookie: admin, body: { count: 2 } });
+    expect(prepared.body.buyers).toHaveLength(2);
+    expect((await call('get-me', 'GET', '/me', { cookie: prepared.body.buyers[0].cookie })).status).toBe(200);
 
     const created = await call('create-program', 'POST', '/programs', { cookie: admin, body: { title: 'Bundled Rust', careerTag: 'backend', type: 'course' } });
     expect(created.status).toBe(201);
