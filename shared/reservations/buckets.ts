@@ -110,11 +110,13 @@ export const MAX_REFILLS = 16;
 export async function refill(owner: string, buckets: OwnerKeys[], recipient: number, need: number): Promise<boolean> {
   const into = buckets[recipient]!;
   const moveId = newReservationId(owner);
-  const [stock, moves] = await redis().hmget(into.state, 'stock', 'moves');
-  if (stock === null) throw new UnavailableError('A bucket of this sale is being repaired; retry');
+  // The buyer's own bucket in one atomic read: its units, its count of move steps, and the moves it started itself.
+  const [[, state], [, own]] = (await redis().multi().hmget(into.state, 'stock', 'moves').hgetall(into.moves).exec()) as [[unknown, (string | null)[]], [unknown, Record<string, string>]];
+  const [stock, moves] = state;
+  if (stock === null || stock === undefined) throw new UnavailableError('A bucket of this sale is being repaired; retry');
   if (Number(stock) >= need) return true;
   const seen = new Map<number, string | null | undefined>([[recipient, moves]]);
-  const inFlight: Move[] = [];
+  const inFlight: Move[] = parseMoves(recipient, Object.entries(own).flat());
   for (let step = 1; step < buckets.length; step++) {
     const donor = (recipient + step) % buckets.length;
     const from = buckets[donor]!;
