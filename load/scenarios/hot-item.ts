@@ -110,7 +110,7 @@ export const hotItem: Scenario = async ({ twin, log }) => {
     log(`${label}: N = ${buckets}, ${BUYERS} buyers for ${STOCK} units`);
     const cpuBefore = await Promise.all(shards.map(cpuSeconds));
     const race = await timed(async () => {
-      for (const c of clients) c.child.stdin!.write('go\n');
+      for (const c of clients) c.child.stdin!.end('go\n');
       return Promise.all(clients.map((c) => c.report));
     });
     const cpuAfter = await Promise.all(shards.map(cpuSeconds));
