@@ -196,7 +196,7 @@ describe.each(kindsUnderTest)('the reservation pipeline for $name', (t) => {
       const owner = await t.open(5);
       const stored = await t.reserve(owner, 1);
       await writeReservations(kind, [stored.record]);
-      for (const tag of t.tags(owner)) await redis().del(...(await keysMatching(`${tag.replace(/[{}]/g, '\$&')}*`)));
+      for (const tag of t.tags(owner)) await redis().del(...(await keysMatching(`${tag.replace(/[{}]/g, '\\$&')}*`)));
       await sqs.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: '{}' }));
 
       // Act
