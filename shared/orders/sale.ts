@@ -11,7 +11,6 @@ const reserveScript = luaScript<[string, string, string, string, string, string]
   new URL('./lua/order-reserve-6.lua', import.meta.url),
   [ratePrelude],
 );
-const ARGS_BEFORE_LAYOUT = 10;
 const releaseScript = luaScript<[string, string, string, string, string], [string, number, number]>(new URL('./lua/order-release-5.lua', import.meta.url));
 const openScript = luaScript<[string, string, string], [number, number, number]>(new URL('./lua/sale-open-3.lua', import.meta.url));
 const raiseBuyersScript = luaScript<[string], (string | number)[]>(new URL('./lua/buyers-raise-1.lua', import.meta.url));
@@ -121,8 +120,8 @@ export async function openSale(itemId: string, stock: number, perUserLimit: numb
 /** Whether a sale has reservations (or buyers) in Redis, which MySQL does not see yet, in any bucket of its current layout or of `buckets`. */
 export async function saleHasReservations(itemId: string, buckets = 1): Promise<boolean> {
   const current = await bucketCount(itemId, true);
-  const layouts = current === buckets ? [current] : [current, buckets];
-  const found = await Promise.all(layouts.flatMap((n) => itemBuckets(itemId, n)).map((keys) => redis().exists(keys.buyers, keys.outbox)));
+  const counts = current === buckets ? [current] : [current, buckets];
+  const found = await Promise.all(counts.flatMap((n) => itemBuckets(itemId, n)).map((keys) => redis().exists(keys.buyers, keys.outbox)));
   return found.some((n) => n > 0);
 }
 

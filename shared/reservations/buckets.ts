@@ -99,40 +99,63 @@ export async function finishMove(buckets: OwnerKeys[], move: Move): Promise<bool
 /** Rounds of refill a buyer may need before one reserves or all are proven sold out: past it, a retry-safe 503. */
 export const MAX_REFILLS = 16;
 
+/** Refills in flight in this instance, by bucket and units needed. */
+const refilling = new Map<string, Promise<boolean>>();
+
 /**
- * What a buyer whose bucket ran dry does before being told SOLD_OUT: takes units from another
- * bucket (one move), or finishes the moves it finds in flight, or proves that none are left. The
+ * What a buyer whose bucket ran dry does before being told SOLD_OUT (refillNow), once at a time per
+ * bucket in an instance: the buyers of a dry bucket that ask meanwhile wait for that refill rather
+ * than each pull units from the others (which would move them back and forth). Its answer holds
+ * for them too: when it proves that nothing remained, nothing remains when they are answered.
+ */
+export function refill(owner: string, buckets: OwnerKeys[], recipient: number, need: number): Promise<boolean> {
+  const key = `${buckets[recipient]!.state} ${need}`;
+  let pending = refilling.get(key);
+  if (!pending) {
+    pending = refillNow(owner, buckets, recipient, need).finally(() => refilling.delete(key));
+    refilling.set(key, pending);
+  }
+  return pending;
+}
+
+/**
+ * What a buyer whose bucket ran dry does before being told SOLD_OUT: takes units from the other
+ * buckets (moves), or finishes the moves it finds in flight, or proves that none are left. The
  * proof is two rounds of reads: the first found no units and no move at any bucket, and the second
  * found no move step taken since at any of them (each step counts itself in its bucket's `moves`):
- * so the first round's reads are one consistent cut of the owner, and in it nothing remained.
+ * so the first round's reads are one consistent cut of the owner, and in it nothing remained. The
+ * first round asks every donor at once (one round trip however many buckets), so near the end of
+ * a sale, when every bucket is dry, a SOLD_OUT costs two round trips more than with one bucket.
  * Returns true when the buyer's bucket may now have the units (reserve again), false when sold out.
  */
-export async function refill(owner: string, buckets: OwnerKeys[], recipient: number, need: number): Promise<boolean> {
+async function refillNow(owner: string, buckets: OwnerKeys[], recipient: number, need: number): Promise<boolean> {
   const into = buckets[recipient]!;
   const moveId = newReservationId(owner);
-  // The buyer's own bucket in one atomic read: its units, its count of move steps, and the moves it started itself.
-  const [[, state], [, own]] = (await redis().multi().hmget(into.state, 'stock', 'moves').hgetall(into.moves).exec()) as [[unknown, (string | null)[]], [unknown, Record<string, string>]];
+  const donors = buckets.map((_, k) => k).filter((k) => k !== recipient);
+  const [[[, state], [, own]], ...given] = await Promise.all([
+    // The buyer's own bucket in one atomic read: its units, its count of move steps, and the moves it started itself.
+    redis().multi().hmget(into.state, 'stock', 'moves').hgetall(into.moves).exec() as Promise<[[unknown, (string | null)[]], [unknown, Record<string, string>]]>,
+    ...donors.map((k) => moveOutScript.run(redis(), [buckets[k]!.state, buckets[k]!.moves], [`${moveId}.${k}`, recipient, need, Date.now()]) as Promise<number | [number, number, string[]]>),
+  ]);
   const [stock, moves] = state;
   if (stock === null || stock === undefined) throw new UnavailableError('A bucket of this sale is being repaired; retry');
-  if (Number(stock) >= need) return true;
   const seen = new Map<number, string | null | undefined>([[recipient, moves]]);
+  const started: Move[] = [];
   const inFlight: Move[] = parseMoves(recipient, Object.entries(own).flat());
-  for (let step = 1; step < buckets.length; step++) {
-    const donor = (recipient + step) % buckets.length;
-    const from = buckets[donor]!;
-    const reply = (await moveOutScript.run(redis(), [from.state, from.moves], [moveId, recipient, need, Date.now()])) as number | [number, number, string[]];
-    if (reply === NO_STATE) continue; // lost with its units: a repair rebuilds it
+  given.forEach((reply, i) => {
+    const donor = donors[i]!;
+    if (reply === NO_STATE) return; // lost with its units: a repair rebuilds it
     const [units, count, recorded] = reply as [number, number, string[]];
-    if (units > 0) {
-      faultPoint('move-between-steps');
-      if (!(await finishMove(buckets, { id: moveId, from: donor, to: recipient, units, startedAt: Date.now() }))) {
-        throw new UnavailableError('A bucket of this sale is being repaired; retry');
-      }
-      return true;
-    }
+    if (units > 0) started.push({ id: `${moveId}.${donor}`, from: donor, to: recipient, units, startedAt: Date.now() });
     seen.set(donor, String(count));
     inFlight.push(...parseMoves(donor, recorded));
+  });
+  if (started.length) {
+    faultPoint('move-between-steps');
+    if (!(await Promise.all(started.map((move) => finishMove(buckets, move)))).every(Boolean)) throw new UnavailableError('A bucket of this sale is being repaired; retry');
+    return true;
   }
+  if (Number(stock) >= need) return true;
   if (inFlight.length) {
     // Units on their way to some bucket: finish the moves; the next round takes from where they land.
     await Promise.all(inFlight.map((move) => finishMove(buckets, move)));

@@ -30,7 +30,7 @@ interface Look<R> {
   buckets: BucketLook[];
   /** Units left in Redis, over every bucket that has a state; undefined when Redis has no state for the owner at all. */
   remaining: number | undefined;
-  /** Buckets whose state Redis lost (of an owner split into several, some may survive). */
+  /** Buckets whose state (its counter) Redis lost (of an owner split into several, some may survive). */
   lost: number[];
   repairs: number;
   confirmed: number;
@@ -90,7 +90,7 @@ async function look<R>(kind: ReservationKind<R>, owner: string): Promise<Look<R>
     await conn.query('COMMIT');
     if (capacity === undefined) return undefined;
     const counters = looks.map((l) => l.state?.[kind.counter.field]);
-    const lost = looks.flatMap((l, k) => (l.state ? [] : [k]));
+    const lost = counters.flatMap((c, k) => (c === undefined ? [k] : []));
     const remaining =
       lost.length === looks.length ? undefined : counters.reduce((sum, c) => sum + (c === undefined ? 0 : kind.counter.sign > 0 ? Number(c) : capacity - Number(c)), 0);
     const entries = outbox.map((e) => ({ ...e, state: ledger.states.get(e.id) }));

@@ -56,33 +56,31 @@ describe('one hot item in buckets', () => {
   });
 
   it('counts a move interrupted between its two steps as remaining, tells no buyer SOLD_OUT while it is in flight, and the next buyer finishes it', async () => {
-    // Prepare: 2 units in buckets [1, 1, 0]; a buyer of the empty bucket starts a move from bucket 0
-    // and dies between its steps; bucket 1's unit is sold. The last unit is then in the move.
-    const itemId = await splitItem(2, 3);
-    const [dying] = buyersOf(2, 3, 1);
-    const child = spawnSync(process.execPath, ['--import', 'tsx', 'test/support/reserve-in-child.ts', itemId, String(dying)], {
+    // Prepare: 1 unit, in bucket 0 of 3; a buyer of bucket 2 starts a move of it and dies between
+    // the move's steps. The last unit is then in the move.
+    const itemId = await splitItem(1, 3);
+    const child = spawnSync(process.execPath, ['--import', 'tsx', 'test/support/reserve-in-child.ts', itemId, String(buyersOf(2, 3, 1)[0])], {
       env: { ...process.env, SURGE_FAULTS: 'move-between-steps:1' },
       encoding: 'utf8',
     });
-    await reserve({ itemId, userId: buyersOf(1, 3, 1)[0]!, quantity: 1, idempotencyKey: 'k', source: LOCAL_SOURCE });
     const inFlight = await reconcileOwner(orders, itemId, look);
     const remaining = await remainingStock(itemId);
 
-    // Act: a buyer of bucket 0, which gave its unit to the move, asks for it.
+    // Act: a buyer of bucket 0, which gave its unit to the move, asks for it; then another.
     const last = await reserve({ itemId, userId: buyersOf(0, 3, 1)[0]!, quantity: 1, idempotencyKey: 'k', source: LOCAL_SOURCE });
-    const late = await reserve({ itemId, userId: buyersOf(0, 3, 2)[1]!, quantity: 1, idempotencyKey: 'k', source: LOCAL_SOURCE }).catch((e: { code: string }) => e.code);
+    const late = await reserve({ itemId, userId: buyersOf(1, 3, 1)[0]!, quantity: 1, idempotencyKey: 'k', source: LOCAL_SOURCE }).catch((e: { code: string }) => e.code);
 
     // Assess
     expect(child.signal).toBe('SIGKILL');
-    expect(inFlight).toMatchObject({ remaining: 0, moving: 1, pending: 1, drift: 0 });
+    expect(inFlight).toMatchObject({ remaining: 0, moving: 1, pending: 0, drift: 0 });
     expect(remaining).toBe(1);
     expect(last.replayed).toBe(false);
     expect(late).toBe('SOLD_OUT');
-    expect(await reconcileOwner(orders, itemId, look)).toMatchObject({ remaining: 0, moving: 0, pending: 2, drift: 0 });
+    expect(await reconcileOwner(orders, itemId, look)).toMatchObject({ remaining: 0, moving: 0, pending: 1, drift: 0 });
   });
 
-  it('finishes in repair a move whose process died between its steps, once, however many repairs run', async () => {
-    // Prepare: 2 units in buckets [1, 1, 0]; a buyer of the empty one dies half-way through a move from bucket 0.
+  it('finishes in repair the moves whose process died between their steps, once, however many repairs run', async () => {
+    // Prepare: 2 units in buckets [1, 1, 0]; a buyer of the empty one dies half-way through moves from both others.
     const itemId = await splitItem(2, 3);
     const child = spawnSync(process.execPath, ['--import', 'tsx', 'test/support/reserve-in-child.ts', itemId, String(buyersOf(2, 3, 1)[0])], {
       env: { ...process.env, SURGE_FAULTS: 'move-between-steps:1' },
@@ -95,10 +93,10 @@ describe('one hot item in buckets', () => {
 
     // Assess
     expect(child.signal).toBe('SIGKILL');
-    expect(before).toEqual([0, 1, 0]);
-    expect(repairs.map((r) => r!.moving)).toEqual([1, 1]);
-    expect(repairs.reduce((sum, r) => sum + r!.movesFinished, 0)).toBeGreaterThanOrEqual(1);
-    expect(await stocks(itemId, 3)).toEqual([0, 1, 1]);
+    expect(before).toEqual([0, 0, 0]);
+    expect(repairs.map((r) => r!.moving)).toEqual([2, 2]);
+    expect(repairs.reduce((sum, r) => sum + r!.movesFinished, 0)).toBeGreaterThanOrEqual(2);
+    expect(await stocks(itemId, 3)).toEqual([0, 0, 2]);
     expect(await reconcileOwner(orders, itemId, look)).toMatchObject({ remaining: 2, moving: 0, drift: 0, adjusted: 0 });
   });
 
