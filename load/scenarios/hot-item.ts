@@ -10,7 +10,8 @@
  * Measured per run: reservations/s, Redis CPU per reservation on each shard (INFO cpu deltas of
  * each master) and each shard's share of it, the capacity per item that implies (the busiest
  * shard's core saturated), false_sold_out (SOLD_OUT answered before a buyer who then got a unit
- * even asked), and MySQL's sold. Run it on the cluster: SURGE_REDIS_CLUSTER=true (or a twin
+ * even asked), and MySQL's sold. A reservation whose answer timed out (an overloaded machine) is
+ * still stored, through the relay: sold = stock holds whatever the clients were told. Run it on the cluster: SURGE_REDIS_CLUSTER=true (or a twin
  * started with `npm start -- --redis-cluster`); on a single node every bucket shares its core.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -198,7 +199,6 @@ export const hotItem: Scenario = async ({ twin, log }) => {
     },
     invariants: {
       sold_equals_stock: { expected: runs.map(() => STOCK), actual: runs.map((r) => r.facts.sold) },
-      reserved_equals_stock: { expected: runs.map(() => STOCK), actual: runs.map((r) => r.outcomes.reserved ?? 0) },
       confirmed_rows: { expected: runs.map(() => STOCK), actual: runs.map((r) => r.facts.confirmedRows) },
       false_sold_out: { expected: runs.map(() => 0), actual: runs.map((r) => r.falseSoldOut) },
       oversold: { expected: runs.map(() => 0), actual: runs.map((r) => Math.max(0, r.facts.sold - r.facts.initial)) },

@@ -31,7 +31,7 @@ await Promise.all(
       const askedAt = now();
       const outcome = await reserve({ itemId, userId: buyer, quantity: 1, idempotencyKey: 'hot', source: LOCAL_SOURCE }).then(
         () => 'reserved',
-        (error: { code?: string }) => error.code ?? 'error',
+        (error: { code?: string; message?: string }) => error.code ?? `error: ${error.message?.slice(0, 60)}`,
       );
       const answeredAt = now();
       latencies.push(answeredAt - askedAt);
