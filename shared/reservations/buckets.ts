@@ -72,14 +72,14 @@ export interface Move {
   from: number;
   to: number;
   units: number;
-  startedAt: number;
 }
 
 /** The moves a donor's record holds, from its id/record pairs. */
 export function parseMoves(from: number, flat: string[]): Move[] {
   return Array.from({ length: flat.length / 2 }, (_, i) => {
-    const [to, units, startedAt] = flat[2 * i + 1]!.split('|').map(Number) as [number, number, number];
-    return { id: flat[2 * i]!, from, to, units, startedAt };
+    // The record's third field, when the move started, is for whoever reads Redis by hand.
+    const [to, units] = flat[2 * i + 1]!.split('|').map(Number) as [number, number];
+    return { id: flat[2 * i]!, from, to, units };
   });
 }
 
@@ -146,7 +146,7 @@ async function refillNow(owner: string, buckets: OwnerKeys[], recipient: number,
     const donor = donors[i]!;
     if (reply === NO_STATE) return; // lost with its units: a repair rebuilds it
     const [units, count, recorded] = reply as [number, number, string[]];
-    if (units > 0) started.push({ id: `${moveId}.${donor}`, from: donor, to: recipient, units, startedAt: Date.now() });
+    if (units > 0) started.push({ id: `${moveId}.${donor}`, from: donor, to: recipient, units });
     seen.set(donor, String(count));
     inFlight.push(...parseMoves(donor, recorded));
   });

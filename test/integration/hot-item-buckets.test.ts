@@ -94,7 +94,9 @@ describe('one hot item in buckets', () => {
     // Assess
     expect(child.signal).toBe('SIGKILL');
     expect(before).toEqual([0, 0, 0]);
-    expect(repairs.map((r) => r!.moving)).toEqual([2, 2]);
+    // Each repair saw the units in the moves or already taken in (the other finished them first), never lost or twice.
+    expect(repairs.map((r) => r!.drift)).toEqual([0, 0]);
+    expect(Math.max(...repairs.map((r) => r!.moving))).toBe(2);
     expect(repairs.reduce((sum, r) => sum + r!.movesFinished, 0)).toBeGreaterThanOrEqual(2);
     expect(await stocks(itemId, 3)).toEqual([0, 0, 2]);
     expect(await reconcileOwner(orders, itemId, look)).toMatchObject({ remaining: 2, moving: 0, drift: 0, adjusted: 0 });
