@@ -9,7 +9,14 @@ import { openSale, remainingStock, reserve } from '../../shared/orders/sale';
 import { bucketOf, bucketTags } from '../../shared/reservations/buckets';
 import { reconcileOwner } from '../../shared/reservations/reconcile';
 import { writeReservations } from '../../shared/reservations/writer';
+import { handler as createOrder } from '../../functions/create-order';
+import { handler as getItem } from '../../functions/get-item';
+import { handler as getOrder } from '../../functions/get-order';
+import { handler as putItemStock } from '../../functions/put-item-stock';
+import { httpEvent, lambdaContext } from '../support/events';
 import { falseSoldOut, type Answer } from '../support/hot-item';
+import { getOrderEvent, orderEvent } from '../support/order-events';
+import { signedInUsers } from '../support/sessions';
 import { LOCAL_SOURCE, orderRows, soldCount, uniqueItemId } from '../support/orders';
 
 const look = { relayOlderThanMs: Number.POSITIVE_INFINITY, repair: false };
@@ -40,6 +47,33 @@ describe('one hot item in buckets', () => {
     for (const item of ['sneaker', 'a', 'demo-item', uniqueItemId()]) expect(bucketTags(`item:${item}`, 3).map(masterOf)).toEqual([0, 1, 2]);
     expect(new Set(bucketTags('item:sneaker', 16).map((tag) => Math.floor(slotOf(tag) / 1024)))).toEqual(new Set(Array.from({ length: 16 }, (_, k) => k)));
     expect(bucketTags('item:sneaker', 1)).toEqual(['{item:sneaker}']);
+  });
+
+  it('opens a sale in buckets through PUT /items/{id}/stock, refuses a count out of 1..16, and answers an order and the item summed over the buckets', async () => {
+    // Prepare
+    const [admin, buyer] = [...(await signedInUsers(1, 'admin')), ...(await signedInUsers(1))];
+    const itemId = uniqueItemId('hot-http');
+    const put = (body: unknown) =>
+      putItemStock(httpEvent('post-sessions', { method: 'PUT', path: `/items/${itemId}/stock`, pathParameters: { itemId }, cookies: [admin!.cookie], body }), lambdaContext());
+    const item = async () => JSON.parse((await getItem(httpEvent('get-me', { method: 'GET', path: `/items/${itemId}`, pathParameters: { itemId } }), lambdaContext())).body!);
+
+    // Act
+    const refused = [await put({ quantity: 9, perUserLimit: 1, buckets: 0 }), await put({ quantity: 9, perUserLimit: 1, buckets: 17 })];
+    const whole = await put({ quantity: 9, perUserLimit: 1 });
+    const split = await put({ quantity: 9, perUserLimit: 1, buckets: 3 });
+    const [opened, wholeKeyLeft] = [await stocks(itemId, 3), await redis().exists(`{item:${itemId}}:sale`)];
+    const placed = await createOrder(orderEvent(itemId, buyer!.cookie, 'hot-1', { quantity: 1 }), lambdaContext());
+    const order = await getOrder(getOrderEvent(JSON.parse(placed.body!).orderId, buyer!.cookie), lambdaContext());
+
+    // Assess
+    expect(refused.map((r) => r.statusCode)).toEqual([400, 400]);
+    expect(JSON.parse(whole.body!)).toMatchObject({ remaining: 9, buckets: 1 });
+    expect(JSON.parse(split.body!)).toMatchObject({ remaining: 9, buckets: 3 });
+    expect(opened).toEqual([3, 3, 3]);
+    expect(wholeKeyLeft).toBe(0);
+    expect(placed.statusCode).toBe(202);
+    expect(JSON.parse(order.body!)).toMatchObject({ itemId, status: 'pending' });
+    expect(await item()).toMatchObject({ initialStock: 9, remaining: 8, buckets: 3 });
   });
 
   it('splits the stock over the buckets, and a dry bucket takes units from the others before anyone is told SOLD_OUT', async () => {
