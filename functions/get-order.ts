@@ -25,7 +25,7 @@ export const handler = api({ access: 'user', params: Params }).handler(async ({ 
   // knows a cancelled order and one promised to a retry whose outbox entry Redis lost.
   const order =
     (await storedOrder(orderId)) ??
-    (await pendingOrder(orderId, ownerOfReservation(orderId)).then((p) => p && { ...p, status: 'pending' })) ??
+    (await pendingOrder(orderId, ownerOfReservation(orderId), principal.userId).then((p) => p && { ...p, status: 'pending' })) ??
     (await storedOrder(orderId)) ??
     (await ledgerOrder(orderId));
   if (!order || order.userId !== principal.userId) throw new NotFoundError('No such order');

@@ -49,6 +49,7 @@ const scenarios: Record<string, { load: () => Promise<Scenario>; httpCeiling: 'a
   coupons: { load: async () => (await import('./scenarios/coupons')).coupons, httpCeiling: 'before' },
   mail: { load: async () => (await import('./scenarios/mail')).mail, httpCeiling: false },
   abuse: { load: async () => (await import('./scenarios/abuse')).abuse, httpCeiling: 'before' },
+  'hot-item': { load: async () => (await import('./scenarios/hot-item')).hotItem, httpCeiling: false },
 };
 
 const { positionals, values } = parseArgs({

@@ -2,7 +2,7 @@ import { appendFileSync } from 'node:fs';
 import { once } from './once';
 
 /** The exact points where the fault suite may kill a process; nothing else can name one. */
-export type FaultPoint = 'writer-after-commit';
+export type FaultPoint = 'writer-after-commit' | 'move-between-steps';
 
 /**
  * `SURGE_FAULTS=writer-after-commit:0.2` makes that point SIGKILL its process with probability

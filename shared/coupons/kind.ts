@@ -25,7 +25,9 @@ export const coupons: ReservationKind<CouponRecord, Map<string, DealCapacity>> =
   buyerOf: (c) => c.userId,
   unitsOf: () => 1,
   reservedAtOf: (c) => c.issuedAt,
-  keysOf: dealKeys,
+  // A deal is never split into buckets (yet): its one set of keys.
+  bucketsOf: async (dealId) => [dealKeys(dealId)],
+  keysOfRecord: (c) => dealKeys(c.dealId),
   counter: { field: 'issued', sign: -1 },
   release: releaseCoupon,
 

@@ -22,6 +22,8 @@ export const dealKeys = (dealId: string) => {
     state: `${tag}:deal`,
     buyers: `${tag}:holders`,
     outbox: `${tag}:outbox`,
+    moves: `${tag}:moves`,
+    movedIn: (moveId: string) => `${tag}:moved-in:${moveId}`,
     released: (couponId: string) => `${tag}:released:${couponId}`,
   };
 };

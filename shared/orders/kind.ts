@@ -1,8 +1,9 @@
 import type { PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { logger } from '../logger';
 import type { ReservationKind, StoredState } from '../reservations/kind';
-import { listItems } from './items';
-import { itemKeys, OrderRecord } from './model';
+import { redis } from '../clients/redis';
+import { findItem, listItems } from './items';
+import { itemBuckets, layoutKey, OrderRecord, orderKeys } from './model';
 import { raiseBuyerCounts, release } from './sale';
 
 interface Capacity {
@@ -34,7 +35,8 @@ export const orders: ReservationKind<OrderRecord, Map<string, Capacity>> = {
   buyerOf: (o) => o.userId,
   unitsOf: (o) => o.quantity,
   reservedAtOf: (o) => o.reservedAt,
-  keysOf: itemKeys,
+  bucketsOf: async (itemId) => itemBuckets(itemId, (await findItem(itemId))?.buckets ?? 1),
+  keysOfRecord: orderKeys,
   counter: { field: 'stock', sign: 1 },
   release,
 
@@ -82,9 +84,14 @@ export const orders: ReservationKind<OrderRecord, Map<string, Capacity>> = {
   },
 
   async rebuiltState(conn, itemId, remaining) {
-    const [rows] = await conn.query<RowDataPacket[]>('SELECT per_user_limit FROM items WHERE id = ?', [itemId]);
-    return rows[0] && { stock: Math.max(0, remaining), limit: Number(rows[0].per_user_limit) };
+    const [rows] = await conn.query<RowDataPacket[]>('SELECT per_user_limit, buckets FROM items WHERE id = ?', [itemId]);
+    const row = rows[0];
+    return row && { stock: Math.max(0, remaining), limit: Number(row.per_user_limit), ...(Number(row.buckets) > 1 ? { buckets: Number(row.buckets) } : {}) };
   },
 
-  restoreBuyers: (itemId, confirmed) => raiseBuyerCounts(itemId, confirmed),
+  async restoreLayout(itemId, buckets) {
+    if (buckets > 1) await redis().set(layoutKey(itemId), buckets, 'NX');
+  },
+
+  restoreBuyers: async (itemId, confirmed) => raiseBuyerCounts(itemId, (await findItem(itemId))?.buckets ?? 1, confirmed),
 };

@@ -1,3 +1,4 @@
+import { bucketTags, MAX_BUCKETS } from '../reservations/buckets';
 import { newReservationId, OwnerId, ReservationId } from '../reservations/ids';
 import * as z from '../zod';
 
@@ -5,6 +6,8 @@ export const ItemId = OwnerId;
 export const IdempotencyKey = z.string().check(z.regex(/^[A-Za-z0-9_-]{1,64}$/, 'use 1–64 of A–Z, a–z, 0–9, _ and -'));
 export const MAX_ORDER_QUANTITY = 100;
 export const Quantity = z.int().check(z.minimum(1), z.maximum(MAX_ORDER_QUANTITY));
+/** How many buckets an item's stock is split into, each on a hash slot of its own: 1 keeps it whole. */
+export const BucketCount = z.int().check(z.minimum(1), z.maximum(MAX_BUCKETS));
 
 /** What the reservation hands to the writer through the queue, and keeps in the outbox meanwhile. */
 export const OrderRecord = z.object({
@@ -15,21 +18,38 @@ export const OrderRecord = z.object({
   reservedAt: z.int().check(z.positive()),
   /** The buyer's key, so whoever gives a cancelled order back can forget it too. */
   idempotencyKey: z.optional(IdempotencyKey),
+  /** The bucket it was reserved in, of how many, when the item's stock is split (absent: not split). */
+  bucket: z.optional(z.tuple([z.int().check(z.minimum(0), z.maximum(MAX_BUCKETS - 1)), BucketCount])),
 });
 export type OrderRecord = z.infer<typeof OrderRecord>;
 
 export const newOrderId = newReservationId;
 export const OrderId = ReservationId;
 
-/** Every key of one item's sale shares the hash tag {item:<id>}, so its scripts run in one slot. */
-export const itemKeys = (itemId: string) => {
-  const tag = `{item:${itemId}}`;
+/**
+ * Every key of one item's sale shares the hash tag {item:<id>}, so its scripts run in one slot;
+ * an item split into buckets has one such tag per bucket (bucketTags), and bucket k of n has the
+ * keys of its own tag.
+ */
+export const itemKeys = (itemId: string, bucket = 0, buckets = 1) => {
+  const tag = bucketTags(`item:${itemId}`, buckets)[bucket]!;
   return {
     tag,
     state: `${tag}:sale`,
     buyers: `${tag}:bought`,
     outbox: `${tag}:outbox`,
+    moves: `${tag}:moves`,
+    movedIn: (moveId: string) => `${tag}:moved-in:${moveId}`,
     idempotency: (userId: number, key: string) => `${tag}:idem:${userId}:${key}`,
     released: (orderId: string) => `${tag}:released:${orderId}`,
   };
 };
+
+/** Every bucket's keys of an item split into `buckets` (one, the item's own, when it is not). */
+export const itemBuckets = (itemId: string, buckets: number) => Array.from({ length: buckets }, (_, k) => itemKeys(itemId, k, buckets));
+
+/** Where the reserving path learns how many buckets an item has (absent: one), in the item's own slot. */
+export const layoutKey = (itemId: string) => `{item:${itemId}}:buckets`;
+
+/** The keys of the bucket an order was reserved in. */
+export const orderKeys = (order: Pick<OrderRecord, 'itemId' | 'bucket'>) => itemKeys(order.itemId, ...(order.bucket ?? [0, 1]));

@@ -1,16 +1,18 @@
 import { redis } from '../clients/redis';
+import { UnavailableError } from '../errors';
 import { ratePrelude, reservationRates, throwIfRateLimited } from '../limits/rate';
-import { isScriptCode, scriptError } from '../redis/script-codes';
+import { isScriptCode, ScriptCode, scriptError } from '../redis/script-codes';
 import { luaScript, runOverPairs } from '../redis/script';
+import { BUCKET_DRY, bucketOf, LAYOUT_CHANGED, MAX_REFILLS, parseMoves, refill, splitUnits } from '../reservations/buckets';
 import type { Reserved } from '../reservations/place';
-import { itemKeys, newOrderId, type OrderRecord } from './model';
+import { itemBuckets, itemKeys, layoutKey, newOrderId, orderKeys, type OrderRecord } from './model';
 
-const reserveScript = luaScript<[string, string, string, string, string, string], [number, number, string, string, number, string, number, number, number, number]>(
+const reserveScript = luaScript<[string, string, string, string, string, string], [number, number, string, string, number, string, number, number, number, number, number]>(
   new URL('./lua/order-reserve-6.lua', import.meta.url),
   [ratePrelude],
 );
 const releaseScript = luaScript<[string, string, string, string, string], [string, number, number]>(new URL('./lua/order-release-5.lua', import.meta.url));
-const openScript = luaScript<[string, string, string], [number, number]>(new URL('./lua/sale-open-3.lua', import.meta.url));
+const openScript = luaScript<[string, string, string], [number, number, number]>(new URL('./lua/sale-open-3.lua', import.meta.url));
 const raiseBuyersScript = luaScript<[string], (string | number)[]>(new URL('./lua/buyers-raise-1.lua', import.meta.url));
 
 /** A retry is "the same request" when it asks for the same quantity (item and buyer are in the key). */
@@ -30,59 +32,121 @@ export interface Reservation extends Reserved<OrderRecord> {
   remaining: number;
 }
 
-/** One Redis round trip: the whole decision, the buyer's and the source's rates included, and, if accepted, every write, in one script. */
+/** How many buckets each item has, as this instance last learnt it; a script that finds otherwise says so. */
+const layouts = new Map<string, number>();
+
+/** How many buckets the item has: what this instance knows, or what Redis says (absent: one, the item's own keys). */
+async function bucketCount(itemId: string, fresh = false): Promise<number> {
+  const known = layouts.get(itemId);
+  if (known !== undefined && !fresh) return known;
+  const count = Number((await redis().get(layoutKey(itemId))) ?? 1);
+  layouts.set(itemId, count);
+  return count;
+}
+
+/**
+ * One Redis round trip: the whole decision, the buyer's and the source's rates included, and, if
+ * accepted, every write, in one script. An item split into buckets reserves in the buyer's
+ * bucket; when that one ran dry, units are moved from the others (refill) before the buyer can be
+ * told SOLD_OUT, which then holds for the whole item.
+ */
 export async function reserve(request: ReservationRequest, now = Date.now()): Promise<Reservation> {
-  const keys = itemKeys(request.itemId);
-  const order: OrderRecord = {
-    orderId: newOrderId(request.itemId, now),
-    itemId: request.itemId,
-    userId: request.userId,
-    quantity: request.quantity,
-    reservedAt: now,
-    idempotencyKey: request.idempotencyKey,
-  };
-  const rates = reservationRates('orders', keys.tag, request.userId, request.source);
-  const reply = await reserveScript.run(
-    redis(),
-    [keys.state, keys.buyers, keys.idempotency(request.userId, request.idempotencyKey), keys.outbox, ...rates.keys],
-    [request.userId, request.quantity, order.orderId, fingerprint(request.quantity), IDEMPOTENCY_TTL_MS, JSON.stringify(order), ...rates.args],
-  );
-  if (isScriptCode(reply)) throw scriptError(reply);
-  throwIfRateLimited(reply, 'orders');
-  const [orderId, remaining, replayed, pending] = reply as [string, number, number, number];
-  return { record: { ...order, orderId }, remaining, replayed: replayed === 1, pending: pending === 1 };
+  let buckets = await bucketCount(request.itemId);
+  let relearnt = false;
+  for (let refills = 0; ; ) {
+    const bucket = bucketOf(request.userId, buckets);
+    const keys = itemKeys(request.itemId, bucket, buckets);
+    const order: OrderRecord = {
+      orderId: newOrderId(request.itemId, now),
+      itemId: request.itemId,
+      userId: request.userId,
+      quantity: request.quantity,
+      reservedAt: now,
+      idempotencyKey: request.idempotencyKey,
+      ...(buckets > 1 ? { bucket: [bucket, buckets] as [number, number] } : {}),
+    };
+    const rates = reservationRates('orders', keys.tag, request.userId, request.source);
+    const reply = await reserveScript.run(
+      redis(),
+      [keys.state, keys.buyers, keys.idempotency(request.userId, request.idempotencyKey), keys.outbox, ...rates.keys],
+      [request.userId, request.quantity, order.orderId, fingerprint(request.quantity), IDEMPOTENCY_TTL_MS, JSON.stringify(order), ...rates.args, buckets],
+    );
+    if (reply === LAYOUT_CHANGED || reply === ScriptCode.NotOnSale) {
+      // The sale may have been opened anew with another number of buckets since this instance learnt it.
+      if (!relearnt) {
+        relearnt = true;
+        const learnt = await bucketCount(request.itemId, true);
+        if (learnt !== buckets) {
+          buckets = learnt;
+          continue;
+        }
+      }
+      if (reply === LAYOUT_CHANGED) throw new UnavailableError('The order could not be placed; retry with the same Idempotency-Key');
+    }
+    if (reply === BUCKET_DRY) {
+      if (++refills > MAX_REFILLS) throw new UnavailableError('The order could not be placed; retry with the same Idempotency-Key');
+      if (await refill(request.itemId, itemBuckets(request.itemId, buckets), bucket, request.quantity)) continue;
+      throw scriptError(ScriptCode.SoldOut);
+    }
+    if (isScriptCode(reply)) throw scriptError(reply);
+    throwIfRateLimited(reply, 'orders');
+    const [orderId, remaining, replayed, pending] = reply as [string, number, number, number];
+    return { record: { ...order, orderId }, remaining, replayed: replayed === 1, pending: pending === 1 };
+  }
 }
 
 /** Gives back an order the ledger cancelled (idempotent); 1 when it gave stock back now or before. */
 export async function release(order: OrderRecord): Promise<number> {
-  const keys = itemKeys(order.itemId);
+  const keys = orderKeys(order);
   const idempotency = keys.idempotency(order.userId, order.idempotencyKey ?? '');
   return Number(await releaseScript.run(redis(), [keys.state, keys.buyers, idempotency, keys.outbox, keys.released(order.orderId)], [order.orderId, order.userId, order.quantity]));
 }
 
-export async function openSale(itemId: string, stock: number, perUserLimit: number): Promise<void> {
-  const keys = itemKeys(itemId);
-  const reply = await openScript.run(redis(), [keys.state, keys.buyers, keys.outbox], [stock, perUserLimit]);
-  if (isScriptCode(reply)) throw scriptError(reply);
+/**
+ * Opens a sale in Redis, its stock split over `buckets` (each bucket on a slot of its own, opened
+ * by one script there); the buckets of an earlier layout go first. Only before any reservation.
+ */
+export async function openSale(itemId: string, stock: number, perUserLimit: number, buckets = 1): Promise<void> {
+  const before = await bucketCount(itemId, true);
+  if (before !== buckets) await Promise.all(itemBuckets(itemId, before).map((keys) => redis().del(keys.state)));
+  const shares = splitUnits(stock, buckets);
+  const replies = await Promise.all(itemBuckets(itemId, buckets).map((keys, k) => openScript.run(redis(), [keys.state, keys.buyers, keys.outbox], [shares[k]!, perUserLimit, buckets])));
+  const refused = replies.find(isScriptCode);
+  if (refused !== undefined) throw scriptError(refused);
+  await (buckets > 1 ? redis().set(layoutKey(itemId), buckets) : redis().del(layoutKey(itemId)));
+  layouts.set(itemId, buckets);
 }
 
-/** Whether a sale has reservations (or buyers) in Redis, which MySQL does not see yet. */
-export async function saleHasReservations(itemId: string): Promise<boolean> {
-  const keys = itemKeys(itemId);
-  return (await redis().exists(keys.buyers, keys.outbox)) > 0;
+/** Whether a sale has reservations (or buyers) in Redis, which MySQL does not see yet, in any bucket of its current layout or of `buckets`. */
+export async function saleHasReservations(itemId: string, buckets = 1): Promise<boolean> {
+  const current = await bucketCount(itemId, true);
+  const counts = current === buckets ? [current] : [current, buckets];
+  const found = await Promise.all(counts.flatMap((n) => itemBuckets(itemId, n)).map((keys) => redis().exists(keys.buyers, keys.outbox)));
+  return found.some((n) => n > 0);
 }
 
+/** Units left in Redis: the buckets' stock and the units moving between them; undefined when Redis has no sale. */
 export async function remainingStock(itemId: string): Promise<number | undefined> {
-  const stock = await redis().hget(itemKeys(itemId).state, 'stock');
-  return stock === null ? undefined : Number(stock);
+  const buckets = itemBuckets(itemId, await bucketCount(itemId, true));
+  const [stocks, moves] = await Promise.all([
+    Promise.all(buckets.map((keys) => redis().hget(keys.state, 'stock'))),
+    buckets.length > 1 ? Promise.all(buckets.map(async (keys, k) => parseMoves(k, await redis().hgetall(keys.moves).then((h) => Object.entries(h).flat())))) : [],
+  ]);
+  if (stocks.every((s) => s === null)) return undefined;
+  const moving = moves.flat().reduce((sum, m) => sum + m.units, 0);
+  return stocks.reduce((sum, s) => sum + Number(s ?? 0), 0) + moving;
 }
 
-export async function pendingOrder(orderId: string, itemId: string): Promise<OrderRecord | undefined> {
-  const raw = await redis().hget(itemKeys(itemId).outbox, orderId);
+/** An order still in its bucket's outbox; the buyer names the bucket. */
+export async function pendingOrder(orderId: string, itemId: string, userId: number): Promise<OrderRecord | undefined> {
+  const buckets = await bucketCount(itemId);
+  const raw = await redis().hget(itemKeys(itemId, bucketOf(userId, buckets), buckets).outbox, orderId);
   return raw ? (JSON.parse(raw) as OrderRecord) : undefined;
 }
 
-/** Raises each buyer's count to at least the quantity given for them, never lowering one; returns how many rose. */
-export function raiseBuyerCounts(itemId: string, floors: { buyer: number; units: number }[]): Promise<number> {
-  return runOverPairs(raiseBuyersScript, redis(), itemKeys(itemId).buyers, floors.map((f) => [f.buyer, f.units]));
+/** Raises each buyer's count (in their bucket) to at least the quantity given for them, never lowering one; returns how many rose. */
+export async function raiseBuyerCounts(itemId: string, buckets: number, floors: { buyer: number; units: number }[]): Promise<number> {
+  const perBucket = itemBuckets(itemId, buckets).map((keys, k) => [keys.buyers, floors.filter((f) => bucketOf(f.buyer, buckets) === k)] as const);
+  const raised = await Promise.all(perBucket.map(([key, group]) => runOverPairs(raiseBuyersScript, redis(), key, group.map((f) => [f.buyer, f.units]))));
+  return raised.reduce((sum, n) => sum + n, 0);
 }

@@ -1,9 +1,12 @@
 import type { PoolConnection } from 'mysql2/promise';
 import type * as z from '../zod';
 
-/** The Redis keys of one owner's reservations (an item's sale, a deal): all in one hash slot. */
+/**
+ * The Redis keys of one owner's reservations (an item's sale, a deal), all in one hash slot: of
+ * the whole owner, or of one bucket of an owner split over several slots (shared/reservations/buckets.ts).
+ */
 export interface OwnerKeys {
-  /** The hash tag every key of the owner carries, e.g. {item:<id>}: any other key in its slot starts with it. */
+  /** The hash tag every key of the owner (or bucket) carries, e.g. {item:<id>}: any other key in its slot starts with it. */
   tag: string;
   /** The live state: a hash holding the counter the reserving script checks and moves. */
   state: string;
@@ -11,6 +14,10 @@ export interface OwnerKeys {
   buyers: string;
   /** Reservation id -> record, from the reserving script until the writer has stored it. */
   outbox: string;
+  /** Move id -> record of units this bucket gave to another, until the recipient took them in. */
+  moves: string;
+  /** The recipient's record that it took a move in, so taking it in again does nothing. */
+  movedIn(moveId: string): string;
 }
 
 /** What the database guard decided for a reservation it stored. */
@@ -40,7 +47,10 @@ export interface ReservationKind<R, Locked = unknown> {
   unitsOf(record: R): number;
   /** When it was reserved (ms): an outbox entry older than the relay's threshold is sent again. */
   reservedAtOf(record: R): number;
-  keysOf(owner: string): OwnerKeys;
+  /** The keys of the owner's buckets, as MySQL has them: one when the owner is not split. */
+  bucketsOf(owner: string): Promise<OwnerKeys[]>;
+  /** The keys of the bucket that holds a reservation. */
+  keysOfRecord(record: R): OwnerKeys;
   counter: Counter;
 
   /** Undoes a reservation in Redis (idempotent): 1 when it gave units back now, 0 when there was nothing left to give back. */
@@ -57,8 +67,10 @@ export interface ReservationKind<R, Locked = unknown> {
    * transaction, after lockOwners: rejects what would go past the capacity or the buyer's limit.
    */
   store(conn: PoolConnection, records: R[], owners: Locked): Promise<Map<string, StoredState>>;
-  /** The state hash's fields when the owner is rebuilt from MySQL (counter left to the pipeline), or undefined when MySQL has no such owner. */
+  /** The state hash's fields when a bucket of the owner is rebuilt from MySQL with `units` in it, or undefined when MySQL has no such owner. */
   rebuiltState(conn: PoolConnection, owner: string, units: number): Promise<Record<string, string | number> | undefined>;
+  /** Puts back what tells the reserving path how many buckets the owner has, if Redis lost it. */
+  restoreLayout?(owner: string, buckets: number): Promise<void>;
   /** What Redis must forget of reservations the guard rejected, which hold nothing (after their commit). */
   forgetRejected?(owner: string, rejected: R[]): Promise<void>;
   /** Puts back buyers' holdings that Redis lost, from what MySQL confirmed for them; lowers nothing. Returns how many changed. */

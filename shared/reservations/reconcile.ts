@@ -4,40 +4,84 @@ import { redis } from '../clients/redis';
 import { sqs } from '../clients/sqs';
 import { reservationQueueEnv, readEnv } from '../config';
 import { luaScript } from '../redis/script';
-import type { ReservationKind } from './kind';
+import { finishMove, parseMoves, splitUnits, type Move } from './buckets';
+import type { OwnerKeys, ReservationKind } from './kind';
 import { confirmedHoldings, ownerLedger, type LedgerState } from './ledger';
 import { reservationQueue } from './queue';
 
-const snapshotScript = luaScript<[state: string, outbox: string], []>(new URL('./lua/owner-snapshot-2.lua', import.meta.url));
+const snapshotScript = luaScript<[state: string, outbox: string, moves: string], []>(new URL('./lua/owner-snapshot-3.lua', import.meta.url));
 const adjustScript = luaScript<[state: string], [string, number, number, number, number]>(new URL('./lua/counter-adjust-1.lua', import.meta.url));
 const rebuildScript = luaScript<[state: string], (string | number)[]>(new URL('./lua/state-rebuild-1.lua', import.meta.url));
 
 const pairs = (flat: string[]): [string, string][] => Array.from({ length: flat.length / 2 }, (_, i) => [flat[2 * i]!, flat[2 * i + 1]!]);
 const isStored = (state: LedgerState | undefined) => state === 'confirmed' || state === 'rejected';
 
+interface BucketLook {
+  keys: OwnerKeys;
+  /** The bucket's state hash, undefined when Redis has none. */
+  state: Record<string, string> | undefined;
+  outbox: [string, string][];
+  /** Moves this bucket started, taken in or not. */
+  moves: Move[];
+}
+
 interface Look<R> {
   capacity: number;
-  /** Units left in Redis; undefined when Redis has no state for the owner. */
+  buckets: BucketLook[];
+  /** Units left in Redis, over every bucket that has a state; undefined when Redis has no state for the owner at all. */
   remaining: number | undefined;
+  /** Buckets whose state (its counter) Redis lost (of an owner split into several, some may survive). */
+  lost: number[];
   repairs: number;
   confirmed: number;
   entries: { id: string; record: R; state: LedgerState | undefined }[];
   pending: number;
-  /** capacity − (remaining + confirmed + pending); 0 when nothing was lost or oversold. */
+  /** Units in moves between buckets not yet taken in. */
+  moving: number;
+  /** False when moves kept being made during every try at a consistent look of the buckets. */
+  settled: boolean;
+  /** capacity − (remaining + confirmed + pending + moving); 0 when nothing was lost or oversold. */
   drift: number;
 }
 
+/** Tries at a look of an owner's buckets during which no move step landed. */
+const LOOK_TRIES = 5;
+
 /**
- * One look at where an owner's units are: Redis in one atomic step, then MySQL in one consistent
+ * Redis's part of a look: each bucket in one atomic step, then, for an owner split into several,
+ * whether each move found was taken in, and last each bucket's count of move steps again. When no
+ * count moved, no move step landed between the buckets' reads, so they are one consistent cut:
+ * every unit is counted once, in a bucket, in a move or in an outbox.
+ */
+async function lookAtBuckets(buckets: OwnerKeys[]): Promise<{ looks: BucketLook[]; moving: number; settled: boolean }> {
+  let looks: BucketLook[] = [];
+  let moving = 0;
+  for (let tries = 0; tries < LOOK_TRIES; tries++) {
+    looks = await Promise.all(
+      buckets.map(async (keys, k) => {
+        const [stateFlat, outboxFlat, movesFlat] = (await snapshotScript.run(redis(), [keys.state, keys.outbox, keys.moves], [])) as [string[], string[], string[]];
+        return { keys, state: stateFlat.length ? Object.fromEntries(pairs(stateFlat)) : undefined, outbox: pairs(outboxFlat), moves: parseMoves(k, movesFlat) };
+      }),
+    );
+    if (buckets.length === 1) return { looks, moving: 0, settled: true };
+    const moves = looks.flatMap((l) => l.moves);
+    const takenIn = await Promise.all(moves.map((m) => redis().exists(buckets[m.to]!.movedIn(m.id))));
+    moving = moves.reduce((sum, m, i) => sum + (takenIn[i] ? 0 : m.units), 0);
+    const counts = await Promise.all(buckets.map((keys) => redis().hget(keys.state, 'moves')));
+    if (counts.every((count, k) => (count ?? '0') === (looks[k]!.state?.moves ?? '0'))) return { looks, moving, settled: true };
+  }
+  return { looks, moving, settled: false };
+}
+
+/**
+ * One look at where an owner's units are: Redis (lookAtBuckets), then MySQL in one consistent
  * snapshot. In that order, a reservation in the outbox that the writer stores meanwhile is found
  * stored and counted once, and one made after the Redis look would have to be stored within the
  * moment between the two reads to be miscounted, far quicker than any trip through the queue.
  */
 async function look<R>(kind: ReservationKind<R>, owner: string): Promise<Look<R> | undefined> {
-  const keys = kind.keysOf(owner);
-  const [stateFlat, outboxFlat] = (await snapshotScript.run(redis(), [keys.state, keys.outbox], [])) as [string[], string[]];
-  const state = Object.fromEntries(pairs(stateFlat));
-  const outbox = pairs(outboxFlat).map(([id, raw]) => ({ id, record: JSON.parse(raw) as R }));
+  const { looks, moving, settled } = await lookAtBuckets(await kind.bucketsOf(owner));
+  const outbox = looks.flatMap((l) => l.outbox.map(([id, raw]) => ({ id, record: JSON.parse(raw) as R })));
   const conn = await db().getConnection();
   try {
     await conn.query('START TRANSACTION READ ONLY, WITH CONSISTENT SNAPSHOT');
@@ -45,18 +89,24 @@ async function look<R>(kind: ReservationKind<R>, owner: string): Promise<Look<R>
     const ledger = await ownerLedger(conn, kind.ledger, owner, outbox.map((e) => e.id));
     await conn.query('COMMIT');
     if (capacity === undefined) return undefined;
-    const counter = state[kind.counter.field];
-    const remaining = counter === undefined ? undefined : kind.counter.sign > 0 ? Number(counter) : capacity - Number(counter);
+    const counters = looks.map((l) => l.state?.[kind.counter.field]);
+    const lost = counters.flatMap((c, k) => (c === undefined ? [k] : []));
+    const remaining =
+      lost.length === looks.length ? undefined : counters.reduce((sum, c) => sum + (c === undefined ? 0 : kind.counter.sign > 0 ? Number(c) : capacity - Number(c)), 0);
     const entries = outbox.map((e) => ({ ...e, state: ledger.states.get(e.id) }));
     const pending = entries.filter((e) => !isStored(e.state)).reduce((sum, e) => sum + kind.unitsOf(e.record), 0);
     return {
       capacity,
+      buckets: looks,
       remaining,
-      repairs: Number(state.repairs ?? 0),
+      lost,
+      repairs: looks.reduce((sum, l) => sum + Number(l.state?.repairs ?? 0), 0),
       confirmed: ledger.confirmedUnits,
       entries,
       pending,
-      drift: capacity - ((remaining ?? 0) + ledger.confirmedUnits + pending),
+      moving,
+      settled,
+      drift: capacity - ((remaining ?? 0) + ledger.confirmedUnits + pending + moving),
     };
   } finally {
     conn.release();
@@ -78,6 +128,8 @@ export interface OwnerReconciliation {
   remaining: number;
   confirmed: number;
   pending: number;
+  /** Units moving between buckets of an owner split into several. */
+  moving: number;
   drift: number;
   /** False when two looks disagreed: something moved between them, so the drift may be false. */
   steady: boolean;
@@ -87,7 +139,9 @@ export interface OwnerReconciliation {
   released: number;
   /** The change made to the counter, 0 when none. */
   adjusted: number;
-  /** True when Redis had lost the owner's state and it was rebuilt from MySQL. */
+  /** Moves between buckets found and finished (taken in, cleared): a process had died between their steps, or was still on its way. */
+  movesFinished: number;
+  /** True when Redis had lost the owner's state (or a bucket's) and it was rebuilt from MySQL. */
   rebuilt: boolean;
   /** Why a lost state was not rebuilt yet. */
   waiting?: string;
@@ -127,14 +181,15 @@ export async function reconcileOwner<R>(kind: ReservationKind<R>, owner: string,
   if (!first) return undefined;
   let current = first;
   let steady = true;
-  if (first.drift !== 0 && !options.oneLook) {
+  if ((first.drift !== 0 || !first.settled) && !options.oneLook) {
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     current = (await look(kind, owner)) ?? first;
-    steady = current.drift === first.drift && current.repairs === first.repairs && (current.remaining === undefined) === (first.remaining === undefined);
+    steady = current.settled && current.drift === first.drift && current.repairs === first.repairs && current.lost.join() === first.lost.join();
   }
-  const keys = kind.keysOf(owner);
   const stored = current.entries.filter((e) => isStored(e.state));
-  if (stored.length) await redis().hdel(keys.outbox, ...stored.map((e) => e.id));
+  const storedPerOutbox = new Map<string, string[]>();
+  for (const e of stored) storedPerOutbox.set(kind.keysOfRecord(e.record).outbox, [...(storedPerOutbox.get(kind.keysOfRecord(e.record).outbox) ?? []), e.id]);
+  await Promise.all([...storedPerOutbox].map(([outbox, ids]) => redis().hdel(outbox, ...ids)));
   const cancelled = current.entries.filter((e) => e.state === 'cancelled');
   for (const entry of cancelled) await kind.release(entry.record);
   const stale = current.entries.filter((e) => (e.state === undefined || e.state === 'promised') && now - kind.reservedAtOf(e.record) >= options.relayOlderThanMs);
@@ -147,28 +202,46 @@ export async function reconcileOwner<R>(kind: ReservationKind<R>, owner: string,
     remaining: current.remaining ?? 0,
     confirmed: current.confirmed,
     pending: current.pending,
+    moving: current.moving,
     drift: current.drift,
     steady,
     relayed: stale.length,
     settled: stored.length,
     released: cancelled.length,
     adjusted: 0,
+    movesFinished: 0,
     rebuilt: false,
     buyersRestored: 0,
   };
   if (!options.repair) return report;
-  if (current.remaining === undefined) {
+  const buckets = current.buckets.map((b) => b.keys);
+  await kind.restoreLayout?.(owner, buckets.length);
+  // Forward only, and idempotent: a move still on its way is finished once, whoever finishes it.
+  const moves = current.buckets.flatMap((b) => b.moves);
+  report.movesFinished = (await Promise.all(moves.map((m) => finishMove(buckets, m)))).filter(Boolean).length;
+  if (current.lost.length) {
     const inFlight = current.entries.length + (await messagesInFlight());
     if (inFlight > 0) {
-      report.waiting = `Redis lost the state of ${owner}; it is rebuilt once nothing is in flight (${inFlight} reservations or messages still are)`;
+      report.waiting = `Redis lost the state of ${owner}${current.remaining === undefined ? '' : ` (${current.lost.length} of its ${buckets.length} buckets)`}; it is rebuilt once nothing is in flight (${inFlight} reservations or messages still are)`;
       return report;
     }
+    // Nothing pending: what is neither confirmed nor in a surviving bucket or a move was in the lost buckets.
+    const shares = splitUnits(Math.max(0, current.capacity - current.confirmed - (current.remaining ?? 0) - current.moving), current.lost.length);
     const conn = await db().getConnection();
-    const fields = await kind.rebuiltState(conn, owner, current.capacity - current.confirmed).finally(() => conn.release());
-    if (fields) report.rebuilt = (await rebuildScript.run(redis(), [keys.state], Object.entries(fields).flat())) === 1;
+    try {
+      for (const [i, k] of current.lost.entries()) {
+        const fields = await kind.rebuiltState(conn, owner, shares[i]!);
+        if (fields && (await rebuildScript.run(redis(), [buckets[k]!.state], Object.entries(fields).flat())) === 1) report.rebuilt = true;
+      }
+    } finally {
+      conn.release();
+    }
   } else if (steady && current.drift !== 0) {
+    // The drift goes to the bucket with the most units, so taking some away keeps it at or above 0.
+    const counter = (b: BucketLook) => Number(b.state?.[kind.counter.field] ?? 0) * kind.counter.sign;
+    const target = current.buckets.reduce((best, b) => (counter(b) > counter(best) ? b : best));
     const [min, max] = kind.counter.sign > 0 ? [0, Number.MAX_SAFE_INTEGER] : [0, current.capacity];
-    const applied = await adjustScript.run(redis(), [keys.state], [kind.counter.field, kind.counter.sign * current.drift, current.repairs, min, max]);
+    const applied = await adjustScript.run(redis(), [target.keys.state], [kind.counter.field, kind.counter.sign * current.drift, Number(target.state?.repairs ?? 0), min, max]);
     if (applied !== null) report.adjusted = current.drift;
   }
   report.buyersRestored = await kind.restoreBuyers(owner, await confirmedHoldings(kind.ledger, owner));

@@ -51,13 +51,13 @@ function countStored<R>(kind: ReservationKind<R>, records: R[], stored: Map<stri
   }
 }
 
-/** The ids among these whose outbox entry is missing; undefined when Redis could not tell. */
-async function missingFromOutbox<R>(kind: ReservationKind<R>, owner: string, ids: string[]): Promise<Set<string> | undefined> {
+/** The ids among these (of one outbox) whose outbox entry is missing; undefined when Redis could not tell. */
+async function missingFromOutbox(outbox: string, ids: string[]): Promise<Set<string> | undefined> {
   try {
-    const entries = await redis().hmget(kind.keysOf(owner).outbox, ...ids);
+    const entries = await redis().hmget(outbox, ...ids);
     return new Set(ids.filter((_, i) => entries[i] === null));
   } catch (error) {
-    logger.warn(`Could not read the outbox of ${owner}; storing its ${kind.name} all the same`, { error: loggableError(error) });
+    logger.warn(`Could not read the outbox ${outbox}; storing its reservations all the same`, { error: loggableError(error) });
     return undefined;
   }
 }
@@ -102,7 +102,9 @@ export async function writeReservations<R>(kind: ReservationKind<R>, records: R[
   const unique = [...new Map(records.map((r) => [kind.idOf(r), r])).values()];
   if (unique.length === 0) return { failed: new Set(), storedWithoutOutbox: 0, decisions: new Map() };
   const owners = groupBy(unique, kind.ownerOf);
-  const missing = new Map(await Promise.all([...owners].map(async ([owner, group]) => [owner, await missingFromOutbox(kind, owner, group.map(kind.idOf))] as const)));
+  // One outbox per owner, or per bucket of an owner split into several.
+  const outboxes = groupBy(unique, (r) => kind.keysOfRecord(r).outbox);
+  const missing = new Map(await Promise.all([...outboxes].map(async ([outbox, group]) => [outbox, await missingFromOutbox(outbox, group.map(kind.idOf))] as const)));
 
   const failed = new Set<string>();
   let decisions: Map<string, string>;
@@ -126,7 +128,7 @@ export async function writeReservations<R>(kind: ReservationKind<R>, records: R[
   let storedWithoutOutbox = 0;
   await Promise.all(
     [...owners].map(async ([owner, group]) => {
-      const lost = group.filter((r) => missing.get(owner)?.has(kind.idOf(r)) && isStored(decisions.get(kind.idOf(r))));
+      const lost = group.filter((r) => missing.get(kind.keysOfRecord(r).outbox)?.has(kind.idOf(r)) && isStored(decisions.get(kind.idOf(r))));
       if (lost.length) {
         storedWithoutOutbox += lost.length;
         lostOwners.add(owner);
@@ -135,10 +137,14 @@ export async function writeReservations<R>(kind: ReservationKind<R>, records: R[
       if (rejected.length && kind.forgetRejected) await kind.forgetRejected(owner, rejected).catch((error: unknown) => {
         logger.warn(`Could not forget rejected ${kind.name} of ${owner} in Redis`, { error: loggableError(error) });
       });
+    }),
+  );
+  await Promise.all(
+    [...outboxes].map(async ([outbox, group]) => {
       // A cancelled entry still in the outbox is its compensation's (or reconciliation's) to give back.
       const settled = group.map(kind.idOf).filter((id) => isStored(decisions.get(id)));
-      if (settled.length) await redis().hdel(kind.keysOf(owner).outbox, ...settled).catch((error: unknown) => {
-        logger.warn(`Could not clear stored ${kind.name} from the outbox of ${owner}; reconciliation will`, { error: loggableError(error) });
+      if (settled.length) await redis().hdel(outbox, ...settled).catch((error: unknown) => {
+        logger.warn(`Could not clear stored ${kind.name} from the outbox ${outbox}; reconciliation will`, { error: loggableError(error) });
       });
     }),
   );

@@ -5,6 +5,7 @@ import { coupons } from '../../shared/coupons/kind';
 import { upsertItemStock } from '../../shared/orders/items';
 import { orders } from '../../shared/orders/kind';
 import { openSale, reserve } from '../../shared/orders/sale';
+import { bucketTags } from '../../shared/reservations/buckets';
 import type { ReservationKind } from '../../shared/reservations/kind';
 import type { Reserved } from '../../shared/reservations/place';
 import { LOCAL_SOURCE, sql, uniqueItemId } from './orders';
@@ -13,9 +14,11 @@ const HOUR = 3_600_000;
 
 /** One kind of reservation as the pipeline's tests drive it: one unit per buyer, so both kinds behave alike. */
 export interface KindUnderTest<R> {
+  /** The kind, and how its owners are opened, e.g. "orders in 3 buckets". */
+  name: string;
   kind: ReservationKind<R>;
-  /** The hash tag of an owner's keys. */
-  tag(owner: string): string;
+  /** The hash tags of an owner's keys: one, or one per bucket. */
+  tags(owner: string): string[];
   /** A new owner (a sale, a deal) of `capacity` units, in MySQL and Redis. */
   open(capacity: number): Promise<string>;
   /** One unit for the buyer, asked from `source` (the load-test allowance's LOCAL_SOURCE unless given); the same buyer asking again is a replay. */
@@ -24,22 +27,25 @@ export interface KindUnderTest<R> {
   rows(owner: string): Promise<{ id: string; confirmed: boolean }[]>;
 }
 
-const ordersUnderTest: KindUnderTest<unknown> = {
+/** Orders of items whose stock is split into `buckets` (1: kept whole, today's keys). */
+const ordersUnderTest = (buckets: number): KindUnderTest<unknown> => ({
+  name: buckets === 1 ? 'orders' : `orders in ${buckets} buckets`,
   kind: orders as ReservationKind<unknown>,
-  tag: (itemId) => `{item:${itemId}}`,
+  tags: (itemId) => bucketTags(`item:${itemId}`, buckets),
   async open(capacity) {
     const itemId = uniqueItemId('pipeline-item');
-    await upsertItemStock(itemId, capacity, 1);
-    await openSale(itemId, capacity, 1);
+    await upsertItemStock(itemId, capacity, 1, buckets);
+    await openSale(itemId, capacity, 1, buckets);
     return itemId;
   },
   reserve: (itemId, buyer, source = LOCAL_SOURCE) => reserve({ itemId, userId: buyer, quantity: 1, idempotencyKey: `key-${buyer}`, source }),
   rows: async (itemId) => (await sql<RowDataPacket>('SELECT id, status FROM orders WHERE item_id = ? ORDER BY id', [itemId])).map((r) => ({ id: String(r.id), confirmed: r.status === 'confirmed' })),
-};
+});
 
 const couponsUnderTest: KindUnderTest<unknown> = {
+  name: 'coupons',
   kind: coupons as ReservationKind<unknown>,
-  tag: (dealId) => `{deal:${dealId}}`,
+  tags: (dealId) => [`{deal:${dealId}}`],
   async open(capacity) {
     const dealId = uniqueItemId('pipeline-deal');
     const now = Date.now();
@@ -51,7 +57,7 @@ const couponsUnderTest: KindUnderTest<unknown> = {
   rows: async (dealId) => (await sql<RowDataPacket>('SELECT id FROM coupons WHERE deal_id = ? ORDER BY id', [dealId])).map((r) => ({ id: String(r.id), confirmed: true })),
 };
 
-export const kindsUnderTest = [ordersUnderTest, couponsUnderTest];
+export const kindsUnderTest = [ordersUnderTest(1), ordersUnderTest(3), couponsUnderTest];
 
 export async function ledgerStates(owner: string): Promise<Record<string, string>> {
   const rows = await sql<RowDataPacket>('SELECT id, state FROM reservation_ledger WHERE owner_id = ?', [owner]);

@@ -2,9 +2,14 @@
   Reserves stock for one order: checks everything before it writes anything. The buyer's and the
   source's rates (rate_wait, from shared/limits/lua/gcra.lua, put before this) are part of the
   decision: every attempt past the answers that cost nothing (a replay, no sale, sold out) takes
-  from both, and one that either refuses writes nothing.
+  from both, and one that either refuses writes nothing. An item split into buckets reserves in
+  the buyer's bucket; one with too few units left answers -16 without taking from the rates, and
+  the caller takes units from the other buckets (shared/reservations/buckets.ts) or proves there
+  are none before the buyer is told SOLD_OUT.
 
-  KEYS[1] sale hash         {item:<id>}:sale      fields stock (remaining), limit (per buyer)
+  KEYS[1] sale hash         {item:<id>}:sale      fields stock (remaining), limit (per buyer),
+                                                  buckets (how many, when split), moves
+  (an item split into buckets has these keys per bucket, each under its bucket's own tag)
   KEYS[2] buyers hash       {item:<id>}:bought    user id -> quantity reserved
   KEYS[3] idempotency key   {item:<id>}:idem:<user id>:<Idempotency-Key>
   KEYS[4] outbox hash       {item:<id>}:outbox    order id -> order record, until the writer stores it
@@ -19,6 +24,7 @@
   ARGV[6] order record (JSON) to keep in the outbox
   ARGV[7], ARGV[8]  the buyer's rate: interval, burst (ms)
   ARGV[9], ARGV[10] the source's rate: interval (0: no limit), burst (ms)
+  ARGV[11] how many buckets the caller believes the item has (1: not split)
 
   Returns {order id, remaining stock, replayed (1) or new (0), still in the outbox (1) or not (0)}, or
     -10 no sale open for this item
@@ -26,6 +32,8 @@
     -12 per-buyer limit would be exceeded
     -13 Idempotency-Key already used with a different request
     {-15, ms} a rate is spent: the ms until it allows one again
+    -16 this bucket has too few units; the item's other buckets may have some
+    -17 the item has another number of buckets than the caller believes
 ]]
 local previous = redis.call('GET', KEYS[3])
 if previous then
@@ -37,12 +45,21 @@ if previous then
   return { orderId, tonumber(remaining), 1, redis.call('HEXISTS', KEYS[4], orderId) }
 end
 
-local sale = redis.call('HMGET', KEYS[1], 'stock', 'limit')
+local sale = redis.call('HMGET', KEYS[1], 'stock', 'limit', 'buckets')
 if not sale[1] then
   return -10
 end
+if tonumber(sale[3] or '1') ~= tonumber(ARGV[11]) then
+  return -17
+end
 local stock = tonumber(sale[1])
 local quantity = tonumber(ARGV[2])
+if sale[3] and stock < quantity then
+  if tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0') + quantity > tonumber(sale[2]) then
+    return -12
+  end
+  return -16
+end
 -- The common answer once a sale is over: no writes at all.
 if stock <= 0 then
   return -11
