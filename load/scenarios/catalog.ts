@@ -2,11 +2,10 @@
  * The catalog: the cached hit path against the no-cache baseline and the ceiling, then a stampede
  * — 1,000 concurrent requests right after a version bump — counting MySQL queries at the server.
  */
-import { Redis } from 'ioredis';
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import type { Scenario } from '../bench';
 import { drive, round } from '../support/measure';
-import { bytesSent } from '../support/redis-calls';
+import { infoSum, shardsOf } from '../support/redis-shards';
 
 const TAGS = ['backend', 'frontend', 'data', 'devops', 'design', 'product'];
 const STAMPEDE = 1_000;
@@ -20,7 +19,7 @@ export const catalog: Scenario = async ({ twin, connections, duration, log, agai
 
   const { load: hit, ceiling, cpuPerRequest, ceilingCpuPerRequest } = await againstCeiling({ url: twin.url, requests: requests('') }, 'GET /programs (cached)');
   // What Redis sends per hit: a hot page lives on one shard, whose network it exhausts first.
-  const { result: counted, bytes, gets, mgets } = await redisDuring(twin.redisUrl, () =>
+  const { result: counted, bytes, gets, mgets, shape } = await redisDuring(twin.redisUrl, () =>
     drive({ url: twin.url, connections, amount: BYTES_SAMPLE, requests: requests('') }, 'GET /programs (cached), counting Redis bytes', log),
   );
   const redisBytesPerHit = round(bytes / counted.requests, 1);
@@ -54,6 +53,7 @@ export const catalog: Scenario = async ({ twin, connections, duration, log, agai
     ceiling,
     baseline: { ...baseline },
     extra: {
+      redis: shape,
       ratio_to_baseline: round(hit.rps / baseline.rps, 1),
       redis_bytes_out_per_hit: redisBytesPerHit,
       near_copy_hit_rate: nearCopyHitRate,
@@ -69,15 +69,19 @@ export const catalog: Scenario = async ({ twin, connections, duration, log, agai
   };
 };
 
-/** What `run` gives, and meanwhile the bytes Redis sent to all its clients and the GETs and MGETs it served. */
-async function redisDuring<T>(redisUrl: string, run: () => Promise<T>): Promise<{ result: T; bytes: number; gets: number; mgets: number }> {
-  const redis = new Redis(redisUrl);
-  const calls = async (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(await redis.info('commandstats'))?.[1] ?? 0);
+/**
+ * What `run` gives, and meanwhile the bytes Redis sent to all its clients and the GETs and MGETs
+ * it served, summed over every master (the whole catalog lives on the one holding {catalog}).
+ */
+async function redisDuring<T>(redisUrl: string, run: () => Promise<T>): Promise<{ result: T; bytes: number; gets: number; mgets: number; shape: string }> {
+  const redis = await shardsOf(redisUrl);
+  const bytesSent = () => infoSum(redis.shards, 'stats', /total_net_output_bytes:(\d+)/);
+  const calls = (command: string) => infoSum(redis.shards, 'commandstats', new RegExp(`cmdstat_${command}:calls=(\\d+)`));
   try {
-    const [bytes, gets, mgets] = await Promise.all([bytesSent(redis), calls('get'), calls('mget')]);
+    const [bytes, gets, mgets] = await Promise.all([bytesSent(), calls('get'), calls('mget')]);
     const result = await run();
-    return { result, bytes: (await bytesSent(redis)) - bytes, gets: (await calls('get')) - gets, mgets: (await calls('mget')) - mgets };
+    return { result, bytes: (await bytesSent()) - bytes, gets: (await calls('get')) - gets, mgets: (await calls('mget')) - mgets, shape: redis.shape };
   } finally {
-    redis.disconnect();
+    redis.close();
   }
 }

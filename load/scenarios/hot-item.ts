@@ -18,11 +18,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import slotOf from 'cluster-key-slot';
-import { Cluster, Redis } from 'ioredis';
 import { createPool, type RowDataPacket } from 'mysql2/promise';
 import type { Scenario } from '../bench';
 import { adminCookie, adminPut, pointAtTwin, releaseSharedClients, timed } from '../support/crowd';
 import { meanLoad, round, type LoadResult } from '../support/measure';
+import { shardsOf, type Shard } from '../support/redis-shards';
 import { orders } from '../../shared/orders/kind';
 import { bucketTags } from '../../shared/reservations/buckets';
 import { reconcileOwner } from '../../shared/reservations/reconcile';
@@ -41,29 +41,6 @@ interface ClientReport {
   lastReservedAskedAt: number;
   soldOutAnsweredAt: number[];
   latencies: number[];
-}
-
-/** A Redis master: where its CPU is read, and which slots it serves. */
-interface Shard {
-  name: string;
-  client: Redis;
-  slots: [number, number][];
-}
-
-async function shardsOf(url: string): Promise<{ shards: Shard[]; cluster: boolean; close(): void }> {
-  const probe = new Redis(url);
-  const cluster = /cluster_enabled:1/.test(await probe.info('cluster'));
-  if (!cluster) return { shards: [{ name: new URL(url).port, client: probe, slots: [[0, 16383]] }], cluster, close: () => probe.disconnect() };
-  probe.disconnect();
-  const nodes = new Cluster([url]);
-  const ranges = (await nodes.cluster('SLOTS')) as unknown as [number, number, [string, number]][];
-  await nodes.ping();
-  const shards = nodes.nodes('master').map((client) => ({
-    name: String(client.options.port),
-    client,
-    slots: ranges.filter((r) => r[2][1] === client.options.port).map((r) => [r[0], r[1]] as [number, number]),
-  }));
-  return { shards, cluster, close: () => nodes.disconnect() };
 }
 
 const cpuSeconds = async (shard: Shard) => {

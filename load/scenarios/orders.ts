@@ -11,11 +11,11 @@
  * alone against each baseline's statements, each from many concurrent connections.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { createPool, type RowDataPacket } from 'mysql2/promise';
 import type { Scenario } from '../bench';
 import { adminCookie, adminPut, emulatorCalls, handOffShape, inParallel, pointAtTwin, race, releaseSharedClients, signedInCrowd, timed } from '../support/crowd';
 import { meanLoad, round, startCpuMeter } from '../support/measure';
+import { infoSum, shardsOf } from '../support/redis-shards';
 import { metricsCost } from '../support/metrics-cost';
 import { MAX_ORDER_QUANTITY } from '../../shared/orders/model';
 import { reserve } from '../../shared/orders/sale';
@@ -48,10 +48,12 @@ type BaselineName = keyof typeof BASELINES;
 const baselineNames = Object.keys(BASELINES) as BaselineName[];
 
 export const orders: Scenario = async ({ twin, runtime, connections, duration, log }) => {
-  pointAtTwin(twin, { DATABASE_POOL_SIZE: String(CONTENDED_CONCURRENCY) });
+  // On a cluster (SURGE_REDIS_CLUSTER=true) every master's counters are summed.
+  const redisNodes = await shardsOf(twin.redisUrl);
+  pointAtTwin(twin, { DATABASE_POOL_SIZE: String(CONTENDED_CONCURRENCY), ...(redisNodes.cluster ? { REDIS_CLUSTER: 'true' } : {}) });
   const tag = randomBytes(3).toString('hex');
   const db = createPool({ uri: twin.databaseUrl, connectionLimit: CONTENDED_CONCURRENCY });
-  const redis = new Redis(twin.redisUrl);
+  const redis = redisNodes.client;
   const admin = await adminCookie(twin);
   const openItem = async (itemId: string, quantity: number) => {
     await adminPut(twin, admin, `/items/${itemId}/stock`, { quantity, perUserLimit: 1 });
@@ -85,9 +87,8 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   }
 
   const commandStats = async () => {
-    const info = await redis.info('commandstats');
-    const calls = (name: string) => Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
-    return { evalsha: calls('evalsha') + calls('eval'), total: Number(/total_commands_processed:(\d+)/.exec(await redis.info('stats'))![1]) };
+    const calls = (name: string) => infoSum(redisNodes.shards, 'commandstats', new RegExp(`cmdstat_${name}:calls=(\\d+)`));
+    return { evalsha: (await calls('evalsha')) + (await calls('eval')), total: await infoSum(redisNodes.shards, 'stats', /total_commands_processed:(\d+)/) };
   };
 
   /** One end-to-end run through Surge on a fresh item: the race, the drain, then the invariants. */
@@ -198,7 +199,7 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   }, log);
 
   await db.end();
-  redis.disconnect();
+  redisNodes.close();
   await releaseSharedClients();
   const last = surgeRuns[surgeRuns.length - 1]!;
   const baselineReport = (name: BaselineName) => ({
@@ -229,6 +230,7 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
     load: surgeLoad,
     baseline: baselineReport('for_update'),
     extra: {
+      redis: redisNodes.shape,
       baselines: Object.fromEntries(baselineNames.map((name) => [name, baselineReport(name)])),
       ratio_to_baselines: Object.fromEntries(baselineNames.map((name) => [name, round(surgeLoad.rps / baselineLoads[name].rps, 2)])),
       runs: { surge_rps: surgeRuns.map((r) => r.race.load.rps), baseline_rps: baselineRuns.for_update.map((r) => r.race.load.rps) },

@@ -8,9 +8,6 @@ async function statSoFar(redis: Redis, name: string): Promise<number> {
 /** Commands Redis has executed so far, script internals included. */
 export const commandsProcessed = (redis: Redis) => statSoFar(redis, 'total_commands_processed');
 
-/** Bytes Redis has sent to all its clients so far. */
-export const bytesSent = (redis: Redis) => statSoFar(redis, 'total_net_output_bytes');
-
 /**
  * Round trips to Redis made while `act` runs, counted by the server through MONITOR: every command
  * a client sent, excluding those a Lua script ran inside its single call. MONITOR slows Redis, so
