@@ -5,6 +5,9 @@ import type { ExtraFunction } from '../../infra/local/twin';
 /** Mail for the baseline mail function goes to readers' tokens at this domain instead of the inbound domain. */
 export const baselineMailDomain = (inboundDomain: string) => `baseline.${inboundDomain}`;
 
+/** Sized as the API functions they stand beside, with what a sale's or a deal's function needs. */
+const reservationApi = { memoryMb: 512, timeoutSeconds: 10, env: ['redis', 'database', 'sessions'] } satisfies Partial<ExtraFunction>;
+
 /**
  * Baselines the twin serves beside the real functions when the benches start it (its extra
  * functions: `SURGE_EXTRA_FUNCTIONS` names this module); never deployed.
@@ -14,54 +17,42 @@ export const extraFunctions: ExtraFunction[] = [
     id: 'baseline-orders-for-update',
     description: 'POST an order the way the original service did: a MySQL transaction with SELECT … FOR UPDATE',
     trigger: { kind: 'http', method: 'POST', path: '/__baseline/items/{itemId}/orders' },
-    memoryMb: 512,
-    timeoutSeconds: 10,
-    env: ['redis', 'database', 'sessions'],
+    ...reservationApi,
     load: async () => (await import('./orders-for-update')).handler as Handler,
   },
   {
     id: 'baseline-orders-conditional-transaction',
     description: 'POST an order as one short MySQL transaction: a conditional UPDATE of the stock, then the INSERT',
     trigger: { kind: 'http', method: 'POST', path: '/__baseline/conditional-transaction/items/{itemId}/orders' },
-    memoryMb: 512,
-    timeoutSeconds: 10,
-    env: ['redis', 'database', 'sessions'],
+    ...reservationApi,
     load: async () => (await import('./orders-conditional')).transactionHandler as Handler,
   },
   {
     id: 'baseline-orders-conditional-autocommit',
     description: 'POST an order as the conditional UPDATE and the INSERT, each in autocommit (an upper bound)',
     trigger: { kind: 'http', method: 'POST', path: '/__baseline/conditional-autocommit/items/{itemId}/orders' },
-    memoryMb: 512,
-    timeoutSeconds: 10,
-    env: ['redis', 'database', 'sessions'],
+    ...reservationApi,
     load: async () => (await import('./orders-conditional')).autocommitHandler as Handler,
   },
   {
     id: 'baseline-coupons-for-update',
     description: 'POST a coupon the way the original service did: a MySQL transaction with SELECT … FOR UPDATE',
     trigger: { kind: 'http', method: 'POST', path: '/__baseline/deals/{dealId}/coupons' },
-    memoryMb: 512,
-    timeoutSeconds: 10,
-    env: ['redis', 'database', 'sessions'],
+    ...reservationApi,
     load: async () => (await import('./coupons-for-update')).handler as Handler,
   },
   {
     id: 'baseline-coupons-conditional-transaction',
     description: "POST a coupon as one short MySQL transaction: a conditional UPDATE of the deal's count, then the INSERT",
     trigger: { kind: 'http', method: 'POST', path: '/__baseline/conditional-transaction/deals/{dealId}/coupons' },
-    memoryMb: 512,
-    timeoutSeconds: 10,
-    env: ['redis', 'database', 'sessions'],
+    ...reservationApi,
     load: async () => (await import('./coupons-conditional')).transactionHandler as Handler,
   },
   {
     id: 'baseline-coupons-conditional-autocommit',
     description: "POST a coupon as the conditional UPDATE of the deal's count and the INSERT, each in autocommit (an upper bound)",
     trigger: { kind: 'http', method: 'POST', path: '/__baseline/conditional-autocommit/deals/{dealId}/coupons' },
-    memoryMb: 512,
-    timeoutSeconds: 10,
-    env: ['redis', 'database', 'sessions'],
+    ...reservationApi,
     load: async () => (await import('./coupons-conditional')).autocommitHandler as Handler,
   },
   {

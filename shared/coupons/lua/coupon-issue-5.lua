@@ -1,6 +1,6 @@
 --[[
   Issues one coupon of a time deal: checks everything before it writes anything. The user's and
-  the source's rates (rate_wait, from shared/limits/lua/gcra.lua, put before this) are part of the
+  the source's rates (rates_take, from shared/limits/lua/gcra.lua, put before this) are part of the
   decision: every ask of an open deal takes from both, but for the answers that cost nothing (sold
   out to a user who holds none), and one that either refuses writes nothing.
 
@@ -43,13 +43,10 @@ local sold_out = tonumber(deal[4] or '0') >= tonumber(deal[3])
 if sold_out and not held then
   return -24
 end
-local user_wait, take_user = rate_wait(KEYS[4], ARGV[5], ARGV[6])
-local source_wait, take_source = rate_wait(KEYS[5], ARGV[7], ARGV[8])
-if user_wait > 0 or source_wait > 0 then
-  return { -15, math.max(user_wait, source_wait) }
+local wait = rates_take(KEYS[4], ARGV[5], ARGV[6], KEYS[5], ARGV[7], ARGV[8])
+if wait > 0 then
+  return { -15, wait }
 end
-take_user()
-take_source()
 if held then
   -- The answer names the coupon: one still in the outbox is promised in the ledger first.
   return { held, -23, redis.call('HEXISTS', KEYS[3], held) }

@@ -23,3 +23,19 @@ local function rate_wait(key, interval, burst)
     redis.call('SET', key, tat + interval, 'PX', tat + interval - now)
   end
 end
+
+--[[
+  rates_take(key1, interval1, burst1, key2, interval2, burst2): a request against two rates at
+  once (a reservation's buyer's and source's). Returns 0 once it took from both, or the ms until
+  both would allow one, having taken from neither.
+]]
+local function rates_take(key1, interval1, burst1, key2, interval2, burst2)
+  local wait1, take1 = rate_wait(key1, interval1, burst1)
+  local wait2, take2 = rate_wait(key2, interval2, burst2)
+  local wait = math.max(wait1, wait2)
+  if wait == 0 then
+    take1()
+    take2()
+  end
+  return wait
+end

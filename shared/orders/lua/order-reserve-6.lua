@@ -1,6 +1,6 @@
 --[[
   Reserves stock for one order: checks everything before it writes anything. The buyer's and the
-  source's rates (rate_wait, from shared/limits/lua/gcra.lua, put before this) are part of the
+  source's rates (rates_take, from shared/limits/lua/gcra.lua, put before this) are part of the
   decision: every attempt past the answers that cost nothing (a replay, no sale, sold out) takes
   from both, and one that either refuses writes nothing. An item split into buckets reserves in
   the buyer's bucket; one with too few units left answers -16 without taking from the rates, and
@@ -64,13 +64,10 @@ end
 if stock <= 0 then
   return -11
 end
-local buyer_wait, take_buyer = rate_wait(KEYS[5], ARGV[7], ARGV[8])
-local source_wait, take_source = rate_wait(KEYS[6], ARGV[9], ARGV[10])
-if buyer_wait > 0 or source_wait > 0 then
-  return { -15, math.max(buyer_wait, source_wait) }
+local wait = rates_take(KEYS[5], ARGV[7], ARGV[8], KEYS[6], ARGV[9], ARGV[10])
+if wait > 0 then
+  return { -15, wait }
 end
-take_buyer()
-take_source()
 local bought = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
 if bought + quantity > tonumber(sale[2]) then
   return -12
