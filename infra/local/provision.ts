@@ -8,16 +8,16 @@ export interface ProvisionedQueue {
   deadLetterUrl: string;
 }
 
-/** Creates in the emulator what the CDK stack creates on AWS: each queue with its DLQ, and the buckets. */
-export async function provision(sqs: SQSClient, s3: S3Client): Promise<Record<QueueName, ProvisionedQueue>> {
+/** Creates in the emulator what the CDK stack creates on AWS: each queue with its DLQ (their names after `queuePrefix`), and the buckets. */
+export async function provision(sqs: SQSClient, s3: S3Client, queuePrefix = ''): Promise<Record<QueueName, ProvisionedQueue>> {
   const entries = await Promise.all(
     (Object.keys(queues) as QueueName[]).map(async (name) => {
       const spec = queues[name];
-      const dlq = await sqs.send(new CreateQueueCommand({ QueueName: spec.deadLetterName, Attributes: { MessageRetentionPeriod: '1209600' } }));
+      const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `${queuePrefix}${spec.deadLetterName}`, Attributes: { MessageRetentionPeriod: '1209600' } }));
       const dlqArn = await queueArn(sqs, dlq.QueueUrl!);
       const queue = await sqs.send(
         new CreateQueueCommand({
-          QueueName: spec.name,
+          QueueName: `${queuePrefix}${spec.name}`,
           Attributes: {
             VisibilityTimeout: String(visibilityTimeoutSeconds(name)),
             RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: spec.maxReceiveCount }),

@@ -73,6 +73,11 @@ export interface TwinOptions {
   functionsSqsEndpoint?: string;
   /** Fault switch, off by default: the event source mapping hands every batch to its function twice, shuffled (see PollerOptions.deliverTwice). */
   deliverTwice?: boolean;
+  /**
+   * Put before the names of the twin's queues: twins that share one emulator (the tests', through
+   * AWS_ENDPOINT_URL) would otherwise share their queues, and one's consumers take another's messages.
+   */
+  queuePrefix?: string;
   /** Called once the gateway listens, before anything else starts; it answers 503 until the twin is ready. */
   onListening?(url: string): void;
   /** Called when a process the twin supervises (the consumers', MariaDB) died and has been started again, with a new pid. */
@@ -321,7 +326,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     const clientOptions = { region: REGION, endpoint: emulator.url, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
     const sqs = new SQSClient(clientOptions);
     const s3 = new S3Client({ ...clientOptions, forcePathStyle: true });
-    const provisioned = await provision(sqs, s3);
+    const provisioned = await provision(sqs, s3, options.queuePrefix);
     const demoAdmin = demoAccounts.find((account) => account.role === 'admin')!;
     await putSecrets(emulator.url, {
       ...(secure

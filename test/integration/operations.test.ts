@@ -25,7 +25,7 @@ describe('load tests and operations against the twin', () => {
   const fresh = (what: string) => `${what}-${randomUUID().slice(0, 8)}`;
 
   beforeAll(async () => {
-    twin = await startTwin({ port: 0, smtpPort: 0, stateDir: '.local/test-operations', database: 'surge_test_operations', consumers: 'in-process' });
+    twin = await startTwin({ port: 0, smtpPort: 0, stateDir: '.local/test-operations', database: 'surge_test_operations', consumers: 'in-process', queuePrefix: 'operations-' });
     admin = await signIn('admin');
   }, 120_000);
   afterAll(() => twin?.stop());

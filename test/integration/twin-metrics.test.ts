@@ -20,7 +20,7 @@ describe.each([
   const stateDir = `.local/test-metrics-${mode}-${randomBytes(3).toString('hex')}`;
 
   beforeAll(async () => {
-    twin = await startTwin({ port: 0, smtpPort: 0, stateDir, database: `surge_metrics_${mode}`, bundles, consumers: 'process' });
+    twin = await startTwin({ port: 0, smtpPort: 0, stateDir, database: `surge_metrics_${mode}`, bundles, consumers: 'process', queuePrefix: `metrics-${mode}-` });
   }, 180_000);
   afterAll(async () => {
     await twin?.stop();

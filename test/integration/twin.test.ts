@@ -22,7 +22,7 @@ describe('the local twin over HTTP', () => {
   }
 
   beforeAll(async () => {
-    twin = await startTwin({ port: 0, smtpPort: 0, stateDir: '.local/test', database: 'surge_test' });
+    twin = await startTwin({ port: 0, smtpPort: 0, stateDir: '.local/test', database: 'surge_test', queuePrefix: 'twin-test-' });
   });
   afterAll(() => twin.stop());
 
