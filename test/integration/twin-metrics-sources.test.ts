@@ -1,0 +1,3 @@
+import { describeTwinMetrics } from '../support/twin-metrics';
+
+describeTwinMetrics('sources');
