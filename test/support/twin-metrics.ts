@@ -21,7 +21,8 @@ export function describeTwinMetrics(mode: 'sources' | 'bundles'): void {
     const stateDir = `.local/test-metrics-${mode}-${randomBytes(3).toString('hex')}`;
 
     beforeAll(async () => {
-      twin = await startTwin({ port: 0, smtpPort: 0, stateDir, database: `surge_metrics_${mode}`, bundles, consumers: 'process', queuePrefix: `metrics-${mode}-` });
+      // On the tests' cluster the twin's bundles must be told so, as they get only their rows' environment.
+      twin = await startTwin({ port: 0, smtpPort: 0, stateDir, database: `surge_metrics_${mode}`, bundles, consumers: 'process', queuePrefix: `metrics-${mode}-`, redisCluster: process.env.REDIS_CLUSTER === 'true' });
     }, 180_000);
     afterAll(async () => {
       await twin?.stop();
