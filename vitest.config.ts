@@ -1,6 +1,18 @@
 import { defineConfig } from 'vitest/config';
 
 /**
+ * The long suites, each run by a script of its own (`npm run test:<name>`) and by CI after the
+ * default run, so that `npm test` stays within minutes on two slow cores and nothing is dropped.
+ */
+const LONG_SUITES: Record<string, { files: string[]; why: string }> = {
+  chaos: { files: ['test/chaos/**/*.test.ts'], why: 'each scenario is a twin of its own, a sale, a fault and a recovery: about a minute each' },
+  bundles: {
+    files: ['test/integration/bundle-mode.test.ts', 'test/integration/npm-start.test.ts', 'test/integration/twin-metrics-bundles.test.ts'],
+    why: 'each builds every bundle and starts twins with stores of their own, over TLS where --aws-stores',
+  },
+};
+
+/**
  * Files left out of the run against a Redis Cluster (SURGE_REDIS_CLUSTER=true), each for a reason
  * of its own; the single-node run covers them. The rest of the suite runs on both.
  */
@@ -19,12 +31,21 @@ const SINGLE_NODE_ONLY = {
   'test/integration/npm-start.test.ts': 'twins with stores of their own, --aws-stores among them (single node)',
 };
 
+/** SURGE_SUITE=<name> runs that long suite alone; without it, everything else. */
+const suite = process.env.SURGE_SUITE;
+if (suite !== undefined && !(suite in LONG_SUITES)) throw new Error(`SURGE_SUITE=${suite}: not one of ${Object.keys(LONG_SUITES).join(', ')}`);
+const longFiles = Object.values(LONG_SUITES).flatMap((s) => s.files);
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    exclude: ['**/node_modules/**', ...(process.env.SURGE_REDIS_CLUSTER === 'true' ? Object.keys(SINGLE_NODE_ONLY) : [])],
+    include: suite ? LONG_SUITES[suite]!.files : ['test/**/*.test.ts'],
+    exclude: [
+      '**/node_modules/**',
+      ...(suite ? [] : longFiles),
+      ...(process.env.SURGE_REDIS_CLUSTER === 'true' ? Object.keys(SINGLE_NODE_ONLY) : []),
+    ],
     globalSetup: ['test/setup/services.ts'],
-    setupFiles: ['test/setup/env.ts'],
+    setupFiles: ['test/setup/quiet-output.ts', 'test/setup/env.ts'],
     pool: 'forks',
     testTimeout: 60_000,
     hookTimeout: 120_000,
