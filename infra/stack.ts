@@ -10,7 +10,7 @@ import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { Architecture, CfnFunction, Runtime, type Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import * as rds from 'aws-cdk-lib/aws-rds';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
@@ -89,6 +89,8 @@ function bundling(spec: FunctionSpec) {
     sourcesContent: false,
     format: OutputFormat.ESM,
     forceDockerBundling: false,
+    // Warnings and errors only, as the bundles the twin builds (ESBUILD_OPTIONS): not a summary per function on every synth.
+    logLevel: LogLevel.WARNING,
     target: BUNDLE.target,
     mainFields: [...BUNDLE.mainFields],
     banner: BUNDLE.banner,

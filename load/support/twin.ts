@@ -62,6 +62,7 @@ export async function acquireTwin(log: (msg: string) => void, needsBaselines: bo
   const twin = await startTwinProcess({
     stateDir: BENCH_STATE_DIR,
     database: 'surge_bench',
+    showLogs: true,
     env: {
       // The baselines, served beside Surge's functions so both are measured through the same gateway.
       [EXTRA_FUNCTIONS_ENV]: BASELINES_MODULE,

@@ -27,6 +27,8 @@ export interface TwinProcessOptions {
   ownServices?: boolean;
   /** Through `npm start`, as a user or a process manager runs it, rather than node on main.ts. */
   npm?: boolean;
+  /** Its stderr (warnings and errors) shown on this process's stderr, for a person watching a run; tests keep it quiet. */
+  showLogs?: boolean;
 }
 
 /** A twin process from the moment it is spawned. */
@@ -41,6 +43,20 @@ export interface StartingTwinProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** SIGTERM to child; resolves once it has exited. */
   stop(): Promise<void>;
+  /** The last lines the twin wrote to stderr (its warnings and errors), for a failure's message. */
+  stderrTail(): string;
+}
+
+const TAIL_LINES = 40;
+
+/** Keeps the last TAIL_LINES lines a stream carries, so a failure can show them without the stream being printed. */
+function keepTail(stream: NodeJS.ReadableStream): { tail(): string } {
+  const lines: string[] = [];
+  createInterface({ input: stream }).on('line', (line) => {
+    lines.push(line);
+    if (lines.length > TAIL_LINES) lines.shift();
+  });
+  return { tail: () => lines.join('\n') };
 }
 
 /** Variables that would point a started twin at services other than its own. */
@@ -55,10 +71,13 @@ export function spawnTwinProcess(options: TwinProcessOptions): StartingTwinProce
   const args = options.args ?? [];
   const [command, commandArgs] = options.npm ? ['npm', ['start', '--', ...args]] : [process.execPath, ['--import', 'tsx', 'infra/local/main.ts', ...args]];
   const child = spawn(command, commandArgs, {
-    stdio: ['ignore', 'pipe', 'inherit'],
+    // Its logs are kept, not printed: a test's output is for its verdict (see stderrTail).
+    stdio: ['ignore', 'pipe', 'pipe'],
     // npm's update check would reach for the registry.
     env: { ...env, npm_config_update_notifier: 'false', PORT: '0', SMTP_PORT: '0', SURGE_STATE_DIR: options.stateDir, SURGE_DATABASE: options.database, ...options.env },
   });
+  const stderr = keepTail(child.stderr!);
+  if (options.showLogs) child.stderr!.pipe(process.stderr);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   const lines = createInterface({ input: child.stdout! });
   /** The first line of the twin's output that pick makes something of; rejected if the twin exits first. */
@@ -68,7 +87,7 @@ export function spawnTwinProcess(options: TwinProcessOptions): StartingTwinProce
         const picked = pick(line);
         if (picked !== undefined) resolve(picked);
       });
-      child.once('exit', (code, signal) => reject(new Error(`the twin exited (${code ?? signal}) before ${what}`)));
+      child.once('exit', (code, signal) => reject(new Error(`the twin exited (${code ?? signal}) before ${what}; its last lines:\n${stderr.tail()}`)));
     });
   const listening = awaitLine('its gateway listened', (line) => /^surge starting\s+(\S+)/.exec(line)?.[1]);
   const ready = awaitLine('it was ready', (line) => (line.startsWith('surge ready') ? (JSON.parse(readFileSync(stateFile, 'utf8')) as TwinInfo) : undefined));
@@ -80,6 +99,7 @@ export function spawnTwinProcess(options: TwinProcessOptions): StartingTwinProce
     listening,
     ready,
     exited,
+    stderrTail: stderr.tail,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;
@@ -92,7 +112,7 @@ export async function startTwinProcess(options: TwinProcessOptions & { timeoutMs
   const twin = spawnTwinProcess(options);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('the twin did not start in time')), options.timeoutMs ?? 90_000);
+    timer = setTimeout(() => reject(new Error(`the twin did not start in time; its last lines:\n${twin.stderrTail()}`)), options.timeoutMs ?? 90_000);
   });
   try {
     return { ...(await Promise.race([twin.ready, timeout])), child: twin.child, stop: twin.stop };
