@@ -7,11 +7,12 @@
  * Progress goes to stderr. Exits non-zero when an invariant does not hold. Every run also writes
  * an HTML report with plots over time (load/reports/<scenario>-<time>.html; see support/report).
  */
+import { printResult } from './support/result-line';
 import { parseArgs } from 'node:util';
 import { CEILING_PATH } from '../infra/local/twin';
 import type { Options } from 'autocannon';
 import { againstCeiling, drive, round, type AgainstCeiling, type LoadResult } from './support/measure';
-import { writeReport } from './support/report';
+import { writeReport, type BenchReport } from './support/report';
 import { startTimeline } from './support/timeline';
 import { acquireTwin, type BenchRuntime, type BenchTwin } from './support/twin';
 
@@ -74,6 +75,7 @@ const runtime = { bundles: values.bundles || Boolean(values['lambda-instances'])
 const twin = await acquireTwin(log, name !== 'sessions', runtime);
 // The bench process too: the load generator and the contended loops share the two cores with the twin.
 const timeline = startTimeline({ ...twin.pids, bench: process.pid });
+let report: BenchReport | undefined;
 try {
   const scenario = scenarios[name]!;
   const run = await scenario.load();
@@ -92,7 +94,7 @@ try {
   const invariants = Object.fromEntries(
     Object.entries(result.invariants).map(([key, v]) => [key, { ...v, ok: JSON.stringify(v.expected) === JSON.stringify(v.actual) }]),
   );
-  const report = {
+  report = {
     scenario: name,
     ...result.load,
     ...(ceiling ? { ceiling_rps: ceiling.rps, ratio_to_ceiling: round(result.load.rps / ceiling.rps, 3), ceiling_measured: scenario.httpCeiling } : {}),
@@ -104,8 +106,9 @@ try {
     invariants,
   };
   log(`report: ${writeReport(report, timeline.stop())}`);
-  process.stdout.write(`${JSON.stringify(report)}\n`);
   process.exitCode = Object.values(invariants).every((v) => v.ok) ? 0 : 1;
 } finally {
   await twin.stop();
 }
+// After the twin has stopped, so that nothing it or this process logs while stopping follows the result.
+await printResult(report);

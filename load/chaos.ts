@@ -8,6 +8,7 @@
  * with fewer buyers, as the tests do; --bundles runs the twin's functions as their bundles;
  * --coupons races for a deal's coupons instead of an item's units.
  */
+import { printResult } from './support/result-line';
 import { readdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { ChaosOptions, ChaosReport } from './chaos/report';
@@ -33,5 +34,5 @@ const report = await scenario.run({
   kind: values.coupons ? 'coupons' : 'orders',
   log: (message) => process.stderr.write(`chaos: ${message}\n`),
 });
-process.stdout.write(`${JSON.stringify(report)}\n`);
+await printResult(report);
 process.exit(Object.values(report.invariants).every(Boolean) ? 0 : 1);
