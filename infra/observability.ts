@@ -79,7 +79,7 @@ const perSecond = (metric: IMetric, label: string) => {
 /**
  * What an operator watches and what wakes one: a dashboard of the sale, the queue, the functions,
  * the cache, the database and the API, and the alarms that need a person (each routed to the
- * `Alarms` topic, which e-mails `alarmEmail`). Every alarm is described in the README's runbook.
+ * `Alarms` topic, which e-mails `alarmEmail`). Every alarm is described in the runbook, docs/runbook.md, "Alarms".
  */
 export class Observability extends Construct {
   readonly topic: Topic;
@@ -107,7 +107,7 @@ export class Observability extends Construct {
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods,
       treatMissingData: TreatMissingData.NOT_BREACHING,
-      alarmDescription: `${description} Runbook: README, "Alarms", ${runbook}.`,
+      alarmDescription: `${description} Runbook: docs/runbook.md, "Alarms", ${runbook}.`,
     });
     alarm.addAlarmAction(new SnsAction(this.topic));
     alarm.addOkAction(new SnsAction(this.topic));
@@ -195,7 +195,7 @@ export class Observability extends Construct {
       new Metric({ namespace: 'AWS/RDS', metricName, dimensionsMap, statistic: 'Maximum', period: MINUTE, label });
     const { queue, deadLetters } = [...props.queues.values()][0]!;
     return [
-      [new TextWidget({ markdown: '# Surge\nAlarms and what to do about each: README, "Alarms".', width: 24, height: 1 })],
+      [new TextWidget({ markdown: '# Surge\nAlarms and what to do about each: docs/runbook.md, "Alarms".', width: 24, height: 1 })],
       [
         graph('Orders per second, by outcome', ORDER_OUTCOMES.map((o) => perSecond(surgeMetric(`orders.${o}`), o))),
         graph('Coupons per second, by outcome', COUPON_OUTCOMES.map((o) => perSecond(surgeMetric(`coupons.${o}`), o))),

@@ -477,7 +477,7 @@ export class SurgeStack extends Stack {
       description: "The first admin's credentials: aws secretsmanager get-secret-value --secret-id <this> --query SecretString --output text",
     });
 
-    // The dashboard, and the alarms that wake someone (README, "Alarms").
+    // The dashboard, and the alarms that wake someone (docs/runbook.md, "Alarms").
     new Observability(this, 'Observability', {
       ...(props.alarmEmail ? { alarmEmail: props.alarmEmail } : {}),
       keyRemovalPolicy: kept.secrets,

@@ -1,7 +1,7 @@
 /**
  * `npm run smoke -- <base URL> [--admin-secret-file F | --admin-email E] [--item ID] [--deal ID]`
  *
- * Walks the README against any target, the twin or a deployed API: health, sign-up, sign-in,
+ * Walks the API (docs/api.md) against any target, the twin or a deployed API: health, sign-up, sign-in,
  * /me, an order until it is confirmed, a coupon, a catalog page and its refresh after an admin
  * write, an inbound address, sign-out. Item and deal ids are fresh unless given (a sale's stock
  * cannot be set twice). Prints one JSON line of what passed and exits non-zero on a failure.

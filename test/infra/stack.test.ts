@@ -421,8 +421,8 @@ describe('the CDK app', () => {
     expect(ofType('AWS::Lambda::Function').filter((f) => 'ReservedConcurrentExecutions' in f.Properties)).toEqual([]);
   });
 
-  /** Each alarm by the id its description names (the README's runbook heading). */
-  const alarmsById = (): Record<string, Resource> => Object.fromEntries(ofType('AWS::CloudWatch::Alarm').map((a) => [/Runbook: README, "Alarms", ([\w-]+)\./.exec(a.Properties.AlarmDescription)?.[1], a]));
+  /** Each alarm by the id its description names (its runbook heading in docs/runbook.md). */
+  const alarmsById = (): Record<string, Resource> => Object.fromEntries(ofType('AWS::CloudWatch::Alarm').map((a) => [/Runbook: docs\/runbook\.md, "Alarms", ([\w-]+)\./.exec(a.Properties.AlarmDescription)?.[1], a]));
   const alarmsTopicId = () => logicalIdOf('AWS::SNS::Topic', (r) => r.Properties.DisplayName === 'Surge alarms');
 
   it('alarms on what should wake someone, and only that: dead letters, queue age, 5xx rate, the cache, the writer, the guard', () => {
@@ -470,8 +470,8 @@ describe('the CDK app', () => {
     expect(ofType('AWS::SNS::Subscription')).toEqual([]);
   });
 
-  it('has a runbook in the README for every alarm', () => {
-    const readme = readFileSync('README.md', 'utf8');
+  it('has a runbook in docs/runbook.md for every alarm', () => {
+    const readme = readFileSync('docs/runbook.md', 'utf8');
     for (const id of Object.keys(alarmsById())) expect(readme, id).toContain(`#### \`${id}\``);
   });
 
