@@ -39,8 +39,24 @@ function statusNamedIn(comment: string | undefined): number | undefined {
 const trailingComment = (line: string) => / #\s(.*)$/.exec(line)?.[1];
 
 /**
+ * curl as the page runs it, its output unchanged, each answer's status written to $SURGE_STEPS and
+ * checked: a status other than the one expected fails the step, and `set -e` the walkthrough.
+ */
+const CURL_STEP = String.raw`set -euo pipefail
+curl() {
+  local body code exit=0
+  body=$(mktemp)
+  code=$(command curl -sS -o "$body" -w '%{http_code}' "$@") || exit=$?
+  cat "$body"
+  rm -f "$body"
+  echo "$SURGE_STEP $code" >> "$SURGE_STEPS"
+  if (( exit != 0 )); then return "$exit"; fi
+  if [[ -n $SURGE_EXPECT ]]; then [[ $code == "$SURGE_EXPECT" ]]; else (( code >= 200 && code < 400 )); fi
+}`;
+
+/**
  * The page's ```sh blocks as one bash script whose every `curl` is a numbered step (`SURGE_STEP=n
- * SURGE_EXPECT=s curl …`, run by the `curl` function below), the twin's addresses put for the
+ * SURGE_EXPECT=s curl …`, run by the `curl` function of CURL_STEP), the twin's addresses put for the
  * documented ones.
  */
 function walkthrough(markdown: string, gateway: string, smtpPort: number): { script: string; steps: Step[]; gatewayMentions: number } {
@@ -70,22 +86,6 @@ function walkthrough(markdown: string, gateway: string, smtpPort: number): { scr
   const gatewayMentions = blocks.flat().filter((line) => !line.trimStart().startsWith('#')).join('\n').split(DOCUMENTED_GATEWAY).length - 1;
   return { script: `${CURL_STEP}\n${addressed}`, steps, gatewayMentions };
 }
-
-/**
- * curl as the page runs it, its output unchanged, each answer's status written to $SURGE_STEPS and
- * checked: a status other than the one expected fails the step, and `set -e` the walkthrough.
- */
-const CURL_STEP = String.raw`set -euo pipefail
-curl() {
-  local body code exit=0
-  body=$(mktemp)
-  code=$(command curl -sS -o "$body" -w '%{http_code}' "$@") || exit=$?
-  cat "$body"
-  rm -f "$body"
-  echo "$SURGE_STEP $code" >> "$SURGE_STEPS"
-  if (( exit != 0 )); then return "$exit"; fi
-  if [[ -n $SURGE_EXPECT ]]; then [[ $code == "$SURGE_EXPECT" ]]; else (( code >= 200 && code < 400 )); fi
-}`;
 
 interface Run {
   exitCode: number | null;
