@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { channelOf, decodeEntry, entryKeyOf, leaseKeyOf } from '../../shared/cache/entries';
 import { createLockedCache, type CacheKey, type FillOptions, type LockedCache } from '../../shared/cache/locked-fill';
 import { connectRedis } from '../../shared/clients/redis';
-import { connectionOf, serverOf } from '../support/redis-nodes';
+import { connectionOf, watchCommands, type SeenCommand } from '../support/redis-nodes';
 import { until } from '../support/wait';
 
 /**
@@ -43,42 +43,16 @@ const freshKey = (): CacheKey => {
 
 const tagOf = (key: CacheKey) => key.versionKey.slice(0, key.versionKey.indexOf('}') + 1);
 
-/**
- * From now on, the commands Redis itself runs that name a key (or channel) under the given prefix:
- * each as its name and arguments, lower-cased name first, in `seen` as they arrive.
- */
-async function watchCommands(prefix: string) {
-  const watcher = await serverOf(prefix);
-  const monitor = await watcher.monitor();
-  const marker = `${prefix}everything-seen`;
-  const seen: string[] = [];
-  let markerSeen = false;
-  monitor.on('monitor', (_time: string, args: string[]) => {
-    if (args.includes(marker)) markerSeen = true;
-    else if (args.slice(1).some((arg) => arg.startsWith(prefix))) seen.push([args[0]!.toLowerCase(), ...args.slice(1)].join(' '));
-  });
-  return {
-    seen,
-    /** Everything seen up to now, once everything sent before has arrived. */
-    async settled(): Promise<string[]> {
-      // MONITOR streams asynchronously: once the marker has arrived, so has everything sent before it.
-      await instances[0]!.redis.exists(marker);
-      await until(async () => markerSeen, 10_000, 'the marker command', 10);
-      return [...seen];
-    },
-    stop() {
-      monitor.disconnect();
-      watcher.disconnect();
-    },
-  };
-}
+/** Those of the commands that name a key (or channel) under the prefix: each as its name and arguments, lower-cased name first. */
+const naming = (prefix: string, commands: readonly SeenCommand[]) =>
+  commands.filter(({ args }) => args.slice(1).some((arg) => arg.startsWith(prefix))).map(({ args }) => [args[0]!.toLowerCase(), ...args.slice(1)].join(' '));
 
 /** The commands Redis itself received, while `act` ran, that name a key under the given prefix. */
 async function commandsOn(prefix: string, act: () => Promise<unknown>): Promise<string[]> {
   const commands = await watchCommands(prefix);
   try {
     await act();
-    return await commands.settled();
+    return naming(prefix, await commands.settled());
   } finally {
     commands.stop();
   }
@@ -376,7 +350,7 @@ describe('getOrFill across instances', () => {
     await held.begun;
     const channel = channelOf(await entryKeyNow(key));
     const commands = await watchCommands(channel);
-    const subscriptions = () => commands.seen.filter((command) => command === `ssubscribe ${channel}`).length;
+    const subscriptions = () => naming(channel, commands.seen).filter((command) => command === `ssubscribe ${channel}`).length;
     const waiting = waiter!.cache.getOrFill(key, slow, async () => {
       waiterLoaded = true;
       return 'loaded by the waiter';
@@ -528,8 +502,9 @@ describe('near copies', () => {
     const waiting = waiter!.cache.getOrFill(key, patient, loadFrom(waiter!, 'unexpected load'));
     await until(
       async () => {
-        const subscribed = seenBeforeFill.seen.indexOf(subscribe);
-        return subscribed >= 0 && seenBeforeFill.seen.slice(subscribed + 1).some((command) => command.startsWith('mget '));
+        const seen = naming(tagOf(key), seenBeforeFill.seen);
+        const subscribed = seen.indexOf(subscribe);
+        return subscribed >= 0 && seen.slice(subscribed + 1).some((command) => command.startsWith('mget '));
       },
       10_000,
       "the waiter's read after subscribing",
