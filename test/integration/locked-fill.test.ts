@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createConnection, type Connection, type RowDataPacket } from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLockedCache, type CacheKey, type LockedCache } from '../../shared/cache/locked-fill';
+import { channelOf, decodeEntry, entryKeyOf, leaseKeyOf } from '../../shared/cache/entries';
+import { createLockedCache, type CacheKey, type FillOptions, type LockedCache } from '../../shared/cache/locked-fill';
 import { connectRedis } from '../../shared/clients/redis';
-import { serverOf } from '../support/redis-nodes';
+import { connectionOf, watchCommands, type SeenCommand } from '../support/redis-nodes';
 import { until } from '../support/wait';
 
 /**
@@ -42,34 +43,81 @@ const freshKey = (): CacheKey => {
 
 const tagOf = (key: CacheKey) => key.versionKey.slice(0, key.versionKey.indexOf('}') + 1);
 
-/**
- * The commands Redis itself received, while `act` ran, that name a key under the given prefix:
- * each as its name and arguments, lower-cased name first.
- */
+/** Those of the commands that name a key (or channel) under the prefix: each as its name and arguments, lower-cased name first. */
+const naming = (prefix: string, commands: readonly SeenCommand[]) =>
+  commands.filter(({ args }) => args.slice(1).some((arg) => arg.startsWith(prefix))).map(({ args }) => [args[0]!.toLowerCase(), ...args.slice(1)].join(' '));
+
+/** The commands Redis itself received, while `act` ran, that name a key under the given prefix. */
 async function commandsOn(prefix: string, act: () => Promise<unknown>): Promise<string[]> {
-  const watcher = await serverOf(prefix);
-  const monitor = await watcher.monitor();
-  const marker = `${prefix}everything-seen`;
-  const seen: string[] = [];
-  let markerSeen = false;
-  monitor.on('monitor', (_time: string, args: string[]) => {
-    if (args.includes(marker)) markerSeen = true;
-    else if (args.slice(1).some((arg) => arg.startsWith(prefix))) seen.push([args[0]!.toLowerCase(), ...args.slice(1)].join(' '));
-  });
+  const commands = await watchCommands(prefix);
   try {
     await act();
-    // MONITOR streams asynchronously: once the marker has arrived, so has everything sent before it.
-    await instances[0]!.redis.exists(marker);
-    await until(async () => markerSeen, 5_000, 'the marker command');
+    return naming(prefix, await commands.settled());
   } finally {
-    monitor.disconnect();
-    watcher.disconnect();
+    commands.stop();
   }
-  return seen;
+}
+
+/** The entry's key under the version Redis holds now (a caller that got as far as a lease has made sure there is one). */
+async function entryKeyNow(key: CacheKey): Promise<string> {
+  return entryKeyOf(key, (await instances[0]!.redis.get(key.versionKey))!);
+}
+
+/** How many connections wait on the entry's fill channel now, as its server counts them. */
+async function subscribersOf(key: CacheKey): Promise<number> {
+  const channel = channelOf(await entryKeyNow(key));
+  const [, subscribers] = (await (await connectionOf(channel)).call('PUBSUB', 'SHARDNUMSUB', channel)) as [string, number];
+  return subscribers;
+}
+
+/** Waits until the entry Redis holds for `key` has expired by its own clock (its `expires`), however long filling it took. */
+async function expired(key: CacheKey): Promise<void> {
+  const { expires } = decodeEntry((await instances[0]!.redis.get(await entryKeyNow(key)))!);
+  await until(async () => Date.now() > expires, 10_000, 'the entry expired', 10);
+}
+
+/**
+ * A load that says when it has begun (its caller holds the lease by then) and ends only once let
+ * go: the test, not the machine's speed, decides what happens while the lease is held.
+ */
+function heldLoad(load: () => Promise<string>) {
+  let begin!: () => void;
+  let letGo!: () => void;
+  const begun = new Promise<void>((resolve) => (begin = resolve));
+  const released = new Promise<void>((resolve) => (letGo = resolve));
+  return {
+    load: async () => {
+      begin();
+      await released;
+      return load();
+    },
+    begun,
+    letGo,
+  };
+}
+
+/**
+ * `callers` concurrent reads of an entry due for a refresh, spread over the instances. The caller
+ * that refreshes holds its load until every other one has been answered, so none of them can
+ * arrive after the refresh landed, however slow the machine.
+ */
+async function readsDuringRefresh(key: CacheKey, callers: number, fillOptions: FillOptions, newValue: string): Promise<string[]> {
+  let answered = 0;
+  const refresh = (instance: Instance) => async () => {
+    await until(async () => answered === callers - 1, 10_000, 'every other caller answered', 10);
+    return loadFrom(instance, newValue)();
+  };
+  return Promise.all(
+    Array.from({ length: callers }, async (_, n) => {
+      const instance = instances[n % INSTANCES]!;
+      const value = await instance.cache.getOrFill(key, fillOptions, refresh(instance));
+      answered += 1;
+      return value;
+    }),
+  );
 }
 
 const options = { ttlSeconds: 60, leaseMs: 2_000, maxWaitMs: 10_000, earlyRefreshBeta: 0 };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * The instance's subscriber, connected ahead like its commands' connection; once the cache closes
@@ -123,14 +171,18 @@ describe('getOrFill across instances', () => {
   });
 
   it('never lets a filler that paused past its lease overwrite a newer value', async () => {
-    // Prepare: a leases briefly and stalls; b takes over once a's lease has expired.
+    // Prepare: a leases briefly and stalls past its lease.
     const key = freshKey();
     const [a, b, reader] = [instances[0]!, instances[1]!, instances[2]!];
-    const slow = a.cache.getOrFill(key, { ...options, leaseMs: 200 }, loadFrom(a, 'old', 800));
-    await sleep(400);
+    const paused = heldLoad(loadFrom(a, 'old'));
+    const slow = a.cache.getOrFill(key, { ...options, leaseMs: 200 }, paused.load);
+    await paused.begun;
+    const lease = leaseKeyOf(await entryKeyNow(key));
+    await until(async () => (await a.redis.exists(lease)) === 0, 10_000, "a's lease run out", 10);
 
-    // Act
+    // Act: b takes over and fills; only then does a finish its load and try to fill.
     const newer = await b.cache.getOrFill(key, options, loadFrom(b, 'new'));
+    paused.letGo();
     await slow;
 
     // Assess
@@ -170,15 +222,16 @@ describe('getOrFill across instances', () => {
     const key = freshKey();
     const doomed = connectRedis();
     const leaseMs = 500;
-    let leaseTakenBy = 0;
     const loading = new Promise<void>((entered) => {
       void createLockedCache(doomed, () => connectRedis('subscriber')).getOrFill(key, { ...options, leaseMs }, () => {
-        leaseTakenBy = Date.now();
         entered();
         return new Promise<string>(() => undefined);
       });
     });
     await loading;
+    // When the lease runs out by Redis's clock (ms since the epoch, as Date.now()); -2 had it run out already.
+    const leaseRunsOut = Number(await instances[0]!.redis.call('PEXPIRETIME', leaseKeyOf(await entryKeyNow(key))));
+    expect(leaseRunsOut).toBeGreaterThan(0);
     doomed.disconnect();
     const before = await selectsSoFar();
     let takenOverAt = 0;
@@ -194,26 +247,34 @@ describe('getOrFill across instances', () => {
       }),
     );
 
-    // Assess: nobody loaded while the dead winner's lease stood (it was taken before its loader ran), then exactly one did.
-    expect(takenOverAt).toBeGreaterThanOrEqual(leaseTakenBy + leaseMs - 50);
+    // Assess: nobody loaded while the dead winner's lease stood, then exactly one did.
+    expect(takenOverAt).toBeGreaterThan(leaseRunsOut);
     expect(await selectsSoFar()).toBe(before + 1);
     expect(new Set(values)).toEqual(new Set(['taken over']));
   });
 
   it('lets one waiter take over at once when the winner’s load fails', async () => {
+    // Prepare: the winner holds the lease; its load fails once a waiter waits for it. The waiter
+    // would wait out the lease (20 s) if nothing woke it.
     const key = freshKey();
-    const failing = instances[0]!.cache.getOrFill(key, { ...options, leaseMs: 30_000 }, async () => {
-      await sleep(100);
+    const takeOver = { ...options, leaseMs: 20_000, maxWaitMs: 30_000 };
+    const failed = heldLoad(async () => {
       throw new Error('database away');
     });
-    await sleep(20);
-    const started = Date.now();
+    const failing = instances[0]!.cache.getOrFill(key, takeOver, failed.load);
+    await failed.begun;
+    const waiter = instances[1]!.cache.getOrFill(key, takeOver, loadFrom(instances[1]!, 'recovered'));
+    await until(async () => (await subscribersOf(key)) === 1, 10_000, 'the waiter subscribed', 10);
 
-    const waiter = instances[1]!.cache.getOrFill(key, { ...options, leaseMs: 30_000 }, loadFrom(instances[1]!, 'recovered'));
+    // Act
+    const failedAt = Date.now();
+    failed.letGo();
 
+    // Assess: taken over once the lease was given back, long before it would have run out (a quarter
+    // of it leaves room for a machine many times slower than the takeover's few round trips need).
     await expect(failing).rejects.toThrow('database away');
     expect(await waiter).toBe('recovered');
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(Date.now() - failedAt).toBeLessThan(takeOver.leaseMs / 4);
   });
 
   it('answers 503 to waiters whose wait outlasts every lease while the source is slower than the lease, loading nothing more', async () => {
@@ -233,19 +294,17 @@ describe('getOrFill across instances', () => {
   });
 
   it('serves a stale entry to everyone while exactly one caller refreshes it', async () => {
+    // Prepare
     const key = freshKey();
     const [first] = instances;
     await first!.cache.getOrFill(key, { ...options, ttlSeconds: 0.2, jitter: 0, staleSeconds: 30 }, loadFrom(first!, 'v1'));
-    await sleep(300);
+    await expired(key);
     const before = await selectsSoFar();
 
-    const values = await Promise.all(
-      Array.from({ length: 100 }, (_, n) => {
-        const instance = instances[n % INSTANCES]!;
-        return instance.cache.getOrFill(key, { ...options, ttlSeconds: 60, staleSeconds: 30 }, loadFrom(instance, 'v2', 100));
-      }),
-    );
+    // Act
+    const values = await readsDuringRefresh(key, 100, { ...options, ttlSeconds: 60, staleSeconds: 30 }, 'v2');
 
+    // Assess
     expect(await selectsSoFar()).toBe(before + 1);
     expect(values.filter((v) => v === 'v1').length).toBe(99);
     expect(values.filter((v) => v === 'v2').length).toBe(1);
@@ -256,7 +315,7 @@ describe('getOrFill across instances', () => {
     const key = freshKey();
     const [first] = instances;
     await first!.cache.getOrFill(key, { ...options, ttlSeconds: 0.1, jitter: 0, staleSeconds: 30 }, loadFrom(first!, 'v1'));
-    await sleep(200);
+    await expired(key);
 
     const value = await first!.cache.getOrFill(key, options, async () => {
       throw new Error('database away');
@@ -271,41 +330,43 @@ describe('getOrFill across instances', () => {
     await first!.cache.getOrFill(key, options, loadFrom(first!, 'v1', 50));
     const before = await selectsSoFar();
 
-    // β so large that the early-refresh test always passes while the entry is still fresh; the
-    // refresh takes long enough that all 20 callers ask while it runs, even on a busy machine
-    // (one asking after it landed would rightly refresh once more).
-    const values = await Promise.all(
-      Array.from({ length: 20 }, (_, n) => instances[n]!.cache.getOrFill(key, { ...options, earlyRefreshBeta: 1e9 }, loadFrom(instances[n]!, 'v2', 300))),
-    );
+    // β so large that the early-refresh test always passes while the entry is still fresh; all 20
+    // callers ask while the refresh runs (one asking after it landed would rightly refresh once more).
+    const values = await readsDuringRefresh(key, 20, { ...options, earlyRefreshBeta: 1e9 }, 'v2');
 
     expect(await selectsSoFar()).toBe(before + 1);
     expect(values.filter((v) => v === 'v2').length).toBe(1);
   });
 
   it('wakes its waiters when an instance closes its cache, and they still get the fill that follows', async () => {
-    // Prepare: one instance fills slowly; another waits for it, then closes its subscriber.
+    // Prepare: one instance holds the lease and its load; another waits for the fill. The waiter
+    // would wait out the lease (20 s) if nothing woke it.
     const key = freshKey();
     const [holder, waiter] = instances;
-    const slow = { ...options, leaseMs: 5_000 };
+    const slow = { ...options, leaseMs: 20_000, maxWaitMs: 30_000 };
+    const held = heldLoad(async () => 'filled');
     let waiterLoaded = false;
-    const filling = holder!.cache.getOrFill(key, slow, async () => {
-      await sleep(800);
-      return 'filled';
-    });
-    await sleep(100);
-    const started = Date.now();
+    const filling = holder!.cache.getOrFill(key, slow, held.load);
+    await held.begun;
+    const channel = channelOf(await entryKeyNow(key));
+    const commands = await watchCommands(channel);
+    const subscriptions = () => naming(channel, commands.seen).filter((command) => command === `ssubscribe ${channel}`).length;
     const waiting = waiter!.cache.getOrFill(key, slow, async () => {
       waiterLoaded = true;
       return 'loaded by the waiter';
     });
-    await sleep(200);
+    await until(async () => subscriptions() === 1, 10_000, "the waiter's subscription", 10);
 
-    // Act
+    // Act: the waiter's instance closes its cache; once the waiter has subscribed again, the holder fills.
+    const closedAt = Date.now();
     waiter!.cache.close();
+    await until(async () => subscriptions() === 2, 10_000, "the waiter's second subscription", 10);
+    commands.stop();
+    held.letGo();
 
-    // Assess: woken by the fill through a new subscription, not by its lease running out.
+    // Assess: woken by the fill through its new subscription, long before its lease would have run out.
     expect(await waiting).toBe('filled');
-    expect(Date.now() - started).toBeLessThan(slow.leaseMs / 2);
+    expect(Date.now() - closedAt).toBeLessThan(slow.leaseMs / 4);
     expect(waiterLoaded).toBe(false);
     await filling;
   });
@@ -427,17 +488,31 @@ describe('near copies', () => {
   });
 
   it('are kept by waiters woken with the filled entry', async () => {
-    // Prepare: the waiter is woken by the filler's publication, not by reading the entry.
+    // Prepare: the waiter is woken by the filler's publication, not by reading the entry: the fill
+    // waits until the waiter has subscribed and then found the entry still missing. A lease far
+    // longer than that takes, so the waiter never takes over instead.
     const key = freshKey();
     const [filler, waiter] = instances;
-    let filling!: Promise<string>;
-    await new Promise<void>((loading) => {
-      filling = filler!.cache.getOrFill(key, options, () => {
-        loading();
-        return loadFrom(filler!, 'filled', 300)();
-      });
-    });
-    expect(await waiter!.cache.getOrFill(key, options, loadFrom(waiter!, 'unexpected load'))).toBe('filled');
+    const patient = { ...options, leaseMs: 20_000, maxWaitMs: 30_000 };
+    const held = heldLoad(loadFrom(filler!, 'filled'));
+    const filling = filler!.cache.getOrFill(key, patient, held.load);
+    await held.begun;
+    const subscribe = `ssubscribe ${channelOf(await entryKeyNow(key))}`;
+    const seenBeforeFill = await watchCommands(tagOf(key));
+    const waiting = waiter!.cache.getOrFill(key, patient, loadFrom(waiter!, 'unexpected load'));
+    await until(
+      async () => {
+        const seen = naming(tagOf(key), seenBeforeFill.seen);
+        const subscribed = seen.indexOf(subscribe);
+        return subscribed >= 0 && seen.slice(subscribed + 1).some((command) => command.startsWith('mget '));
+      },
+      10_000,
+      "the waiter's read after subscribing",
+      10,
+    );
+    seenBeforeFill.stop();
+    held.letGo();
+    expect(await waiting).toBe('filled');
     await filling;
 
     // Act

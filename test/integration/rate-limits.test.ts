@@ -15,6 +15,7 @@ import { orderEvent } from '../support/order-events';
 import { sql, uniqueItemId } from '../support/orders';
 import { kindsUnderTest } from '../support/reservations';
 import { signedInUsers } from '../support/sessions';
+import { until } from '../support/wait';
 
 type Result = APIGatewayProxyStructuredResultV2;
 const body = (r: Result) => JSON.parse(r.body ?? 'null');
@@ -86,7 +87,7 @@ describe('rate limits', () => {
 
       const first = [await attempt(), await attempt(), await attempt()];
       const firstLockout = await lockout();
-      await new Promise((r) => setTimeout(r, 250));
+      await until(async () => (await lockout()) <= 0, 10_000, 'the first lockout over', 10);
       const second = [await attempt(), await attempt(), await attempt()];
       const secondLockout = await lockout();
 

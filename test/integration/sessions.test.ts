@@ -1,6 +1,5 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { handler as createSession } from '../../functions/create-session';
 import { handler as deleteAllSessions } from '../../functions/delete-all-sessions';
 import { handler as deleteCurrentSession } from '../../functions/delete-current-session';
@@ -8,7 +7,7 @@ import { handler as getMe } from '../../functions/get-me';
 import { redis } from '../../shared/clients/redis';
 import { httpEvent, lambdaContext } from '../support/events';
 import { createUser, type TestUser } from '../support/factories';
-import { connectionOf, serverOf } from '../support/redis-nodes';
+import { connectionOf, watchCommands } from '../support/redis-nodes';
 
 type Result = APIGatewayProxyStructuredResultV2;
 
@@ -126,32 +125,20 @@ describe('sessions', () => {
   });
 
   describe('Redis round trips per authenticated request', () => {
-    let monitor: Redis;
-
-    beforeAll(async () => {
-      // The server of the user's sessions (on a cluster, the shard of their hash tag).
-      monitor = await serverOf(`{user:${user.id}}`);
-    });
-    afterAll(() => monitor.disconnect());
-
     it('is exactly one, counted by the server', async () => {
-      // Prepare: watch every command the server receives from the functions' own connection.
+      // Prepare: watch every command the server of the user's sessions (on a cluster, the shard of
+      // their hash tag) receives from the functions' own connection.
       const cookie = sidCookie(await signIn(user));
       const clientInfo = String(await (await connectionOf(`{user:${user.id}}`)).client('INFO'));
       const address = /addr=(\S+)/.exec(clientInfo)![1]!;
-      const seen: string[] = [];
-      const feed = await monitor.monitor();
-      feed.on('monitor', (_time: string, args: string[], source: string) => {
-        // Commands a script runs are reported with a "lua" source; they are not round trips.
-        if (source.endsWith(address)) seen.push(args[0]!.toLowerCase());
-      });
-      await new Promise((r) => setTimeout(r, 50));
+      const commands = await watchCommands(`{user:${user.id}}`);
 
       // Act
       const requests = 20;
       for (let i = 0; i < requests; i++) expect((await me(cookie)).statusCode).toBe(200);
-      await new Promise((r) => setTimeout(r, 100));
-      feed.disconnect();
+      // Commands a script runs are reported with a "lua" source; they are not round trips.
+      const seen = (await commands.settled()).filter(({ source }) => source.endsWith(address)).map(({ args }) => args[0]!.toLowerCase());
+      commands.stop();
 
       // Assess
       expect(seen.length).toBe(requests);

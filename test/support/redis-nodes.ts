@@ -1,6 +1,7 @@
 import slotOf from 'cluster-key-slot';
 import { Cluster, Redis } from 'ioredis';
 import { redis } from '../../shared/clients/redis';
+import { until } from './wait';
 
 /** The shared client's nodes that hold data: the one server, or a cluster's masters. */
 function dataNodes(): Redis[] {
@@ -35,4 +36,40 @@ export async function connectionOf(key: string): Promise<Redis> {
   await client.ping();
   const [address] = client.slots[slotOf(key)]!;
   return client.nodes('master').find((node) => `${node.options.host}:${node.options.port}` === address)!;
+}
+
+/** One command as MONITOR reports it: its name and arguments, and where it came from ("lua" for a script's own). */
+export interface SeenCommand {
+  args: string[];
+  source: string;
+}
+
+/**
+ * From now on, every command the server that holds `tag`'s slot runs, in `seen` as MONITOR reports
+ * them; `settled` waits until everything sent before it has arrived. The caller stops it.
+ */
+export async function watchCommands(tag: string) {
+  const server = await serverOf(tag);
+  const feed = await server.monitor();
+  const marker = `${tag}:everything-seen`;
+  const seen: SeenCommand[] = [];
+  let markerSeen = false;
+  feed.on('monitor', (_time: string, args: string[], source: string) => {
+    if (args.includes(marker)) markerSeen = true;
+    else seen.push({ args, source });
+  });
+  return {
+    seen,
+    async settled(): Promise<SeenCommand[]> {
+      // MONITOR streams asynchronously, in the order the server ran the commands: once the marker
+      // has arrived, so has everything that ran before it.
+      await redis().exists(marker);
+      await until(async () => markerSeen, 10_000, 'the marker command', 10);
+      return [...seen];
+    },
+    stop() {
+      feed.disconnect();
+      server.disconnect();
+    },
+  };
 }

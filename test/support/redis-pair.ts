@@ -39,8 +39,8 @@ export async function startRedisPair(): Promise<RedisPair> {
   const link = await startTcpProxy(primary.port);
   const endpoint = await startTcpProxy(primary.port);
 
-  const synced = () =>
-    until(
+  const synced = async () => {
+    await until(
       async () => {
         const [ofPrimary, ofReplica] = await Promise.all([replication(primary.port), replication(replica.port)]);
         return /master_link_status:up/.test(ofReplica) && offset(ofReplica, 'slave_repl_offset') >= offset(ofPrimary, 'master_repl_offset');
@@ -48,6 +48,7 @@ export async function startRedisPair(): Promise<RedisPair> {
       10_000,
       'the replica in sync with the primary',
     );
+  };
 
   await redisCommand(replica.port, 'REPLICAOF', '127.0.0.1', link.port);
   await synced();

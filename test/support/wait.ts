@@ -1,8 +1,15 @@
-export async function until(condition: () => Promise<boolean>, timeoutMs = 30_000, what = 'condition'): Promise<void> {
+/**
+ * Polls `condition` every `intervalMs` until it gives something truthy, and returns that; throws
+ * once `timeoutMs` has passed without it. The timeout only decides when to give up: make it
+ * generous (a machine of this kind can be four times slower than the fastest).
+ */
+export async function until<T>(condition: () => Promise<T>, timeoutMs = 30_000, what = 'condition', intervalMs = 100): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
+  for (;;) {
+    const met = await condition();
+    if (met) return met;
     if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
 
