@@ -1,3 +1,7 @@
+import { isDependencyUnavailable } from '../../shared/errors';
+import type { OrderRecord } from '../../shared/orders/model';
+import { reserve, type ReservationRequest } from '../../shared/orders/sale';
+
 /** One buyer's answer while a hot item sells out: when it was asked and answered (ms, one clock), and what. */
 export interface Answer {
   startedAt: number;
@@ -15,4 +19,25 @@ export interface Answer {
 export function falseSoldOut(answers: Answer[]): number {
   const lastAsked = Math.max(...answers.filter((a) => a.outcome === 'reserved').map((a) => a.startedAt));
   return answers.filter((a) => a.outcome === 'SOLD_OUT' && a.answeredAt < lastAsked).length;
+}
+
+/** How often a buyer asks again after Redis answered too late, before its answer counts as failed. */
+const CLIENT_RETRIES = 3;
+
+/**
+ * One buyer's reservation as a client makes it: when Redis did not answer in time (an overloaded
+ * machine; the API's retry-safe 503), it asks again with the same Idempotency-Key, which learns
+ * what the earlier ask did, up to CLIENT_RETRIES times. The outcome is 'reserved' (with the
+ * record) or the error's code (its message when it has none); `retried` says how often it asked again.
+ */
+export async function reserveAsClient(request: ReservationRequest): Promise<{ outcome: string; record?: OrderRecord; retried: number }> {
+  for (let retried = 0; ; retried++) {
+    try {
+      return { outcome: 'reserved', record: (await reserve(request)).record, retried };
+    } catch (error) {
+      if (isDependencyUnavailable(error) && retried < CLIENT_RETRIES) continue;
+      const { code, message } = error as { code?: string; message: string };
+      return { outcome: code ?? message, retried };
+    }
+  }
 }
