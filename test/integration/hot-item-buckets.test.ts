@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { redis } from '../../shared/clients/redis';
 import { orders } from '../../shared/orders/kind';
 import { upsertItemStock } from '../../shared/orders/items';
-import { itemBuckets, type OrderRecord } from '../../shared/orders/model';
+import { itemBuckets, itemKeys, type OrderRecord } from '../../shared/orders/model';
 import { openSale, remainingStock, reserve } from '../../shared/orders/sale';
-import { bucketOf, bucketTags } from '../../shared/reservations/buckets';
+import { bucketOf, bucketTags, refill } from '../../shared/reservations/buckets';
 import { reconcileOwner } from '../../shared/reservations/reconcile';
 import { writeReservations } from '../../shared/reservations/writer';
 import { handler as createOrder } from '../../functions/create-order';
@@ -14,7 +14,7 @@ import { handler as getItem } from '../../functions/get-item';
 import { handler as getOrder } from '../../functions/get-order';
 import { handler as putItemStock } from '../../functions/put-item-stock';
 import { httpEvent, lambdaContext } from '../support/events';
-import { falseSoldOut, reserveAsClient, type Answer } from '../support/hot-item';
+import { beforeReservingAgain, falseSoldOut, reserveAsClient, type Answer } from '../support/hot-item';
 import { getOrderEvent, orderEvent } from '../support/order-events';
 import { signedInUsers } from '../support/sessions';
 import { LOCAL_SOURCE, orderRows, soldCount, uniqueItemId } from '../support/orders';
@@ -134,6 +134,30 @@ describe('one hot item in buckets', () => {
     expect(repairs.reduce((sum, r) => sum + r!.movesFinished, 0)).toBeGreaterThanOrEqual(2);
     expect(await stocks(itemId, 3)).toEqual([0, 0, 2]);
     expect(await reconcileOwner(orders, itemId, look)).toMatchObject({ remaining: 2, moving: 0, drift: 0, adjusted: 0 });
+  });
+
+  it('reserves for a buyer the unit its own refill moved, though a buyer of another bucket refills from its bucket before each of its reservations', async () => {
+    // Prepare: 1 unit, in bucket 0 of 2, and a buyer of bucket 1. Each time that buyer's refill
+    // has moved the unit, a buyer of bucket 0 (dry since) refills from bucket 1 before the first
+    // buyer reserves: what many buyers at once do now and then, here every time.
+    const itemId = await splitItem(1, 2);
+    const buyer = buyersOf(1, 2, 1)[0]!;
+    let drains = 0;
+    const undo = beforeReservingAgain(itemKeys(itemId, 1, 2).idempotency(buyer, 'drained'), async () => {
+      drains += 1;
+      await refill(itemId, itemBuckets(itemId, 2), 0, 1);
+    });
+
+    // Act
+    const answer = await reserve({ itemId, userId: buyer, quantity: 1, idempotencyKey: 'drained', source: LOCAL_SOURCE })
+      .then(() => 'reserved', (e: { code: string }) => e.code)
+      .finally(undo);
+
+    // Assess
+    expect(drains).toBeGreaterThan(0);
+    expect(answer).toBe('reserved');
+    expect(await stocks(itemId, 2)).toEqual([0, 0]);
+    expect(await reconcileOwner(orders, itemId, look)).toMatchObject({ remaining: 0, moving: 0, pending: 1, drift: 0 });
   });
 
   it('tells no buyer SOLD_OUT before the last unit is reserved, with many buyers at once and most of them in one bucket', async () => {

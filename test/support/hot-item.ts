@@ -1,3 +1,5 @@
+import type { Command } from 'ioredis';
+import { redis } from '../../shared/clients/redis';
 import { isDependencyUnavailable } from '../../shared/errors';
 import type { OrderRecord } from '../../shared/orders/model';
 import { reserve, type ReservationRequest } from '../../shared/orders/sale';
@@ -40,4 +42,23 @@ export async function reserveAsClient(request: ReservationRequest): Promise<{ ou
       return { outcome: code ?? message, retried };
     }
   }
+}
+
+/**
+ * Runs `meanwhile` before each of one buyer's reserving script calls after its first (those that
+ * follow a refill), found by the buyer's idempotency record among the call's keys, and sends the
+ * call once it is done: what another buyer's request landing between a refill and the reservation
+ * after it does now and then on a busy machine, made to happen every time. Returns what undoes it.
+ */
+export function beforeReservingAgain(idempotencyRecord: string, meanwhile: () => Promise<unknown>): () => void {
+  const client = redis() as unknown as { sendCommand: (command: Command, ...rest: unknown[]) => unknown };
+  const send = client.sendCommand;
+  let calls = 0;
+  client.sendCommand = (command: Command, ...rest: unknown[]) => {
+    if (!command.getKeys().includes(idempotencyRecord) || calls++ === 0) return send.call(client, command, ...rest);
+    return meanwhile().then(() => send.call(client, command, ...rest));
+  };
+  return () => {
+    client.sendCommand = send;
+  };
 }
