@@ -3,13 +3,13 @@ import { UnavailableError } from '../errors';
 import { ratePrelude, reservationRates, throwIfRateLimited } from '../limits/rate';
 import { isScriptCode, ScriptCode, scriptError } from '../redis/script-codes';
 import { luaScript, runOverPairs } from '../redis/script';
-import { BUCKET_DRY, bucketOf, LAYOUT_CHANGED, MAX_REFILLS, parseMoves, refill, splitUnits } from '../reservations/buckets';
+import { BUCKET_DRY, bucketOf, clearMove, LAYOUT_CHANGED, parseMoves, refill, REFILL_DEADLINE_MS, splitUnits, takeInPrelude, type Move } from '../reservations/buckets';
 import type { Reserved } from '../reservations/place';
 import { itemBuckets, itemKeys, layoutKey, newOrderId, orderKeys, type OrderRecord } from './model';
 
-const reserveScript = luaScript<[string, string, string, string, string, string], [number, number, string, string, number, string, number, number, number, number, number]>(
-  new URL('./lua/order-reserve-6.lua', import.meta.url),
-  [ratePrelude],
+const reserveScript = luaScript<[string, string, string, string, string, string, string], [number, number, string, string, number, string, number, number, number, number, number, number]>(
+  new URL('./lua/order-reserve-7.lua', import.meta.url),
+  [ratePrelude, takeInPrelude],
 );
 const releaseScript = luaScript<[string, string, string, string, string], [string, number, number]>(new URL('./lua/order-release-5.lua', import.meta.url));
 const openScript = luaScript<[string, string, string], [number, number, number]>(new URL('./lua/sale-open-3.lua', import.meta.url));
@@ -48,11 +48,14 @@ async function bucketCount(itemId: string, fresh = false): Promise<number> {
  * One Redis round trip: the whole decision, the buyer's and the source's rates included, and, if
  * accepted, every write, in one script. An item split into buckets reserves in the buyer's
  * bucket; when that one ran dry, units are moved from the others (refill) before the buyer can be
- * told SOLD_OUT, which then holds for the whole item.
+ * told SOLD_OUT, which then holds for the whole item. The move a refill made for the buyer is
+ * taken in by the same script that then reserves, so other buyers cannot drain it first.
  */
 export async function reserve(request: ReservationRequest, now = Date.now()): Promise<Reservation> {
   let buckets = await bucketCount(request.itemId);
   let relearnt = false;
+  const refillsEnd = performance.now() + REFILL_DEADLINE_MS;
+  let keep: Move | undefined;
   for (let refills = 0; ; ) {
     const bucket = bucketOf(request.userId, buckets);
     const keys = itemKeys(request.itemId, bucket, buckets);
@@ -68,9 +71,15 @@ export async function reserve(request: ReservationRequest, now = Date.now()): Pr
     const rates = reservationRates('orders', keys.tag, request.userId, request.source);
     const reply = await reserveScript.run(
       redis(),
-      [keys.state, keys.buyers, keys.idempotency(request.userId, request.idempotencyKey), keys.outbox, ...rates.keys],
-      [request.userId, request.quantity, order.orderId, fingerprint(request.quantity), IDEMPOTENCY_TTL_MS, JSON.stringify(order), ...rates.args, buckets],
+      [keys.state, keys.buyers, keys.idempotency(request.userId, request.idempotencyKey), keys.outbox, ...rates.keys, keys.movedIn(keep?.id ?? 'none')],
+      [request.userId, request.quantity, order.orderId, fingerprint(request.quantity), IDEMPOTENCY_TTL_MS, JSON.stringify(order), ...rates.args, buckets, keep?.units ?? 0],
     );
+    if (keep) {
+      // Taken in whatever the answer, unless the bucket lost its state: the move then waits for repair, as in refill.
+      if (reply === ScriptCode.NotOnSale) throw new UnavailableError('A bucket of this sale is being repaired; retry');
+      await clearMove(itemBuckets(request.itemId, buckets), keep);
+      keep = undefined;
+    }
     if (reply === LAYOUT_CHANGED || reply === ScriptCode.NotOnSale) {
       // The sale may have been opened anew with another number of buckets since this instance learnt it.
       if (!relearnt) {
@@ -84,9 +93,11 @@ export async function reserve(request: ReservationRequest, now = Date.now()): Pr
       if (reply === LAYOUT_CHANGED) throw new UnavailableError('The order could not be placed; retry with the same Idempotency-Key');
     }
     if (reply === BUCKET_DRY) {
-      if (++refills > MAX_REFILLS) throw new UnavailableError('The order could not be placed; retry with the same Idempotency-Key');
-      if (await refill(request.itemId, itemBuckets(request.itemId, buckets), bucket, request.quantity)) continue;
-      throw scriptError(ScriptCode.SoldOut);
+      if (performance.now() > refillsEnd) throw new UnavailableError('The order could not be placed; retry with the same Idempotency-Key');
+      const refilled = await refill(request.itemId, itemBuckets(request.itemId, buckets), bucket, request.quantity, refills++ > 0);
+      if (!refilled) throw scriptError(ScriptCode.SoldOut);
+      keep = refilled.keep;
+      continue;
     }
     if (isScriptCode(reply)) throw scriptError(reply);
     throwIfRateLimited(reply, 'orders');

@@ -10,8 +10,9 @@ import type { OwnerKeys } from './kind';
  * One hot owner beyond one shard: its units split into buckets, each on a hash slot of its own.
  * A buyer always reserves in one bucket (bucketOf), so their limit, idempotency records and rates
  * stay in one slot; a bucket that runs dry takes units from the others by moves of two steps, one
- * script in one slot each (move-out-2.lua at the donor, move-in-2.lua at the recipient), recorded
- * at the donor until taken in, so every unit is always in exactly one place reconciliation looks.
+ * script in one slot each (move-out-2.lua at the donor; at the recipient move-in-2.lua, or the
+ * buyer's reserving script for the move made for that buyer), recorded at the donor until taken
+ * in, so every unit is always in exactly one place reconciliation looks.
  */
 
 export const MAX_BUCKETS = 16;
@@ -64,7 +65,9 @@ export const LAYOUT_CHANGED = -17;
 
 const NO_STATE = -10;
 const moveOutScript = luaScript<[state: string, moves: string], [string, number, number, number]>(new URL('./lua/move-out-2.lua', import.meta.url));
-const moveInScript = luaScript<[state: string, movedIn: string], [number]>(new URL('./lua/move-in-2.lua', import.meta.url));
+/** The Lua function that takes a move in, put before every script that does: move-in-2.lua, and a reserving script that takes in the move its buyer's refill made for it. */
+export const takeInPrelude = new URL('./lua/take-in.lua', import.meta.url);
+const moveInScript = luaScript<[state: string, movedIn: string], [number]>(new URL('./lua/move-in-2.lua', import.meta.url), [takeInPrelude]);
 
 /** A move recorded at its donor: started, perhaps taken in, not yet cleared. */
 export interface Move {
@@ -92,30 +95,52 @@ export function parseMoves(from: number, flat: string[]): Move[] {
 export async function finishMove(buckets: OwnerKeys[], move: Move): Promise<boolean> {
   const to = buckets[move.to]!;
   if (Number(await moveInScript.run(redis(), [to.state, to.movedIn(move.id)], [move.units])) !== 1) return false;
-  await redis().hdel(buckets[move.from]!.moves, move.id);
+  await clearMove(buckets, move);
   return true;
 }
 
-/** Rounds of refill a buyer may need before one reserves or all are proven sold out: past it, a retry-safe 503. */
-export const MAX_REFILLS = 16;
-
-/** Refills in flight in this instance, by bucket and units needed. */
-const refilling = new Map<string, Promise<boolean>>();
+/** Clears a move's record at its donor, once its recipient has taken it in. */
+export async function clearMove(buckets: OwnerKeys[], move: Move): Promise<void> {
+  await redis().hdel(buckets[move.from]!.moves, move.id);
+}
 
 /**
- * What a buyer whose bucket ran dry does before being told SOLD_OUT (refillNow), once at a time per
- * bucket in an instance: the buyers of a dry bucket that ask meanwhile wait for that refill rather
- * than each pull units from the others (which would move them back and forth). Its answer holds
- * for them too: when it proves that nothing remained, nothing remains when they are answered.
+ * How long a buyer's refills may go on before it is told to retry (a retry-safe 503): well under
+ * the functions' 10 s timeout, leaving time for the hand-off. Rounds are not counted: a buyer whose
+ * bucket others keep draining needs a few, and the units its own refill moves are reserved for it
+ * (see refill); only a Redis too slow to answer them in this time ends them here.
  */
-export function refill(owner: string, buckets: OwnerKeys[], recipient: number, need: number): Promise<boolean> {
+export const REFILL_DEADLINE_MS = 4_000;
+
+/**
+ * What a refill found: false when the owner is sold out; otherwise the buyer's bucket may now have
+ * the units, and `keep`, when there is one, is a move made for the buyer, which its next
+ * reservation takes in as it reserves.
+ */
+export type Refill = false | { keep?: Move };
+
+/** Refills in flight in this instance, by bucket and units needed. */
+const refilling = new Map<string, Promise<Refill>>();
+
+/**
+ * What a buyer whose bucket ran dry does before being told SOLD_OUT (refillNow). The first time,
+ * once at a time per bucket in an instance: the buyers of a dry bucket that ask meanwhile wait for
+ * that refill rather than each pull units from the others (which would move them back and forth).
+ * Its answer holds for them too: when it proves that nothing remained, nothing remains when they
+ * are answered. The buyer that runs a refill keeps its largest move for its own reservation, which
+ * takes it in as it reserves, so no other buyer's reservation or refill can take those units first
+ * (only one that finds the move in flight finishes it into the bucket's stock); the waiters race
+ * for the rest. A buyer that then still finds its bucket dry refills for itself (`alone`), so it
+ * waits for another's refill at most once.
+ */
+export function refill(owner: string, buckets: OwnerKeys[], recipient: number, need: number, alone = false): Promise<Refill> {
+  if (alone) return refillNow(owner, buckets, recipient, need);
   const key = `${buckets[recipient]!.state} ${need}`;
-  let pending = refilling.get(key);
-  if (!pending) {
-    pending = refillNow(owner, buckets, recipient, need).finally(() => refilling.delete(key));
-    refilling.set(key, pending);
-  }
-  return pending;
+  const pending = refilling.get(key);
+  if (pending) return pending.then((found) => found && {});
+  const mine = refillNow(owner, buckets, recipient, need).finally(() => refilling.delete(key));
+  refilling.set(key, mine);
+  return mine;
 }
 
 /**
@@ -126,9 +151,10 @@ export function refill(owner: string, buckets: OwnerKeys[], recipient: number, n
  * so the first round's reads are one consistent cut of the owner, and in it nothing remained. The
  * first round asks every donor at once (one round trip however many buckets), so near the end of
  * a sale, when every bucket is dry, a SOLD_OUT costs two round trips more than with one bucket.
- * Returns true when the buyer's bucket may now have the units (reserve again), false when sold out.
+ * The largest move it makes is left for the buyer's reservation to take in (`keep`); the others
+ * are taken in here.
  */
-async function refillNow(owner: string, buckets: OwnerKeys[], recipient: number, need: number): Promise<boolean> {
+async function refillNow(owner: string, buckets: OwnerKeys[], recipient: number, need: number): Promise<Refill> {
   const into = buckets[recipient]!;
   const moveId = newReservationId(owner);
   const donors = buckets.map((_, k) => k).filter((k) => k !== recipient);
@@ -152,15 +178,16 @@ async function refillNow(owner: string, buckets: OwnerKeys[], recipient: number,
   });
   if (started.length) {
     faultPoint('move-between-steps');
-    if (!(await Promise.all(started.map((move) => finishMove(buckets, move)))).every(Boolean)) throw new UnavailableError('A bucket of this sale is being repaired; retry');
-    return true;
+    const [keep, ...others] = started.sort((a, b) => b.units - a.units);
+    if (!(await Promise.all(others.map((move) => finishMove(buckets, move)))).every(Boolean)) throw new UnavailableError('A bucket of this sale is being repaired; retry');
+    return { keep };
   }
-  if (Number(stock) >= need) return true;
+  if (Number(stock) >= need) return {};
   if (inFlight.length) {
     // Units on their way to some bucket: finish the moves; the next round takes from where they land.
     await Promise.all(inFlight.map((move) => finishMove(buckets, move)));
-    return true;
+    return {};
   }
   const again = await Promise.all([...seen.keys()].map(async (k) => [k, await redis().hmget(buckets[k]!.state, 'stock', 'moves')] as const));
-  return again.some(([k, [units, count]]) => (count ?? '0') !== (seen.get(k) ?? '0') || Number(units ?? 0) >= (k === recipient ? need : 1));
+  return again.some(([k, [units, count]]) => (count ?? '0') !== (seen.get(k) ?? '0') || Number(units ?? 0) >= (k === recipient ? need : 1)) ? {} : false;
 }

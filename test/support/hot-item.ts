@@ -1,3 +1,9 @@
+import type { Command } from 'ioredis';
+import { redis } from '../../shared/clients/redis';
+import { isDependencyUnavailable } from '../../shared/errors';
+import type { OrderRecord } from '../../shared/orders/model';
+import { reserve, type ReservationRequest } from '../../shared/orders/sale';
+
 /** One buyer's answer while a hot item sells out: when it was asked and answered (ms, one clock), and what. */
 export interface Answer {
   startedAt: number;
@@ -15,4 +21,44 @@ export interface Answer {
 export function falseSoldOut(answers: Answer[]): number {
   const lastAsked = Math.max(...answers.filter((a) => a.outcome === 'reserved').map((a) => a.startedAt));
   return answers.filter((a) => a.outcome === 'SOLD_OUT' && a.answeredAt < lastAsked).length;
+}
+
+/** How often a buyer asks again after Redis answered too late, before its answer counts as failed. */
+const CLIENT_RETRIES = 3;
+
+/**
+ * One buyer's reservation as a client makes it: when Redis did not answer in time (an overloaded
+ * machine; the API's retry-safe 503), it asks again with the same Idempotency-Key, which learns
+ * what the earlier ask did, up to CLIENT_RETRIES times. The outcome is 'reserved' (with the
+ * record) or the error's code (its message when it has none); `retried` says how often it asked again.
+ */
+export async function reserveAsClient(request: ReservationRequest): Promise<{ outcome: string; record?: OrderRecord; retried: number }> {
+  for (let retried = 0; ; retried++) {
+    try {
+      return { outcome: 'reserved', record: (await reserve(request)).record, retried };
+    } catch (error) {
+      if (isDependencyUnavailable(error) && retried < CLIENT_RETRIES) continue;
+      const { code, message } = error as { code?: string; message: string };
+      return { outcome: code ?? message, retried };
+    }
+  }
+}
+
+/**
+ * Runs `meanwhile` before each of one buyer's reserving script calls after its first (those that
+ * follow a refill), found by the buyer's idempotency record among the call's keys, and sends the
+ * call once it is done: what another buyer's request landing between a refill and the reservation
+ * after it does now and then on a busy machine, made to happen every time. Returns what undoes it.
+ */
+export function beforeReservingAgain(idempotencyRecord: string, meanwhile: () => Promise<unknown>): () => void {
+  const client = redis() as unknown as { sendCommand: (command: Command, ...rest: unknown[]) => unknown };
+  const send = client.sendCommand;
+  let calls = 0;
+  client.sendCommand = (command: Command, ...rest: unknown[]) => {
+    if (!command.getKeys().includes(idempotencyRecord) || calls++ === 0) return send.call(client, command, ...rest);
+    return meanwhile().then(() => send.call(client, command, ...rest));
+  };
+  return () => {
+    client.sendCommand = send;
+  };
 }

@@ -1,11 +1,14 @@
 --[[
-  Reserves stock for one order: checks everything before it writes anything. The buyer's and the
+  Reserves stock for one order: checks everything before it writes anything of it. The buyer's and the
   source's rates (rates_take, from shared/limits/lua/gcra.lua, put before this) are part of the
   decision: every attempt past the answers that cost nothing (a replay, no sale, sold out) takes
   from both, and one that either refuses writes nothing. An item split into buckets reserves in
   the buyer's bucket; one with too few units left answers -16 without taking from the rates, and
   the caller takes units from the other buckets (shared/reservations/buckets.ts) or proves there
-  are none before the buyer is told SOLD_OUT.
+  are none before the buyer is told SOLD_OUT. The units the buyer's own refill moved come with
+  the next attempt: it takes that move in first (take_in, from take-in.lua, put before this),
+  whatever it then answers, so no other buyer can take them between their arrival and this
+  buyer's reservation.
 
   KEYS[1] sale hash         {item:<id>}:sale      fields stock (remaining), limit (per buyer),
                                                   buckets (how many, when split), moves
@@ -15,6 +18,7 @@
   KEYS[4] outbox hash       {item:<id>}:outbox    order id -> order record, until the writer stores it
   KEYS[5] buyer's rate      {item:<id>}:rate:buyer:<user id>
   KEYS[6] source's rate     {item:<id>}:rate:source:<address>
+  KEYS[7] taken-in record   {item:<id>}:moved-in:<move id>, of the move the buyer's refill made for it
 
   ARGV[1] user id
   ARGV[2] quantity
@@ -25,9 +29,10 @@
   ARGV[7], ARGV[8]  the buyer's rate: interval, burst (ms)
   ARGV[9], ARGV[10] the source's rate: interval (0: no limit), burst (ms)
   ARGV[11] how many buckets the caller believes the item has (1: not split)
+  ARGV[12] units of that move (0: none, and KEYS[7] is not touched)
 
   Returns {order id, remaining stock, replayed (1) or new (0), still in the outbox (1) or not (0)}, or
-    -10 no sale open for this item
+    -10 no sale open for this item (a move brought is then not taken in: it stays recorded at its donor)
     -11 sold out (not enough stock for the quantity)
     -12 per-buyer limit would be exceeded
     -13 Idempotency-Key already used with a different request
@@ -35,6 +40,10 @@
     -16 this bucket has too few units; the item's other buckets may have some
     -17 the item has another number of buckets than the caller believes
 ]]
+if tonumber(ARGV[12]) > 0 and take_in(KEYS[1], KEYS[7], ARGV[12]) ~= 1 then
+  return -10
+end
+
 local previous = redis.call('GET', KEYS[3])
 if previous then
   local fingerprint, orderId, remaining = string.match(previous, '^(.-)|(.-)|(%d+)$')
