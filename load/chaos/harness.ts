@@ -71,6 +71,12 @@ export interface Scenario {
   beforeSale?(run: ChaosRun): Promise<void>;
   /** Reservations acknowledged before the fault, as a share of the units (default a third). */
   faultAfter?: number;
+  /**
+   * Buyers, as a share of the crowd, who arrive only once the fault is on: the fault calls
+   * `run.sale.release()` when it is (or they arrive when it is over), so that it meets load
+   * however fast the others were served.
+   */
+  heldBack?: number;
   /** Injects the fault; resolves once it is over (what it took away is back). */
   fault(run: ChaosRun): Promise<void>;
   /**
@@ -181,6 +187,7 @@ export async function runScenario(scenario: Scenario, options: ChaosOptions): Pr
       buyers: crowd.ids.map((userId, i) => ({ userId, cookie: crowd.cookies[i]!, key: newBuyerKey() })),
       arrivalMs: scale.arrivalMs,
       patienceMs: scale.patienceMs,
+      heldBack: Math.floor(scale.buyers * (scenario.heldBack ?? 0)),
     });
     run.sale = sale;
     await sale.whenAcknowledged(Math.ceil(scale.units * (scenario.faultAfter ?? 1 / 3)));
@@ -188,6 +195,7 @@ export async function runScenario(scenario: Scenario, options: ChaosOptions): Pr
     log(`${scenario.name}: ${sale.acknowledged.size} ${kind.noun}s acknowledged; injecting the fault`);
     await scenario.fault(run);
     fault.to = Date.now();
+    sale.release();
     // What Redis still knows of the reservations acknowledged so far, right after the fault: one
     // in neither Redis nor MySQL was lost there, and its unit may be sold again (rejected).
     const acknowledgedByFault = new Map(sale.acknowledged);

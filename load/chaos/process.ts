@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { ChaosOptions, ChaosReport } from './report';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
+const RECENT_LINES = 20;
 
 export interface ChaosProcessOptions {
   /** Killed (SIGTERM) when it runs longer. */
@@ -28,16 +29,20 @@ export function runChaosProcess(scenario: string, options: Omit<ChaosOptions, 'l
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     let progress = '';
+    // The last lines it printed, to say why when it gives no report.
+    const recent: string[] = [];
     child.stderr.on('data', (chunk: Buffer) => {
       const lines = (progress + chunk.toString()).split('\n');
       progress = lines.pop()!;
+      recent.push(...lines);
+      recent.splice(0, recent.length - RECENT_LINES);
       for (const line of lines) log?.(line.replace(/^chaos: /, ''));
     });
     child.once('error', reject);
     child.once('exit', (code, signal) => {
       const last = output.trim().split('\n').at(-1);
       if ((code === 0 || code === 1) && last) resolve(JSON.parse(last) as ChaosReport);
-      else reject(new Error(`npm run chaos -- ${scenario} ${flags.join(' ')}: exited with ${signal ?? code} and no report`));
+      else reject(new Error(`npm run chaos -- ${scenario} ${flags.join(' ')}: exited with ${signal ?? code} and no report; its last lines:\n${[...recent, progress].join('\n')}`));
     });
   });
 }

@@ -35,6 +35,11 @@ export interface SaleOptions {
   arrivalMs: number;
   /** How long after its arrival a buyer keeps retrying. */
   patienceMs: number;
+  /**
+   * The last this many buyers arrive only once `release()` is called, at the crowd's pace from
+   * then on: load that is sure to meet a fault the caller releases them into.
+   */
+  heldBack?: number;
 }
 
 /** A request with no answer after this hung: longer than the function's own 10 s timeout. */
@@ -54,8 +59,12 @@ export interface Sale {
   finished: Promise<BuyerOutcome[]>;
   /** Reservations acknowledged so far, by id. */
   acknowledged: Map<string, Buyer>;
-  /** Resolves once this many reservations have been acknowledged (or the sale is over). */
+  /** Resolves once this many reservations have been acknowledged (or every buyer not held back is done). */
   whenAcknowledged(count: number): Promise<void>;
+  /** Every request answered so far, as it is answered. */
+  attempts: Attempt[];
+  /** Lets the held-back buyers arrive; once is enough. */
+  release(): void;
 }
 
 export const newBuyerKey = () => randomBytes(9).toString('base64url');
@@ -94,14 +103,23 @@ export function startSale(options: SaleOptions): Sale {
     for (const waiter of waiters.filter((w) => acknowledged.size >= w.count)) waiter.resolve();
   };
 
+  const attempts: Attempt[] = [];
+  let release = () => {};
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const firstHeld = options.buyers.length - (options.heldBack ?? 0);
+
   async function shop(buyer: Buyer, index: number): Promise<BuyerOutcome> {
-    const arrival = (index / options.buyers.length) * options.arrivalMs + Math.random() * (options.arrivalMs / options.buyers.length);
+    // The held-back buyers' places count from their release.
+    const place = index < firstHeld ? index : index - firstHeld;
+    if (index >= firstHeld) await released;
+    const arrival = (place / options.buyers.length) * options.arrivalMs + Math.random() * (options.arrivalMs / options.buyers.length);
     await new Promise((r) => setTimeout(r, arrival));
     const giveUpAt = Date.now() + options.patienceMs;
     const outcome: BuyerOutcome = { buyer, attempts: [] };
     for (let retry = 0; ; retry += 1) {
       const { reservationId, retryAfterMs = 0, ...answer } = await attempt(options, buyer);
       outcome.attempts.push(answer);
+      attempts.push(answer);
       outcome.final = answer.status;
       if (reservationId) {
         outcome.reservationId = reservationId;
@@ -115,11 +133,15 @@ export function startSale(options: SaleOptions): Sale {
     }
   }
 
-  const finished = Promise.all(options.buyers.map(shop));
-  void finished.then(() => waiters.forEach((w) => w.resolve()));
+  const shopping = options.buyers.map(shop);
+  const finished = Promise.all(shopping);
+  // Held-back buyers wait for the fault, which may wait for this: they count only once released.
+  void Promise.all(shopping.slice(0, firstHeld)).then(() => waiters.forEach((w) => w.resolve()));
   return {
     finished,
     acknowledged,
+    attempts,
+    release,
     whenAcknowledged: (count) =>
       new Promise<void>((resolve) => {
         if (acknowledged.size >= count) resolve();

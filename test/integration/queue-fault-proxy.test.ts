@@ -97,12 +97,38 @@ describe('the queue fault proxy, between a client and the real emulator', () => 
       () => 'answered',
       (error: Error) => error.name,
     );
-    const atTimeout = await depth(sqs, queue.url);
+    const atTimeout = { depth: await depth(sqs, queue.url), held: proxy.held };
     await until(async () => (await depth(sqs, queue.url)) === 3, DELAY_MS * 3, 'the delayed send on the queue');
+    await until(async () => proxy.held === 0, DELAY_MS * 3, 'the delayed send answered');
 
     // Assess
     expect(sent).toBe('AbortError');
-    expect(atTimeout).toBe(0);
+    expect(atTimeout).toEqual({ depth: 0, held: 1 });
+  });
+
+  it('gives each fault with a share the next send until it has fired, however small its share', async () => {
+    // Prepare: a proxy of its own, on which no fault has fired yet.
+    const queue = await queueWithDeadLetters(sqs, 5, 30);
+    const fresh = await startQueueFaultProxy(process.env.AWS_ENDPOINT_URL!, { delayMs: DELAY_MS });
+    const freshClient = new SQSClient({ region: 'us-east-1', endpoint: fresh.url, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+    fresh.setShares({ reset: 0.001, 'reply-lost': 0.001, delayed: 0.001 });
+
+    // Act
+    const met: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const send = freshClient.send(new SendMessageBatchCommand({ QueueUrl: queue.url, Entries: [{ Id: '0', MessageBody: `m-${i}` }] }), {
+        abortSignal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
+      });
+      met.push(await send.then(() => 'answered', (error: Error & { code?: string }) => error.code ?? error.name));
+    }
+    await until(async () => fresh.held === 0, DELAY_MS * 3, 'the delayed send answered');
+    freshClient.destroy();
+    await fresh.close();
+
+    // Assess: one send each, in turn, then the draw by share (passed, almost surely).
+    expect(met.slice(0, 3)).toEqual(['ECONNRESET', 'AbortError', 'AbortError']);
+    expect({ reset: fresh.counts.reset, 'reply-lost': fresh.counts['reply-lost'], delayed: fresh.counts.delayed }).toEqual({ reset: 1, 'reply-lost': 1, delayed: 1 });
+    expect(fresh.counts.reset + fresh.counts['reply-lost'] + fresh.counts.delayed + fresh.counts.passed).toBe(4);
   });
 
   it('leaves calls other than sends alone, whatever the shares', async () => {

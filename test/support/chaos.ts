@@ -1,8 +1,12 @@
 import { runChaosProcess } from '../../load/chaos/process';
 import type { ChaosReport } from '../../load/chaos/report';
 
-/** How long a small scenario may take: a twin's start (bundles built), a few seconds of sale, recovery. */
-export const SCENARIO_TIMEOUT_MS = 90_000;
+/**
+ * Only decides when to give up on a small scenario: a twin's start (bundles built), a few seconds
+ * of sale, recovery. queue-faults took 70 s on a 2-core machine shared with other suites and 145 s
+ * beside two CPU hogs as well; a machine 4x slower and as busy stays within it.
+ */
+export const SCENARIO_TIMEOUT_MS = 600_000;
 
 /**
  * `npm run chaos -- <scenario> --small [--bundles]` in a process of its own, as CI runs it (and

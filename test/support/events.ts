@@ -38,8 +38,9 @@ export function httpEvent(
   return event;
 }
 
-export function lambdaContext(functionName = 'surge-test'): Context {
-  const deadline = Date.now() + 10_000;
+/** A Lambda context whose deadline is `timeoutMs` from now: from when the invocation starts, as Lambda's is. */
+export function lambdaContext(functionName = 'surge-test', timeoutMs = 10_000): Context {
+  const deadline = Date.now() + timeoutMs;
   return {
     callbackWaitsForEmptyEventLoop: true,
     functionName,

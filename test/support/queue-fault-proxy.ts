@@ -10,7 +10,11 @@ import type { Socket } from 'node:net';
  */
 export type QueueFault = 'reset' | 'reply-lost' | 'delayed';
 
-/** The share, 0 to 1, of sends (SendMessage, SendMessageBatch) that meet each fault, drawn per call; the rest pass. */
+/**
+ * The share, 0 to 1, of sends (SendMessage, SendMessageBatch) that meet each fault, drawn per call;
+ * the rest pass. A fault given a share that has not fired yet takes the next send instead, one
+ * kind after another, so that every kind fires however few sends the load makes.
+ */
 export type QueueFaultShares = Partial<Record<QueueFault, number>>;
 
 export interface QueueFaultProxy {
@@ -19,10 +23,13 @@ export interface QueueFaultProxy {
   setShares(shares: QueueFaultShares): void;
   /** Sends that met each fault so far, and those that passed untouched. */
   readonly counts: Readonly<Record<QueueFault | 'passed', number>>;
+  /** Delayed sends the queue has not answered yet. */
+  readonly held: number;
   close(): Promise<void>;
 }
 
 const SEND_ACTIONS = new Set(['SendMessage', 'SendMessageBatch']);
+const FAULTS = ['reset', 'reply-lost', 'delayed'] as const;
 
 /** The SQS action of a request: the JSON protocol's X-Amz-Target, or the query protocol's Action field. */
 function sqsAction(req: IncomingMessage, body: Buffer): string | undefined {
@@ -45,10 +52,13 @@ export async function startQueueFaultProxy(emulatorUrl: string, { delayMs }: { d
   const timers = new Set<NodeJS.Timeout>();
   // Held client connections, destroyed on close so a reply never delivered does not keep the proxy open.
   const sockets = new Set<Socket>();
+  let held = 0;
 
   function draw(): QueueFault | 'passed' {
+    const unfired = FAULTS.find((fault) => (shares[fault] ?? 0) > 0 && counts[fault] === 0);
+    if (unfired) return unfired;
     let roll = Math.random();
-    for (const fault of ['reset', 'reply-lost', 'delayed'] as const) {
+    for (const fault of FAULTS) {
       roll -= shares[fault] ?? 0;
       if (roll < 0) return fault;
     }
@@ -95,9 +105,13 @@ export async function startQueueFaultProxy(emulatorUrl: string, { delayMs }: { d
           });
           return;
         case 'delayed': {
+          held += 1;
           const timer = setTimeout(() => {
             timers.delete(timer);
-            forward(req, body, relay(res));
+            forward(req, body, (answer) => {
+              held -= 1;
+              relay(res)(answer);
+            });
           }, delayMs);
           timers.add(timer);
           return;
@@ -119,6 +133,9 @@ export async function startQueueFaultProxy(emulatorUrl: string, { delayMs }: { d
       shares = { ...next };
     },
     counts,
+    get held() {
+      return held;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const timer of timers) clearTimeout(timer);
