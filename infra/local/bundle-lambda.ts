@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { FunctionSpec } from '../../functions/table';
 import { FunctionError } from './lambda';
@@ -7,14 +8,51 @@ const REGION = 'us-east-1';
 /** Lambda's limit on a function's initialisation (its cold start). */
 const INIT_TIMEOUT_MS = 10_000;
 
+/**
+ * How many cold starts run at once. A Lambda instance initialises on a CPU share of its own; the
+ * twin's instances share this machine's cores, and 64 started at once on two of them all passed
+ * the 10 s init limit, each then replaced by another that did too. So the rest wait for a slot,
+ * and an instance's init limit counts from when it has one.
+ */
+export class InitSlots {
+  private free: number;
+  private readonly queue: (() => void)[] = [];
+
+  constructor(readonly size: number) {
+    this.free = size;
+  }
+
+  /** Resolves once a slot is this caller's, with the function that gives it back. */
+  async take(): Promise<() => void> {
+    if (this.free > 0) this.free -= 1;
+    else await new Promise<void>((resolve) => this.queue.push(resolve));
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      // A slot given back goes to the oldest waiter, so none waits behind newcomers.
+      const next = this.queue.shift();
+      if (next) next();
+      else this.free += 1;
+    };
+  }
+}
+
+/** One slot per core, for every bundle runner in this process: they share the cores. */
+const coreSlots = new InitSlots(availableParallelism());
+
 type Reply = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: { name: string; message: string } };
 
 /** One instance: a worker thread that imported the function's bundle with exactly its environment. */
 class Instance {
-  private readonly worker: Worker;
+  private worker?: Worker;
   private readonly pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void; timer: NodeJS.Timeout }>();
   private nextId = 0;
-  /** Settles once the bundle is imported (an import error is reported per invocation, as Lambda does), or rejects if the thread dies or hangs first. */
+  /**
+   * Settles once the bundle is imported (an import error is reported per invocation, as Lambda
+   * does), or rejects if the thread dies or outlives the init limit first. The thread starts once
+   * it has an init slot; the limit counts from then.
+   */
   readonly ready: Promise<void>;
   /** Invocations taken, counted from the moment they are, not from when the instance is ready. */
   inFlight = 0;
@@ -24,26 +62,40 @@ class Instance {
     private readonly spec: FunctionSpec,
     bundle: string,
     env: Record<string, string>,
+    slots: InitSlots,
+    initTimeoutMs: number,
   ) {
-    this.worker = new Worker(HOST, {
-      env,
-      workerData: { bundle, functionName: `surge-${spec.id}`, memoryMb: spec.memoryMb, region: REGION },
-      // Lambda gives each instance its memory; a function that needs more fails as it would there.
-      resourceLimits: { maxOldGenerationSizeMb: spec.memoryMb },
-    });
-    // An idle instance keeps no process alive, as the twin's timers do not.
-    this.worker.unref();
-    let died: (error: Error) => void = () => undefined;
-    this.ready = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        reject(new FunctionError(`${spec.id}: init timed out after ${INIT_TIMEOUT_MS / 1000} seconds`));
-        void this.stop();
-      }, INIT_TIMEOUT_MS).unref();
-      this.worker.once('message', () => (clearTimeout(timer), resolve()));
-      died = (error) => (clearTimeout(timer), reject(error));
+    this.ready = slots.take().then(async (release) => {
+      try {
+        if (this.dead) throw new FunctionError(`${spec.id} was stopped before its init`);
+        await this.init(bundle, env, initTimeoutMs);
+      } finally {
+        release();
+      }
     });
     this.ready.catch(() => undefined);
-    this.worker.on('message', (reply: Reply | { ready: boolean }) => {
+  }
+
+  private init(bundle: string, env: Record<string, string>, initTimeoutMs: number): Promise<void> {
+    const worker = new Worker(HOST, {
+      env,
+      workerData: { bundle, functionName: `surge-${this.spec.id}`, memoryMb: this.spec.memoryMb, region: REGION },
+      // Lambda gives each instance its memory; a function that needs more fails as it would there.
+      resourceLimits: { maxOldGenerationSizeMb: this.spec.memoryMb },
+    });
+    this.worker = worker;
+    // An idle instance keeps no process alive, as the twin's timers do not.
+    worker.unref();
+    let died: (error: Error) => void = () => undefined;
+    const ready = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new FunctionError(`${this.spec.id}: init timed out after ${initTimeoutMs / 1000} seconds`));
+        void this.stop();
+      }, initTimeoutMs).unref();
+      worker.once('message', () => (clearTimeout(timer), resolve()));
+      died = (error) => (clearTimeout(timer), reject(error));
+    });
+    worker.on('message', (reply: Reply | { ready: boolean }) => {
       if (!('id' in reply)) return;
       const call = this.pending.get(reply.id);
       if (!call) return;
@@ -60,7 +112,8 @@ class Instance {
         call.reject(exited);
       }
     };
-    this.worker.on('error', fail).on('exit', (code) => fail(new Error(`exit code ${code}`)));
+    worker.on('error', fail).on('exit', (code) => fail(new Error(`exit code ${code}`)));
+    return ready;
   }
 
   private settle(id: number): void {
@@ -71,10 +124,11 @@ class Instance {
 
   async invoke(event: unknown, onTimeout: () => void): Promise<unknown> {
     this.inFlight += 1;
-    this.worker.ref();
     try {
       await this.ready;
-      if (this.dead) throw new FunctionError('Runtime exited before the invocation');
+      const worker = this.worker;
+      if (this.dead || !worker) throw new FunctionError('Runtime exited before the invocation');
+      worker.ref();
       const timeoutMs = this.spec.timeoutSeconds * 1000;
       const id = this.nextId++;
       return await new Promise((resolve, reject) => {
@@ -84,39 +138,50 @@ class Instance {
           onTimeout();
         }, timeoutMs);
         this.pending.set(id, { resolve, reject, timer });
-        this.worker.postMessage({ id, event, deadline: Date.now() + timeoutMs });
+        worker.postMessage({ id, event, deadline: Date.now() + timeoutMs });
       });
     } finally {
       this.inFlight -= 1;
-      if (this.inFlight === 0) this.worker.unref();
+      if (this.inFlight === 0) this.worker?.unref();
     }
   }
 
-  stop(): Promise<number> {
+  /** Ends the thread; one still waiting for an init slot never starts. */
+  async stop(): Promise<void> {
     this.dead = true;
-    return this.worker.terminate();
+    await this.worker?.terminate();
   }
 }
 
 export interface BundleLambdaOptions {
   /** Lambda's instance model: each invocation on an instance of its own, at most this many at once. Absent: one instance serves every invocation concurrently. */
   instances?: number;
+  /** Where the instances' cold starts wait their turn; by default this process's, one per core. */
+  initSlots?: InitSlots;
+  /** Lambda's init limit, 10 s unless a test asks for less. */
+  initTimeoutMs?: number;
 }
 
 /**
  * A table function run as its bundle, the artefact `cdk deploy` uploads, in worker threads whose
  * environment is exactly its row's. By default one instance takes every invocation, as the twin's
  * source mode does. With `instances`, invocations are spread as Lambda spreads them: one event at
- * a time per instance, a new instance when all are busy (up to the cap; beyond it invocations wait
- * for one), and an instance that timed out or died is replaced, as Lambda resets it.
+ * a time per instance, and an invocation that finds none idle starts one (up to the cap) and
+ * waits for the first instance to be free, whether that new one once its init is done or one that
+ * finished what it ran. An instance that timed out or died is replaced, as Lambda resets it; one
+ * whose init failed fails the longest-waiting invocation, as the one it was started for would.
  */
 export class BundleLambda {
-  private readonly instances: Instance[] = [];
+  private readonly instances = new Set<Instance>();
   private readonly idle: Instance[] = [];
   private readonly waiting: { resolve(instance: Instance): void; reject(error: Error): void }[] = [];
+  /** Instances started whose init has not ended, waiting for a slot or running it. */
+  private starting = 0;
   private stopped = false;
   /** Instances started, for benchmarks: Lambda's cold starts. */
   coldStarts = 0;
+  /** Of those, the ones whose init failed: timed out, or the thread died. */
+  initFailures = 0;
 
   constructor(
     readonly spec: FunctionSpec,
@@ -126,49 +191,61 @@ export class BundleLambda {
   ) {}
 
   private live(): Instance[] {
-    return this.instances.filter((i) => !i.dead);
+    for (const instance of this.instances) if (instance.dead) this.instances.delete(instance);
+    return [...this.instances];
   }
 
   private start(): Instance {
     if (this.stopped) throw new FunctionError(`${this.spec.id} was stopped`);
-    const instance = new Instance(this.spec, this.bundle, this.env);
+    const instance = new Instance(this.spec, this.bundle, this.env, this.options.initSlots ?? coreSlots, this.options.initTimeoutMs ?? INIT_TIMEOUT_MS);
     this.coldStarts += 1;
-    this.instances.push(instance);
+    this.instances.add(instance);
+    if (this.options.instances) {
+      this.starting += 1;
+      instance.ready.then(
+        () => {
+          this.starting -= 1;
+          this.offer(instance);
+        },
+        (error: Error) => {
+          this.starting -= 1;
+          this.initFailures += 1;
+          this.waiting.shift()?.reject(error);
+          this.scale();
+        },
+      );
+    }
     return instance;
+  }
+
+  /** As Lambda scales out: an instance started for each waiting invocation that no starting one will take, up to the cap. */
+  private scale(): void {
+    while (!this.stopped && this.waiting.length > this.starting && this.live().length < this.options.instances!) this.start();
+  }
+
+  /** An instance free for the next invocation: the longest waiting one's, or idle; one that died is replaced if invocations wait. */
+  private offer(instance: Instance): void {
+    if (instance.dead) return this.scale();
+    const next = this.waiting.shift();
+    if (next) next.resolve(instance);
+    else this.idle.push(instance);
   }
 
   /** One instance made ready before traffic, as provisioned concurrency would; in the instance model it is then idle. */
   async warm(): Promise<void> {
-    const instance = this.live()[0] ?? this.start();
-    await instance.ready;
-    if (this.options.instances && instance.inFlight === 0 && !this.idle.includes(instance)) this.idle.push(instance);
+    await (this.live()[0] ?? this.start()).ready;
   }
 
   private acquire(): Promise<Instance> | Instance {
     if (this.stopped) throw new FunctionError(`${this.spec.id} was stopped`);
-    const cap = this.options.instances;
-    if (!cap) return this.live()[0] ?? this.start();
+    if (!this.options.instances) return this.live()[0] ?? this.start();
     while (this.idle.length) {
       const instance = this.idle.pop()!;
-      if (!instance.dead && instance.inFlight === 0) return instance;
+      if (!instance.dead) return instance;
     }
-    if (this.live().length < cap) return this.start();
-    return new Promise((resolve, reject) => this.waiting.push({ resolve, reject }));
-  }
-
-  /** Hands a finished instance to the next waiting invocation, or a fresh one if it died. */
-  private release(instance: Instance): void {
-    if (!this.options.instances) return;
-    const next = this.waiting.shift();
-    if (!next) {
-      if (!instance.dead) this.idle.push(instance);
-      return;
-    }
-    try {
-      next.resolve(instance.dead ? this.start() : instance);
-    } catch (error) {
-      next.reject(error as Error);
-    }
+    const taken = new Promise<Instance>((resolve, reject) => this.waiting.push({ resolve, reject }));
+    this.scale();
+    return taken;
   }
 
   async invoke(event: unknown): Promise<unknown> {
@@ -178,13 +255,13 @@ export class BundleLambda {
     try {
       return await instance.invoke(event, replace);
     } finally {
-      this.release(instance);
+      if (this.options.instances) this.offer(instance);
     }
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     for (const waiter of this.waiting.splice(0)) waiter.reject(new FunctionError(`${this.spec.id} was stopped`));
-    await Promise.all(this.instances.map((i) => i.stop()));
+    await Promise.all([...this.instances].map((i) => i.stop()));
   }
 }

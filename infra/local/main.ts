@@ -17,7 +17,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { inboundMail } from '../../functions/table';
-import { stopAllChildren } from './processes';
+import { killAllChildren, stopAllChildren } from './processes';
 import { demoAccounts } from './seed';
 import { parseVerdicts } from './ses-event';
 import { ensureTwinCertificates } from './tls';
@@ -53,6 +53,8 @@ const stateFile = join(env.SURGE_STATE_DIR, 'twin.json');
 
 /** How long the twin's orderly stop may take before what it left running is stopped all at once. */
 const ORDERLY_STOP_MS = 3_000;
+/** However the stop goes, the twin is gone this long after the signal. */
+const STOP_DEADLINE_MS = 10_000;
 
 let twin: Twin | undefined;
 /** With --aws-stores the twin runs in a child process (see below); a stop signal is relayed to it. */
@@ -71,6 +73,13 @@ function writeStateFile(serving: Twin): void {
  */
 async function stop(signal: NodeJS.Signals): Promise<never> {
   process.stdout.write(`surge stopping (${signal})\n`);
+  // A stop that overruns (this thread starved by a busy machine, or the exit joining worker threads
+  // still busy at a cold start) ends anyway: what the twin started is killed, then the twin.
+  setTimeout(() => {
+    process.stderr.write(`surge stop overran ${STOP_DEADLINE_MS / 1000} s: killing what is left\n`);
+    killAllChildren();
+    process.kill(process.pid, 'SIGKILL');
+  }, STOP_DEADLINE_MS).unref();
   rmSync(stateFile, { force: true });
   if (twin) {
     const deadline = new Promise<void>((resolve) => setTimeout(resolve, ORDERLY_STOP_MS).unref());

@@ -14,10 +14,13 @@ let stopRequested = false;
  */
 const STOP_GRACE_MS = 5_000;
 
-/** Kills what is still running if the parent exits without a clean stop, so nothing is orphaned. */
-process.on('exit', () => {
+/** SIGKILL to every service process still running: for when a clean stop cannot be waited for. */
+export function killAllChildren(): void {
   for (const child of children.keys()) child.kill('SIGKILL');
-});
+}
+
+/** Kills what is still running if the parent exits without a clean stop, so nothing is orphaned. */
+process.on('exit', killAllChildren);
 
 /** How often SIGTERM is sent again while a child has not exited. */
 const SIGTERM_REPEAT_MS = 250;

@@ -1,7 +1,6 @@
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyEventV2, ScheduledEvent, SQSEvent } from 'aws-lambda';
@@ -401,12 +400,9 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
         throw new Error(`extra function ${spec.id}: only HTTP and SES triggers are served`);
       }
     }
-    // A Lambda instance initialises on a CPU share of its own; the twin's all share this machine's
-    // cores, so they are warmed a core's worth at a time, each held to Lambda's init limit as there.
-    const cold = [...lambdas.values()];
-    await Promise.all(Array.from({ length: availableParallelism() }, async () => {
-      for (let next = cold.shift(); next; next = cold.shift()) await next.warm();
-    }));
+    // Every function warm before traffic; in bundle mode their inits take turns for this machine's
+    // cores (see InitSlots), each held to Lambda's init limit from when its own begins.
+    await Promise.all([...lambdas.values()].map((lambda) => lambda.warm()));
 
     const routes = compileRoutes(httpRoutes);
     const smtp = await startSmtpListener({

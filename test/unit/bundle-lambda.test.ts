@@ -1,17 +1,38 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FunctionSpec } from '../../functions/table';
-import { BundleLambda } from '../../infra/local/bundle-lambda';
+import { BundleLambda, InitSlots, type BundleLambdaOptions } from '../../infra/local/bundle-lambda';
+import { until } from '../support/wait';
 
 const spec: FunctionSpec = { id: 'echo', description: 'test', trigger: { kind: 'http', method: 'GET', path: '/echo' }, memoryMb: 128, timeoutSeconds: 1, env: [] };
 const bundle = (name: string) => pathToFileURL(`${import.meta.dirname}/../fixtures/bundles/${name}.mjs`).href;
 type Echo = { thread: number; concurrent: number; env: string | null; missing: string | null; when: unknown };
 
 let lambdas: BundleLambda[] = [];
-const make = (name: string, instances?: number) => {
-  const lambda = new BundleLambda(spec, bundle(name), { ECHO_NEED: 'set' }, instances ? { instances } : {});
+const make = (name: string, instances?: number, env: Record<string, string> = { ECHO_NEED: 'set' }, options: BundleLambdaOptions = {}) => {
+  const lambda = new BundleLambda(spec, bundle(name), env, { ...(instances ? { instances } : {}), ...options });
   lambdas.push(lambda);
   return lambda;
+};
+
+/** Each instance's init of the slow-init bundle, as it logged it: when it began and ended. */
+const initsLogged = (log: string) =>
+  readFileSync(log, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.split(' ').map(Number) as [number, number]);
+
+/** The most inits that were running at one moment. */
+const mostAtOnce = (inits: [number, number][]) =>
+  Math.max(...inits.map(([began]) => inits.filter(([otherBegan, otherEnded]) => otherBegan <= began && began < otherEnded).length));
+
+const slowInit = (busyMs: number) => {
+  const log = join(mkdtempSync(join(tmpdir(), 'surge-inits-')), 'inits.log');
+  writeFileSync(log, '');
+  return { log, env: { INIT_BUSY_MS: String(busyMs), INIT_LOG: log } };
 };
 afterEach(async () => {
   await Promise.all(lambdas.map((l) => l.stop()));
@@ -75,8 +96,46 @@ describe("the twin's bundle runner", () => {
     await expect(exiting.invoke({})).rejects.toThrow(/Runtime exited/);
   });
 
+  it('starts at most a core’s worth of instances at once, however many invocations ask at once', async () => {
+    // Prepare: a cold start that keeps a core busy, as a bundle's import does
+    const { log, env } = slowInit(300);
+    const lambda = make('slow-init', 8, env);
+
+    // Act: the instances free first take the invocations; those still starting go on to be idle
+    const results = await Promise.allSettled(Array.from({ length: 8 }, () => lambda.invoke({})));
+    await until(async () => initsLogged(log).length + lambda.initFailures >= 8, 30_000, 'every instance asked for ended its init');
+
+    // Assess: every invocation answered, eight instances started, never more inits at once than cores
+    expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+    expect(lambda.coldStarts).toBe(8);
+    expect(lambda.initFailures).toBe(0);
+    const inits = initsLogged(log);
+    expect(inits).toHaveLength(8);
+    expect(mostAtOnce(inits)).toBeLessThanOrEqual(availableParallelism());
+  });
+
+  it('holds each instance to the init limit from when its own init starts, not from when it was asked for', async () => {
+    // Prepare: one init at a time, each well inside the limit (even with the thread's start on a
+    // slow, busy machine), twelve of them well beyond it
+    const { log, env } = slowInit(300);
+    const lambda = make('slow-init', 12, env, { initSlots: new InitSlots(1), initTimeoutMs: 2_500 });
+
+    // Act
+    const results = await Promise.allSettled(Array.from({ length: 12 }, () => lambda.invoke({})));
+    await until(async () => initsLogged(log).length + lambda.initFailures >= 12, 60_000, 'every instance asked for ended its init');
+
+    // Assess: none timed out, though the last began long after the limit had passed since it was asked for
+    expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+    expect(lambda.initFailures).toBe(0);
+    const inits = initsLogged(log);
+    expect(inits).toHaveLength(12);
+    expect(mostAtOnce(inits)).toBe(1);
+    expect(Math.max(...inits.map(([began]) => began)) - Math.min(...inits.map(([began]) => began))).toBeGreaterThan(2_500);
+  });
+
   it('rejects what waits for an instance once stopped', async () => {
     const lambda = make('echo', 1);
+    await lambda.warm();
     const busy = expect(lambda.invoke({ sleepMs: 300 })).rejects.toThrow(/Runtime exited/);
     const queued = expect(lambda.invoke({})).rejects.toThrow(/stopped/);
 
