@@ -14,7 +14,9 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { EmailAddress } from '../shared/sessions/account-rules';
 import { acknowledgeFindings } from './nag';
 import { CLUSTER_REPLICAS, CLUSTER_SHARDS, REDIS_SHAPES, type RedisPlan, type RedisShape } from './redis';
-import { CLOUDFRONT_REGION, STAGES, SurgeStack, type Stage } from './stack';
+import { SurgeStack } from './stack';
+import { CLOUDFRONT_REGION } from './stack/edge';
+import { STAGES, type Stage } from './stack/stage';
 
 /** The `stage` context value, `dev` when unset; anything else stops the synth. */
 function stageOf(app: App): Stage {

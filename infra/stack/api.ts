@@ -1,0 +1,64 @@
+import type { Stack } from 'aws-cdk-lib';
+import { HttpApi, HttpMethod, HttpStage, type CfnStage } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import type { Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { FunctionSpec, Trigger } from '../../functions/table';
+import type { Kept } from './stage';
+
+type HttpTrigger = Extract<Trigger, { kind: 'http' }>;
+
+/**
+ * The HTTP API: one route per HTTP trigger of functions/table.ts, on a stage throttled as a whole
+ * and per route (sign-in, sign-up), access-logged. Its resources are the stack's own children (see stack.ts).
+ */
+export class Api {
+  readonly api: HttpApi;
+  readonly stage: HttpStage;
+  /** CloudFormation's own names: RouteSettings is a map CDK passes through as it is. */
+  private readonly routeThrottles: Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }> = {};
+
+  constructor(stack: Stack, props: { kept: Kept }) {
+    this.api = new HttpApi(stack, 'Api', { apiName: 'surge', createDefaultStage: false });
+    const accessLogs = new LogGroup(stack, 'ApiAccessLogs', { retention: RetentionDays.ONE_MONTH, removalPolicy: props.kept.logs });
+    this.stage = new HttpStage(stack, 'DefaultStage', {
+      httpApi: this.api,
+      stageName: '$default',
+      autoDeploy: true,
+      throttle: { rateLimit: 5_000, burstLimit: 10_000 },
+    });
+    const cfnStage = this.stage.node.defaultChild as CfnStage;
+    cfnStage.accessLogSettings = {
+      destinationArn: accessLogs.logGroupArn,
+      format: JSON.stringify({
+        requestId: '$context.requestId',
+        ip: '$context.identity.sourceIp',
+        routeKey: '$context.routeKey',
+        status: '$context.status',
+        latency: '$context.responseLatency',
+        integrationError: '$context.integrationErrorMessage',
+      }),
+    };
+    // Filled in as route() adds throttled routes.
+    cfnStage.routeSettings = this.routeThrottles;
+  }
+
+  /** Routes a function's HTTP trigger to it, with the route's own throttle if the table gives one. */
+  route(spec: FunctionSpec, trigger: HttpTrigger, fn: LambdaFn): void {
+    // Past its cap Lambda throttles, and API Gateway turns that into a 500: the route's own
+    // throttle must answer 429 first, so its burst may not exceed the cap.
+    if (spec.concurrencyCap !== undefined && !(trigger.throttle && trigger.throttle.burstLimit <= spec.concurrencyCap)) {
+      throw new Error(`${spec.id}: a route capped at ${spec.concurrencyCap} needs a throttle whose burst is within the cap`);
+    }
+    const routes = this.api.addRoutes({
+      path: trigger.path,
+      methods: [HttpMethod[trigger.method]],
+      integration: new HttpLambdaIntegration(`${spec.id}Integration`, fn),
+    });
+    if (trigger.throttle) {
+      this.routeThrottles[`${trigger.method} ${trigger.path}`] = { ThrottlingRateLimit: trigger.throttle.rateLimit, ThrottlingBurstLimit: trigger.throttle.burstLimit };
+      // The stage's settings name the route, which must exist first.
+      for (const route of routes) this.stage.node.addDependency(route);
+    }
+  }
+}

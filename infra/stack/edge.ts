@@ -1,0 +1,86 @@
+import type { Stack } from 'aws-cdk-lib';
+import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
+import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import { HttpOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
+import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
+import { ORIGIN_VERIFY_HEADER } from '../../shared/config';
+
+/**
+ * The WAF's requests per client address in its 5-minute window (about 10 a second): far above a
+ * person's, even through a shared NAT, and far below a script's flood.
+ */
+const WAF_REQUESTS_PER_ADDRESS = 3_000;
+/** A web ACL for CloudFront (scope CLOUDFRONT) exists only in us-east-1, so a stack with CloudFront is deployed there. */
+export const CLOUDFRONT_REGION = 'us-east-1';
+
+/**
+ * CloudFront in front of the API with a WAF web ACL (a rate limit per client address, and AWS's
+ * common rule set), since WAF cannot be attached to an HTTP API. Nothing is cached: every
+ * request goes to the API with the origin header, the viewer's address (CloudFront-Viewer-Address,
+ * for clientAddress) and what the functions read. Its resources are the stack's own children (see stack.ts).
+ */
+export class Edge {
+  /**
+   * The header CloudFront adds to every request it passes to the API; the functions refuse
+   * requests without it. Never rotated: CloudFront reads it once per deploy (see nag.ts).
+   */
+  readonly originSecret: Secret;
+  readonly distribution: cloudfront.Distribution;
+
+  constructor(stack: Stack, props: { api: HttpApi; logs: Bucket }) {
+    this.originSecret = new Secret(stack, 'OriginSecret', {
+      description: 'The header CloudFront sends the API with every request, proving it came through the distribution',
+      generateSecretString: { passwordLength: 48, excludePunctuation: true },
+    });
+    const visibility = (metricName: string) => ({ cloudWatchMetricsEnabled: true, metricName, sampledRequestsEnabled: true });
+    const webAcl = new CfnWebACL(stack, 'WebAcl', {
+      scope: 'CLOUDFRONT',
+      defaultAction: { allow: {} },
+      visibilityConfig: visibility('surge'),
+      rules: [
+        {
+          name: 'RatePerAddress',
+          priority: 0,
+          action: { block: {} },
+          statement: { rateBasedStatement: { limit: WAF_REQUESTS_PER_ADDRESS, aggregateKeyType: 'IP', evaluationWindowSec: 300 } },
+          visibilityConfig: visibility('surgeRatePerAddress'),
+        },
+        {
+          name: 'AwsCommonRules',
+          priority: 1,
+          overrideAction: { none: {} },
+          statement: { managedRuleGroupStatement: { vendorName: 'AWS', name: 'AWSManagedRulesCommonRuleSet' } },
+          visibilityConfig: visibility('surgeAwsCommonRules'),
+        },
+      ],
+    });
+    const requests = new cloudfront.OriginRequestPolicy(stack, 'ApiRequests', {
+      comment: 'What the functions read, and the viewer address',
+      headerBehavior: cloudfront.OriginRequestHeaderBehavior.allowList('content-type', 'idempotency-key', 'x-correlation-id', 'user-agent', 'cloudfront-viewer-address'),
+      cookieBehavior: cloudfront.OriginRequestCookieBehavior.all(),
+      queryStringBehavior: cloudfront.OriginRequestQueryStringBehavior.all(),
+    });
+    this.distribution = new cloudfront.Distribution(stack, 'Cdn', {
+      comment: 'Surge API behind WAF',
+      webAclId: webAcl.attrArn,
+      priceClass: cloudfront.PriceClass.PRICE_CLASS_100,
+      enableLogging: true,
+      logBucket: props.logs,
+      logFilePrefix: 'cloudfront/',
+      defaultBehavior: {
+        origin: new HttpOrigin(`${props.api.apiId}.execute-api.${stack.region}.${stack.urlSuffix}`, {
+          protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY,
+          originSslProtocols: [cloudfront.OriginSslPolicy.TLS_V1_2],
+          // Resolved by CloudFormation from the secret; the functions look the same secret up.
+          customHeaders: { [ORIGIN_VERIFY_HEADER]: this.originSecret.secretValue.unsafeUnwrap() },
+        }),
+        viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
+        allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
+        cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
+        originRequestPolicy: requests,
+      },
+    });
+  }
+}

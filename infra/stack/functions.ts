@@ -1,0 +1,118 @@
+import { join } from 'node:path';
+import { CfnResource, Duration, type RemovalPolicy, type Stack } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import { Architecture, CfnFunction, Runtime, type Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
+import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import { BUNDLE, bundleFileCopies, WORKERS, workerBuildCommand } from '../bundling';
+import { entryFile, envNeedsOf, type EnvNeed, type FunctionSpec } from '../../functions/table';
+import { environmentFor, serviceEnvironment, type Deployment } from '../../shared/config';
+
+const root = join(import.meta.dirname, '..', '..');
+
+/**
+ * esbuild bundles each function locally (no Docker): minified, tree-shaken, ESM for Node 20 so the
+ * same code runs in the twin. Lua scripts and migrations are files the code reads beside itself.
+ */
+function bundling(spec: FunctionSpec) {
+  return {
+    minify: true,
+    sourceMap: true,
+    // The map maps names and lines; the sources themselves are in the repository.
+    sourcesContent: false,
+    format: OutputFormat.ESM,
+    forceDockerBundling: false,
+    // Warnings and errors only, as the bundles the twin builds (ESBUILD_OPTIONS): not a summary per function on every synth.
+    logLevel: LogLevel.WARNING,
+    target: BUNDLE.target,
+    mainFields: [...BUNDLE.mainFields],
+    banner: BUNDLE.banner,
+    externalModules: [...BUNDLE.externalModules],
+    esbuildArgs: Object.fromEntries(Object.entries(BUNDLE.alias).map(([name, path]) => [`--alias:${name}`, path])),
+    commandHooks: {
+      beforeBundling: () => [],
+      beforeInstall: () => [],
+      afterBundling: (_input: string, output: string) => [
+        ...bundleFileCopies(root, spec.id, output),
+        ...(WORKERS[spec.id] ?? []).map((worker) => workerBuildCommand(root, worker, output)),
+      ],
+    },
+  };
+}
+
+export interface FunctionsProps {
+  vpc: ec2.IVpc;
+  securityGroup: ec2.ISecurityGroup;
+  logsRemovalPolicy: RemovalPolicy;
+  /** Where each need points on AWS (shared/config.ts): no password, only the secrets' ids. */
+  deployment: Deployment;
+  /** The secret holding each need's credentials: a function may read those of its needs only. */
+  secretOf: Partial<Record<EnvNeed, ISecret>>;
+  /** Load the shipped source maps at start (`--enable-source-maps`). */
+  sourceMapStackTraces: boolean;
+  /** Reserve each capped function's concurrency (the table's concurrencyCap). */
+  reserveConcurrency: boolean;
+}
+
+/**
+ * The functions of functions/table.ts: ARM64, nodejs24.x, in the isolated subnets, each logging to
+ * a group of the stack, its environment the shared map of its needs (shared/config.ts). Its
+ * resources are the stack's own children (see stack.ts).
+ */
+export class Functions {
+  private readonly variables: Record<string, string>;
+
+  constructor(
+    private readonly stack: Stack,
+    private readonly props: FunctionsProps,
+  ) {
+    this.variables = {
+      ...serviceEnvironment,
+      // Loading source maps at start costs every cold start ~50–70 ms, so only on request.
+      ...(props.sourceMapStackTraces ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
+    };
+  }
+
+  /** One table row's function, which may read the secrets of its needs. */
+  add(spec: FunctionSpec): LambdaFn {
+    const { props } = this;
+    const fn = new NodejsFunction(this.stack, spec.id, {
+      functionName: `surge-${spec.id}`,
+      description: spec.description,
+      entry: join(root, entryFile(spec)),
+      handler: 'handler',
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      memorySize: spec.memoryMb,
+      timeout: Duration.seconds(spec.timeoutSeconds),
+      environment: { ...this.variables, ...environmentFor(envNeedsOf(spec), props.deployment) },
+      vpc: props.vpc,
+      vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
+      securityGroups: [props.securityGroup],
+      logGroup: new LogGroup(this.stack, `${spec.id}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: props.logsRemovalPolicy }),
+      bundling: bundling(spec),
+      projectRoot: root,
+      depsLockFilePath: join(root, 'package-lock.json'),
+      ...(props.reserveConcurrency && spec.concurrencyCap ? { reservedConcurrentExecutions: spec.concurrencyCap } : {}),
+    });
+    for (const need of envNeedsOf(spec)) props.secretOf[need]?.grantRead(fn);
+    return fn;
+  }
+}
+
+/**
+ * CDK's custom-resource providers (the deploy trigger's, the buckets' auto-delete) are functions
+ * Lambda would give a log group of its own at their first run, outside CloudFormation. Each logs
+ * to one of the stack's instead, which the function references, so it goes only after the function.
+ * Called last, once every provider exists.
+ */
+export function ownHelperFunctionLogs(stack: Stack, removalPolicy: RemovalPolicy): void {
+  const providerHandlers = stack.node
+    .findAll()
+    .filter((c): c is CfnResource => c instanceof CfnResource && !(c instanceof CfnFunction) && c.cfnResourceType === 'AWS::Lambda::Function');
+  for (const handler of providerHandlers) {
+    const logs = new LogGroup(handler.node.scope!, 'Logs', { retention: RetentionDays.ONE_MONTH, removalPolicy });
+    handler.addPropertyOverride('LoggingConfig', { LogGroup: logs.logGroupName });
+  }
+}

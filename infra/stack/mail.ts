@@ -1,0 +1,98 @@
+import { CfnOutput, Duration, RemovalPolicy, type Stack } from 'aws-cdk-lib';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { ReceiptRuleSet, TlsPolicy, type ReceiptRule } from 'aws-cdk-lib/aws-ses';
+import * as sesActions from 'aws-cdk-lib/aws-ses-actions';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { buckets, inboundMail, type FunctionSpec } from '../../functions/table';
+import type { Deployment } from '../../shared/config';
+import type { Kept } from './stage';
+
+export interface MailProps {
+  kept: Kept;
+  /** The domain SES receives newsletters for. */
+  inboundDomain: string;
+}
+
+/**
+ * SES inbound: for the domain, store the raw message first (an encrypted, private bucket, TLS only,
+ * kept for the retention period, quarantine included), then invoke the mail function(s) with the
+ * receipt event, which carries no body. The rule set must be made active once. Its resources are
+ * the stack's own children (see stack.ts).
+ */
+export class Mail {
+  /** The raw-mail bucket's access logs, and CloudFront's. */
+  readonly accessLogs: Bucket;
+  readonly rawMail: Bucket;
+  /** Where the need `rawMail` of shared/config.ts points. */
+  readonly need: Deployment['rawMail'];
+  /** Where each mail function's receipt events end up when it cannot process them. */
+  readonly failures: Queue[] = [];
+  private readonly rule: ReceiptRule;
+
+  constructor(
+    private readonly stack: Stack,
+    props: MailProps,
+  ) {
+    const { kept } = props;
+    this.accessLogs = new Bucket(stack, 'AccessLogs', {
+      encryption: BucketEncryption.S3_MANAGED,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_PREFERRED,
+      enforceSSL: true,
+      lifecycleRules: [{ expiration: Duration.days(90) }],
+      removalPolicy: kept.buckets,
+      autoDeleteObjects: kept.buckets === RemovalPolicy.DESTROY,
+    });
+    this.rawMail = new Bucket(stack, 'RawMail', {
+      encryption: BucketEncryption.S3_MANAGED,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      lifecycleRules: [{ prefix: inboundMail.prefix, expiration: Duration.days(inboundMail.retentionDays) }],
+      serverAccessLogsBucket: this.accessLogs,
+      serverAccessLogsPrefix: `${buckets[inboundMail.bucket].name}/`,
+      removalPolicy: kept.buckets,
+      // CloudFormation cannot delete a bucket with objects in it; this empties it first.
+      autoDeleteObjects: kept.buckets === RemovalPolicy.DESTROY,
+    });
+    this.need = { bucket: this.rawMail.bucketName, prefix: inboundMail.prefix };
+
+    const ruleSet = new ReceiptRuleSet(stack, 'InboundRules', { receiptRuleSetName: 'surge-inbound' });
+    // The mail functions' actions follow the S3 action as receive() adds them.
+    this.rule = ruleSet.addRule('Newsletters', {
+      recipients: [props.inboundDomain],
+      scanEnabled: true,
+      tlsPolicy: TlsPolicy.REQUIRE,
+      actions: [new sesActions.S3({ bucket: this.rawMail, objectKeyPrefix: inboundMail.prefix })],
+    });
+    new CfnOutput(stack, 'InboundDomain', { value: props.inboundDomain });
+    new CfnOutput(stack, 'InboundRuleSet', { value: ruleSet.receiptRuleSetName, description: 'Activate once: aws ses set-active-receipt-rule-set --rule-set-name <this>' });
+    new CfnOutput(stack, 'RawMailBucket', { value: this.rawMail.bucketName });
+  }
+
+  /** Lets a function read the raw messages under the inbound prefix. */
+  grantRead(fn: LambdaFn): void {
+    fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [this.rawMail.arnForObjects(`${inboundMail.prefix}*`)] }));
+    // Without ListBucket S3 answers a missing key with AccessDenied instead of NoSuchKey.
+    fn.addToRolePolicy(
+      new PolicyStatement({ actions: ['s3:ListBucket'], resources: [this.rawMail.bucketArn], conditions: { StringLike: { 's3:prefix': [`${inboundMail.prefix}*`] } } }),
+    );
+  }
+
+  /** Has SES invoke a function with each receipt event, once the raw message is stored. */
+  receive(spec: FunctionSpec, fn: LambdaFn): void {
+    // SES invokes asynchronously: an event still failing after Lambda's two retries is kept here.
+    const failed = new Queue(this.stack, `${spec.id}Failures`, {
+      queueName: `surge-${spec.id}-failures`,
+      retentionPeriod: Duration.days(14),
+      enforceSSL: true,
+      encryption: QueueEncryption.SQS_MANAGED,
+    });
+    fn.configureAsyncInvoke({ retryAttempts: 2, maxEventAge: Duration.hours(6), onFailure: new SqsDestination(failed) });
+    this.failures.push(failed);
+    new CfnOutput(this.stack, `${spec.id}FailuresUrl`.replace(/-/g, ''), { value: failed.queueUrl });
+    this.rule.addAction(new sesActions.Lambda({ function: fn, invocationType: sesActions.LambdaInvocationType.EVENT }));
+  }
+}
