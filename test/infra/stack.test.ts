@@ -51,6 +51,125 @@ const redisIngressOf = (resources: Record<string, Resource>) => {
   }));
 };
 
+/**
+ * What holds data, or a name others rely on, by type: the property of its physical name where the
+ * stack may set one. CloudFormation replaces a resource whose logical ID changes, data and all.
+ */
+const STATEFUL_NAME_PROPERTY: Record<string, string | undefined> = {
+  'AWS::RDS::DBCluster': 'DBClusterIdentifier',
+  'AWS::RDS::DBInstance': 'DBInstanceIdentifier',
+  'AWS::RDS::DBProxy': 'DBProxyName',
+  'AWS::ElastiCache::ReplicationGroup': 'ReplicationGroupId',
+  'AWS::ElastiCache::ServerlessCache': 'ServerlessCacheName',
+  'AWS::ElastiCache::User': 'UserId',
+  'AWS::ElastiCache::UserGroup': 'UserGroupId',
+  'AWS::ElastiCache::SubnetGroup': 'CacheSubnetGroupName',
+  'AWS::ElastiCache::ParameterGroup': undefined,
+  'AWS::SQS::Queue': 'QueueName',
+  'AWS::S3::Bucket': 'BucketName',
+  'AWS::SecretsManager::Secret': 'Name',
+  'AWS::Logs::LogGroup': 'LogGroupName',
+  'AWS::KMS::Key': undefined,
+};
+/** Each stateful resource of a template by logical ID: its type, and its physical name where set. */
+const statefulIn = (resources: Record<string, Resource>): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(resources)
+      .filter(([, r]) => r.Type in STATEFUL_NAME_PROPERTY)
+      .map(([id, r]) => {
+        const nameProperty = STATEFUL_NAME_PROPERTY[r.Type];
+        const name: unknown = nameProperty && r.Properties[nameProperty];
+        return [id, name === undefined ? r.Type : `${r.Type} ${typeof name === 'string' ? name : JSON.stringify(name)}`];
+      }),
+  );
+/**
+ * The dev stage's stateful resources but the cache's, pinned: a logical ID changing here (a
+ * construct renamed or moved under another) is a resource CloudFormation would replace. A new
+ * stateful resource is added here on purpose.
+ */
+const STATEFUL_DEV: Record<string, string> = {
+  VpcFlowLogsE6FFDEF9: 'AWS::Logs::LogGroup',
+  RedisAuthAF1E8ACD: 'AWS::SecretsManager::Secret',
+  DatabaseLogserrorD7D59929: 'AWS::Logs::LogGroup /aws/rds/cluster/surge-dev/error',
+  DatabaseLogsgeneralCC97EFB8: 'AWS::Logs::LogGroup /aws/rds/cluster/surge-dev/general',
+  DatabaseLogsslowquery6574CBED: 'AWS::Logs::LogGroup /aws/rds/cluster/surge-dev/slowquery',
+  DatabaseLogsaudit1883AB95: 'AWS::Logs::LogGroup /aws/rds/cluster/surge-dev/audit',
+  SurgeDatabaseSecret3F1DA36A949e9864410406a8797c8999cb494bc2: 'AWS::SecretsManager::Secret',
+  DatabaseB269D8BB: 'AWS::RDS::DBCluster surge-dev',
+  DatabaseWriter7794273E: 'AWS::RDS::DBInstance',
+  DatabaseReaderC663426B: 'AWS::RDS::DBInstance',
+  DatabaseProxyE01FC4E6: 'AWS::RDS::DBProxy Proxy',
+  DatabaseRotationLogs7BE551B7: 'AWS::Logs::LogGroup /aws/lambda/SurgeDatabaseRotationSingleUser194B5D3F',
+  reservationsDlq8157243B: 'AWS::SQS::Queue surge-reservations-dlq',
+  reservationsQueue06778DEF: 'AWS::SQS::Queue surge-reservations',
+  AccessLogs8B620ECA: 'AWS::S3::Bucket',
+  CustomS3AutoDeleteObjectsCustomResourceProviderLogsB8B1B8F2: 'AWS::Logs::LogGroup',
+  RawMailA1B12CE5: 'AWS::S3::Bucket',
+  AdminCredentialsCD1C0A3A: 'AWS::SecretsManager::Secret',
+  ApiAccessLogsE9DF007D: 'AWS::Logs::LogGroup',
+  healthLogsE8EEBAD2: 'AWS::Logs::LogGroup',
+  createsessionLogs1E6CB07C: 'AWS::Logs::LogGroup',
+  createuserLogs5F06CAB8: 'AWS::Logs::LogGroup',
+  deletecurrentsessionLogs4358CA91: 'AWS::Logs::LogGroup',
+  deleteallsessionsLogs67737BAB: 'AWS::Logs::LogGroup',
+  getmeLogs3A724806: 'AWS::Logs::LogGroup',
+  putitemstockLogs5352EAE0: 'AWS::Logs::LogGroup',
+  getitemLogsC14F77D4: 'AWS::Logs::LogGroup',
+  createorderLogs5B65D058: 'AWS::Logs::LogGroup',
+  getorderLogs0B720D99: 'AWS::Logs::LogGroup',
+  putdealLogs051F7836: 'AWS::Logs::LogGroup',
+  getdealLogs88B38601: 'AWS::Logs::LogGroup',
+  createcouponLogsE326CA20: 'AWS::Logs::LogGroup',
+  listmycouponsLogs5D5FF44E: 'AWS::Logs::LogGroup',
+  createloadtestbuyersLogsBF798FA8: 'AWS::Logs::LogGroup',
+  auditsaleLogs3D020C4A: 'AWS::Logs::LogGroup',
+  auditdealLogs8CFDD412: 'AWS::Logs::LogGroup',
+  writereservationsLogs050C2C77: 'AWS::Logs::LogGroup',
+  listprogramsLogs8EB696E8: 'AWS::Logs::LogGroup',
+  createprogramLogsB9C2F6CD: 'AWS::Logs::LogGroup',
+  updateprogramLogsACBFEBD0: 'AWS::Logs::LogGroup',
+  receivemailLogsF8C0ABB8: 'AWS::Logs::LogGroup',
+  receivemailFailures481E54F6: 'AWS::SQS::Queue surge-receive-mail-failures',
+  getinboxaddressLogs6682843D: 'AWS::Logs::LogGroup',
+  rotateinboxaddressLogsE74A5131: 'AWS::Logs::LogGroup',
+  listmynewslettersLogsF1F7D8B2: 'AWS::Logs::LogGroup',
+  listmyinboxLogsAB321B50: 'AWS::Logs::LogGroup',
+  getinboxissueLogsBBFDDD94: 'AWS::Logs::LogGroup',
+  mutenewsletterLogs6130CA63: 'AWS::Logs::LogGroup',
+  unmutenewsletterLogs06F3BFD9: 'AWS::Logs::LogGroup',
+  listmyquarantineLogs1215CBDD: 'AWS::Logs::LogGroup',
+  releasequarantinedmailLogsCE6D1DBE: 'AWS::Logs::LogGroup',
+  migratedatabaseLogsC0E8B867: 'AWS::Logs::LogGroup',
+  AWSCDKTriggerCustomResourceProviderCustomResourceProviderLogs32401827: 'AWS::Logs::LogGroup',
+  reconcilereservationsLogs30196825: 'AWS::Logs::LogGroup',
+  ObservabilityAlarmsKey17F1BE5C: 'AWS::KMS::Key',
+};
+/** The cache in each shape: each has ids of its own, so switching shapes makes a new cache (infra/redis.ts). */
+const STATEFUL_CACHE = {
+  single: { RedisSubnets: 'AWS::ElastiCache::SubnetGroup', RedisParameters: 'AWS::ElastiCache::ParameterGroup', Redis: 'AWS::ElastiCache::ReplicationGroup' },
+  cluster: { RedisSubnets: 'AWS::ElastiCache::SubnetGroup', RedisClusterParameters: 'AWS::ElastiCache::ParameterGroup', RedisCluster: 'AWS::ElastiCache::ReplicationGroup' },
+  serverless: {
+    RedisUser: 'AWS::ElastiCache::User surge-dev-default',
+    RedisUsers: 'AWS::ElastiCache::UserGroup surge-dev',
+    RedisServerless: 'AWS::ElastiCache::ServerlessCache surge-dev',
+  },
+};
+/**
+ * The prod stage's: named for prod, without the load-test function and the buckets' emptying,
+ * with CloudFront's origin secret.
+ */
+const NOT_IN_PROD = ['createloadtestbuyersLogsBF798FA8', 'CustomS3AutoDeleteObjectsCustomResourceProviderLogsB8B1B8F2'];
+const STATEFUL_PROD: Record<string, string> = {
+  ...Object.fromEntries(Object.entries(STATEFUL_DEV).filter(([id]) => !NOT_IN_PROD.includes(id))),
+  DatabaseLogserrorD7D59929: 'AWS::Logs::LogGroup /aws/rds/cluster/surge-prod/error',
+  DatabaseLogsgeneralCC97EFB8: 'AWS::Logs::LogGroup /aws/rds/cluster/surge-prod/general',
+  DatabaseLogsslowquery6574CBED: 'AWS::Logs::LogGroup /aws/rds/cluster/surge-prod/slowquery',
+  DatabaseLogsaudit1883AB95: 'AWS::Logs::LogGroup /aws/rds/cluster/surge-prod/audit',
+  DatabaseB269D8BB: 'AWS::RDS::DBCluster surge-prod',
+  OriginSecret5DDC59F1: 'AWS::SecretsManager::Secret',
+  ...STATEFUL_CACHE.single,
+};
+
 describe('the CDK app', () => {
   let app: App;
   let template: Template;
@@ -92,6 +211,10 @@ describe('the CDK app', () => {
     template = Template.fromStack(app.node.findChild('Surge') as never);
     resources = template.toJSON().Resources;
   }, 180_000);
+
+  it('keeps the logical ID and physical name of every stateful resource, so no deploy replaces one', () => {
+    expect(statefulIn(resources)).toEqual({ ...STATEFUL_DEV, ...STATEFUL_CACHE.single });
+  });
 
   it('has one ARM64 nodejs24.x function per table row, with the table’s memory and timeout', () => {
     const lambdas = ofType('AWS::Lambda::Function').filter((f) => String(f.Properties.FunctionName ?? '').startsWith('surge-'));
@@ -593,6 +716,10 @@ describe('the CDK app in the prod stage', () => {
     expect(routes).toContain('POST /admin/audit/items/{itemId}');
   });
 
+  it('keeps the logical ID and physical name of every stateful resource, so no deploy replaces one', () => {
+    expect(statefulIn(resources)).toEqual(STATEFUL_PROD);
+  });
+
   it('is in us-east-1, where CloudFront’s web ACLs are', () => {
     expect(stack.region).toBe('us-east-1');
   });
@@ -738,6 +865,10 @@ describe('the CDK app with Redis in cluster mode (-c redis=cluster)', () => {
     expect(redisIngressOf(shape.resources)).toEqual([{ from: 6380, to: 6380, source: 'LambdaSg' }]);
   });
 
+  it('keeps the logical IDs of the stateful resources, the cache’s its own', () => {
+    expect(statefulIn(shape.resources)).toEqual({ ...STATEFUL_DEV, ...STATEFUL_CACHE.cluster });
+  });
+
   it('takes its shards and replicas per shard from the context, within ElastiCache’s bounds', () => {
     const sized = synthesized({ redis: 'cluster', redisShards: '5', redisReplicas: 2 });
     const [groupId] = sized.idsOf('AWS::ElastiCache::ReplicationGroup');
@@ -811,6 +942,10 @@ describe('the CDK app with ElastiCache Serverless (-c redis=serverless)', () => 
 
   it('lets only the functions reach it, on the endpoint’s port', () => {
     expect(redisIngressOf(shape.resources)).toEqual([{ from: 6379, to: 6379, source: 'LambdaSg' }]);
+  });
+
+  it('keeps the logical IDs and names of the stateful resources, the cache’s its own', () => {
+    expect(statefulIn(shape.resources)).toEqual({ ...STATEFUL_DEV, ...STATEFUL_CACHE.serverless });
   });
 
   it('deletes the cache in dev, and takes a named final snapshot of it in prod', () => {
