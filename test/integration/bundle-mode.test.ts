@@ -114,7 +114,7 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
     const order = await call('create-order', 'POST', `/items/${itemId}/orders`, { cookie: user, body: { quantity: 1 }, headers: { 'idempotency-key': randomBytes(8).toString('hex') } });
     expect(order).toMatchObject({ status: 202, body: { status: 'pending' } });
     // The writer runs in the consumers' process, as its bundle too: a confirmed order is its work.
-    await until(async () => (await call('get-order', 'GET', `/orders/${order.body.orderId}`, { cookie: user })).body?.status === 'confirmed', 20_000, 'order confirmed');
+    await until(async () => (await call('get-order', 'GET', `/orders/${order.body.orderId}`, { cookie: user })).body?.status === 'confirmed', 60_000, 'order confirmed');
     exercised.add('write-reservations');
 
     const now = Date.now();
@@ -146,7 +146,7 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
       html: '<p>Hello from a bundle</p>',
       list: { id: 'bundled.weekly.example' },
     });
-    await until(async () => (await call('list-my-newsletters', 'GET', '/me/newsletters', { cookie: user })).body?.newsletters?.length > 0, 20_000, 'newsletter filed');
+    await until(async () => (await call('list-my-newsletters', 'GET', '/me/newsletters', { cookie: user })).body?.newsletters?.length > 0, 60_000, 'newsletter filed');
     exercised.add('receive-mail');
     const inbox = await call('list-my-inbox', 'GET', '/me/inbox?page=1', { cookie: user });
     const issue = inbox.body.issues.find((i: { subject: string }) => i.subject === subject);
@@ -158,7 +158,7 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
     for (let i = 0; i < LIMITS.newNewslettersPerReader.count; i++) {
       await smtp.sendMail({ from: 'Many <news@bundled.example>', to: rotated.body.address, subject: `Many ${i}`, text: 'Hello', list: { id: `many-${i}-${now}.bundled.example` } });
     }
-    await until(async () => (await call('list-my-quarantine', 'GET', '/me/quarantine', { cookie: user })).body?.mail?.length > 0, 20_000, 'mail quarantined');
+    await until(async () => (await call('list-my-quarantine', 'GET', '/me/quarantine', { cookie: user })).body?.mail?.length > 0, 60_000, 'mail quarantined');
     const [held] = (await call('list-my-quarantine', 'GET', '/me/quarantine', { cookie: user })).body.mail;
     expect((await call('release-quarantined-mail', 'POST', `/me/quarantine/${held.id}/release`, { cookie: user })).body).toEqual({ id: held.id, outcome: 'filed' });
 

@@ -74,7 +74,7 @@ describe('time-deal coupons', () => {
 
     // Act
     const results = await Promise.all(users.map((u) => createCoupon(couponRequest(dealId, u.cookie), lambdaContext())));
-    await until(async () => (await couponRows(dealId)).length === 500, 30_000, '500 coupon rows');
+    await until(async () => (await couponRows(dealId)).length === 500, 60_000, '500 coupon rows');
 
     // Assess
     const issued = results.filter((r) => r.statusCode === 201);
@@ -86,7 +86,7 @@ describe('time-deal coupons', () => {
     expect(new Set(rows.map((r) => r.user_id)).size).toBe(500);
     expect(new Set(rows.map((r) => r.id))).toEqual(new Set(issued.map((r) => body(r).couponId)));
     expect(body(await getDeal(httpEvent('get-me', { path: `/deals/${dealId}`, pathParameters: { dealId } }), lambdaContext())).remaining).toBe(0);
-    await until(async () => (await redis().hlen(dealKeys(dealId).outbox)) === 0, 10_000, 'outbox settled');
+    await until(async () => (await redis().hlen(dealKeys(dealId).outbox)) === 0, 60_000, 'outbox settled');
     expect(await reconcileOwner(coupons, dealId, { relayOlderThanMs: 60_000, repair: false })).toMatchObject({ capacity: 500, remaining: 0, confirmed: 500, pending: 0, drift: 0 });
   });
 
@@ -123,7 +123,7 @@ describe('time-deal coupons', () => {
   it('stores no second row when an issue is delivered twice', async () => {
     const dealId = await openDeal(5);
     const created = body(await createCoupon(couponRequest(dealId, users[2]!.cookie), lambdaContext()));
-    await until(async () => (await couponRows(dealId)).length === 1, 10_000, 'row');
+    await until(async () => (await couponRows(dealId)).length === 1, 60_000, 'row');
 
     const again: CouponRecord = { couponId: created.couponId, dealId, userId: users[2]!.id, issuedAt: Date.now() };
     const impostor: CouponRecord = { ...again, couponId: `${dealId}.000000000AAAAAAAAAAAAAA` };
@@ -136,7 +136,7 @@ describe('time-deal coupons', () => {
         ],
       }),
     );
-    await until(async () => (await depth(sqs, queue.url)) === 0, 10_000, 'drained');
+    await until(async () => (await depth(sqs, queue.url)) === 0, 60_000, 'drained');
 
     expect((await couponRows(dealId)).map((r) => r.id)).toEqual([created.couponId]);
   });
@@ -188,10 +188,10 @@ describe('time-deal coupons', () => {
     const dealId = await openDeal(1);
     const [first, second] = [users[8]!, users[9]!];
     const kept = body(await createCoupon(couponRequest(dealId, first.cookie), lambdaContext()));
-    await until(async () => (await couponRows(dealId)).length === 1 && (await redis().hlen(dealKeys(dealId).outbox)) === 0, 10_000, 'first written');
+    await until(async () => (await couponRows(dealId)).length === 1 && (await redis().hlen(dealKeys(dealId).outbox)) === 0, 60_000, 'first written');
     await redis().hincrby(dealKeys(dealId).state, 'issued', -1);
     const refused = body(await createCoupon(couponRequest(dealId, second.cookie), lambdaContext()));
-    await until(async () => (await depth(sqs, queue.url)) === 0 && (await redis().hlen(dealKeys(dealId).outbox)) === 0, 10_000, 'second written');
+    await until(async () => (await depth(sqs, queue.url)) === 0 && (await redis().hlen(dealKeys(dealId).outbox)) === 0, 60_000, 'second written');
 
     // Act
     const listed = body(await listMyCoupons(httpEvent('get-me', { path: '/me/coupons', cookies: [second.cookie] }), lambdaContext()));

@@ -73,7 +73,7 @@ async function subscribersOf(key: CacheKey): Promise<number> {
 /** Waits until the entry Redis holds for `key` has expired by its own clock (its `expires`), however long filling it took. */
 async function expired(key: CacheKey): Promise<void> {
   const { expires } = decodeEntry((await instances[0]!.redis.get(await entryKeyNow(key)))!);
-  await until(async () => Date.now() > expires, 10_000, 'the entry expired', 10);
+  await until(async () => Date.now() > expires, 60_000, 'the entry expired', 10);
 }
 
 /**
@@ -104,7 +104,7 @@ function heldLoad(load: () => Promise<string>) {
 async function readsDuringRefresh(key: CacheKey, callers: number, fillOptions: FillOptions, newValue: string): Promise<string[]> {
   let answered = 0;
   const refresh = (instance: Instance) => async () => {
-    await until(async () => answered === callers - 1, 10_000, 'every other caller answered', 10);
+    await until(async () => answered === callers - 1, 60_000, 'every other caller answered', 10);
     return loadFrom(instance, newValue)();
   };
   return Promise.all(
@@ -178,7 +178,7 @@ describe('getOrFill across instances', () => {
     const slow = a.cache.getOrFill(key, { ...options, leaseMs: 200 }, paused.load);
     await paused.begun;
     const lease = leaseKeyOf(await entryKeyNow(key));
-    await until(async () => (await a.redis.exists(lease)) === 0, 10_000, "a's lease run out", 10);
+    await until(async () => (await a.redis.exists(lease)) === 0, 60_000, "a's lease run out", 10);
 
     // Act: b takes over and fills; only then does a finish its load and try to fill.
     const newer = await b.cache.getOrFill(key, options, loadFrom(b, 'new'));
@@ -264,7 +264,7 @@ describe('getOrFill across instances', () => {
     const failing = instances[0]!.cache.getOrFill(key, takeOver, failed.load);
     await failed.begun;
     const waiter = instances[1]!.cache.getOrFill(key, takeOver, loadFrom(instances[1]!, 'recovered'));
-    await until(async () => (await subscribersOf(key)) === 1, 10_000, 'the waiter subscribed', 10);
+    await until(async () => (await subscribersOf(key)) === 1, 60_000, 'the waiter subscribed', 10);
 
     // Act
     const failedAt = Date.now();
@@ -355,12 +355,12 @@ describe('getOrFill across instances', () => {
       waiterLoaded = true;
       return 'loaded by the waiter';
     });
-    await until(async () => subscriptions() === 1, 10_000, "the waiter's subscription", 10);
+    await until(async () => subscriptions() === 1, 60_000, "the waiter's subscription", 10);
 
     // Act: the waiter's instance closes its cache; once the waiter has subscribed again, the holder fills.
     const closedAt = Date.now();
     waiter!.cache.close();
-    await until(async () => subscriptions() === 2, 10_000, "the waiter's second subscription", 10);
+    await until(async () => subscriptions() === 2, 60_000, "the waiter's second subscription", 10);
     commands.stop();
     held.letGo();
 

@@ -61,7 +61,7 @@ describe('load tests and operations against the twin', () => {
   });
 
   describe('POST /admin/audit/…', () => {
-    const drained = (path: string) => until(async () => (await call('POST', path, { cookie: admin, body: {} })).body.pending === 0, 30_000, 'the writer drained');
+    const drained = (path: string) => until(async () => (await call('POST', path, { cookie: admin, body: {} })).body.pending === 0, 60_000, 'the writer drained');
 
     it('holds a sale against the orders it accepted, and names an accepted order it has no row for', async () => {
       // Prepare: 150 buyers race for 100 units, one order each.
@@ -136,7 +136,7 @@ describe('load tests and operations against the twin', () => {
       expect(before.body.status).toBe('pending');
       expect(result).toEqual({ moved: 1, how: 'receive-and-send' });
       expect(await depth(sqs, reservations.deadLetterUrl)).toBe(0);
-      await until(async () => (await call('GET', `/orders/${record.orderId}`, { cookie: buyer!.cookie })).body.status === 'confirmed', 20_000, 'the order stored');
+      await until(async () => (await call('GET', `/orders/${record.orderId}`, { cookie: buyer!.cookie })).body.status === 'confirmed', 60_000, 'the order stored');
     });
   });
 
@@ -165,7 +165,7 @@ describe('load tests and operations against the twin', () => {
           .filter((l) => l.startsWith('{'))
           .map((l) => JSON.parse(l) as { message: string; id?: string; correlationId?: string })
           .find((l) => l.message === 'Reservation decided' && l.id === id);
-      await until(async () => find() !== undefined, 20_000, `the writer's line for ${id}`);
+      await until(async () => find() !== undefined, 60_000, `the writer's line for ${id}`);
       return find()!;
     };
 

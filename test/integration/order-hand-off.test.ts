@@ -90,9 +90,9 @@ describe('the hand-off to the order queue', () => {
 
       // Act
       const result = await createOrder(orderEvent(itemId, buyer!.cookie, 'late', { quantity: 1 }), lambdaContext());
-      await until(async () => (await depth(sqs, queue.url)) === 1, 10_000, 'late message arrived');
+      await until(async () => (await depth(sqs, queue.url)) === 1, 60_000, 'late message arrived');
       const poller = pollQueue(sqs, queue, (event: SQSEvent) => writeReservations(event, lambdaContext()));
-      await until(async () => poller.invocations >= 1, 10_000, 'writer ran');
+      await until(async () => poller.invocations >= 1, 60_000, 'writer ran');
       await poller.stop();
 
       // Assess
@@ -123,7 +123,7 @@ describe('the hand-off to the order queue', () => {
         .del(keys.released(order.orderId))
         .exec();
       const poller = pollQueue(sqs, queue, (event: SQSEvent) => writeReservations(event, lambdaContext()));
-      await until(async () => (await depth(sqs, queue.url)) === 0, 10_000, 'writer ran');
+      await until(async () => (await depth(sqs, queue.url)) === 0, 60_000, 'writer ran');
       await poller.stop();
 
       // Assess: the client was told 503, so nothing may be stored.

@@ -106,9 +106,9 @@ describe('the order writer', () => {
 
     // Act
     const poller = pollQueue(sqs, queue, (event: SQSEvent) => writeReservations(event, lambdaContext()));
-    await until(async () => (await orderRows(itemId)).length === 3, 5_000, 'good orders written');
+    await until(async () => (await orderRows(itemId)).length === 3, 60_000, 'good orders written');
     const writtenWhileMalformedWasRetried = await depth(sqs, queue.url);
-    await until(async () => (await depth(sqs, queue.dlqUrl)) === 1, 20_000, 'malformed message in the DLQ');
+    await until(async () => (await depth(sqs, queue.dlqUrl)) === 1, 60_000, 'malformed message in the DLQ');
     await poller.stop();
 
     // Assess

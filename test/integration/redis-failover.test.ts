@@ -22,7 +22,7 @@ async function replication(port: number): Promise<string> {
 /** Makes `replica` follow `primary` and waits until it is in sync. */
 async function follow(replica: number, primary: number): Promise<void> {
   await redisCommand(replica, 'REPLICAOF', '127.0.0.1', primary);
-  await until(async () => /master_link_status:up/.test(await replication(replica)), 10_000, `port ${replica} in sync with ${primary}`);
+  await until(async () => /master_link_status:up/.test(await replication(replica)), 60_000, `port ${replica} in sync with ${primary}`);
 }
 
 // A primary and its replica, as ElastiCache's Multi-AZ pair, behind a stand-in for the primary endpoint.

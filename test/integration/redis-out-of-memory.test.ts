@@ -204,8 +204,8 @@ describe('Redis out of memory, evicting nothing', () => {
     const placed = await Promise.all(buyers.map((b, i) => order(b, i)));
     const replayed = await Promise.all(buyers.map((b, i) => order(b, i)));
     const issued = await coupon(buyers[0]!);
-    await until(async () => (await orderRows(itemId)).length === buyers.length, 20_000, 'orders stored');
-    await until(async () => (await depth(sqs, queue.url)) === 0, 20_000, 'queue drained');
+    await until(async () => (await orderRows(itemId)).length === buyers.length, 60_000, 'orders stored');
+    await until(async () => (await depth(sqs, queue.url)) === 0, 60_000, 'queue drained');
 
     expect(placed.map((r) => r.statusCode)).toEqual(buyers.map(() => 202));
     expect(replayed.map(body)).toEqual(placed.map(body));
@@ -214,6 +214,6 @@ describe('Redis out of memory, evicting nothing', () => {
     expect(rows.map((r) => r.id).sort()).toEqual(placed.map((r) => body(r).orderId).sort());
     expect(rows.every((r) => r.status === 'confirmed')).toBe(true);
     expect(await remainingStock(itemId)).toBe(STOCK - buyers.length);
-    await until(async () => (await sql('SELECT id FROM coupons WHERE deal_id = ?', [dealId])).length === 1, 20_000, 'coupon stored');
+    await until(async () => (await sql('SELECT id FROM coupons WHERE deal_id = ?', [dealId])).length === 1, 60_000, 'coupon stored');
   });
 });

@@ -30,7 +30,7 @@ describe('a Redis pair failing over with its replication held back', () => {
 
     // Act
     await pair.failOver();
-    await until(async () => (await client.set('after', 'taken').catch(() => undefined)) === 'OK', 10_000, 'a write through the endpoint');
+    await until(async () => (await client.set('after', 'taken').catch(() => undefined)) === 'OK', 60_000, 'a write through the endpoint');
 
     // Assess
     expect(await client.get('before')).toBe('replicated');

@@ -202,7 +202,7 @@ describe.each(kindsUnderTest)('the reservation pipeline for $name', (t) => {
       // Act
       const refused = await reconcileOwner(kind, owner, repair);
       await sqs.send(new PurgeQueueCommand({ QueueUrl: queue.url }));
-      await until(async () => (await depth(sqs, queue.url)) === 0, 10_000, 'queue empty');
+      await until(async () => (await depth(sqs, queue.url)) === 0, 60_000, 'queue empty');
       const rebuilt = await reconcileOwner(kind, owner, repair);
       const sameBuyer = await t.reserve(owner, 1).catch((error: { code: string }) => error.code);
 

@@ -53,7 +53,7 @@ describe("the twin's SMTP listener", () => {
     // Act
     const sent = await smtp().sendMail({ from: 'news@bits.example', to: `reader@${DOMAIN}`, subject: 'Stored', text: 'hello' });
     const messageId = /queued as ([a-z0-9]+)/.exec(sent.response)![1]!;
-    await until(async () => events.some((e) => e.Records[0]!.ses.mail.messageId === messageId), 5_000, 'the receipt event');
+    await until(async () => events.some((e) => e.Records[0]!.ses.mail.messageId === messageId), 60_000, 'the receipt event');
 
     // Assess
     const event = events.find((e) => e.Records[0]!.ses.mail.messageId === messageId)!;
@@ -90,7 +90,7 @@ describe("the twin's SMTP listener", () => {
     const sent = await smtp().sendMail({ from: 'news@bits.example', to: `reader@${DOMAIN}`, subject: 'Retried', text: 'x' });
     const messageId = /queued as ([a-z0-9]+)/.exec(sent.response)![1]!;
 
-    await until(async () => events.some((e) => e.Records[0]!.ses.mail.messageId === messageId), 10_000, 'the retried receipt event');
+    await until(async () => events.some((e) => e.Records[0]!.ses.mail.messageId === messageId), 60_000, 'the retried receipt event');
     expect(failuresToCome).toBe(0);
   });
 });

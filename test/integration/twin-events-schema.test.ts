@@ -86,7 +86,7 @@ describe("the twin's events, parsed with Powertools Parser's schemas", () => {
 
       // Act
       poller = pollQueue(sqs, queue, async (event) => void events.push(event), { batchSize: 2, maxBatchingWindowSeconds: 1 });
-      await until(async () => events.length > 0, 10_000, 'the batch');
+      await until(async () => events.length > 0, 60_000, 'the batch');
 
       // Assess
       const [event] = events;
@@ -115,7 +115,7 @@ describe("the twin's events, parsed with Powertools Parser's schemas", () => {
       const sent = await createTransport({ url: listener.url, ignoreTLS: true }).sendMail({ from: 'news@bits.example', to: `reader@${DOMAIN}`, subject: 'Issue 1', text: 'hello' });
       const messageId = /queued as ([a-z0-9]+)/.exec(sent.response)![1]!;
       const ofMessage = () => events.find((e) => e.Records[0]!.ses.mail.messageId === messageId);
-      await until(async () => ofMessage() !== undefined, 5_000, 'the receipt event');
+      await until(async () => ofMessage() !== undefined, 60_000, 'the receipt event');
       return ofMessage()!;
     }
 

@@ -72,7 +72,7 @@ describe('the local twin over HTTP', () => {
       const inbox = (await (await fetch(`${twin.url}/me/inbox`, { headers: { cookie } })).json()) as { issues: { subject: string }[] };
       return inbox.issues.filter((i) => i.subject === subject).length;
     };
-    await until(async () => (await filed()) > 0, 10_000, 'the issue in the inbox');
+    await until(async () => (await filed()) > 0, 60_000, 'the issue in the inbox');
     expect(await filed()).toBe(1);
   });
 
@@ -96,7 +96,7 @@ describe('the local twin over HTTP', () => {
     const db = await createConnection({ uri: twin.databaseUrl });
     try {
       const outcomes = async () => (await db.query('SELECT recipient, outcome, reason FROM mail_outcomes WHERE ses_message_id = ?', [messageId]))[0] as unknown[];
-      await until(async () => (await outcomes()).length > 0, 10_000, 'the outcome recorded');
+      await until(async () => (await outcomes()).length > 0, 60_000, 'the outcome recorded');
       expect(await outcomes()).toEqual([{ recipient: address, outcome: 'rejected', reason: 'too-large' }]);
     } finally {
       await db.end();

@@ -64,7 +64,7 @@ export async function watchCommands(tag: string) {
       // MONITOR streams asynchronously, in the order the server ran the commands: once the marker
       // has arrived, so has everything that ran before it.
       await redis().exists(marker);
-      await until(async () => markerSeen, 10_000, 'the marker command', 10);
+      await until(async () => markerSeen, 60_000, 'the marker command', 10);
       return [...seen];
     },
     stop() {

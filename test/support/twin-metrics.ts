@@ -47,7 +47,7 @@ export function describeTwinMetrics(mode: 'sources' | 'bundles'): void {
       const accepted = await order();
       const soldOut = await order();
       const answered = await snapshot();
-      await until(async () => metric(await snapshot(), 'orders.writerLag') !== undefined, 20_000, 'the writer lag in /__twin/metrics');
+      await until(async () => metric(await snapshot(), 'orders.writerLag') !== undefined, 60_000, 'the writer lag in /__twin/metrics');
 
       // Assess: the API's counts are there once it has answered, the writer's once it has stored
       expect(accepted.status).toBe(202);

@@ -3,7 +3,7 @@
  * once `timeoutMs` has passed without it. The timeout only decides when to give up: make it
  * generous (a machine of this kind can be four times slower than the fastest).
  */
-export async function until<T>(condition: () => Promise<T>, timeoutMs = 30_000, what = 'condition', intervalMs = 100): Promise<T> {
+export async function until<T>(condition: () => Promise<T>, timeoutMs = 60_000, what = 'condition', intervalMs = 100): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const met = await condition();

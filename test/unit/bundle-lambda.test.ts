@@ -103,7 +103,7 @@ describe("the twin's bundle runner", () => {
 
     // Act: the instances free first take the invocations; those still starting go on to be idle
     const results = await Promise.allSettled(Array.from({ length: 8 }, () => lambda.invoke({})));
-    await until(async () => initsLogged(log).length + lambda.initFailures >= 8, 30_000, 'every instance asked for ended its init');
+    await until(async () => initsLogged(log).length + lambda.initFailures >= 8, 60_000, 'every instance asked for ended its init');
 
     // Assess: every invocation answered, eight instances started, never more inits at once than cores
     expect(results.filter((r) => r.status === 'rejected')).toEqual([]);

@@ -39,7 +39,7 @@ describe("the twin's supervisor", () => {
 
     // Act
     process.kill(first!, 'SIGKILL');
-    await until(async () => restartedAs.length === 1, 10_000, 'restarted');
+    await until(async () => restartedAs.length === 1, 60_000, 'restarted');
 
     // Assess
     expect(supervised.pid).toBe(restartedAs[0]);
