@@ -63,10 +63,14 @@ describe('npm start', () => {
       // main.ts writes twin.json in the same turn as the gateway starts serving, so a 200 without it came too early.
       answers.push({ status: res.status, body, twinJsonWritten: existsSync(join(stateDir, 'twin.json')) });
     };
-    while (!ready) {
-      await probe();
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await until(
+      async () => {
+        await probe();
+        return ready;
+      },
+      START_TIMEOUT_MS,
+      'the twin ready',
+    );
     await probe();
 
     // Assess: 503 while starting, 200 only once ready

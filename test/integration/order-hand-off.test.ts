@@ -32,6 +32,7 @@ const proxy: Server = createServer(async (req, res) => {
   const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== 'host' && k !== 'content-length')) as Record<string, string>;
   const upstream = await fetch(`${emulator}${req.url}`, { method: req.method, headers, body: Buffer.concat(chunks) });
   const reply = Buffer.from(await upstream.arrayBuffer());
+  // Past the sender's 3 s on any machine: its clock started before the request reached here.
   setTimeout(() => {
     if (res.destroyed) return;
     res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { handler as createCoupon } from '../../functions/create-coupon';
 import { handler as createOrder } from '../../functions/create-order';
@@ -14,6 +15,7 @@ import { orderEvent } from '../support/order-events';
 import { uniqueItemId } from '../support/orders';
 import { signedInUsers } from '../support/sessions';
 import { startTcpProxy } from '../support/tcp-proxy';
+import { until } from '../support/wait';
 
 /**
  * A hand-off that fails, followed by a release whose outcome the function cannot know: Redis runs
@@ -21,6 +23,8 @@ import { startTcpProxy } from '../support/tcp-proxy';
  * reconnecting; or no reply comes at all. Whatever the function answers must agree with Redis.
  */
 const redisProxy = await startTcpProxy(Number(new URL(process.env.REDIS_URL!).port));
+/** Redis itself, past the proxy: what ran while the proxy holds the replies. */
+const direct = new Redis(process.env.REDIS_URL!);
 process.env.REDIS_URL = `redis://127.0.0.1:${redisProxy.port}`;
 
 /** The queue's endpoint: every send fails; the first also starts the Redis fault for the release that follows. */
@@ -37,33 +41,50 @@ process.env.RESERVATION_QUEUE_URL = `http://127.0.0.1:${queuePort}/000000000000/
 
 const status = (r: APIGatewayProxyStructuredResultV2) => r.statusCode;
 
-/** Holds Redis's replies, then drops the connections after `ms`; the test reads Redis once they are gone. */
-let faultOver: Promise<void> = Promise.resolve();
-const holdRepliesFor = (ms: number) => () => {
-  redisProxy.holdReplies();
-  faultOver = new Promise((resolve) => setTimeout(() => (redisProxy.dropConnections(), resolve()), ms));
-};
-/** The release runs, its reply is lost, and the client sends it again on a new connection. */
-const replyLostThenResent = holdRepliesFor(600);
-/** No reply comes within the command's timeout (1 s). */
-const noReply = holdRepliesFor(1_500);
+/**
+ * Once the hand-off's send has failed, Redis's replies are held, so the release that follows runs
+ * but its reply does not come back; the connections drop once `dropWhen` resolves. Resolves then:
+ * the test reads Redis once they are gone.
+ */
+function holdRepliesThenDrop(dropWhen: () => Promise<unknown>): Promise<void> {
+  return new Promise((dropped) => {
+    onSend = () => {
+      redisProxy.holdReplies();
+      void dropWhen().then(() => {
+        redisProxy.dropConnections();
+        dropped();
+      });
+    };
+  });
+}
+
+/** A fault, given the outbox the release empties and the function's answer (once the send has failed, there is one). */
+type Fault = (on: { outbox: string; answer: () => Promise<unknown> }) => Promise<void>;
+/** The release runs, its reply is lost with the connection, and the client sends it again on a new one. */
+const replyLostThenResent: Fault = ({ outbox }) =>
+  holdRepliesThenDrop(() => until(async () => (await direct.hlen(outbox)) === 0, 10_000, 'the release run by Redis', 10));
+/** No reply comes within the command's timeout: the connections drop only once the function has answered. */
+const noReply: Fault = ({ answer }) => holdRepliesThenDrop(answer);
 
 afterAll(async () => {
   redis().disconnect();
+  direct.disconnect();
   await redisProxy.close();
   await new Promise<void>((resolve) => queue.close(() => resolve()));
 });
 
 describe('an order whose hand-off failed and whose release outcome is unknown', () => {
-  async function placeOrder(fault: () => void) {
+  async function placeOrder(fault: Fault) {
     const itemId = uniqueItemId('release');
+    const keys = itemKeys(itemId);
     await upsertItemStock(itemId, 5, 1);
     await openSale(itemId, 5, 1);
     const [buyer] = await signedInUsers(1);
-    onSend = fault;
-    const result = await createOrder(orderEvent(itemId, buyer!.cookie, 'unknown-release', { quantity: 1 }), lambdaContext());
+    let answer: Promise<APIGatewayProxyStructuredResultV2> | undefined;
+    const faultOver = fault({ outbox: keys.outbox, answer: () => answer! });
+    answer = createOrder(orderEvent(itemId, buyer!.cookie, 'unknown-release', { quantity: 1 }), lambdaContext());
+    const result = await answer;
     await faultOver;
-    const keys = itemKeys(itemId);
     return { result, stock: await remainingStock(itemId), pending: await redis().hlen(keys.outbox) };
   }
 
@@ -83,14 +104,16 @@ describe('an order whose hand-off failed and whose release outcome is unknown', 
 });
 
 describe('a coupon whose hand-off failed and whose release outcome is unknown', () => {
-  async function askForCoupon(fault: () => void) {
+  async function askForCoupon(fault: Fault) {
     const dealId = uniqueItemId('release-deal');
+    const keys = dealKeys(dealId);
     await setDealState(dealId, Date.now() - 60_000, Date.now() + 3_600_000, 5);
     const [user] = await signedInUsers(1);
-    onSend = fault;
-    const result = await createCoupon(httpEvent('get-me', { method: 'POST', path: `/deals/${dealId}/coupons`, pathParameters: { dealId }, cookies: [user!.cookie] }), lambdaContext());
+    let answer: Promise<APIGatewayProxyStructuredResultV2> | undefined;
+    const faultOver = fault({ outbox: keys.outbox, answer: () => answer! });
+    answer = createCoupon(httpEvent('get-me', { method: 'POST', path: `/deals/${dealId}/coupons`, pathParameters: { dealId }, cookies: [user!.cookie] }), lambdaContext());
+    const result = await answer;
     await faultOver;
-    const keys = dealKeys(dealId);
     return { result, issued: Number(await redis().hget(keys.state, 'issued')), pending: await redis().hlen(keys.outbox) };
   }
 

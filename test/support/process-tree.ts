@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { until } from './wait';
 
 /** A process as /proc knows it; the start time tells it apart from a later one given the same pid. */
 export interface SeenProcess {
@@ -86,7 +87,7 @@ export function watchProcessTree(rootPid: number) {
 
 /** The processes still running once all have stopped or timeoutMs has passed, whichever comes first. */
 export async function runningAfter(tree: ReturnType<typeof watchProcessTree>, timeoutMs: number): Promise<SeenProcess[]> {
-  const deadline = Date.now() + timeoutMs;
-  while (tree.running().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  // Past timeoutMs, what still runs is the answer, not an error.
+  await until(async () => tree.running().length === 0, timeoutMs, 'every process stopped').catch(() => undefined);
   return tree.running();
 }

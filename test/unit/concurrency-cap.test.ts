@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FunctionSpec } from '../../functions/table';
 import { capped } from '../../infra/local/concurrency';
 import { startGateway, type Gateway } from '../../infra/local/gateway';
+import { until } from '../support/wait';
 
 const spec = (concurrencyCap?: number): FunctionSpec => ({
   id: 'capped-test',
@@ -48,12 +49,12 @@ describe("the twin's concurrency caps", () => {
 
     // Act
     const inFlight = [post(), post()];
-    while (fn.held() < 2) await new Promise((r) => setTimeout(r, 5));
+    await until(async () => fn.held() >= 2, 10_000, 'both requests in the function', 5);
     const refused = await post();
     await fn.releaseAll();
     const served = await Promise.all(inFlight);
     const afterwards = post();
-    while (fn.held() < 1) await new Promise((r) => setTimeout(r, 5));
+    await until(async () => fn.held() >= 1, 10_000, 'the request after in the function', 5);
     await fn.releaseAll();
 
     // Assess
@@ -70,7 +71,7 @@ describe("the twin's concurrency caps", () => {
 
     // Act
     const all = Array.from({ length: 10 }, (_, n) => invoke(n));
-    while (fn.held() < 3) await new Promise((r) => setTimeout(r, 5));
+    await until(async () => fn.held() >= 3, 10_000, 'three invocations in the function', 5);
     const heldAtOnce = fn.held();
     let done = 0;
     all.forEach((p) => p.then(() => (done += 1)));

@@ -128,8 +128,8 @@ describe('createObjectReader', () => {
     const s3 = await fakeS3(
       (res) => {
         res.writeHead(200, { 'content-length': 100 });
-        res.write('partial');
-        setTimeout(() => res.socket?.destroy(), 20);
+        // Dropped once the partial body has been handed to the connection, so the client reads it first.
+        res.write('partial', () => res.socket?.destroy());
       },
       body('whole'),
     );
