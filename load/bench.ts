@@ -8,8 +8,10 @@
  * an HTML report with plots over time (load/reports/<scenario>-<time>.html; see support/report).
  */
 import { printResult } from './support/result-line';
+import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
 import { CEILING_PATH } from '../infra/local/twin';
+import { stopTwinProcesses } from '../test/support/twin-process';
 import type { Options } from 'autocannon';
 import { againstCeiling, drive, round, type AgainstCeiling, type LoadResult } from './support/measure';
 import { writeReport, type BenchReport } from './support/report';
@@ -70,6 +72,11 @@ if (!(name in scenarios)) {
 const log = (message: string) => process.stderr.write(`bench: ${message}\n`);
 const connections = Number(values.connections);
 const duration = Number(values.duration);
+
+// Stopped by a signal, the bench stops the twins it started (and all they started) before it exits.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => void stopTwinProcesses().finally(() => process.exit(128 + constants.signals[signal])));
+}
 
 const runtime = { bundles: values.bundles || Boolean(values['lambda-instances']), ...(values['lambda-instances'] ? { lambdaInstances: Number(values['lambda-instances']) } : {}) };
 const twin = await acquireTwin(log, name !== 'sessions', runtime);

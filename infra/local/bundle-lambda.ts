@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { FunctionSpec } from '../../functions/table';
@@ -40,6 +41,30 @@ export class InitSlots {
 
 /** One slot per core, for every bundle runner in this process: they share the cores. */
 const coreSlots = new InitSlots(availableParallelism());
+
+/** A thread of this process as the scheduler sees it (/proc/<pid>/task/<thread>). */
+interface Schedule {
+  /** Time it has run on a core. */
+  cpuMs: number;
+  /** Time it has waited, runnable, for a core; a wait still going on is added only once it ends. */
+  waitedMs: number;
+  /** Running, or waiting for a core. */
+  runnable: boolean;
+}
+
+function scheduleOf(thread: number): Schedule | undefined {
+  try {
+    const task = `/proc/${process.pid}/task/${thread}`;
+    const [cpuNs, waitedNs] = readFileSync(`${task}/schedstat`, 'utf8').split(' ').map(Number);
+    const stat = readFileSync(`${task}/stat`, 'utf8');
+    return { cpuMs: cpuNs! / 1e6, waitedMs: waitedNs! / 1e6, runnable: stat[stat.lastIndexOf(')') + 2] === 'R' };
+  } catch {
+    return undefined;
+  }
+}
+
+/** How often an init that looks over its limit is looked at again while its thread waits for a core. */
+const WAIT_PROBE_MS = 100;
 
 type Reply = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: { name: string; message: string } };
 
@@ -87,15 +112,34 @@ class Instance {
     // An idle instance keeps no process alive, as the twin's timers do not.
     worker.unref();
     let died: (error: Error) => void = () => undefined;
+    // The init limit counts the init's own time: from when its thread started, less what the thread
+    // spent waiting for a core that other threads and processes held. On Lambda the instance has a
+    // CPU of its own; on a busy two-core machine a 0.3 s import took over 10 s of the clock.
+    const began = performance.now();
+    /** The thread's id once it has said it (null: it cannot be looked up, and the init counts the clock). */
+    let thread: number | null | undefined;
     const ready = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
+      let timer: NodeJS.Timeout;
+      const probe = (schedule?: Schedule) => void (timer = setTimeout(() => check(schedule), WAIT_PROBE_MS).unref());
+      const check = (previous?: Schedule) => {
+        // A thread that has not yet run the host's first line has had no core to run it on.
+        if (thread === undefined) return probe();
+        const schedule = thread === null ? undefined : scheduleOf(thread);
+        const left = initTimeoutMs - (performance.now() - began - (schedule?.waitedMs ?? 0));
+        if (left > 0) return void (timer = setTimeout(check, left).unref());
+        // Over, unless the thread is waiting for a core now (runnable, and no CPU time since the last look).
+        if (schedule?.runnable && schedule.cpuMs === (previous ?? schedule).cpuMs) return probe(schedule);
         reject(new FunctionError(`${this.spec.id}: init timed out after ${initTimeoutMs / 1000} seconds`));
         void this.stop();
-      }, initTimeoutMs).unref();
-      worker.once('message', () => (clearTimeout(timer), resolve()));
+      };
+      timer = setTimeout(check, initTimeoutMs).unref();
+      worker.on('message', (message: Reply | { thread: number | null } | { ready: boolean }) => {
+        if ('thread' in message) thread = message.thread;
+        else if ('ready' in message) (clearTimeout(timer), resolve());
+      });
       died = (error) => (clearTimeout(timer), reject(error));
     });
-    worker.on('message', (reply: Reply | { ready: boolean }) => {
+    worker.on('message', (reply: Reply | { thread: number | null } | { ready: boolean }) => {
       if (!('id' in reply)) return;
       const call = this.pending.get(reply.id);
       if (!call) return;

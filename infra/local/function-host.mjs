@@ -2,9 +2,20 @@
 // as Lambda's runtime would (its cold start), then runs the invocations the twin posts. The
 // thread's environment is exactly what the function's row of the table asks for.
 import { randomUUID } from 'node:crypto';
+import { readlinkSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 
 const { bundle, functionName, memoryMb, region } = workerData;
+
+// This thread's id, first, so the twin can tell how long the init waited for a core
+// (/proc/<pid>/task/<thread>/schedstat); null where there is no /proc, and the init counts the clock.
+let thread = null;
+try {
+  thread = Number(readlinkSync('/proc/thread-self').split('/').pop());
+} catch {
+  // Not Linux.
+}
+parentPort.postMessage({ thread });
 const arn = `arn:aws:lambda:${region}:000000000000:function:${functionName}`;
 
 function contextFor(deadline) {

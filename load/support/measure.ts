@@ -136,8 +136,41 @@ function sumRequests(runs: LoadResult[]): LoadResult {
 }
 
 /**
+ * How long a load may be answered mostly by failures (5xx, timeouts, refused connections) before
+ * it is given up on: a twin that cannot serve it would otherwise be waited on for as long as the
+ * load lasts (10,000 orders failing at Lambda's 10 s init limit, 100 at a time, took a quarter of
+ * an hour), where the bench should fail within a minute and say why.
+ */
+const FAILING_FOR_S = 30;
+
+/**
+ * Watches a load's answers second by second and calls giveUp with what they were once, over the
+ * last FAILING_FOR_S seconds, none succeeded or failures outnumbered the rest.
+ */
+function watchFailures(instance: autocannon.Instance, giveUp: (seen: string) => void): () => void {
+  const seconds: Record<string, number>[] = [];
+  let current: Record<string, number> = {};
+  const count = (what: string) => (current[what] = (current[what] ?? 0) + 1);
+  instance.on('response', (_client: unknown, status: number) => count(status >= 500 ? String(status) : 'answered'));
+  instance.on('reqError', (error: Error) => count(/timed out/.test(error.message) ? 'timed out' : 'no answer'));
+  const timer = setInterval(() => {
+    seconds.push(current);
+    current = {};
+    if (seconds.length > FAILING_FOR_S) seconds.shift();
+    if (seconds.length < FAILING_FOR_S) return;
+    const totals: Record<string, number> = {};
+    for (const second of seconds) for (const [what, n] of Object.entries(second)) totals[what] = (totals[what] ?? 0) + n;
+    const answered = totals.answered ?? 0;
+    const failed = Object.entries(totals).reduce((sum, [what, n]) => sum + (what === 'answered' ? 0 : n), 0);
+    if (answered === 0 || failed > answered) giveUp(Object.entries(totals).map(([what, n]) => `${what} ×${n}`).join(', ') || 'nothing at all');
+  }, 1_000);
+  return () => clearInterval(timer);
+}
+
+/**
  * Drives load with autocannon, printing progress to stderr; ok means a 2xx answer. Each answer's
- * latency also goes to the run's timeline, when there is one (see ./timeline).
+ * latency also goes to the run's timeline, when there is one (see ./timeline). Fails, rather than
+ * waiting the load out, once its answers have been mostly failures for FAILING_FOR_S seconds.
  */
 export async function drive(options: Options, label: string, log: (msg: string) => void): Promise<LoadResult> {
   log(`${label}: ${options.connections} connections for ${options.duration ?? '?'} s …`);
@@ -145,8 +178,21 @@ export async function drive(options: Options, label: string, log: (msg: string) 
   // Without a callback autocannon returns its tracker made thenable; its types name only the promise.
   const instance = autocannon(options) as Promise<Result> & autocannon.Instance;
   if (phase) instance.on('response', (_client: unknown, _status: number, _bytes: number, latencyMs: number) => phase.answer(latencyMs));
-  const result: Result = await instance;
+  let failing: string | undefined;
+  const stopWatching = watchFailures(instance, (seen) => {
+    failing ??= seen;
+    instance.stop();
+  });
+  let result: Result;
+  try {
+    result = await instance;
+  } finally {
+    stopWatching();
+  }
   phase?.end();
+  if (failing) {
+    throw new Error(`${label}: given up, the twin cannot serve this load: over the last ${FAILING_FOR_S} s its answers were ${failing} (its own errors are above)`);
+  }
   const requests = result.requests.total;
   const errors = result.non2xx + result.errors + result.timeouts;
   const summary = {

@@ -1,7 +1,7 @@
 import type { Options } from 'autocannon';
 import { startTwinProcess } from '../../test/support/twin-process';
 import { drive, meanLoad, round, startCpuMeter, type LoadResult } from './measure';
-import type { BenchTwin } from './twin';
+import { TWIN_START_TIMEOUT_MS, type BenchTwin } from './twin';
 
 export interface MetricsCost {
   on: LoadResult & { gateway_cpu_ms_per_request: number };
@@ -29,6 +29,7 @@ export async function metricsCost(
   log('starting a second twin, with metrics off, on the same stores');
   const database = new URL(twin.databaseUrl).pathname.slice(1);
   const off = await startTwinProcess({
+    timeoutMs: TWIN_START_TIMEOUT_MS,
     stateDir: '.local/bench-metrics-off',
     database,
     env: {

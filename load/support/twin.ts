@@ -13,6 +13,13 @@ export interface BenchTwin extends TwinInfo {
   stop(): Promise<void>;
 }
 
+/**
+ * How long a twin the bench starts may take to serve: in bundle mode it builds every bundle and
+ * warms every function first, which took 110 s on two busy cores. A twin that cannot start exits
+ * with its reason well before this.
+ */
+export const TWIN_START_TIMEOUT_MS = 300_000;
+
 const BASELINES_MODULE = fileURLToPath(new URL('../baselines/table.ts', import.meta.url));
 const RUNNING_STATE = '.local/twin/twin.json';
 const BENCH_STATE_DIR = '.local/bench';
@@ -60,6 +67,7 @@ export async function acquireTwin(log: (msg: string) => void, needsBaselines: bo
   }
   log('starting a twin for this run');
   const twin = await startTwinProcess({
+    timeoutMs: TWIN_START_TIMEOUT_MS,
     stateDir: BENCH_STATE_DIR,
     database: 'surge_bench',
     showLogs: true,

@@ -59,6 +59,19 @@ function keepTail(stream: NodeJS.ReadableStream): { tail(): string } {
   return { tail: () => lines.join('\n') };
 }
 
+/** Twin processes started here that have not exited yet. */
+const running = new Set<StartingTwinProcess>();
+
+// However this process ends, the twins it started stop with it: each stops all it started on SIGTERM.
+process.on('exit', () => {
+  for (const twin of running) twin.child.kill('SIGTERM');
+});
+
+/** Stops every twin process started here that is still running, and resolves once all have exited. */
+export async function stopTwinProcesses(): Promise<void> {
+  await Promise.all([...running].map((twin) => twin.stop()));
+}
+
 /** Variables that would point a started twin at services other than its own. */
 const SERVICE_VARIABLES = ['REDIS_URL', 'DATABASE_URL', 'AWS_ENDPOINT_URL'];
 
@@ -94,7 +107,7 @@ export function spawnTwinProcess(options: TwinProcessOptions): StartingTwinProce
   // A caller awaits what it needs; a twin stopped while starting never gets to the rest.
   listening.catch(() => undefined);
   ready.catch(() => undefined);
-  return {
+  const twin: StartingTwinProcess = {
     child,
     listening,
     ready,
@@ -105,6 +118,9 @@ export function spawnTwinProcess(options: TwinProcessOptions): StartingTwinProce
       await exited;
     },
   };
+  running.add(twin);
+  void exited.then(() => running.delete(twin));
+  return twin;
 }
 
 /** Starts the twin as spawnTwinProcess does, and resolves once it serves. */

@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,8 +52,9 @@ describe("the twin's bundle runner", () => {
     // Prepare
     const lambda = make('echo', 3);
 
-    // Act
-    const results = (await Promise.all(Array.from({ length: 9 }, () => lambda.invoke({ sleepMs: 100 })))) as Echo[];
+    // Act: the first three each hold their instance until all three run at once, so every instance the cap allows serves
+    const meeting = { name: `meet-${randomUUID()}`, count: 3 };
+    const results = (await Promise.all(Array.from({ length: 9 }, (_, i) => lambda.invoke(i < 3 ? { meet: meeting } : { sleepMs: 100 })))) as Echo[];
 
     // Assess
     expect(results.every((r) => r.concurrent === 1)).toBe(true);
@@ -131,6 +134,36 @@ describe("the twin's bundle runner", () => {
     expect(inits).toHaveLength(12);
     expect(mostAtOnce(inits)).toBe(1);
     expect(Math.max(...inits.map(([began]) => began)) - Math.min(...inits.map(([began]) => began))).toBeGreaterThan(2_500);
+  });
+
+  it('does not count against the init limit the time an init waited for a core others held', async () => {
+    // Prepare: every core kept busy twice over, and an init that gets a core only when none of them wants it
+    const hogs = Array.from({ length: 2 * availableParallelism() }, () => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
+    const lambda = make('starved-init', 1, { INIT_CPU_MS: '20' }, { initTimeoutMs: 1_000 });
+    try {
+      // Act
+      const asked = performance.now();
+      const result = await lambda.invoke({});
+      const tookMs = performance.now() - asked;
+
+      // Assess: it answered from an instance whose init took longer than the limit by the clock
+      expect(result).toEqual({ spin: true });
+      expect(lambda.initFailures).toBe(0);
+      expect(tookMs).toBeGreaterThan(1_000);
+    } finally {
+      for (const hog of hogs) hog.kill('SIGKILL');
+    }
+  });
+
+  it('fails an init that never ends at the init limit, waiting or busy', async () => {
+    // Prepare
+    const waiting = make('hangs-on-import', 1, { HANG: 'wait' }, { initTimeoutMs: 1_000 });
+    const spinning = make('hangs-on-import', 1, { HANG: 'spin' }, { initTimeoutMs: 1_000 });
+
+    // Act and assess
+    await expect(waiting.invoke({})).rejects.toThrow(/init timed out after 1 seconds/);
+    await expect(spinning.invoke({})).rejects.toThrow(/init timed out after 1 seconds/);
+    expect([waiting.initFailures, spinning.initFailures]).toEqual([1, 1]);
   });
 
   it('rejects what waits for an instance once stopped', async () => {

@@ -1,0 +1,51 @@
+/**
+ * The benches' load driver against a target that cannot serve: it gives up with the reason once
+ * the answers have been mostly failures for 30 s, instead of waiting out the load.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { drive } from '../../load/support/measure';
+
+let server: Server | undefined;
+afterEach(async () => {
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
+  server = undefined;
+});
+
+/** A target that answers every request as a twin whose function keeps failing does, or one in ten as it should. */
+async function target(answer: (n: number) => number): Promise<string> {
+  let n = 0;
+  server = createServer((req, res) => {
+    req.resume();
+    res.writeHead(answer(n++), { 'content-type': 'application/json' }).end('{}');
+  });
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+describe("the benches' load driver", () => {
+  it('gives up, saying what it was answered, on a load answered mostly by failures for 30 s', async () => {
+    // Prepare: a load that would last ten minutes
+    const url = await target((n) => (n % 10 === 0 ? 200 : 500));
+
+    // Act
+    const started = performance.now();
+    const failure = await drive({ url, connections: 5, duration: 600 }, 'failing load', () => undefined).catch((error: Error) => error);
+
+    // Assess: given up within the minute a bench has to say it cannot proceed
+    expect(failure).toBeInstanceOf(Error);
+    expect((failure as Error).message).toMatch(/^failing load: given up, the twin cannot serve this load: over the last 30 s its answers were (answered ×\d+, 500 ×\d+|500 ×\d+, answered ×\d+)/);
+    expect(performance.now() - started).toBeLessThan(60_000);
+  }, 120_000);
+
+  it('drives a load whose answers are mostly good to its end', async () => {
+    const url = await target((n) => (n % 10 === 0 ? 500 : 200));
+
+    const result = await drive({ url, connections: 5, duration: 35 }, 'good load', () => undefined);
+
+    expect(result.requests).toBeGreaterThan(0);
+    expect(result.errors).toBeGreaterThan(0);
+  }, 120_000);
+});
