@@ -32,25 +32,39 @@ export async function compensate<R>(kind: ReservationKind<R>, record: R): Promis
  * The pipeline's first steps, after the reserving script: a new reservation is handed to the
  * queue, and compensated if that fails (503, retry-safe); a retry that finds its reservation
  * still pending promises it in the ledger, so a compensation running meanwhile cannot cancel it,
- * and answers 503 if one already did. Resolves when the reservation stands. The request's
- * correlation id travels with the reservation to the writer's log line.
+ * and answers 503 if one already did, then hands it to the queue itself. Resolves when the
+ * reservation stands and is on its way: every reservation a client is told stands has a message
+ * on the queue. The request's correlation id travels with the reservation to the writer's log line.
  */
 export async function handOff<R>(kind: ReservationKind<R>, reserved: Reserved<R>, correlationId?: string): Promise<void> {
   const id = kind.idOf(reserved.record);
   const unavailable = retryLater(kind as ReservationKind<unknown>);
+  const send = () => reservationQueue().send({ kind: kind.name, record: reserved.record, ...(correlationId ? { correlation: { id, correlationId } } : {}) });
   if (reserved.replayed) {
     if (!reserved.pending) return;
     const state = await decideFirst(kind, reserved.record, 'promised').catch((error: unknown) => {
       logger.warn(`A retry of one of the ${kind.name} could not be promised`, { id, error: loggableError(error) });
       throw unavailable;
     });
-    if (state !== 'cancelled') return;
-    // Redis lost the release of a cancelled reservation (or its compensation died half-way).
-    await kind.release(reserved.record).catch(() => undefined);
-    throw unavailable;
+    if (state === 'cancelled') {
+      // Redis lost the release of a cancelled reservation (or its compensation died half-way).
+      await kind.release(reserved.record).catch(() => undefined);
+      throw unavailable;
+    }
+    if (state !== 'promised') return;
+    // The first request may never have sent it (Redis's answer lost, the function out of time),
+    // leaving it to the relay, which sends only what the outbox still holds when it runs: a
+    // failover before then loses the entry, and the promised reservation would never be stored.
+    // A second message is stored once. Promised, it cannot be cancelled: a failed send is a 503,
+    // and the retry sends it again.
+    await send().catch((error: unknown) => {
+      logger.warn(`A promised one of the ${kind.name} could not be handed off; its retry will`, { id, error: loggableError(error) });
+      throw unavailable;
+    });
+    return;
   }
   try {
-    await reservationQueue().send({ kind: kind.name, record: reserved.record, ...(correlationId ? { correlation: { id, correlationId } } : {}) });
+    await send();
   } catch (sendError) {
     // Any outcome but a known release is a 503 too: the retry finds the reservation pending
     // (the relay sends it later), or cancelled and given back, and reserves anew.

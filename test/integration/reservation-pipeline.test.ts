@@ -24,6 +24,11 @@ describe.each(kindsUnderTest)('the reservation pipeline for $name', (t) => {
   const firstState = async (owner: string) => (await kind.bucketsOf(owner))[0]!.state;
   const outboxLength = async (owner: string) => (await Promise.all((await kind.bucketsOf(owner)).map((b) => redis().hlen(b.outbox)))).reduce((a, b) => a + b, 0);
   const idOf = (reserved: { record: unknown }) => kind.idOf(reserved.record);
+  /** The owner's reservations of this kind in the messages the queue holds now (other tests' may be there too). */
+  const queuedFor = async (owner: string) => {
+    const { Messages } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queue.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 2 }));
+    return (Messages ?? []).flatMap((m) => HandOffMessage.parse(JSON.parse(m.Body!))[kind.name] as unknown[]).filter((r) => kind.ownerOf(r) === owner);
+  };
 
   describe('writer', () => {
     it('stores a batch once, even when it comes twice', async () => {
@@ -137,6 +142,26 @@ describe.each(kindsUnderTest)('the reservation pipeline for $name', (t) => {
       expect((await t.rows(owner)).map((r) => r.id)).toEqual([idOf(first)]);
     });
 
+    it('hands a reservation a retry was told stands to the queue itself, so it is stored though its first request never sent it and Redis then lost it', async () => {
+      // Prepare: the first request reserved, then lost Redis's answer (a command timeout) before
+      // its hand-off: only the outbox has the reservation, for the relay to send some time later.
+      const owner = await t.open(3);
+      const undo = await checkpoint(t.tags(owner));
+      const first = await t.reserve(owner, 1);
+      const retry = await t.reserve(owner, 1);
+
+      // Act: the retry is told it stands; then Redis loses every write of it, its outbox entry
+      // included (a failover), before any relay; the writer stores what the queue holds.
+      await handOff(kind, retry);
+      await undo();
+      await writeReservations(kind, await queuedFor(owner));
+
+      // Assess
+      expect(retry).toMatchObject({ replayed: true, pending: true });
+      expect(await outboxLength(owner)).toBe(0);
+      expect((await t.rows(owner)).map((r) => r.id)).toEqual([idOf(first)]);
+    });
+
     it('answers a retry of a cancelled reservation 503, after giving it back, when Redis lost the release', async () => {
       const owner = await t.open(3);
       const first = await t.reserve(owner, 1);
@@ -169,8 +194,7 @@ describe.each(kindsUnderTest)('the reservation pipeline for $name', (t) => {
       const reserved = await t.reserve(owner, 1);
 
       const result = await reconcileOwner(kind, owner, { ...look, relayOlderThanMs: 0 });
-      const { Messages } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queue.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 2 }));
-      const relayed = (Messages ?? []).flatMap((m) => HandOffMessage.parse(JSON.parse(m.Body!))[kind.name] as unknown[]);
+      const relayed = await queuedFor(owner);
       await writeReservations(kind, relayed);
 
       expect(result).toMatchObject({ relayed: 1, drift: 0 });
