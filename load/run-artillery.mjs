@@ -1,9 +1,10 @@
 // `npm run artillery -- <scenario>`: runs load/artillery/<scenario>.yml against SURGE_TARGET
 // (default: the twin on http://127.0.0.1:3000) as SURGE_EMAIL/SURGE_PASSWORD, with telemetry off
 // and nothing sent home. The reference scenarios are prepared first (load/artillery/prepare.mjs),
-// in .local/artillery/<scenario>-<time>/, and the audit to run afterwards is printed last.
+// in .local/artillery/<scenario>-<time>/, where Artillery's JSON report goes too; how many answers
+// needed a retry (load/artillery/reference.cjs) and the audit to run afterwards are printed last.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { prepare } from './artillery/prepare.mjs';
 
@@ -37,10 +38,20 @@ const prepared = await prepare(scenario, env, fileURLToPath(new URL('../.local/a
   console.error(`could not prepare ${scenario}: ${error.message}`);
   process.exit(1);
 });
+// A prepared run keeps Artillery's report beside its buyers, unless told where else.
+const report = prepared && !rest.some((arg) => arg === '--output' || arg === '-o') ? prepared.report : undefined;
 const result = spawnSync(
   process.execPath,
-  ['--require', `${here}no-telemetry.cjs`, `${here}node_modules/artillery/bin/run`, 'run', file, ...(prepared?.args ?? []), ...rest],
+  ['--require', `${here}no-telemetry.cjs`, `${here}node_modules/artillery/bin/run`, 'run', file, ...(prepared?.args ?? []), ...(report ? ['--output', report] : []), ...rest],
   { stdio: 'inherit', env: { ...env, ...prepared?.env } },
 );
+if (report && existsSync(report)) console.error(retriesSummary(JSON.parse(readFileSync(report, 'utf8')).aggregate.counters));
 if (prepared) console.error(`then check the invariants: ${prepared.audit}`);
 process.exit(result.status ?? 1);
+
+/** What reference.cjs counted: answers that needed a retry, and the retries by what they followed. */
+function retriesSummary(counters) {
+  const sum = (suffix) => Object.entries(counters).filter(([name]) => name.endsWith(suffix)).reduce((total, [, n]) => total + n, 0);
+  const after = Object.entries(counters).flatMap(([name, n]) => (/\.retries_after\./.test(name) ? [`${name.split('.retries_after.')[1]} ×${n}`] : []));
+  return `answers that needed a retry: ${sum('.answered_after_retry')} (${sum('.retries')} retries${after.length ? `, after ${after.join(', ')}` : ''}); timeouts: ${sum('.timeouts')}`;
+}

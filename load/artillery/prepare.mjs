@@ -44,7 +44,8 @@ const opens = {
 
 /**
  * Prepares `scenario` if it needs it: returns the environment and Artillery arguments it runs
- * with, and the audit command to run afterwards; undefined for a scenario that needs nothing.
+ * with, where its report goes, and the audit command to run afterwards; undefined for a scenario
+ * that needs nothing.
  */
 export async function prepare(scenario, env, runsDir) {
   const open = opens[scenario];
@@ -71,6 +72,7 @@ export async function prepare(scenario, env, runsDir) {
   return {
     env: { ...opened, SURGE_ACCEPTED_FILE: accepted },
     args: ['--payload', buyers],
+    report: join(dir, 'report.json'),
     audit: `npm run audit -- ${target} ${id} ${accepted}${scenario === 'reference-coupons' ? ' --deal' : ''}`,
   };
 }

@@ -1,0 +1,119 @@
+/**
+ * The reference scenarios' buyers (load/artillery/reference.cjs) against a target whose answers go
+ * missing or say "come back later": each sends its request again, an order under the same
+ * Idempotency-Key, and records the id of whichever answer accepted it.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+type Step = (context: { vars: Record<string, unknown> }, events: { emit(kind: string, name: string, value?: number): void }) => Promise<void>;
+const { placeOrder, askForCoupon } = createRequire(import.meta.url)('../../load/artillery/reference.cjs') as { placeOrder: Step; askForCoupon: Step };
+
+interface Seen {
+  at: number;
+  idempotencyKey: string | undefined;
+}
+
+let server: Server | undefined;
+let seen: Seen[] = [];
+let accepted: string;
+
+/** A target that answers the n-th request as `answer` says; 'lose' keeps it unanswered. */
+async function target(answer: (n: number, res: ServerResponse) => 'lose' | void): Promise<string> {
+  server = createServer((req: IncomingMessage, res) => {
+    req.resume();
+    seen.push({ at: performance.now(), idempotencyKey: req.headers['idempotency-key'] as string | undefined });
+    answer(seen.length, res);
+  });
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
+  void res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+
+/** Runs one virtual user's step as Artillery would, with the scenario's variables; returns the counters it emitted. */
+async function buyer(step: Step, url: string): Promise<Record<string, number>> {
+  const counters: Record<string, number> = {};
+  const events = { emit: (kind: string, name: string, value = 1) => void (kind === 'counter' && (counters[name] = (counters[name] ?? 0) + value)) };
+  await step({ vars: { target: url, cookie: 'sid=buyer', timeoutSeconds: 1, attempts: 4, connections: 5 } }, events);
+  return counters;
+}
+
+const recorded = () => readFileSync(accepted, 'utf8').split('\n').filter(Boolean);
+
+beforeEach(() => {
+  accepted = join(mkdtempSync(join(tmpdir(), 'surge-artillery-')), 'accepted.txt');
+  writeFileSync(accepted, '');
+  Object.assign(process.env, { SURGE_ACCEPTED_FILE: accepted, SURGE_ITEM: 'ref-item', SURGE_DEAL: 'ref-deal' });
+  seen = [];
+});
+afterEach(async () => {
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
+  server = undefined;
+});
+
+describe('a reference run’s buyer', () => {
+  it('sends an order left unanswered again under the same Idempotency-Key, and records what the retry learnt', async () => {
+    // Prepare: the first answer never comes, as one past the client's timeout on a slow target
+    const url = await target((n, res) => (n === 1 ? 'lose' : json(res, 202, { orderId: 'order-1', status: 'pending' })));
+
+    // Act
+    const counters = await buyer(placeOrder, url);
+
+    // Assess
+    expect(seen).toHaveLength(2);
+    expect(seen[1]!.idempotencyKey).toBe(seen[0]!.idempotencyKey);
+    expect(recorded()).toEqual(['order-1']);
+    expect(counters).toMatchObject({ 'order.answered_after_retry': 1, 'order.retries': 1, 'order.retries_after.ETIMEDOUT': 1, 'order.timeouts': 1, 'http.codes.202': 1 });
+  });
+
+  it('comes back after a 503 no sooner than its Retry-After says', async () => {
+    const url = await target((n, res) => (n === 1 ? json(res, 503, { error: { code: 'UNAVAILABLE' } }, { 'retry-after': '1' }) : json(res, 202, { orderId: 'order-2' })));
+
+    const counters = await buyer(placeOrder, url);
+
+    expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(1_000);
+    expect(seen[1]!.idempotencyKey).toBe(seen[0]!.idempotencyKey);
+    expect(recorded()).toEqual(['order-2']);
+    expect(counters).toMatchObject({ 'order.answered_after_retry': 1, 'order.retries_after.503': 1, 'http.codes.503': 1 });
+  });
+
+  it('records the coupon a lost answer issued, as the retry’s 409 ALREADY_ISSUED names it', async () => {
+    const url = await target((n, res) =>
+      n === 1 ? 'lose' : json(res, 409, { error: { code: 'ALREADY_ISSUED', message: 'You already hold a coupon of this deal', details: { couponId: 'coupon-1' } } }),
+    );
+
+    const counters = await buyer(askForCoupon, url);
+
+    expect(recorded()).toEqual(['coupon-1']);
+    expect(counters).toMatchObject({ 'coupon.answered_after_retry': 1 });
+  });
+
+  it('fails, having tried a bounded number of times, when no answer ever comes', async () => {
+    const url = await target(() => 'lose');
+
+    const failure = await buyer(placeOrder, url).catch((error: NodeJS.ErrnoException) => error);
+
+    expect(failure).toMatchObject({ code: 'ETIMEDOUT' });
+    expect(seen).toHaveLength(4);
+    expect(new Set(seen.map((s) => s.idempotencyKey)).size).toBe(1);
+    expect(recorded()).toEqual([]);
+  });
+
+  it('takes a first answer of 202 or 409 as it comes, without retrying', async () => {
+    const url = await target((n, res) => json(res, 409, { error: { code: 'SOLD_OUT' } }));
+
+    const counters = await buyer(placeOrder, url);
+
+    expect(seen).toHaveLength(1);
+    expect(recorded()).toEqual([]);
+    expect(counters['order.retries']).toBeUndefined();
+  });
+});
