@@ -76,6 +76,20 @@ export interface Answers {
 }
 
 const CONCURRENT_LOOKUPS = 25;
+/** Answers a buyer asks again after, as the sale's buyers do: an overloaded function's 503 or 429, or none. */
+const ASK_AGAIN = ['503', '429', 'network'];
+/** How long a buyer keeps asking again, backing off from 100 ms to 1 s: generous for a busy machine. */
+const ASK_AGAIN_FOR_MS = 30_000;
+
+/** `ask`'s last answer, once it is not one to ask again after, or the buyer gave up. */
+async function askUntilAnswered(ask: () => Promise<string>): Promise<string> {
+  const giveUpAt = Date.now() + ASK_AGAIN_FOR_MS;
+  for (let backoff = 100; ; backoff = Math.min(backoff * 2, 1_000)) {
+    const status = await ask().catch(() => 'network');
+    if (!ASK_AGAIN.includes(status) || Date.now() >= giveUpAt) return status;
+    await new Promise((r) => setTimeout(r, backoff));
+  }
+}
 
 /** Asks `ask` for every acknowledged reservation, 25 at a time; `found` are the answers that found it, `notFound` the one that says it is not there. */
 async function lookUpEach(
@@ -89,9 +103,10 @@ async function lookUpEach(
   await Promise.all(
     Array.from({ length: CONCURRENT_LOOKUPS }, async () => {
       for (let next = queue.pop(); next; next = queue.pop()) {
-        const status = await ask(...next).catch(() => 'network');
+        const [id, buyer] = next;
+        const status = await askUntilAnswered(() => ask(id, buyer));
         statuses[status] = (statuses[status] ?? 0) + 1;
-        if (status === missing) notFound.push(next[0]);
+        if (status === missing) notFound.push(id);
       }
     }),
   );
