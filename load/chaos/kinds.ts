@@ -1,4 +1,6 @@
 import type { Pool } from 'mysql2/promise';
+import { dealKeys } from '../../shared/coupons/model';
+import { itemKeys } from '../../shared/orders/model';
 import { adminPut } from '../support/crowd';
 import type { TwinInfo } from '../support/twin';
 import { couponAnswers, orderAnswers, readCouponLedger, readOrderLedger, type Answers, type Ledger } from './count';
@@ -26,6 +28,8 @@ export interface SaleKind {
   readLedger(db: Pool, owner: string, acknowledged: Map<string, Buyer>): Promise<Ledger>;
   /** Asks the API for every acknowledged reservation as its buyer would. */
   answers(url: string, acknowledged: Map<string, Buyer>): Promise<Answers>;
+  /** The owner's hash in Redis of who holds a reservation (user id → what they hold): what Redis would lose of them. */
+  holders(owner: string): string;
 }
 
 const orders: SaleKind = {
@@ -41,6 +45,7 @@ const orders: SaleKind = {
   final: [202, 409],
   readLedger: readOrderLedger,
   answers: orderAnswers,
+  holders: (itemId) => itemKeys(itemId).buyers,
 };
 
 /** Long enough for any scenario's sale and recovery: the deal must not close under the crowd. */
@@ -71,6 +76,7 @@ const coupons: SaleKind = {
   final: [201, 409],
   readLedger: readCouponLedger,
   answers: couponAnswers,
+  holders: (dealId) => dealKeys(dealId).buyers,
 };
 
 export const SALE_KINDS: Record<SaleKind['name'], SaleKind> = { orders, coupons };

@@ -75,3 +75,28 @@ export async function startChaosRedis(stateDir: string): Promise<ChaosRedis> {
     },
   };
 }
+
+/** One command to a Redis, over a connection of its own. */
+export type RedisCommand = (...args: (string | number)[]) => Promise<unknown>;
+
+/** Longer than anything between the last look and the kill, which ends the pause first. */
+const LAST_LOOK_PAUSE_MS = 60_000;
+
+/**
+ * Who holds a reservation (the owner's holders hash, SaleKind.holders) in a Redis about to be lost
+ * (killed, failed over): its writes paused first (CLIENT PAUSE WRITE; reads are still served), so
+ * that none is made there after this look, provided the kill comes before the pause ends.
+ */
+export async function lastHolders(command: RedisCommand, holders: string): Promise<string[]> {
+  await command('CLIENT', 'PAUSE', LAST_LOOK_PAUSE_MS, 'WRITE');
+  return (await command('HKEYS', holders)) as string[];
+}
+
+/**
+ * The holders of `went` that the Redis replacing it (a copy of its files, a replica) does not hold:
+ * the reservations lost with it, by buyer, each a unit the replacement may sell again.
+ */
+export async function holdersLost(command: RedisCommand, holders: string, went: string[]): Promise<string[]> {
+  const kept = new Set((await command('HKEYS', holders)) as string[]);
+  return went.filter((buyer) => !kept.has(buyer));
+}

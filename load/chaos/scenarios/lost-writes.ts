@@ -6,12 +6,15 @@
  * are not. Every one of them must still be stored, and found by GET /orders/{id}.
  */
 import { runScenario } from '../harness';
+import { SALE_KINDS } from '../kinds';
+import { holdersLost, lastHolders } from '../redis';
 import type { ChaosOptions, ChaosReport } from '../report';
 
 export function run(options: ChaosOptions): Promise<ChaosReport> {
   let snapshot = '';
   let paused: number | undefined;
-  let acknowledgedAtFault = 0;
+  let acknowledgedAtFault: number[] = [];
+  let lost: string[] = [];
   return runScenario(
     {
       name: 'lost-writes',
@@ -22,17 +25,30 @@ export function run(options: ChaosOptions): Promise<ChaosReport> {
         snapshot = run.redis.snapshot();
         run.options.log(`consumers' process ${paused} paused; Redis's files copied`);
       },
-      async fault({ redis, sale, options: { log } }) {
-        acknowledgedAtFault = sale!.acknowledged.size;
+      async fault({ redis, sale, owner, options: { kind, log } }) {
+        acknowledgedAtFault = [...sale!.acknowledged.values()].map((buyer) => buyer.userId);
+        // What the restore loses, by buyer: every reservation Redis holds when it goes and the copy
+        // lacks. More than those acknowledged so far: reservations made meanwhile, and those whose
+        // answer is still on its way (on a busy machine, many), are lost as well.
+        const holders = SALE_KINDS[kind].holders(owner);
+        const went = await lastHolders(redis.command, holders);
         await redis.kill();
         redis.restore(snapshot);
         await redis.start();
-        log('Redis back from the copy made before the orders');
+        lost = await holdersLost(redis.command, holders, went);
+        log(`Redis back from the copy made before the orders: ${lost.length} reservations lost`);
         process.kill(paused!, 'SIGCONT');
         log(`consumers' process ${paused} resumed`);
       },
-      // Every order acknowledged before the fault came after the copy: all of them were lost.
-      lostReservations: () => acknowledgedAtFault,
+      lostReservations: () => lost.length,
+      assess() {
+        const lostBuyers = new Set(lost.map(Number));
+        return {
+          // Every order acknowledged before the fault came after the copy: the count of what was lost holds each.
+          invariants: { lost_each_acknowledged_before_fault: acknowledgedAtFault.every((buyer) => lostBuyers.has(buyer)) },
+          extra: { acknowledged_at_fault: acknowledgedAtFault.length },
+        };
+      },
     },
     options,
   );
