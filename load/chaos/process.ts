@@ -16,7 +16,7 @@ export interface ChaosProcessOptions {
  * `npm run chaos -- <scenario> …` (the same entry without npm's own start-up) in a process of its
  * own, and so with shared clients of its own: a process makes them once, for one twin. Resolves
  * with its report, the last line of its output, whether its invariants held (exit 0) or not (1);
- * rejects when it gave none.
+ * rejects when it gave none, with the last lines of its progress.
  */
 export function runChaosProcess(scenario: string, options: Omit<ChaosOptions, 'log'>, { timeoutMs, log }: ChaosProcessOptions = {}): Promise<ChaosReport> {
   const flags = [...(options.scale === 'small' ? ['--small'] : []), ...(options.bundles ? ['--bundles'] : []), ...(options.kind === 'coupons' ? ['--coupons'] : [])];
@@ -39,7 +39,11 @@ export function runChaosProcess(scenario: string, options: Omit<ChaosOptions, 'l
       for (const line of lines) log?.(line.replace(/^chaos: /, ''));
     });
     child.once('error', reject);
-    child.once('exit', (code, signal) => {
+    // At 'exit' the last of its output (the report) may still be in the pipe: settled once that is read too.
+    // Not on 'close', which waits for its stderr, shared with a twin it may have left running.
+    const outputRead = new Promise((resolve) => child.stdout.once('close', resolve));
+    child.once('exit', async (code, signal) => {
+      await outputRead;
       const last = output.trim().split('\n').at(-1);
       if ((code === 0 || code === 1) && last) resolve(JSON.parse(last) as ChaosReport);
       else reject(new Error(`npm run chaos -- ${scenario} ${flags.join(' ')}: exited with ${signal ?? code} and no report; its last lines:\n${[...recent, progress].join('\n')}`));
