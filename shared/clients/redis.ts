@@ -63,7 +63,7 @@ const MAX_REDIRECTIONS = 4;
  * only: a replica behind its primary would show a reservation not yet made, and every hot read
  * here is part of a write path. A subscriber follows the shards of its channels (sharded pub/sub).
  */
-function cluster(url: URL, password: string | undefined, role: ConnectionRole): Redis {
+function cluster(url: URL, password: string | undefined, role: ConnectionRole, commandTimeout: number): Redis {
   const tls = url.protocol === 'rediss:' ? { tls: {} } : {};
   const client = new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], {
     dnsLookup: (address, callback) => callback(null, address),
@@ -73,7 +73,7 @@ function cluster(url: URL, password: string | undefined, role: ConnectionRole): 
     maxRedirections: MAX_REDIRECTIONS,
     clusterRetryStrategy: reconnectDelay,
     shardedSubscribers: role === 'subscriber',
-    redisOptions: { ...options, ...tls, ...(password ? { password } : {}) },
+    redisOptions: { ...options, commandTimeout, ...tls, ...(password ? { password } : {}) },
   });
   // Each node's connection corks its writes as a single node's does: one write per shard per round.
   client.on('+node', (node: Redis) => coalesceWrites(node));
@@ -163,11 +163,11 @@ function failFastWhileAway(client: Redis | Cluster): void {
  * connection was lost: it would run after its caller was told it failed, an order reserved after
  * its 503. Parts of a pipeline or transaction still go whole, as ioredis sends them.
  */
-function sendOnlyAwaited(client: Redis | Cluster): void {
+function sendOnlyAwaited(client: Redis | Cluster, commandTimeout: number): void {
   const send = client.sendCommand.bind(client) as (command: Command, ...rest: unknown[]) => unknown;
   client.sendCommand = (command: Command, ...rest: unknown[]) => {
     // ioredis times a cluster's command only once a node has it, not while the cluster queues it.
-    if (client instanceof Cluster) command.setTimeout(COMMAND_TIMEOUT_MS);
+    if (client instanceof Cluster) command.setTimeout(commandTimeout);
     const partOfPipeline = rest[0] !== undefined;
     if (command.isSettled && !partOfPipeline) return command.promise;
     return send(command, ...rest);
@@ -177,14 +177,20 @@ function sendOnlyAwaited(client: Redis | Cluster): void {
 /** What a connection is for: commands, or waiting on (sharded) channels, which on a cluster takes connections of its own per shard. */
 type ConnectionRole = 'commands' | 'subscriber';
 
-/** A new connection to the function's Redis, with the AUTH token its secret holds (or its URL, in the twin). */
-export function connectRedis(role: ConnectionRole = 'commands'): Redis {
+/**
+ * A new connection to the function's Redis, with the AUTH token its secret holds (or its URL, in the twin).
+ * `commandTimeoutMs` is for harnesses that run many simulated instances on one event loop, where a
+ * reply waits on the other instances' work as it never does on Lambda; functions keep the default.
+ */
+export function connectRedis(role: ConnectionRole = 'commands', commandTimeoutMs = COMMAND_TIMEOUT_MS): Redis {
   const { REDIS_URL, REDIS_CLUSTER, REDIS_AUTH_SECRET_ID } = readEnv(redisEnv);
   const url = new URL(REDIS_URL);
   const password = REDIS_AUTH_SECRET_ID ? loadedSecret(REDIS_AUTH_SECRET_ID) : decodeURIComponent(url.password) || undefined;
-  const client = REDIS_CLUSTER ? cluster(url, password, role) : coalesceWrites(new Redis(REDIS_URL, { ...options, ...(password ? { password } : {}) }));
+  const client = REDIS_CLUSTER
+    ? cluster(url, password, role, commandTimeoutMs)
+    : coalesceWrites(new Redis(REDIS_URL, { ...options, commandTimeout: commandTimeoutMs, ...(password ? { password } : {}) }));
   failFastWhileAway(client);
-  sendOnlyAwaited(client);
+  sendOnlyAwaited(client, commandTimeoutMs);
   if (REDIS_AUTH_SECRET_ID) followRotation(client, REDIS_AUTH_SECRET_ID);
   if (process.env[SLOT_GUARD_ENV] === 'true') guardSlots(client);
   return client;
