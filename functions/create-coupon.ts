@@ -1,9 +1,9 @@
-import * as z from '../shared/zod';
-import { AppError, UnavailableError } from '../shared/errors';
-import { api } from '../shared/http/api';
-import { clientAddress } from '../shared/http/client-address';
-import { correlationIdOf } from '../shared/http/correlation';
-import { json } from '../shared/http/response';
+import * as z from '../shared/platform/zod';
+import { AppError, UnavailableError } from '../shared/platform/errors';
+import { api } from '../shared/platform/http/api';
+import { clientAddress } from '../shared/platform/http/client-address';
+import { correlationIdOf } from '../shared/platform/http/correlation';
+import { json } from '../shared/platform/http/response';
 import { AlreadyIssuedError, issueCoupon } from '../shared/coupons/coupons';
 import { coupons } from '../shared/coupons/kind';
 import { DealId } from '../shared/coupons/model';

@@ -1,6 +1,6 @@
-import * as z from '../shared/zod';
-import { api } from '../shared/http/api';
-import { json } from '../shared/http/response';
+import * as z from '../shared/platform/zod';
+import { api } from '../shared/platform/http/api';
+import { json } from '../shared/platform/http/response';
 import { createLoadTestBuyers, MAX_BUYERS_PER_REQUEST } from '../shared/sessions/load-test-buyers';
 
 const Buyers = z.strictObject({ count: z.int().check(z.minimum(1), z.maximum(MAX_BUYERS_PER_REQUEST)) });

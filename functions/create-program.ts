@@ -1,5 +1,5 @@
-import { api } from '../shared/http/api';
-import { json } from '../shared/http/response';
+import { api } from '../shared/platform/http/api';
+import { json } from '../shared/platform/http/response';
 import { catalogChanged } from '../shared/catalog/cached-programs';
 import { insertProgram, ProgramInput } from '../shared/catalog/programs';
 

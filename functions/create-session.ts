@@ -1,9 +1,9 @@
-import * as z from '../shared/zod';
-import { AppError } from '../shared/errors';
-import { api } from '../shared/http/api';
-import { clientAddress } from '../shared/http/client-address';
+import * as z from '../shared/platform/zod';
+import { AppError } from '../shared/platform/errors';
+import { api } from '../shared/platform/http/api';
+import { clientAddress } from '../shared/platform/http/client-address';
 import { admitSignIn, signInSucceeded } from '../shared/limits/rate';
-import { json } from '../shared/http/response';
+import { json } from '../shared/platform/http/response';
 import { EmailAddress } from '../shared/sessions/account-rules';
 import { verifyPassword } from '../shared/sessions/password';
 import { SESSION_COOKIE, signIn } from '../shared/sessions/store';

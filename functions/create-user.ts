@@ -1,9 +1,9 @@
-import * as z from '../shared/zod';
-import { api } from '../shared/http/api';
-import { clientAddress } from '../shared/http/client-address';
+import * as z from '../shared/platform/zod';
+import { api } from '../shared/platform/http/api';
+import { clientAddress } from '../shared/platform/http/client-address';
 import { takeSignUp } from '../shared/limits/rate';
-import { json } from '../shared/http/response';
-import { logger } from '../shared/logger';
+import { json } from '../shared/platform/http/response';
+import { logger } from '../shared/platform/logger';
 import { EmailAddress, passwordProblem } from '../shared/sessions/account-rules';
 import { SESSION_COOKIE, signIn } from '../shared/sessions/store';
 import { signUp } from '../shared/sessions/users';

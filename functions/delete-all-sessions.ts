@@ -1,6 +1,6 @@
-import { api } from '../shared/http/api';
-import { noContent } from '../shared/http/response';
-import { logger } from '../shared/logger';
+import { api } from '../shared/platform/http/api';
+import { noContent } from '../shared/platform/http/response';
+import { logger } from '../shared/platform/logger';
 import { clearedSessionCookie, destroyAllSessions } from '../shared/sessions/store';
 
 export const handler = api({ access: 'user' }).handler(async ({ principal }) => {

@@ -1,5 +1,5 @@
-import { api } from '../shared/http/api';
-import { noContent } from '../shared/http/response';
+import { api } from '../shared/platform/http/api';
+import { noContent } from '../shared/platform/http/response';
 import { clearedSessionCookie, destroySession, parseSessionCookie, SESSION_COOKIE } from '../shared/sessions/store';
 
 export const handler = api({ access: 'user' }).handler(async ({ cookieMap }) => {

@@ -1,7 +1,7 @@
-import * as z from '../shared/zod';
-import { NotFoundError } from '../shared/errors';
-import { api } from '../shared/http/api';
-import { json } from '../shared/http/response';
+import * as z from '../shared/platform/zod';
+import { NotFoundError } from '../shared/platform/errors';
+import { api } from '../shared/platform/http/api';
+import { json } from '../shared/platform/http/response';
 import { issuedCount } from '../shared/coupons/coupons';
 import { findDeal } from '../shared/coupons/deals';
 import { DealId } from '../shared/coupons/model';

@@ -1,6 +1,6 @@
-import { inboundDomainEnv, readEnv } from '../shared/config';
-import { api } from '../shared/http/api';
-import { json } from '../shared/http/response';
+import { inboundDomainEnv, readEnv } from '../shared/platform/config';
+import { api } from '../shared/platform/http/api';
+import { json } from '../shared/platform/http/response';
 import { inboxTokenFor } from '../shared/mail/addresses';
 import { inboxAddress } from '../shared/mail/inbox-token';
 

@@ -1,6 +1,6 @@
-import * as z from '../shared/zod';
-import { api } from '../shared/http/api';
-import { json } from '../shared/http/response';
+import * as z from '../shared/platform/zod';
+import { api } from '../shared/platform/http/api';
+import { json } from '../shared/platform/http/response';
 import { readIssue } from '../shared/mail/inbox';
 
 export const handler = api({

@@ -1,7 +1,7 @@
-import * as z from '../shared/zod';
-import { NotFoundError } from '../shared/errors';
-import { api } from '../shared/http/api';
-import { json } from '../shared/http/response';
+import * as z from '../shared/platform/zod';
+import { NotFoundError } from '../shared/platform/errors';
+import { api } from '../shared/platform/http/api';
+import { json } from '../shared/platform/http/response';
 import { findItem } from '../shared/orders/items';
 import { ItemId } from '../shared/orders/model';
 import { remainingStock } from '../shared/orders/sale';

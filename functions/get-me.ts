@@ -1,5 +1,5 @@
-import { api } from '../shared/http/api';
-import { json } from '../shared/http/response';
+import { api } from '../shared/platform/http/api';
+import { json } from '../shared/platform/http/response';
 
 export const handler = api({ access: 'user' }).handler(async ({ principal }) =>
   json(200, { id: principal.userId, email: principal.email, role: principal.role }),

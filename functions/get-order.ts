@@ -1,9 +1,9 @@
 import type { RowDataPacket } from 'mysql2';
-import * as z from '../shared/zod';
-import { db } from '../shared/clients/mysql';
-import { NotFoundError } from '../shared/errors';
-import { api } from '../shared/http/api';
-import { json } from '../shared/http/response';
+import * as z from '../shared/platform/zod';
+import { db } from '../shared/platform/clients/mysql';
+import { NotFoundError } from '../shared/platform/errors';
+import { api } from '../shared/platform/http/api';
+import { json } from '../shared/platform/http/response';
 import { OrderId } from '../shared/orders/model';
 import { pendingOrder } from '../shared/orders/sale';
 import { ownerOfReservation } from '../shared/reservations/ids';

@@ -1,12 +1,12 @@
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { redis } from '../shared/clients/redis';
-import { db } from '../shared/clients/mysql';
-import { sqs } from '../shared/clients/sqs';
-import { reservationQueueEnv, readEnv } from '../shared/config';
-import { api, principalOf } from '../shared/http/api';
-import { json } from '../shared/http/response';
-import { logger } from '../shared/logger';
-import * as z from '../shared/zod';
+import { redis } from '../shared/platform/clients/redis';
+import { db } from '../shared/platform/clients/mysql';
+import { sqs } from '../shared/platform/clients/sqs';
+import { reservationQueueEnv, readEnv } from '../shared/platform/config';
+import { api, principalOf } from '../shared/platform/http/api';
+import { json } from '../shared/platform/http/response';
+import { logger } from '../shared/platform/logger';
+import * as z from '../shared/platform/zod';
 
 const { RESERVATION_QUEUE_URL } = readEnv(reservationQueueEnv);
 const CHECK_TIMEOUT_MS = 1_500;

@@ -1,5 +1,5 @@
-import { api } from '../shared/http/api';
-import { json } from '../shared/http/response';
+import { api } from '../shared/platform/http/api';
+import { json } from '../shared/platform/http/response';
 import { heldCoupons } from '../shared/coupons/coupons';
 import { listDeals, storedCoupons } from '../shared/coupons/deals';
 import { rejectedOf } from '../shared/reservations/ledger';

@@ -1,6 +1,6 @@
-import * as z from '../shared/zod';
-import { api } from '../shared/http/api';
-import { json } from '../shared/http/response';
+import * as z from '../shared/platform/zod';
+import { api } from '../shared/platform/http/api';
+import { json } from '../shared/platform/http/response';
 import { listInbox } from '../shared/mail/inbox';
 
 const id = z.coerce.number().check(z.int(), z.minimum(1), z.maximum(Number.MAX_SAFE_INTEGER));

@@ -1,5 +1,5 @@
-import { api } from '../shared/http/api';
-import { json } from '../shared/http/response';
+import { api } from '../shared/platform/http/api';
+import { json } from '../shared/platform/http/response';
 import { listNewsletters } from '../shared/mail/inbox';
 import { PageQuery } from '../shared/mail/paging';
 

@@ -1,5 +1,5 @@
-import { api } from '../shared/http/api';
-import { json } from '../shared/http/response';
+import { api } from '../shared/platform/http/api';
+import { json } from '../shared/platform/http/response';
 import { PageQuery } from '../shared/mail/paging';
 import { listQuarantine } from '../shared/mail/quarantine';
 

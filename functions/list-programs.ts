@@ -1,5 +1,5 @@
-import { api } from '../shared/http/api';
-import { jsonBody } from '../shared/http/response';
+import { api } from '../shared/platform/http/api';
+import { jsonBody } from '../shared/platform/http/response';
 import { programPageJson } from '../shared/catalog/cached-programs';
 import { ProgramQuery } from '../shared/catalog/programs';
 

@@ -1,10 +1,10 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { databaseCredentials, firstAdminCredentials, loadedSecret, refreshSecret, storeCredentials } from '../shared/clients/credentials';
-import { databaseEnv, firstAdminEnv, readEnv } from '../shared/config';
-import { migrate, type MigrationTarget } from '../shared/db/migrate';
-import { isRefusedCredentials } from '../shared/errors';
-import { logger } from '../shared/logger';
+import { databaseCredentials, firstAdminCredentials, loadedSecret, refreshSecret, storeCredentials } from '../shared/platform/clients/credentials';
+import { databaseEnv, firstAdminEnv, readEnv } from '../shared/platform/config';
+import { migrate, type MigrationTarget } from '../shared/platform/db/migrate';
+import { isRefusedCredentials } from '../shared/platform/errors';
+import { logger } from '../shared/platform/logger';
 import { ensureFirstAdmin } from '../shared/sessions/users';
 
 /** Time left to the handler's own end that connecting may not use: the migrations themselves need it. */

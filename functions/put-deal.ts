@@ -1,10 +1,10 @@
-import * as z from '../shared/zod';
-import { api } from '../shared/http/api';
-import { json } from '../shared/http/response';
+import * as z from '../shared/platform/zod';
+import { api } from '../shared/platform/http/api';
+import { json } from '../shared/platform/http/response';
 import { setDealState } from '../shared/coupons/coupons';
 import { upsertDeal } from '../shared/coupons/deals';
-import { db } from '../shared/clients/mysql';
-import { inTransaction } from '../shared/db/transaction';
+import { db } from '../shared/platform/clients/mysql';
+import { inTransaction } from '../shared/platform/db/transaction';
 import { DealId } from '../shared/coupons/model';
 
 const Params = z.object({ dealId: DealId });

@@ -1,7 +1,7 @@
-import * as z from '../shared/zod';
-import { AppError } from '../shared/errors';
-import { api } from '../shared/http/api';
-import { json } from '../shared/http/response';
+import * as z from '../shared/platform/zod';
+import { AppError } from '../shared/platform/errors';
+import { api } from '../shared/platform/http/api';
+import { json } from '../shared/platform/http/response';
 import { upsertItemStock } from '../shared/orders/items';
 import { BucketCount, ItemId, MAX_ORDER_QUANTITY } from '../shared/orders/model';
 import { openSale, saleHasReservations } from '../shared/orders/sale';

@@ -1,8 +1,8 @@
 import middy from '@middy/core';
-import { storeCredentials } from '../shared/clients/credentials';
-import { flushMetrics } from '../shared/metrics';
+import { storeCredentials } from '../shared/platform/clients/credentials';
+import { flushMetrics } from '../shared/platform/metrics';
 import type { SESEvent } from 'aws-lambda';
-import { readEnv, receiveMailEnv } from '../shared/config';
+import { readEnv, receiveMailEnv } from '../shared/platform/config';
 import { findOrCreateNewsletter } from '../shared/mail/newsletters';
 import { mailReceiver } from '../shared/mail/receive';
 

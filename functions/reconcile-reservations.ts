@@ -1,8 +1,8 @@
 import middy from '@middy/core';
 import type { ScheduledEvent } from 'aws-lambda';
-import { storeCredentials } from '../shared/clients/credentials';
-import { flushMetrics } from '../shared/metrics';
-import { logger } from '../shared/logger';
+import { storeCredentials } from '../shared/platform/clients/credentials';
+import { flushMetrics } from '../shared/platform/metrics';
+import { logger } from '../shared/platform/logger';
 import type { ReservationKind } from '../shared/reservations/kind';
 import { kinds } from '../shared/reservations/kinds';
 import { reconcileOwner } from '../shared/reservations/reconcile';

@@ -1,7 +1,7 @@
-import * as z from '../shared/zod';
-import { readEnv, rawMailEnv } from '../shared/config';
-import { api } from '../shared/http/api';
-import { json } from '../shared/http/response';
+import * as z from '../shared/platform/zod';
+import { readEnv, rawMailEnv } from '../shared/platform/config';
+import { api } from '../shared/platform/http/api';
+import { json } from '../shared/platform/http/response';
 import { findOrCreateNewsletter } from '../shared/mail/newsletters';
 import { mailReleaser } from '../shared/mail/quarantine';
 

@@ -2,9 +2,9 @@
  * Every Lambda of Surge and what triggers it. The local twin serves from this table and the CDK
  * stack is generated from it, so a route, queue binding or SES rule is described here and nowhere else.
  */
-import type { EnvNeed } from '../shared/config';
+import type { EnvNeed } from '../shared/platform/config';
 
-/** What a function reads from its environment: each need's variables and schema are in shared/config.ts (envNeeds). */
+/** What a function reads from its environment: each need's variables and schema are in shared/platform/config.ts (envNeeds). */
 export type { EnvNeed };
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -340,7 +340,7 @@ export function visibilityTimeoutSeconds(queue: QueueName): number {
 
 /**
  * Every need of a function: its row's, and for a route the CloudFront check, which every route
- * makes (shared/http/api.ts) and so no row repeats.
+ * makes (shared/platform/http/api.ts) and so no row repeats.
  */
 export function envNeedsOf(spec: FunctionSpec): readonly EnvNeed[] {
   return spec.trigger.kind === 'http' ? [...spec.env, 'cloudFront'] : spec.env;

@@ -1,8 +1,8 @@
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { storeCredentials } from '../shared/clients/credentials';
-import { flushMetrics } from '../shared/metrics';
-import { logger } from '../shared/logger';
+import { storeCredentials } from '../shared/platform/clients/credentials';
+import { flushMetrics } from '../shared/platform/metrics';
+import { logger } from '../shared/platform/logger';
 import type { ReservationKind } from '../shared/reservations/kind';
 import { HandOffMessage, kinds } from '../shared/reservations/kinds';
 import { CORRELATION_ATTRIBUTE } from '../shared/reservations/queue';

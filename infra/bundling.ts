@@ -71,7 +71,7 @@ export function workerBuildCommand(root: string, worker: { entry: string; outfil
 export function bundleFileCopies(root: string, functionId: string, outputDir: string): string[] {
   return [
     `mkdir -p "${outputDir}/lua" && cp "${root}"/shared/*/lua/*.lua "${outputDir}/lua/"`,
-    ...(functionId === 'migrate-database' ? [`mkdir -p "${outputDir}/migrations" && cp "${root}"/shared/db/migrations/*.sql "${outputDir}/migrations/"`] : []),
+    ...(functionId === 'migrate-database' ? [`mkdir -p "${outputDir}/migrations" && cp "${root}"/shared/platform/db/migrations/*.sql "${outputDir}/migrations/"`] : []),
   ];
 }
 

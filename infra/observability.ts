@@ -22,8 +22,8 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { CacheWatch } from './redis';
-import { serviceEnvironment } from '../shared/config';
-import { METRICS_NAMESPACE } from '../shared/metrics';
+import { serviceEnvironment } from '../shared/platform/config';
+import { METRICS_NAMESPACE } from '../shared/platform/metrics';
 
 /** The answers of POST /items/{id}/orders, as create-order counts them (`orders.<outcome>`). */
 export const ORDER_OUTCOMES = ['accepted', 'soldOut', 'limitExceeded', 'rateLimited', 'unavailable', 'idempotencyMismatch', 'notOnSale'] as const;
@@ -65,7 +65,7 @@ export interface ObservabilityProps {
   proxy: DatabaseProxy;
 }
 
-/** One of Surge's own metrics (shared/metrics.ts): namespace Surge, the service as its one dimension. */
+/** One of Surge's own metrics (shared/platform/metrics.ts): namespace Surge, the service as its one dimension. */
 export function surgeMetric(name: string, statistic = 'Sum', period = MINUTE): Metric {
   return new Metric({ namespace: METRICS_NAMESPACE, metricName: name, dimensionsMap: { service: serviceEnvironment.POWERTOOLS_SERVICE_NAME }, statistic, period });
 }

@@ -2,7 +2,7 @@ import { RemovalPolicy, type Stack } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { CfnParameterGroup, CfnReplicationGroup, CfnServerlessCache, CfnSubnetGroup, CfnUser, CfnUserGroup } from 'aws-cdk-lib/aws-elasticache';
 import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
-import type { Deployment } from '../shared/config';
+import type { Deployment } from '../shared/platform/config';
 
 /** The shapes the cache can take, chosen with `-c redis=…`. */
 export const REDIS_SHAPES = ['single', 'cluster', 'serverless'] as const;
@@ -46,7 +46,7 @@ export interface CacheProps {
 }
 
 export interface Cache {
-  /** Where the functions reach it: the need `redis` of shared/config.ts. */
+  /** Where the functions reach it: the need `redis` of shared/platform/config.ts. */
   redis: Deployment['redis'];
   /** The AUTH token, which the functions using Redis may read. */
   auth: ISecret;

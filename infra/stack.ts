@@ -15,7 +15,7 @@ import { Network } from './stack/network';
 import { Queues } from './stack/queues';
 import { KEPT_BY, type Stage } from './stack/stage';
 import { functions, type EnvNeed } from '../functions/table';
-import type { Deployment } from '../shared/config';
+import type { Deployment } from '../shared/platform/config';
 
 export interface SurgeStackProps extends StackProps {
   /** What the stack keeps when it, or one of its resources, is deleted (see KEPT_BY in stack/stage.ts). */
@@ -89,7 +89,7 @@ export class SurgeStack extends Stack {
     const edge = props.cloudFront ? new Edge(this, { api: api.api, logs: mail.accessLogs }) : undefined;
 
     // Where each need points on AWS. The URLs carry no credentials: functions look the secrets
-    // up at cold start (shared/clients/credentials.ts), so no password is in their configuration.
+    // up at cold start (shared/platform/clients/credentials.ts), so no password is in their configuration.
     const deployment: Deployment = {
       redis: cache.redis,
       database: database.need,

@@ -10,8 +10,8 @@
 import { printResult } from './support/result-line';
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
-import { CEILING_PATH } from '../infra/local/twin';
-import { stopTwinProcesses } from '../test/support/twin-process';
+import { CEILING_PATH } from '../infra/twin/twin';
+import { stopTwinProcesses } from '../infra/twin/twin-process';
 import type { Options } from 'autocannon';
 import { againstCeiling, drive, round, type AgainstCeiling, type LoadResult } from './support/measure';
 import { writeReport, type BenchReport } from './support/report';

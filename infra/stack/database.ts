@@ -7,7 +7,7 @@ import type { CfnApplication } from 'aws-cdk-lib/aws-sam';
 import { Trigger } from 'aws-cdk-lib/triggers';
 import type { Construct } from 'constructs';
 import { functions, type FunctionSpec } from '../../functions/table';
-import type { Deployment } from '../../shared/config';
+import type { Deployment } from '../../shared/platform/config';
 import type { Kept, Stage } from './stage';
 
 /** RDS Proxy listens on MySQL's port; the cluster itself on another. */
@@ -50,7 +50,7 @@ export interface DatabaseProps {
 export class Database {
   readonly cluster: rds.DatabaseCluster;
   readonly proxy: rds.DatabaseProxy;
-  /** Where the functions reach it: the need `database` of shared/config.ts. */
+  /** Where the functions reach it: the need `database` of shared/platform/config.ts. */
   readonly need: Deployment['database'];
   private readonly migrations: Trigger[] = [];
 

@@ -5,7 +5,7 @@ import { HttpOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
-import { ORIGIN_VERIFY_HEADER } from '../../shared/config';
+import { ORIGIN_VERIFY_HEADER } from '../../shared/platform/config';
 
 /**
  * The WAF's requests per client address in its 5-minute window (about 10 a second): far above a

@@ -7,7 +7,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { BUNDLE, bundleFileCopies, WORKERS, workerBuildCommand } from '../bundling';
 import { entryFile, envNeedsOf, type EnvNeed, type FunctionSpec } from '../../functions/table';
-import { environmentFor, serviceEnvironment, type Deployment } from '../../shared/config';
+import { environmentFor, serviceEnvironment, type Deployment } from '../../shared/platform/config';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -45,7 +45,7 @@ export interface FunctionsProps {
   vpc: ec2.IVpc;
   securityGroup: ec2.ISecurityGroup;
   logsRemovalPolicy: RemovalPolicy;
-  /** Where each need points on AWS (shared/config.ts): no password, only the secrets' ids. */
+  /** Where each need points on AWS (shared/platform/config.ts): no password, only the secrets' ids. */
   deployment: Deployment;
   /** The secret holding each need's credentials: a function may read those of its needs only. */
   secretOf: Partial<Record<EnvNeed, ISecret>>;
@@ -57,7 +57,7 @@ export interface FunctionsProps {
 
 /**
  * The functions of functions/table.ts: ARM64, nodejs24.x, in the isolated subnets, each logging to
- * a group of the stack, its environment the shared map of its needs (shared/config.ts). Its
+ * a group of the stack, its environment the shared map of its needs (shared/platform/config.ts). Its
  * resources are the stack's own children (see stack.ts).
  */
 export class Functions {

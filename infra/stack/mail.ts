@@ -7,7 +7,7 @@ import { ReceiptRuleSet, TlsPolicy, type ReceiptRule } from 'aws-cdk-lib/aws-ses
 import * as sesActions from 'aws-cdk-lib/aws-ses-actions';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { buckets, inboundMail, type FunctionSpec } from '../../functions/table';
-import type { Deployment } from '../../shared/config';
+import type { Deployment } from '../../shared/platform/config';
 import type { Kept } from './stage';
 
 export interface MailProps {
@@ -26,7 +26,7 @@ export class Mail {
   /** The raw-mail bucket's access logs, and CloudFront's. */
   readonly accessLogs: Bucket;
   readonly rawMail: Bucket;
-  /** Where the need `rawMail` of shared/config.ts points. */
+  /** Where the need `rawMail` of shared/platform/config.ts points. */
   readonly need: Deployment['rawMail'];
   /** Where each mail function's receipt events end up when it cannot process them. */
   readonly failures: Queue[] = [];

@@ -13,12 +13,12 @@
  * Served by the twin under /__baseline/… (the benches' extra functions); never deployed.
  */
 import type { ResultSetHeader, RowDataPacket } from 'mysql2/promise';
-import * as z from '../../shared/zod';
-import { db, type Database } from '../../shared/clients/mysql';
-import { inTransaction, type ConnectionSource } from '../../shared/db/transaction';
-import { AppError, NotFoundError } from '../../shared/errors';
-import { api } from '../../shared/http/api';
-import { json } from '../../shared/http/response';
+import * as z from '../../shared/platform/zod';
+import { db, type Database } from '../../shared/platform/clients/mysql';
+import { inTransaction, type ConnectionSource } from '../../shared/platform/db/transaction';
+import { AppError, NotFoundError } from '../../shared/platform/errors';
+import { api } from '../../shared/platform/http/api';
+import { json } from '../../shared/platform/http/response';
 import { DealId, newCouponId } from '../../shared/coupons/model';
 
 const TAKE_COUPON = 'UPDATE deals SET issued = issued + 1 WHERE id = ? AND issued < coupon_limit AND opens_at <= NOW(3) AND closes_at > NOW(3)';

@@ -4,12 +4,12 @@
  * then inserts. Served by the twin under /__baseline/… (the benches' extra functions); never deployed.
  */
 import type { RowDataPacket } from 'mysql2/promise';
-import * as z from '../../shared/zod';
-import { db } from '../../shared/clients/mysql';
-import { inTransaction, type ConnectionSource } from '../../shared/db/transaction';
-import { AppError, NotFoundError } from '../../shared/errors';
-import { api } from '../../shared/http/api';
-import { json } from '../../shared/http/response';
+import * as z from '../../shared/platform/zod';
+import { db } from '../../shared/platform/clients/mysql';
+import { inTransaction, type ConnectionSource } from '../../shared/platform/db/transaction';
+import { AppError, NotFoundError } from '../../shared/platform/errors';
+import { api } from '../../shared/platform/http/api';
+import { json } from '../../shared/platform/http/response';
 import { DealId, newCouponId } from '../../shared/coupons/model';
 
 export async function issueCouponForUpdate(pool: ConnectionSource, dealId: string, userId: number): Promise<string> {

@@ -5,8 +5,8 @@
  */
 import middy from '@middy/core';
 import type { SESEvent } from 'aws-lambda';
-import { redis } from '../../shared/clients/redis';
-import { readEnv, receiveMailEnv } from '../../shared/config';
+import { redis } from '../../shared/platform/clients/redis';
+import { readEnv, receiveMailEnv } from '../../shared/platform/config';
 import { lookUpOrInsertNewsletter, newsletterCacheKey, type NewsletterResolver } from '../../shared/mail/newsletters';
 import { mailReceiver } from '../../shared/mail/receive';
 import { baselineMailDomain } from './table';

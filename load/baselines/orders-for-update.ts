@@ -5,12 +5,12 @@
  * /__baseline/… (the benches' extra functions) so both are measured alike; never deployed.
  */
 import type { RowDataPacket } from 'mysql2/promise';
-import * as z from '../../shared/zod';
-import { db } from '../../shared/clients/mysql';
-import { inTransaction, type ConnectionSource } from '../../shared/db/transaction';
-import { AppError, NotFoundError } from '../../shared/errors';
-import { api } from '../../shared/http/api';
-import { json } from '../../shared/http/response';
+import * as z from '../../shared/platform/zod';
+import { db } from '../../shared/platform/clients/mysql';
+import { inTransaction, type ConnectionSource } from '../../shared/platform/db/transaction';
+import { AppError, NotFoundError } from '../../shared/platform/errors';
+import { api } from '../../shared/platform/http/api';
+import { json } from '../../shared/platform/http/response';
 import { ItemId, newOrderId, Quantity } from '../../shared/orders/model';
 
 export async function placeOrderForUpdate(pool: ConnectionSource, itemId: string, userId: number, quantity: number): Promise<string> {

@@ -1,6 +1,6 @@
 /** The catalog as the original service served it: straight from MySQL on every request. */
-import { api } from '../../shared/http/api';
-import { json } from '../../shared/http/response';
+import { api } from '../../shared/platform/http/api';
+import { json } from '../../shared/platform/http/response';
 import { loadProgramPage, ProgramQuery } from '../../shared/catalog/programs';
 
 export const handler = api({ access: 'public', query: ProgramQuery }).handler(async ({ input }) => json(200, await loadProgramPage(input.query)));

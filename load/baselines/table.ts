@@ -1,6 +1,6 @@
 import { functions } from '../../functions/table';
-import type { Handler } from '../../infra/local/lambda';
-import type { ExtraFunction } from '../../infra/local/twin';
+import type { Handler } from '../../infra/twin/lambda';
+import type { ExtraFunction } from '../../infra/twin/twin';
 
 /** Mail for the baseline mail function goes to readers' tokens at this domain instead of the inbound domain. */
 export const baselineMailDomain = (inboundDomain: string) => `baseline.${inboundDomain}`;

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPool, type Pool } from 'mysql2/promise';
-import { startTwinProcess, type TwinInfo, type TwinProcess } from '../../test/support/twin-process';
+import { startTwinProcess, type TwinInfo, type TwinProcess } from '../../infra/twin/twin-process';
 import { adminCookie, pointAtTwin, releaseSharedClients, signedInCrowd } from '../support/crowd';
 import { round } from '../support/measure';
 import { twinEnvironment } from '../support/twin';

@@ -16,7 +16,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
  */
 export function reconcile(env: Record<string, string>, kind: SaleKind['name'], owner: string, args: string[]): Promise<ReconcileLine | undefined> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'load/reconcile.ts', owner, ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'infra/ops/reconcile.ts', owner, ...args], {
       cwd: root,
       env: { ...process.env, ...env, POWERTOOLS_LOG_LEVEL: 'ERROR' },
       stdio: ['ignore', 'pipe', 'ignore'],

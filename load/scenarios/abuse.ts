@@ -12,7 +12,7 @@ import { Agent, request } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { createPool, type Pool, type RowDataPacket } from 'mysql2/promise';
 import { createTransport } from 'nodemailer';
-import { insertInboxTokens, insertUsers } from '../../infra/local/seed';
+import { insertInboxTokens, insertUsers } from '../../infra/twin/seed';
 import { gcra, LIMITS } from '../../shared/limits/limits';
 import type { Scenario } from '../bench';
 import { adminCookie, adminPut, pointAtTwin, race, releaseSharedClients, signedInCrowd } from '../support/crowd';

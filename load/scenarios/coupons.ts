@@ -13,7 +13,7 @@ import type { Scenario } from '../bench';
 import { adminCookie, adminPut, handOffShape, inParallel, pointAtTwin, race, releaseSharedClients, signedInCrowd, timed } from '../support/crowd';
 import { round, type LoadResult } from '../support/measure';
 import { issueCoupon, issuedCount } from '../../shared/coupons/coupons';
-import { LOCAL_SOURCE } from '../../test/support/orders';
+import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
 import { issueCouponForUpdate } from '../baselines/coupons-for-update';
 import { issueCouponConditionalAutocommit, issueCouponConditionalTransaction } from '../baselines/coupons-conditional';
 

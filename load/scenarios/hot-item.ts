@@ -26,7 +26,7 @@ import { shardsOf, type Shard } from '../support/redis-shards';
 import { orders } from '../../shared/orders/kind';
 import { bucketTags } from '../../shared/reservations/buckets';
 import { reconcileOwner } from '../../shared/reservations/reconcile';
-import { falseSoldOut, type Answer } from '../../test/support/hot-item';
+import { falseSoldOut, type Answer } from '../support/false-sold-out';
 
 const STOCK = Number(process.env.BENCH_HOT_STOCK ?? 20_000);
 const BUYERS = Math.round(STOCK * 1.1);

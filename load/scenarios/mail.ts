@@ -8,8 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import { createTransport } from 'nodemailer';
-import { statementsDuring } from '../../infra/local/query-log';
-import { insertInboxTokens, insertUsers } from '../../infra/local/seed';
+import { statementsDuring } from '../../infra/twin/query-log';
+import { insertInboxTokens, insertUsers } from '../../infra/twin/seed';
 import { identify } from '../../shared/mail/identity';
 import { baselineMailDomain } from '../baselines/table';
 import type { Scenario } from '../bench';

@@ -19,7 +19,7 @@ import { infoSum, shardsOf } from '../support/redis-shards';
 import { metricsCost } from '../support/metrics-cost';
 import { MAX_ORDER_QUANTITY } from '../../shared/orders/model';
 import { reserve } from '../../shared/orders/sale';
-import { LOCAL_SOURCE } from '../../test/support/orders';
+import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
 import { placeOrderForUpdate } from '../baselines/orders-for-update';
 import { placeOrderConditionalAutocommit, placeOrderConditionalTransaction } from '../baselines/orders-conditional';
 

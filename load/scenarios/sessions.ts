@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { insertUsers } from '../../infra/local/seed';
+import { insertUsers } from '../../infra/twin/seed';
 import { round } from '../support/measure';
 import { commandsProcessed, countRoundTrips } from '../support/redis-calls';
 import { metricsCost } from '../support/metrics-cost';

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { insertUsers } from '../../infra/local/seed';
+import { insertUsers } from '../../infra/twin/seed';
 import { drive, round, type LoadResult } from './measure';
 import { currentTimeline } from './timeline';
 import { twinEnvironment, type BenchTwin, type TwinInfo } from './twin';
 import { cookieValue, createSession } from '../../shared/sessions/store';
-import { redis } from '../../shared/clients/redis';
-import { db } from '../../shared/clients/mysql';
+import { redis } from '../../shared/platform/clients/redis';
+import { db } from '../../shared/platform/clients/mysql';
 
 /** Points the shared modules this bench imports (session store, scripts, baselines) at the twin. */
 export function pointAtTwin(twin: TwinInfo, extra: Record<string, string> = {}): void {

@@ -7,9 +7,9 @@
  * and prints one JSON line: the answers counted, and what false_sold_out needs (epoch ms).
  */
 import { createInterface } from 'node:readline';
-import { redis } from '../../shared/clients/redis';
+import { redis } from '../../shared/platform/clients/redis';
 import { reserve } from '../../shared/orders/sale';
-import { LOCAL_SOURCE } from '../../test/support/orders';
+import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
 
 const [itemId, first, count, inFlight] = process.argv.slice(2) as [string, string, string, string];
 const now = () => performance.timeOrigin + performance.now();

@@ -1,5 +1,5 @@
 import type { Options } from 'autocannon';
-import { startTwinProcess } from '../../test/support/twin-process';
+import { startTwinProcess } from '../../infra/twin/twin-process';
 import { drive, meanLoad, round, startCpuMeter, type LoadResult } from './measure';
 import { TWIN_START_TIMEOUT_MS, type BenchTwin } from './twin';
 

@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { envNeedsOf, functions } from '../../functions/table';
-import { EXTRA_FUNCTIONS_ENV, runtimeEnvironment, twinDeployment } from '../../infra/local/twin';
-import { environmentFor } from '../../shared/config';
-import { startTwinProcess, type TwinInfo } from '../../test/support/twin-process';
+import { EXTRA_FUNCTIONS_ENV, runtimeEnvironment, twinDeployment } from '../../infra/twin/twin';
+import { environmentFor } from '../../shared/platform/config';
+import { startTwinProcess, type TwinInfo } from '../../infra/twin/twin-process';
 
 export type { TwinInfo };
 

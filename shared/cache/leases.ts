@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { luaScript, type RedisClient } from '../redis/script';
+import { luaScript, type RedisClient } from '../platform/redis/script';
 import { channelOf, encodeEntry, leaseKeyOf, type Entry } from './entries';
 
 const fillScript = luaScript<[entry: string, lease: string], [token: string, entry: string, lifetimeMs: number, channel: string]>(

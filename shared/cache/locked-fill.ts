@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
-import { UnavailableError } from '../errors';
-import { loggableError, logger } from '../logger';
-import { count } from '../metrics';
-import type { RedisClient } from '../redis/script';
+import { UnavailableError } from '../platform/errors';
+import { loggableError, logger } from '../platform/logger';
+import { count } from '../platform/metrics';
+import type { RedisClient } from '../platform/redis/script';
 import { channelOf, decodeEntry, entryKeyOf, type CacheKey, type Entry } from './entries';
 import { Leases } from './leases';
 import { NEAR_COPY_CHARS, NearCopies } from './near-copies';

@@ -1,5 +1,5 @@
-import { logger } from '../logger';
-import { luaScript, type RedisClient } from '../redis/script';
+import { logger } from '../platform/logger';
+import { luaScript, type RedisClient } from '../platform/redis/script';
 
 const bumpScript = luaScript<[version: string], [candidate: string]>(new URL('./lua/version-bump-1.lua', import.meta.url));
 const raiseScript = luaScript<[version: string], [seen: string, candidate: string]>(new URL('./lua/version-raise-1.lua', import.meta.url));

@@ -1,7 +1,7 @@
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
-import * as z from '../zod';
-import { callBudgetMs } from '../deadline';
-import { db } from '../clients/mysql';
+import * as z from '../platform/zod';
+import { callBudgetMs } from '../platform/deadline';
+import { db } from '../platform/clients/mysql';
 
 export const PROGRAM_TYPES = ['bootcamp', 'course', 'mentoring', 'workshop'] as const;
 const CareerTag = z.string().check(z.regex(/^[a-z0-9-]{1,50}$/, 'use 1–50 of a–z, 0–9 and -'));

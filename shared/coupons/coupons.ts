@@ -1,8 +1,8 @@
-import { redis } from '../clients/redis';
+import { redis } from '../platform/clients/redis';
 import { ratePrelude, reservationRates, throwIfRateLimited } from '../limits/rate';
-import { AppError } from '../errors';
-import { isScriptCode, scriptError } from '../redis/script-codes';
-import { luaScript, runOverPairs } from '../redis/script';
+import { AppError } from '../platform/errors';
+import { isScriptCode, scriptError } from '../platform/redis/script-codes';
+import { luaScript, runOverPairs } from '../platform/redis/script';
 import type { Reserved } from '../reservations/place';
 import { dealKeys, newCouponId, type CouponRecord } from './model';
 

@@ -1,7 +1,7 @@
 import type { RowDataPacket } from 'mysql2';
 import type { Pool } from 'mysql2/promise';
-import { db } from '../clients/mysql';
-import { ScriptCode, scriptError } from '../redis/script-codes';
+import { db } from '../platform/clients/mysql';
+import { ScriptCode, scriptError } from '../platform/redis/script-codes';
 
 /** A CHECK constraint refused the row: MariaDB's ER_CONSTRAINT_FAILED, MySQL's ER_CHECK_CONSTRAINT_VIOLATED. */
 const CHECK_VIOLATED = [4025, 3819];

@@ -1,5 +1,5 @@
 import type { ResultSetHeader, RowDataPacket } from 'mysql2/promise';
-import { logger } from '../logger';
+import { logger } from '../platform/logger';
 import type { ReservationKind, StoredState } from '../reservations/kind';
 import { confirmedHoldings } from '../reservations/ledger';
 import { forgetRejectedHolders, releaseCoupon, restoreHolders } from './coupons';

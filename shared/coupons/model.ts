@@ -1,5 +1,5 @@
 import { newReservationId, OwnerId } from '../reservations/ids';
-import * as z from '../zod';
+import * as z from '../platform/zod';
 
 export const DealId = OwnerId;
 

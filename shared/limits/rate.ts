@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { redis } from '../clients/redis';
-import { limitsEnv, readEnv } from '../config';
-import { RateLimitedError } from '../errors';
-import { luaScript } from '../redis/script';
-import { once } from '../once';
+import { redis } from '../platform/clients/redis';
+import { limitsEnv, readEnv } from '../platform/config';
+import { RateLimitedError } from '../platform/errors';
+import { luaScript } from '../platform/redis/script';
+import { once } from '../platform/once';
 import { gcra, LIMITS, type Rate } from './limits';
 
 /** The GCRA (rate_wait), for every script that takes from a rate inside its own decision. */

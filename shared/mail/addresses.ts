@@ -1,5 +1,5 @@
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
-import { db } from '../clients/mysql';
+import { db } from '../platform/clients/mysql';
 import { newInboxToken } from './inbox-token';
 
 /** The user's token, created on first use. */

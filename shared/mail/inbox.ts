@@ -1,7 +1,7 @@
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
-import { db } from '../clients/mysql';
-import { inTransaction } from '../db/transaction';
-import { NotFoundError } from '../errors';
+import { db } from '../platform/clients/mysql';
+import { inTransaction } from '../platform/db/transaction';
+import { NotFoundError } from '../platform/errors';
 import { LIMITS } from '../limits/limits';
 import type { SafeMail } from './isolated-parse';
 

@@ -1,7 +1,7 @@
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import { cache } from '../cache/cache';
 import type { CacheKey, FillOptions } from '../cache/locked-fill';
-import { db } from '../clients/mysql';
+import { db } from '../platform/clients/mysql';
 import type { NewsletterIdentity } from './identity';
 
 /**

@@ -1,5 +1,5 @@
-import { db } from '../clients/mysql';
-import { count } from '../metrics';
+import { db } from '../platform/clients/mysql';
+import { count } from '../platform/metrics';
 
 export type Outcome = 'filed' | 'duplicate' | 'muted' | 'quarantined' | 'dropped' | 'rejected';
 

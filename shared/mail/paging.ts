@@ -1,4 +1,4 @@
-import * as z from '../zod';
+import * as z from '../platform/zod';
 
 /**
  * The query of a list paged by id, newest first: `cursor` is the `next` of the previous page

@@ -1,8 +1,8 @@
 import type { RowDataPacket } from 'mysql2';
 import { inboundMail } from '../../functions/table';
-import { db } from '../clients/mysql';
-import { AppError, NotFoundError } from '../errors';
-import { logger } from '../logger';
+import { db } from '../platform/clients/mysql';
+import { AppError, NotFoundError } from '../platform/errors';
+import { logger } from '../platform/logger';
 import { identify } from './identity';
 import { fileIssue, type FilingOutcome } from './inbox';
 import { MailParserPool } from './isolated-parse';

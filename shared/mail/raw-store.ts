@@ -1,5 +1,5 @@
-import { getObject } from '../clients/s3';
-import { ObjectMissing, ObjectTooLarge } from '../clients/s3-objects';
+import { getObject } from '../platform/clients/s3';
+import { ObjectMissing, ObjectTooLarge } from '../platform/clients/s3-objects';
 import { MailRejected } from './rejection';
 
 /**

@@ -1,7 +1,7 @@
 import type { SESEvent } from 'aws-lambda';
-import * as z from '../zod';
+import * as z from '../platform/zod';
 import { takeMailRates } from '../limits/rate';
-import { logger } from '../logger';
+import { logger } from '../platform/logger';
 import { usersByInboxToken } from './addresses';
 import { inboxTokenOf } from './inbox-token';
 import { fileIssue, senderLine } from './inbox';

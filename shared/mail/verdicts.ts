@@ -1,4 +1,4 @@
-import * as z from '../zod';
+import * as z from '../platform/zod';
 
 // Any status string is taken (SES also sends DISABLED, and may add more); only PASS passes.
 const Verdict = z.object({ status: z.string().check(z.minLength(1), z.maxLength(40)) });

@@ -1,6 +1,6 @@
 import type { RowDataPacket } from 'mysql2';
-import { db } from '../clients/mysql';
-import { inTransaction } from '../db/transaction';
+import { db } from '../platform/clients/mysql';
+import { inTransaction } from '../platform/db/transaction';
 
 export interface ItemRow {
   id: string;

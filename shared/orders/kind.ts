@@ -1,7 +1,7 @@
 import type { PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
-import { logger } from '../logger';
+import { logger } from '../platform/logger';
 import type { ReservationKind, StoredState } from '../reservations/kind';
-import { redis } from '../clients/redis';
+import { redis } from '../platform/clients/redis';
 import { findItem, listItems } from './items';
 import { itemBuckets, layoutKey, OrderRecord, orderKeys } from './model';
 import { raiseBuyerCounts, release } from './sale';

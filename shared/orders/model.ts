@@ -1,6 +1,6 @@
 import { bucketTags, MAX_BUCKETS } from '../reservations/buckets';
 import { newReservationId, OwnerId, ReservationId } from '../reservations/ids';
-import * as z from '../zod';
+import * as z from '../platform/zod';
 
 export const ItemId = OwnerId;
 export const IdempotencyKey = z.string().check(z.regex(/^[A-Za-z0-9_-]{1,64}$/, 'use 1–64 of A–Z, a–z, 0–9, _ and -'));

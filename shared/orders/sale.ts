@@ -1,8 +1,8 @@
-import { redis } from '../clients/redis';
-import { UnavailableError } from '../errors';
+import { redis } from '../platform/clients/redis';
+import { UnavailableError } from '../platform/errors';
 import { ratePrelude, reservationRates, throwIfRateLimited } from '../limits/rate';
-import { isScriptCode, ScriptCode, scriptError } from '../redis/script-codes';
-import { luaScript, runOverPairs } from '../redis/script';
+import { isScriptCode, ScriptCode, scriptError } from '../platform/redis/script-codes';
+import { luaScript, runOverPairs } from '../platform/redis/script';
 import { BUCKET_DRY, bucketOf, clearMove, LAYOUT_CHANGED, parseMoves, refill, REFILL_DEADLINE_MS, splitUnits, takeInPrelude, type Move } from '../reservations/buckets';
 import type { Reserved } from '../reservations/place';
 import { itemBuckets, itemKeys, layoutKey, newOrderId, orderKeys, type OrderRecord } from './model';

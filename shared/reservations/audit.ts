@@ -1,5 +1,5 @@
 import type { RowDataPacket } from 'mysql2/promise';
-import { db } from '../clients/mysql';
+import { db } from '../platform/clients/mysql';
 import type { ReservationKind } from './kind';
 import { reconcileOwner } from './reconcile';
 

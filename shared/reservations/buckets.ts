@@ -1,8 +1,8 @@
 import slotOf from 'cluster-key-slot';
-import { redis } from '../clients/redis';
-import { UnavailableError } from '../errors';
-import { faultPoint } from '../faults';
-import { luaScript } from '../redis/script';
+import { redis } from '../platform/clients/redis';
+import { UnavailableError } from '../platform/errors';
+import { faultPoint } from '../platform/faults';
+import { luaScript } from '../platform/redis/script';
 import { newReservationId } from './ids';
 import type { OwnerKeys } from './kind';
 

@@ -1,5 +1,5 @@
-import { randomId } from '../random-id';
-import * as z from '../zod';
+import { randomId } from '../platform/random-id';
+import * as z from '../platform/zod';
 
 /** Owners (items, deals) are named by admins; kept to characters that are safe in keys, paths and logs. */
 export const OwnerId = z.string().check(z.regex(/^[A-Za-z0-9_-]{1,64}$/, 'use 1–64 of A–Z, a–z, 0–9, _ and -'));

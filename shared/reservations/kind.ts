@@ -1,5 +1,5 @@
 import type { PoolConnection } from 'mysql2/promise';
-import type * as z from '../zod';
+import type * as z from '../platform/zod';
 
 /**
  * The Redis keys of one owner's reservations (an item's sale, a deal), all in one hash slot: of

@@ -1,6 +1,6 @@
 import { coupons } from '../coupons/kind';
 import { orders } from '../orders/kind';
-import * as z from '../zod';
+import * as z from '../platform/zod';
 
 /** Every kind of reservation the pipeline carries, in the order the writer stores them. */
 export const kinds = [orders, coupons] as const;

@@ -1,5 +1,5 @@
 import type { PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
-import { db } from '../clients/mysql';
+import { db } from '../platform/clients/mysql';
 import type { ReservationKind, StoredState } from './kind';
 
 /**

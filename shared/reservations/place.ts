@@ -1,6 +1,6 @@
-import { UnavailableError } from '../errors';
-import { loggableError, logger } from '../logger';
-import { count } from '../metrics';
+import { UnavailableError } from '../platform/errors';
+import { loggableError, logger } from '../platform/logger';
+import { count } from '../platform/metrics';
 import type { ReservationKind } from './kind';
 import { decideFirst } from './ledger';
 import { reservationQueue } from './queue';

@@ -1,13 +1,13 @@
-import { sqs } from '../clients/sqs';
-import { reservationQueueEnv, readEnv } from '../config';
-import { once } from '../once';
-import { BatchedSender } from '../queue/batched-sender';
+import { sqs } from '../platform/clients/sqs';
+import { reservationQueueEnv, readEnv } from '../platform/config';
+import { once } from '../platform/once';
+import { BatchedSender } from '../platform/queue/batched-sender';
 
 /** One reservation on its way to the writer: the kind's name (the message field) and its record. */
 export interface HandOff {
   kind: string;
   record: unknown;
-  /** The reservation's id and the request that made it (shared/http/correlation.ts); a relayed reservation has none. */
+  /** The reservation's id and the request that made it (shared/platform/http/correlation.ts); a relayed reservation has none. */
   correlation?: { id: string; correlationId: string };
 }
 

@@ -1,9 +1,9 @@
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { db } from '../clients/mysql';
-import { redis } from '../clients/redis';
-import { sqs } from '../clients/sqs';
-import { reservationQueueEnv, readEnv } from '../config';
-import { luaScript } from '../redis/script';
+import { db } from '../platform/clients/mysql';
+import { redis } from '../platform/clients/redis';
+import { sqs } from '../platform/clients/sqs';
+import { reservationQueueEnv, readEnv } from '../platform/config';
+import { luaScript } from '../platform/redis/script';
 import { finishMove, parseMoves, splitUnits, type Move } from './buckets';
 import type { OwnerKeys, ReservationKind } from './kind';
 import { confirmedHoldings, ownerLedger, type LedgerState } from './ledger';

@@ -1,9 +1,9 @@
-import { db } from '../clients/mysql';
-import { readyConnections, redis } from '../clients/redis';
-import { inTransaction } from '../db/transaction';
-import { faultPoint } from '../faults';
-import { loggableError, logger } from '../logger';
-import { count, timing } from '../metrics';
+import { db } from '../platform/clients/mysql';
+import { readyConnections, redis } from '../platform/clients/redis';
+import { inTransaction } from '../platform/db/transaction';
+import { faultPoint } from '../platform/faults';
+import { loggableError, logger } from '../platform/logger';
+import { count, timing } from '../platform/metrics';
 import type { ReservationKind, StoredState } from './kind';
 import { lockedStates, recordStored } from './ledger';
 import { repairOwner } from './reconcile';

@@ -1,4 +1,4 @@
-import * as z from '../zod';
+import * as z from '../platform/zod';
 
 /**
  * How an address is stored and compared: trimmed and lower-cased, nothing more. Dots and +tags

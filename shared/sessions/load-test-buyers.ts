@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { RowDataPacket } from 'mysql2';
-import { db } from '../clients/mysql';
-import { randomId } from '../random-id';
+import { db } from '../platform/clients/mysql';
+import { randomId } from '../platform/random-id';
 import { hashPassword } from './password';
 import { cookieValue, createSession, SESSION_COOKIE } from './store';
 

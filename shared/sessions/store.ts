@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { redis } from '../clients/redis';
-import { readEnv, sessionEnv } from '../config';
-import { logger } from '../logger';
-import { once } from '../once';
-import { isScriptCode, scriptError } from '../redis/script-codes';
-import { luaScript } from '../redis/script';
+import { redis } from '../platform/clients/redis';
+import { readEnv, sessionEnv } from '../platform/config';
+import { logger } from '../platform/logger';
+import { once } from '../platform/once';
+import { isScriptCode, scriptError } from '../platform/redis/script-codes';
+import { luaScript } from '../platform/redis/script';
 import type { Role } from './users';
 
 const settings = once(() => {

@@ -1,6 +1,6 @@
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
-import { db } from '../clients/mysql';
-import { AppError } from '../errors';
+import { db } from '../platform/clients/mysql';
+import { AppError } from '../platform/errors';
 import { EmailAddress, normaliseEmail } from './account-rules';
 import { hashPassword } from './password';
 

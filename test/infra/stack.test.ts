@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app';
 import type { SurgeStack } from '../../infra/stack';
 import { envNeedsOf, functions, inboundMail, queues, visibilityTimeoutSeconds, type EnvNeed, type QueueName } from '../../functions/table';
-import { envNeeds, environmentFor, serviceEnvironment, type Deployment } from '../../shared/config';
+import { envNeeds, environmentFor, serviceEnvironment, type Deployment } from '../../shared/platform/config';
 
 // Synthesis needs no credentials and no network; nothing may phone home or read a real profile.
 process.env.HOME = mkdtempSync(join(tmpdir(), 'surge-cdk-'));
@@ -459,7 +459,7 @@ describe('the CDK app', () => {
   });
 
   it('ships every migration in the migrate function’s bundle, so a new one makes the new version the trigger runs', () => {
-    const migrations = readdirSync(join(import.meta.dirname, '../../shared/db/migrations')).filter((f) => f.endsWith('.sql'));
+    const migrations = readdirSync(join(import.meta.dirname, '../../shared/platform/db/migrations')).filter((f) => f.endsWith('.sql'));
     const version = resources[resources[logicalIdOf('Custom::Trigger')]!.Properties.HandlerArn.Ref]!;
 
     expect(readdirSync(join(assetOf('migrate-database'), 'migrations')).sort()).toEqual(migrations.sort());

@@ -1,6 +1,6 @@
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { BatchedSender, QueueSendError } from '../../shared/queue/batched-sender';
+import { BatchedSender, QueueSendError } from '../../shared/platform/queue/batched-sender';
 import { depth, queueWithDeadLetters, testSqs } from '../support/queues';
 
 const sqs = testSqs();

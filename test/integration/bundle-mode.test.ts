@@ -8,12 +8,12 @@ import { createTransport } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { functions } from '../../functions/table';
 import { LIMITS } from '../../shared/limits/limits';
-import { createSignedRequester, serviceLocation } from '../../shared/clients/aws-http';
-import { demoAccounts } from '../../infra/local/seed';
-import { TWIN_SECRETS } from '../../infra/local/twin';
-import { apiCall, type ApiCallOptions } from '../support/http';
-import { startTwinProcess, type TwinProcess } from '../support/twin-process';
-import { until } from '../support/wait';
+import { createSignedRequester, serviceLocation } from '../../shared/platform/clients/aws-http';
+import { demoAccounts } from '../../infra/twin/seed';
+import { TWIN_SECRETS } from '../../infra/twin/twin';
+import { apiCall, type ApiCallOptions } from '../../infra/twin/api-client';
+import { startTwinProcess, type TwinProcess } from '../../infra/twin/twin-process';
+import { until } from '../../shared/platform/wait';
 
 /**
  * `npm start -- --bundles --aws-stores` as a user runs it: every function of the table served as
@@ -175,7 +175,7 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
 
   it('passes the smoke run a user would make against it (npm run smoke)', async () => {
     // Act
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'load/smoke.ts', twin.url], { env: process.env });
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'infra/ops/smoke.ts', twin.url], { env: process.env });
 
     // Assess
     const report = JSON.parse(stdout.trim().split('\n').pop()!);

@@ -15,7 +15,7 @@ const root = resolve(import.meta.dirname, '../..');
 /** Sends one message with the shared SQS client and prints a raw mail read with the shared S3 one. */
 const ENTRY = `
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { sqs } from './shared/clients/sqs';
+import { sqs } from './shared/platform/clients/sqs';
 import { readRawMail } from './shared/mail/raw-store';
 const [queueUrl, key] = process.argv.slice(2);
 await sqs().send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'sent from a bundle' }));

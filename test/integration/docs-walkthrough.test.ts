@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTwin, type Twin } from '../../infra/local/twin';
+import { startTwin, type Twin } from '../../infra/twin/twin';
 
 const PAGE = 'docs/api.md';
 /** Where the page says the twin is: `npm start`'s gateway and SMTP listener. */

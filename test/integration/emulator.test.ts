@@ -1,6 +1,6 @@
 import { DeleteObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SES_MAX_MESSAGE_BYTES } from '../../infra/local/smtp';
+import { SES_MAX_MESSAGE_BYTES } from '../../infra/twin/smtp';
 import { sesMessageId } from '../support/mail';
 
 const s3 = new S3Client({ region: process.env.AWS_REGION, endpoint: process.env.AWS_ENDPOINT_URL, forcePathStyle: true, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });

@@ -14,7 +14,7 @@ async function healthInstance(queueUrl: string) {
   vi.resetModules();
   process.env.RESERVATION_QUEUE_URL = queueUrl;
   const { handler } = (await import('../../functions/health')) as { handler: Handler };
-  const { sqs } = await import('../../shared/clients/sqs');
+  const { sqs } = await import('../../shared/platform/clients/sqs');
   const { CHECK_CACHE_MS } = await import('../../functions/health');
   return { handler, sqs, CHECK_CACHE_MS };
 }

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import slotOf from 'cluster-key-slot';
 import { describe, expect, it } from 'vitest';
-import { redis } from '../../shared/clients/redis';
+import { redis } from '../../shared/platform/clients/redis';
 import { orders } from '../../shared/orders/kind';
 import { upsertItemStock } from '../../shared/orders/items';
 import { itemBuckets, itemKeys, type OrderRecord } from '../../shared/orders/model';
@@ -14,10 +14,12 @@ import { handler as getItem } from '../../functions/get-item';
 import { handler as getOrder } from '../../functions/get-order';
 import { handler as putItemStock } from '../../functions/put-item-stock';
 import { httpEvent, lambdaContext } from '../support/events';
-import { beforeReservingAgain, falseSoldOut, reserveAsClient, type Answer } from '../support/hot-item';
+import { beforeReservingAgain, reserveAsClient } from '../support/hot-item';
+import { falseSoldOut, type Answer } from '../../load/support/false-sold-out';
 import { getOrderEvent, orderEvent } from '../support/order-events';
 import { signedInUsers } from '../support/sessions';
-import { LOCAL_SOURCE, orderRows, soldCount, uniqueItemId } from '../support/orders';
+import { orderRows, soldCount, uniqueItemId } from '../support/orders';
+import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
 
 const look = { relayOlderThanMs: Number.POSITIVE_INFINITY, repair: false };
 const repair = { ...look, repair: true };

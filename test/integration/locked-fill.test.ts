@@ -4,9 +4,9 @@ import { createConnection, type Connection, type RowDataPacket } from 'mysql2/pr
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { channelOf, decodeEntry, entryKeyOf, leaseKeyOf } from '../../shared/cache/entries';
 import { createLockedCache, type CacheKey, type FillOptions, type LockedCache } from '../../shared/cache/locked-fill';
-import { connectRedis } from '../../shared/clients/redis';
+import { connectRedis } from '../../shared/platform/clients/redis';
 import { connectionOf, watchCommands, type SeenCommand } from '../support/redis-nodes';
-import { until } from '../support/wait';
+import { until } from '../../shared/platform/wait';
 
 /**
  * Each "instance" stands for one Lambda instance: its own Redis connection (the functions' own, a cluster's under SURGE_REDIS_CLUSTER), its own subscriber and

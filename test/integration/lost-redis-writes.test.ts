@@ -1,7 +1,7 @@
 import type { SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { handler as writeReservations } from '../../functions/write-reservations';
-import { redis } from '../../shared/clients/redis';
+import { redis } from '../../shared/platform/clients/redis';
 import { issueCoupon, setDealState } from '../../shared/coupons/coupons';
 import { upsertDeal } from '../../shared/coupons/deals';
 import { dealKeys } from '../../shared/coupons/model';
@@ -10,7 +10,8 @@ import { upsertItemStock } from '../../shared/orders/items';
 import { itemKeys } from '../../shared/orders/model';
 import { openSale, reserve } from '../../shared/orders/sale';
 import { fixture, lambdaContext } from '../support/events';
-import { LOCAL_SOURCE, sql, uniqueItemId } from '../support/orders';
+import { sql, uniqueItemId } from '../support/orders';
+import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
 
 const HOUR = 3_600_000;
 

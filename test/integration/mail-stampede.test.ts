@@ -3,11 +3,11 @@ import { describe, expect, it } from 'vitest';
 import type { SESEvent } from 'aws-lambda';
 import { handler } from '../../functions/receive-mail';
 import { functions } from '../../functions/table';
-import { capped } from '../../infra/local/concurrency';
+import { capped } from '../../infra/twin/concurrency';
 import { identify } from '../../shared/mail/identity';
 import { lambdaContext } from '../support/events';
 import { newsletterMail, readers, sesEvent, sesMessageId, storeRawMail } from '../support/mail';
-import { statementsDuring } from '../../infra/local/query-log';
+import { statementsDuring } from '../../infra/twin/query-log';
 
 const MAILS = 1_000;
 const receiveMail = functions.find((f) => f.id === 'receive-mail')!;

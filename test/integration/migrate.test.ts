@@ -1,8 +1,8 @@
 import { connect, createServer } from 'node:net';
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../../infra/local/processes';
-import { loadMigrations, migrate } from '../../shared/db/migrate';
+import { freePort } from '../../infra/twin/processes';
+import { loadMigrations, migrate } from '../../shared/platform/db/migrate';
 
 describe('migrations', () => {
   it('are applied once and recorded', async () => {

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { RowDataPacket } from 'mysql2/promise';
 import { describe, expect, it } from 'vitest';
-import { db } from '../../shared/clients/mysql';
+import { db } from '../../shared/platform/clients/mysql';
 import { upsertDeal } from '../../shared/coupons/deals';
 import { upsertItemStock } from '../../shared/orders/items';
 import { issueCouponConditionalAutocommit, issueCouponConditionalTransaction } from '../../load/baselines/coupons-conditional';

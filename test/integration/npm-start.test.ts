@@ -3,8 +3,8 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { runningAfter, watchProcessTree } from '../support/process-tree';
-import { spawnTwinProcess, type StartingTwinProcess, type TwinInfo } from '../support/twin-process';
-import { until } from '../support/wait';
+import { spawnTwinProcess, type StartingTwinProcess, type TwinInfo } from '../../infra/twin/twin-process';
+import { until } from '../../shared/platform/wait';
 
 /** What a process manager, `timeout` or a CI job allows between SIGTERM and SIGKILL, and what the twin promises. */
 const STOP_WITHIN_MS = 10_000;
@@ -141,7 +141,7 @@ describe('npm start', () => {
 
     // Assess: both node processes on main.ts, the one that trusts the CA being the twin
     // (At least two: on a loaded machine a sample can also catch the shell npm runs before it execs node.)
-    const twins = tree.seen().filter((p) => p.command.includes('infra/local/main.ts'));
+    const twins = tree.seen().filter((p) => p.command.includes('infra/twin/main.ts'));
     expect(twins.filter((p) => p.command.startsWith(process.execPath) || p.command.startsWith('node ')).length, JSON.stringify(twins)).toBeGreaterThanOrEqual(2);
     expect(left).toEqual([]);
   }, START_TIMEOUT_MS);

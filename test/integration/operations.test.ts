@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { demoAccounts } from '../../infra/local/seed';
-import { startTwin, type Twin } from '../../infra/local/twin';
-import { logger } from '../../shared/logger';
+import { demoAccounts } from '../../infra/twin/seed';
+import { startTwin, type Twin } from '../../infra/twin/twin';
+import { logger } from '../../shared/platform/logger';
 import { reserve } from '../../shared/orders/sale';
-import { receiveAndSend } from '../../shared/queue/redrive';
+import { receiveAndSend } from '../../shared/platform/queue/redrive';
 import { encodeHandOffs } from '../../shared/reservations/queue';
-import { apiCall } from '../support/http';
+import { apiCall } from '../../infra/twin/api-client';
 import { depth, testSqs } from '../support/queues';
-import { LOCAL_SOURCE } from '../support/orders';
-import { until } from '../support/wait';
+import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
+import { until } from '../../shared/platform/wait';
 
 /** The operator's and load tester's endpoints and tools, against a twin whose writer runs in this process (its log lines are this process's). */
 describe('load tests and operations against the twin', () => {

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { redis } from '../../shared/clients/redis';
+import { redis } from '../../shared/platform/clients/redis';
 import { itemKeys } from '../../shared/orders/model';
 import { openSale, release, remainingStock, reserve } from '../../shared/orders/sale';
-import { LOCAL_SOURCE, uniqueItemId } from '../support/orders';
+import { uniqueItemId } from '../support/orders';
+import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
 import { keysMatching } from '../support/redis-nodes';
 
 const outbox = async (itemId: string) => (await redis().hvals(itemKeys(itemId).outbox)).map((raw) => JSON.parse(raw));

@@ -2,15 +2,16 @@ import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { handler as writeReservations } from '../../functions/write-reservations';
-import { redis } from '../../shared/clients/redis';
+import { redis } from '../../shared/platform/clients/redis';
 import { upsertItemStock } from '../../shared/orders/items';
 import { encodeHandOffs } from '../../shared/reservations/queue';
 import { itemKeys, type OrderRecord } from '../../shared/orders/model';
 import { openSale, reserve } from '../../shared/orders/sale';
 import { fixture, lambdaContext } from '../support/events';
-import { LOCAL_SOURCE, orderRows, soldCount, uniqueItemId } from '../support/orders';
+import { orderRows, soldCount, uniqueItemId } from '../support/orders';
+import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
 import { depth, pollQueue, queueWithDeadLetters, testSqs } from '../support/queues';
-import { until } from '../support/wait';
+import { until } from '../../shared/platform/wait';
 
 async function saleWithReservations(count: number, options: { dbStock?: number; redisStock?: number; withItemRow?: boolean } = {}) {
   const itemId = uniqueItemId('writer');

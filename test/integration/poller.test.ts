@@ -1,8 +1,8 @@
 import { ReceiveMessageCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Poller } from '../../infra/local/poller';
-import { until } from '../support/wait';
+import type { Poller } from '../../infra/twin/poller';
+import { until } from '../../shared/platform/wait';
 import { depth, pollQueue, queueWithDeadLetters, testSqs } from '../support/queues';
 
 const sqs = testSqs();

@@ -1,9 +1,9 @@
 import { GetQueueAttributesCommand, SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqs as functionsSqs } from '../../shared/clients/sqs';
-import { startQueueFaultProxy, type QueueFaultProxy } from '../support/queue-fault-proxy';
+import { sqs as functionsSqs } from '../../shared/platform/clients/sqs';
+import { startQueueFaultProxy, type QueueFaultProxy } from '../../infra/twin/queue-fault-proxy';
 import { depth, queueWithDeadLetters, testSqs } from '../support/queues';
-import { until } from '../support/wait';
+import { until } from '../../shared/platform/wait';
 
 /** How long the client waits for a reply, by abort signal as the functions' sender does: its timeout, shortened. */
 const CLIENT_TIMEOUT_MS = 500;
@@ -143,7 +143,7 @@ describe('the queue fault proxy, between a client and the real emulator', () => 
     expect(read.Attributes?.QueueArn).toBe(queue.arn);
   });
 
-  it("takes the functions' own sends (shared/clients/sqs) when AWS_ENDPOINT_URL_SQS names it", async () => {
+  it("takes the functions' own sends (shared/platform/clients/sqs) when AWS_ENDPOINT_URL_SQS names it", async () => {
     // Prepare
     const queue = await queueWithDeadLetters(sqs, 5, 30);
     proxy.setShares({ reset: 1 });

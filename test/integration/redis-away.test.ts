@@ -4,19 +4,19 @@ import { handler as createOrder } from '../../functions/create-order';
 import { handler as createSession } from '../../functions/create-session';
 import { handler as getMe } from '../../functions/get-me';
 import { handler as listPrograms } from '../../functions/list-programs';
-import { freePort } from '../../infra/local/processes';
+import { freePort } from '../../infra/twin/processes';
 import { cache } from '../../shared/cache/cache';
 import { insertProgram } from '../../shared/catalog/programs';
-import { redis } from '../../shared/clients/redis';
+import { redis } from '../../shared/platform/clients/redis';
 import { upsertItemStock } from '../../shared/orders/items';
 import { openSale } from '../../shared/orders/sale';
 import { httpEvent, lambdaContext } from '../support/events';
 import { createUser, type TestUser } from '../support/factories';
 import { orderEvent } from '../support/order-events';
 import { uniqueItemId } from '../support/orders';
-import { startRedisServer, type TestRedisServer } from '../support/redis-server';
+import { startRedisServer, type TestRedisServer } from '../../infra/twin/redis-server';
 import { signedInUsers, type SignedInUser } from '../support/sessions';
-import { until } from '../support/wait';
+import { until } from '../../shared/platform/wait';
 
 type Result = APIGatewayProxyStructuredResultV2;
 

@@ -2,13 +2,13 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as createSession } from '../../functions/create-session';
 import { handler as getMe } from '../../functions/get-me';
-import { freePort } from '../../infra/local/processes';
-import { redis } from '../../shared/clients/redis';
+import { freePort } from '../../infra/twin/processes';
+import { redis } from '../../shared/platform/clients/redis';
 import { httpEvent, lambdaContext } from '../support/events';
 import { createUser, createUsers, type TestUser } from '../support/factories';
-import { redisCommand, startRedisServer, type TestRedisServer } from '../support/redis-server';
-import { startTcpProxy } from '../support/tcp-proxy';
-import { until } from '../support/wait';
+import { redisCommand, startRedisServer, type TestRedisServer } from '../../infra/twin/redis-server';
+import { startTcpProxy } from '../../infra/twin/tcp-proxy';
+import { until } from '../../shared/platform/wait';
 
 type Result = APIGatewayProxyStructuredResultV2;
 

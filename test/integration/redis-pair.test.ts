@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisPair, type RedisPair } from '../support/redis-pair';
-import { redisCommand } from '../support/redis-server';
-import { until } from '../support/wait';
+import { startRedisPair, type RedisPair } from '../../infra/twin/redis-pair';
+import { redisCommand } from '../../infra/twin/redis-server';
+import { until } from '../../shared/platform/wait';
 
 describe('a Redis pair failing over with its replication held back', () => {
   let pair: RedisPair;

@@ -2,14 +2,14 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as createSession } from '../../functions/create-session';
 import { handler as getMe } from '../../functions/get-me';
-import { freePort } from '../../infra/local/processes';
-import { redis } from '../../shared/clients/redis';
+import { freePort } from '../../infra/twin/processes';
+import { redis } from '../../shared/platform/clients/redis';
 import { httpEvent, lambdaContext } from '../support/events';
 import { createUser, type TestUser } from '../support/factories';
-import { redisCommand, startRedisServer } from '../support/redis-server';
+import { redisCommand, startRedisServer } from '../../infra/twin/redis-server';
 import { signedInUsers, type SignedInUser } from '../support/sessions';
-import { startTcpProxy } from '../support/tcp-proxy';
-import { until } from '../support/wait';
+import { startTcpProxy } from '../../infra/twin/tcp-proxy';
+import { until } from '../../shared/platform/wait';
 
 type Result = APIGatewayProxyStructuredResultV2;
 

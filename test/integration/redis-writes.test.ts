@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redis } from '../../shared/clients/redis';
+import { redis } from '../../shared/platform/clients/redis';
 import { connectionOf } from '../support/redis-nodes';
 
 /** Keys of one hash tag: on a cluster, one shard, whose connection is the one watched. */

@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { handler as createCoupon } from '../../functions/create-coupon';
 import { handler as createOrder } from '../../functions/create-order';
-import { redis } from '../../shared/clients/redis';
+import { redis } from '../../shared/platform/clients/redis';
 import { setDealState } from '../../shared/coupons/coupons';
 import { dealKeys } from '../../shared/coupons/model';
 import { upsertItemStock } from '../../shared/orders/items';
@@ -14,8 +14,8 @@ import { httpEvent, lambdaContext } from '../support/events';
 import { orderEvent } from '../support/order-events';
 import { uniqueItemId } from '../support/orders';
 import { signedInUsers } from '../support/sessions';
-import { startTcpProxy } from '../support/tcp-proxy';
-import { until } from '../support/wait';
+import { startTcpProxy } from '../../infra/twin/tcp-proxy';
+import { until } from '../../shared/platform/wait';
 
 /**
  * A hand-off that fails, followed by a release whose outcome the function cannot know: Redis runs

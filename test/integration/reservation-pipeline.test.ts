@@ -1,6 +1,6 @@
 import { PurgeQueueCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { redis } from '../../shared/clients/redis';
+import { redis } from '../../shared/platform/clients/redis';
 import { HandOffMessage } from '../../shared/reservations/kinds';
 import { decideFirst } from '../../shared/reservations/ledger';
 import { compensate, handOff } from '../../shared/reservations/place';
@@ -9,7 +9,7 @@ import { writeReservations } from '../../shared/reservations/writer';
 import { checkpoint } from '../support/lost-writes';
 import { kindsUnderTest, ledgerStates } from '../support/reservations';
 import { depth, ownReservationQueue, testSqs } from '../support/queues';
-import { until } from '../support/wait';
+import { until } from '../../shared/platform/wait';
 import { keysMatching } from '../support/redis-nodes';
 
 const sqs = testSqs();

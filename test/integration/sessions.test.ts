@@ -4,7 +4,7 @@ import { handler as createSession } from '../../functions/create-session';
 import { handler as deleteAllSessions } from '../../functions/delete-all-sessions';
 import { handler as deleteCurrentSession } from '../../functions/delete-current-session';
 import { handler as getMe } from '../../functions/get-me';
-import { redis } from '../../shared/clients/redis';
+import { redis } from '../../shared/platform/clients/redis';
 import { httpEvent, lambdaContext } from '../support/events';
 import { createUser, type TestUser } from '../support/factories';
 import { connectionOf, watchCommands } from '../support/redis-nodes';

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { RowDataPacket } from 'mysql2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as createUser } from '../../functions/create-user';
-import { freePort } from '../../infra/local/processes';
-import { redis } from '../../shared/clients/redis';
+import { freePort } from '../../infra/twin/processes';
+import { redis } from '../../shared/platform/clients/redis';
 import { httpEvent, lambdaContext } from '../support/events';
 import { sql } from '../support/orders';
 

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { redis } from '../../shared/clients/redis';
+import { redis } from '../../shared/platform/clients/redis';
 import slotOf from 'cluster-key-slot';
-import { CrossSlotError } from '../../shared/redis/slot-guard';
+import { CrossSlotError } from '../../shared/platform/redis/slot-guard';
 
 /** Two keys of one hash tag (one slot), and one of another tag whose slot differs. */
 function keys() {

@@ -2,11 +2,11 @@ import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { SESEvent } from 'aws-lambda';
 import { createTransport } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseVerdicts } from '../../infra/local/ses-event';
-import { startSmtpListener, type SmtpListener } from '../../infra/local/smtp';
+import { parseVerdicts } from '../../infra/twin/ses-event';
+import { startSmtpListener, type SmtpListener } from '../../infra/twin/smtp';
 import { fixture } from '../support/events';
 import { storeRawMail } from '../support/mail';
-import { until } from '../support/wait';
+import { until } from '../../shared/platform/wait';
 
 const DOMAIN = 'inbound.surge.test';
 const MAX_BYTES = 16 * 1024;

@@ -9,13 +9,13 @@ import type { APIGatewayProxyEventV2, SESEvent, SQSEvent } from 'aws-lambda';
 import { createTransport } from 'nodemailer';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { startGateway, type Gateway } from '../../infra/local/gateway';
-import type { Poller } from '../../infra/local/poller';
-import { parseVerdicts } from '../../infra/local/ses-event';
-import { startSmtpListener, type SmtpListener } from '../../infra/local/smtp';
+import { startGateway, type Gateway } from '../../infra/twin/gateway';
+import type { Poller } from '../../infra/twin/poller';
+import { parseVerdicts } from '../../infra/twin/ses-event';
+import { startSmtpListener, type SmtpListener } from '../../infra/twin/smtp';
 import { storeRawMail } from '../support/mail';
 import { pollQueue, queueWithDeadLetters, testSqs } from '../support/queues';
-import { until } from '../support/wait';
+import { until } from '../../shared/platform/wait';
 
 /**
  * SesSchema with dmarcPolicy optional. AWS documents that the receipt carries dmarcPolicy only when

@@ -3,9 +3,9 @@ import { createConnection } from 'mysql2/promise';
 import { createTransport } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buckets, inboundMail } from '../../functions/table';
-import { demoAccounts } from '../../infra/local/seed';
-import { startTwin, type Twin } from '../../infra/local/twin';
-import { until } from '../support/wait';
+import { demoAccounts } from '../../infra/twin/seed';
+import { startTwin, type Twin } from '../../infra/twin/twin';
+import { until } from '../../shared/platform/wait';
 
 describe('the local twin over HTTP', () => {
   let twin: Twin;

@@ -1,9 +1,9 @@
 /**
  * The suite's output is for its verdicts. Handlers run in the test process print one EMF line per
- * invocation that counted something (shared/metrics.ts), thousands in a run, and every synth of
+ * invocation that counted something (shared/platform/metrics.ts), thousands in a run, and every synth of
  * the stack prints a progress line per bundled function; both bury the failures, so they are
  * dropped here before they reach the terminal. A test that asserts on metrics still sees every
- * EMF line through onStdoutLine (infra/local/emf.ts), which taps stdout above this filter: setup
+ * EMF line through onStdoutLine (infra/twin/emf.ts), which taps stdout above this filter: setup
  * files run before a test file imports anything.
  */
 const FILTERED = Symbol.for('surge.quietOutput');

@@ -7,11 +7,11 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { createConnection } from 'mysql2/promise';
 import type { TestProject } from 'vitest/node';
-import { migrate } from '../../shared/db/migrate';
-import { provision } from '../../infra/local/provision';
-import { startRedisCluster } from '../../infra/local/redis-cluster';
-import { startDatabase, startEmulator, startRedis } from '../../infra/local/services';
-import { functionEnvironment } from '../../infra/local/twin';
+import { migrate } from '../../shared/platform/db/migrate';
+import { provision } from '../../infra/twin/provision';
+import { startRedisCluster } from '../../infra/twin/redis-cluster';
+import { startDatabase, startEmulator, startRedis } from '../../infra/twin/services';
+import { functionEnvironment } from '../../infra/twin/twin';
 
 const STATE_DIR = '.local/test';
 export const TEST_DATABASE = 'surge_test';
@@ -47,7 +47,7 @@ export default async function setup(project: TestProject) {
     // The recorded events' source (203.0.113.7) is, for the suite, a load generator: files sign in
     // and order far more often than one client may. The limits' own tests come from 10.0.0.0/8.
     LOAD_TEST_SOURCES: '127.0.0.0/8,203.0.113.0/24',
-    // The shared Redis client refuses what would cross hash slots, on a single node too (shared/redis/slot-guard.ts).
+    // The shared Redis client refuses what would cross hash slots, on a single node too (shared/platform/redis/slot-guard.ts).
     SURGE_SLOT_GUARD: 'true',
   });
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { insertUsers, type CreatedUser } from '../../infra/local/seed';
+import { insertUsers, type CreatedUser } from '../../infra/twin/seed';
 import type { Role } from '../../shared/sessions/users';
 
 export type TestUser = CreatedUser;

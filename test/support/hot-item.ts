@@ -1,27 +1,10 @@
 import type { Command } from 'ioredis';
-import { redis } from '../../shared/clients/redis';
-import { isDependencyUnavailable } from '../../shared/errors';
+import { redis } from '../../shared/platform/clients/redis';
+import { isDependencyUnavailable } from '../../shared/platform/errors';
+import { type Answer } from '../../load/support/false-sold-out';
 import type { OrderRecord } from '../../shared/orders/model';
 import { reserve, type ReservationRequest } from '../../shared/orders/sale';
 
-/** One buyer's answer while a hot item sells out: when it was asked and answered (ms, one clock), and what. */
-export interface Answer {
-  startedAt: number;
-  answeredAt: number;
-  /** 'reserved', or the error code (SOLD_OUT, …). */
-  outcome: string;
-}
-
-/**
- * SOLD_OUT answers given before the last unit was reserved, every buyer asking for one unit and
- * nothing given back meanwhile: a SOLD_OUT answered before another buyer even asked, who then
- * got a unit, was given while that unit remained. Counts only what is certain (the two requests
- * did not overlap), so it can miss a false answer but never invent one.
- */
-export function falseSoldOut(answers: Answer[]): number {
-  const lastAsked = Math.max(...answers.filter((a) => a.outcome === 'reserved').map((a) => a.startedAt));
-  return answers.filter((a) => a.outcome === 'SOLD_OUT' && a.answeredAt < lastAsked).length;
-}
 
 /** How often a buyer asks again after Redis answered too late, before its answer counts as failed. */
 const CLIENT_RETRIES = 3;

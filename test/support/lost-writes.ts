@@ -1,4 +1,4 @@
-import { redis } from '../../shared/clients/redis';
+import { redis } from '../../shared/platform/clients/redis';
 import { keysMatching } from './redis-nodes';
 
 /**

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { SESEvent, SESReceipt } from 'aws-lambda';
-import { insertInboxTokens } from '../../infra/local/seed';
+import { insertInboxTokens } from '../../infra/twin/seed';
 import { fixture } from './events';
 import { signedInUsers, type SignedInUser } from './sessions';
 

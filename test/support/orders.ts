@@ -1,11 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 
-/**
- * The client address of a reservation made straight through the domain (not through the API): a
- * loopback one, under the load-test allowance that tests and benches run with.
- */
-export const LOCAL_SOURCE = '127.0.0.1';
 
 /** A fresh item id per test, so tests share Redis and MySQL without seeing each other. */
 export const uniqueItemId = (label = 'item') => `${label}-${randomBytes(5).toString('hex')}`;

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { until } from './wait';
+import { until } from '../../shared/platform/wait';
 
 /** A process as /proc knows it; the start time tells it apart from a later one given the same pid. */
 export interface SeenProcess {

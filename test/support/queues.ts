@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
-import { startPoller, type Poller, type PollerOptions } from '../../infra/local/poller';
-import { queueArn } from '../../infra/local/provision';
+import { startPoller, type Poller, type PollerOptions } from '../../infra/twin/poller';
+import { queueArn } from '../../infra/twin/provision';
 
 export const testSqs = (endpoint = process.env.AWS_ENDPOINT_URL!) =>
   new SQSClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });

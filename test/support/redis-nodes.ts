@@ -1,7 +1,7 @@
 import slotOf from 'cluster-key-slot';
 import { Cluster, Redis } from 'ioredis';
-import { redis } from '../../shared/clients/redis';
-import { until } from './wait';
+import { redis } from '../../shared/platform/clients/redis';
+import { until } from '../../shared/platform/wait';
 
 /** The shared client's nodes that hold data: the one server, or a cluster's masters. */
 function dataNodes(): Redis[] {

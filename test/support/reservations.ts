@@ -8,7 +8,8 @@ import { openSale, reserve } from '../../shared/orders/sale';
 import { bucketTags } from '../../shared/reservations/buckets';
 import type { ReservationKind } from '../../shared/reservations/kind';
 import type { Reserved } from '../../shared/reservations/place';
-import { LOCAL_SOURCE, sql, uniqueItemId } from './orders';
+import { sql, uniqueItemId } from './orders';
+import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
 
 const HOUR = 3_600_000;
 

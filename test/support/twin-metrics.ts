@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoAccounts } from '../../infra/local/seed';
-import type { MetricsSnapshot } from '../../infra/local/emf';
-import { METRICS_PATH, startTwin, type Twin } from '../../infra/local/twin';
-import { apiCall } from './http';
-import { until } from './wait';
+import { demoAccounts } from '../../infra/twin/seed';
+import type { MetricsSnapshot } from '../../infra/twin/emf';
+import { METRICS_PATH, startTwin, type Twin } from '../../infra/twin/twin';
+import { apiCall } from '../../infra/twin/api-client';
+import { until } from '../../shared/platform/wait';
 
 /**
  * The EMF lines the functions print reach the twin's GET /__twin/metrics, summed as CloudWatch

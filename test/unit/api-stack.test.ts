@@ -1,10 +1,10 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { EmfCollector, onStdoutLine } from '../../infra/local/emf';
-import { AppError } from '../../shared/errors';
-import { api, type ApiEvent } from '../../shared/http/api';
-import { json } from '../../shared/http/response';
-import * as z from '../../shared/zod';
+import { EmfCollector, onStdoutLine } from '../../infra/twin/emf';
+import { AppError } from '../../shared/platform/errors';
+import { api, type ApiEvent } from '../../shared/platform/http/api';
+import { json } from '../../shared/platform/http/response';
+import * as z from '../../shared/platform/zod';
 import { httpEvent, lambdaContext } from '../support/events';
 
 /** A public function that answers with what the stack handed it. */

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FunctionSpec } from '../../functions/table';
-import { BundleLambda, InitSlots, type BundleLambdaOptions } from '../../infra/local/bundle-lambda';
-import { until } from '../support/wait';
+import { BundleLambda, InitSlots, type BundleLambdaOptions } from '../../infra/twin/bundle-lambda';
+import { until } from '../../shared/platform/wait';
 
 const spec: FunctionSpec = { id: 'echo', description: 'test', trigger: { kind: 'http', method: 'GET', path: '/echo' }, memoryMb: 128, timeoutSeconds: 1, env: [] };
 const bundle = (name: string) => pathToFileURL(`${import.meta.dirname}/../fixtures/bundles/${name}.mjs`).href;

@@ -1,14 +1,14 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { api } from '../../shared/http/api';
-import { clientAddress, markThroughCloudFront, viewerAddress } from '../../shared/http/client-address';
-import { json } from '../../shared/http/response';
+import { api } from '../../shared/platform/http/api';
+import { clientAddress, markThroughCloudFront, viewerAddress } from '../../shared/platform/http/client-address';
+import { json } from '../../shared/platform/http/response';
 import { httpEvent, lambdaContext } from '../support/events';
 
 const ORIGIN_SECRET = 'origin-secret-of-the-test';
 
 // The origin secret as Secrets Manager would hand it to the function at cold start.
-vi.mock('../../shared/clients/secrets', () => ({ createSecretReader: () => async () => ORIGIN_SECRET }));
+vi.mock('../../shared/platform/clients/secrets', () => ({ createSecretReader: () => async () => ORIGIN_SECRET }));
 
 /** A public function that answers with the address it sees. */
 const whoAmI = api({ access: 'public' }).handler(async (event) => json(200, { address: clientAddress(event) }));

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FunctionSpec } from '../../functions/table';
-import { capped } from '../../infra/local/concurrency';
-import { startGateway, type Gateway } from '../../infra/local/gateway';
-import { until } from '../support/wait';
+import { capped } from '../../infra/twin/concurrency';
+import { startGateway, type Gateway } from '../../infra/twin/gateway';
+import { until } from '../../shared/platform/wait';
 
 const spec = (concurrencyCap?: number): FunctionSpec => ({
   id: 'capped-test',

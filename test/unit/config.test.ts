@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, databaseEnv, readEnv, sessionEnv } from '../../shared/config';
+import { ConfigError, databaseEnv, readEnv, sessionEnv } from '../../shared/platform/config';
 
 describe('readEnv', () => {
   it('names the missing variable', () => {

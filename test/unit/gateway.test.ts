@@ -1,7 +1,7 @@
 import { request, type IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileRoutes, listenGateway, startGateway, type Gateway } from '../../infra/local/gateway';
+import { compileRoutes, listenGateway, startGateway, type Gateway } from '../../infra/twin/gateway';
 import { fixture } from '../support/events';
 
 function call(url: string, options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { loadMigrations } from '../../shared/db/migrate';
+import { loadMigrations } from '../../shared/platform/db/migrate';
 
-/** Statements a migration may run while the previous deploy's code still serves (see shared/db/migrations/README.md). */
+/** Statements a migration may run while the previous deploy's code still serves (see shared/platform/db/migrations/README.md). */
 function contractingStatements(sql: string): string[] {
   const statements = sql
     .replace(/--[^\n]*/g, '')

@@ -2,7 +2,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createObjectReader, ObjectMissing, objectLocation, ObjectTooLarge, S3RequestFailed } from '../../shared/clients/s3-objects';
+import { createObjectReader, ObjectMissing, objectLocation, ObjectTooLarge, S3RequestFailed } from '../../shared/platform/clients/s3-objects';
 
 const CREDENTIALS = { accessKeyId: 'AKIAIOSFODNN7EXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', sessionToken: 'session-token' };
 const REGION = 'eu-west-1';

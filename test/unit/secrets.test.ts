@@ -1,8 +1,8 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { databaseCredentials, firstAdminCredentials } from '../../shared/clients/credentials';
-import { createSecretReader } from '../../shared/clients/secrets';
+import { databaseCredentials, firstAdminCredentials } from '../../shared/platform/clients/credentials';
+import { createSecretReader } from '../../shared/platform/clients/secrets';
 
 let server: Server | undefined;
 afterEach(() => server?.close());

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { readyLine, spawnService, supervise, type Supervised } from '../../infra/local/processes';
-import { until } from '../support/wait';
+import { readyLine, spawnService, supervise, type Supervised } from '../../infra/twin/processes';
+import { until } from '../../shared/platform/wait';
 
 const fixture = `${import.meta.dirname}/../fixtures/services/ready-then-wait.mjs`;
 const dir = mkdtempSync(join(tmpdir(), 'surge-supervise-'));

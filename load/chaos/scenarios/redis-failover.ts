@@ -1,5 +1,5 @@
 /**
- * ElastiCache's Multi-AZ failover mid-sale, with replication behind (test/support/redis-pair.ts):
+ * ElastiCache's Multi-AZ failover mid-sale, with replication behind (infra/twin/redis-pair.ts):
  * the twin's Redis is a primary and a real replica, reached through a stand-in for the primary
  * endpoint. Replication is held from the sale's first order, so the primary acknowledges
  * reservations the replica never gets; then the primary is killed, the replica promoted and the
@@ -7,8 +7,8 @@
  * stock taken, keys) is gone, while their orders were acknowledged and may be queued. Every
  * acknowledged order must be stored.
  */
-import { startRedisPair } from '../../../test/support/redis-pair';
-import { redisCommand } from '../../../test/support/redis-server';
+import { startRedisPair } from '../../../infra/twin/redis-pair';
+import { redisCommand } from '../../../infra/twin/redis-server';
 import { round } from '../../support/measure';
 import { runScenario } from '../harness';
 import { SALE_KINDS } from '../kinds';

@@ -4,12 +4,12 @@
  * within a second of the time an answer takes on this machine anyway, none may hang or answer 500,
  * and the buyers, retrying with their keys, must finish the sale once it is back.
  */
-import { until } from '../../../test/support/wait';
+import { until } from '../../../shared/platform/wait';
 import { percentile, runScenario, tally } from '../harness';
 import type { ChaosOptions, ChaosReport } from '../report';
 
 /**
- * The function's longest wait for Redis is 1 s (shared/clients/redis.ts): Redis away may add at most
+ * The function's longest wait for Redis is 1 s (shared/platform/clients/redis.ts): Redis away may add at most
  * that to an answer. The rest of an answer's time is the machine's (the gateway, the client, other
  * work beside them), measured in the same run as the p99 of the answers before the fault.
  */

@@ -3,7 +3,7 @@
  * cache, restarts (an orderly stop and start from its append-only file, which keeps no scripts
  * either): every EVALSHA meets NOSCRIPT, and must be sent again as EVAL rather than answer a 500.
  */
-import { until } from '../../../test/support/wait';
+import { until } from '../../../shared/platform/wait';
 import { runScenario } from '../harness';
 import type { ChaosRedis } from '../redis';
 import type { ChaosOptions, ChaosReport } from '../report';

@@ -11,13 +11,13 @@
  *    before the write once the bump is repaired, and the seconds it served it are reported.
  */
 import { randomBytes } from 'node:crypto';
-import { startTwin, type Twin } from '../../../infra/local/twin';
-import { startDatabase, type Service } from '../../../infra/local/services';
-import { statementsDuring } from '../../../infra/local/query-log';
+import { startTwin, type Twin } from '../../../infra/twin/twin';
+import { startDatabase, type Service } from '../../../infra/twin/services';
+import { statementsDuring } from '../../../infra/twin/query-log';
 import { CATALOG_CACHE } from '../../../shared/catalog/cached-programs';
-import { startRedisPair, type RedisPair } from '../../../test/support/redis-pair';
-import { redisCommand } from '../../../test/support/redis-server';
-import { startTcpProxy } from '../../../test/support/tcp-proxy';
+import { startRedisPair, type RedisPair } from '../../../infra/twin/redis-pair';
+import { redisCommand } from '../../../infra/twin/redis-server';
+import { startTcpProxy } from '../../../infra/twin/tcp-proxy';
 import type { ChaosOptions, ChaosReport } from '../report';
 
 const STATE_DIR = '.local/chaos/slow-fill';

@@ -12,8 +12,8 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { demoAccounts } from '../infra/local/seed';
-import { apiCall, type ApiAnswer, type ApiCallOptions } from '../test/support/http';
+import { demoAccounts } from '../twin/seed';
+import { apiCall, type ApiAnswer, type ApiCallOptions } from '../twin/api-client';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,

@@ -1,7 +1,7 @@
-import { freePort } from '../../infra/local/processes';
+import { freePort } from './processes';
 import { redisCommand, startRedisServer, type TestRedisServer } from './redis-server';
 import { startTcpProxy } from './tcp-proxy';
-import { until } from './wait';
+import { until } from '../../shared/platform/wait';
 
 /**
  * A primary and its replica, as ElastiCache's Multi-AZ pair under asynchronous replication, and the

@@ -8,8 +8,8 @@ import { withDeadline } from '../deadline';
 import { AppError, ForbiddenError, isDependencyUnavailable, isRefusedCredentials, RateLimitedError, UnauthenticatedError, UnavailableError } from '../errors';
 import { loggableError, logger } from '../logger';
 import { count, flushMetrics } from '../metrics';
-import { parseSessionCookie, resolveSession, SESSION_COOKIE, type Principal } from '../sessions/store';
-import type { Role } from '../sessions/users';
+import { parseSessionCookie, resolveSession, SESSION_COOKIE, type Principal } from '../../sessions/store';
+import type { Role } from '../../sessions/users';
 import { markThroughCloudFront } from './client-address';
 import { json, type ApiResult } from './response';
 

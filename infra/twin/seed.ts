@@ -8,7 +8,7 @@ import { openSale } from '../../shared/orders/sale';
 import { setDealState } from '../../shared/coupons/coupons';
 import { findDeal, upsertDeal } from '../../shared/coupons/deals';
 import { catalogChanged } from '../../shared/catalog/cached-programs';
-import { db } from '../../shared/clients/mysql';
+import { db } from '../../shared/platform/clients/mysql';
 
 export const demoAccounts = [
   { email: 'demo@surge.test', password: 'surge-demo-password', role: 'user' },

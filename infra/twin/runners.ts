@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { envNeedsOf, functions, type FunctionSpec } from '../../functions/table';
-import { environmentFor, serviceEnvironment, type Deployment } from '../../shared/config';
+import { environmentFor, serviceEnvironment, type Deployment } from '../../shared/platform/config';
 import { BundleLambda } from './bundle-lambda';
 import { LocalLambda } from './lambda';
 
@@ -22,7 +22,7 @@ export interface FunctionRunner {
   stop(): Promise<void>;
 }
 
-/** The fault suite's switches (shared/faults.ts), passed on to the functions only when set: no deployment sets them. */
+/** The fault suite's switches (shared/platform/faults.ts), passed on to the functions only when set: no deployment sets them. */
 const FAULT_VARIABLES = ['SURGE_FAULTS', 'SURGE_FAULT_LOG'] as const;
 
 /** What one function's instances see: Lambda's own variables, then its row's needs and nothing else. */

@@ -12,10 +12,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { envNeedsOf, functions } from '../functions/table';
+import { envNeedsOf, functions } from '../../functions/table';
 import { build } from 'esbuild';
-import { buildFunctionBundle, ESBUILD_OPTIONS } from '../infra/bundling';
-import { environmentFor, type Deployment } from '../shared/config';
+import { buildFunctionBundle, ESBUILD_OPTIONS } from '../bundling';
+import { environmentFor, type Deployment } from '../../shared/platform/config';
 
 const run = promisify(execFile);
 const OUT = resolve('.local/bundles');
@@ -46,7 +46,7 @@ async function lookupBundle(): Promise<string> {
   const outfile = join(dir, 'index.mjs');
   await build({
     ...ESBUILD_OPTIONS,
-    stdin: { contents: "export { storeCredentials } from './shared/clients/credentials';", resolveDir: resolve('.'), loader: 'ts' },
+    stdin: { contents: "export { storeCredentials } from './shared/platform/clients/credentials';", resolveDir: resolve('.'), loader: 'ts' },
     outfile,
   });
   return outfile;

@@ -2,8 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { FunctionRuntime } from '../../infra/local/runners';
-import type { Twin } from '../../infra/local/twin';
+import type { FunctionRuntime } from './runners';
+import type { Twin } from './twin';
 
 /** What `npm start` writes to <state dir>/twin.json once it serves. */
 export type TwinInfo = Omit<Twin, 'stop' | 'runtime'> & {
@@ -82,7 +82,7 @@ export function spawnTwinProcess(options: TwinProcessOptions): StartingTwinProce
   const env: NodeJS.ProcessEnv = { ...process.env };
   if (options.ownServices) for (const name of SERVICE_VARIABLES) delete env[name];
   const args = options.args ?? [];
-  const [command, commandArgs] = options.npm ? ['npm', ['start', '--', ...args]] : [process.execPath, ['--import', 'tsx', 'infra/local/main.ts', ...args]];
+  const [command, commandArgs] = options.npm ? ['npm', ['start', '--', ...args]] : [process.execPath, ['--import', 'tsx', 'infra/twin/main.ts', ...args]];
   const child = spawn(command, commandArgs, {
     // Its logs are kept, not printed: a test's output is for its verdict (see stderrTail).
     stdio: ['ignore', 'pipe', 'pipe'],

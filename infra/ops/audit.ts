@@ -10,10 +10,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { demoAccounts } from '../infra/local/seed';
-import type { Audit } from '../shared/reservations/audit';
-import { MAX_AUDITED_IDS } from '../shared/reservations/audit';
-import { apiCall } from '../test/support/http';
+import { demoAccounts } from '../twin/seed';
+import type { Audit } from '../../shared/reservations/audit';
+import { MAX_AUDITED_IDS } from '../../shared/reservations/audit';
+import { apiCall } from '../twin/api-client';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,

@@ -10,10 +10,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { GetQueueAttributesCommand, GetQueueUrlCommand } from '@aws-sdk/client-sqs';
-import { queues, type QueueName } from '../functions/table';
-import { sqs } from '../shared/clients/sqs';
-import { messageMoveTask, receiveAndSend } from '../shared/queue/redrive';
-import { twinEnvironment } from './support/twin';
+import { queues, type QueueName } from '../../functions/table';
+import { sqs } from '../../shared/platform/clients/sqs';
+import { messageMoveTask, receiveAndSend } from '../../shared/platform/queue/redrive';
+import { twinEnvironment } from '../../load/support/twin';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,

@@ -5,11 +5,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyEventV2, ScheduledEvent, SQSEvent } from 'aws-lambda';
 import { buckets, envNeedsOf, functions, inboundMail, type FunctionSpec, type QueueName } from '../../functions/table';
-import { environmentFor, type Deployment } from '../../shared/config';
-import { migrate } from '../../shared/db/migrate';
-import { createSignedRequester, serviceLocation } from '../../shared/clients/aws-http';
+import { environmentFor, type Deployment } from '../../shared/platform/config';
+import { migrate } from '../../shared/platform/db/migrate';
+import { createSignedRequester, serviceLocation } from '../../shared/platform/clients/aws-http';
 import { buildFunctionBundle } from '../bundling';
 import { runnerFor, type FunctionRunner, type FunctionRuntime } from './runners';
+import { TWIN_LOAD_TEST_SOURCES } from './load-test-sources';
 import { ensureTwinCertificates, type TwinCertificates } from './tls';
 import { capped } from './concurrency';
 import { eachLine, EmfCollector, onStdoutLine } from './emf';
@@ -149,7 +150,7 @@ export interface TwinStores {
 }
 
 /**
- * Where the twin's services are, as the needs of functions/table.ts see them (shared/config.ts maps
+ * Where the twin's services are, as the needs of functions/table.ts see them (shared/platform/config.ts maps
  * each to its variables): for the functions, credentials come from secrets when the stores are
  * AWS-like; for the twin's own code (`admin`), they travel in the URLs.
  */
@@ -181,7 +182,7 @@ export function twinDeployment(stores: TwinStores, provisioned: Record<QueueName
   };
 }
 
-const loadTestSources = () => process.env.SURGE_LOAD_TEST_SOURCES ?? '127.0.0.0/8';
+const loadTestSources = () => process.env.SURGE_LOAD_TEST_SOURCES ?? TWIN_LOAD_TEST_SOURCES;
 
 /** What Lambda's runtime puts in every function's environment, as the twin provides it. */
 export function runtimeEnvironment(emulatorUrl: string, functionsSqsEndpoint?: string): Record<string, string> {
