@@ -1,5 +1,20 @@
-import { describe, expect, it } from 'vitest';
+import * as crypto from 'node:crypto';
+import { describe, expect, it, vi } from 'vitest';
 import { hashPassword, verifyPassword } from '../../shared/sessions/password';
+
+// Every key derivation the module makes, seen without changing it: the work done is what is timed.
+vi.mock('node:crypto', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('node:crypto')>();
+  return { ...actual, scrypt: vi.fn(actual.scrypt) };
+});
+
+/** The scrypt cost parameters of each derivation `act` made. */
+async function derivationsOf(act: () => Promise<unknown>): Promise<unknown[]> {
+  const scrypt = vi.mocked(crypto.scrypt);
+  scrypt.mockClear();
+  await act();
+  return scrypt.mock.calls.map((call) => call[3]);
+}
 
 describe('passwords', () => {
   it('verifies the right password and refuses others', async () => {
@@ -15,7 +30,17 @@ describe('passwords', () => {
   });
 
   it('refuses when there is no user, after doing the same work', async () => {
-    expect(await verifyPassword('anything', undefined)).toBe(false);
+    // Prepare: the decoy hash is made once, at first use.
+    const encoded = await hashPassword('s3cret-enough');
+    await verifyPassword('warm-up', undefined);
+
+    // Act
+    const forUser = await derivationsOf(() => verifyPassword('wrong', encoded));
+    const forNobody = await derivationsOf(async () => expect(await verifyPassword('anything', undefined)).toBe(false));
+
+    // Assess: one derivation each, at the same cost.
+    expect(forUser).toHaveLength(1);
+    expect(forNobody).toEqual(forUser);
   });
 
   it('refuses a malformed stored hash', async () => {
