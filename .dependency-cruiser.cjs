@@ -1,7 +1,7 @@
 /**
  * The house's layers (docs/architecture.md): functions/ → shared/; shared/'s capabilities → its
  * platform; infra/ (stack, twin, operators' tools) and load/ beside them, test/ above all. Checked
- * in `npm test` by test/unit/layers.test.ts, which also plants a violation of each rule.
+ * in `npm test` by test/house/layers.test.ts, which also plants a violation of each rule.
  * @type {import('dependency-cruiser').IConfiguration}
  */
 module.exports = {

@@ -7,28 +7,30 @@ import { defineConfig } from 'vitest/config';
 const LONG_SUITES: Record<string, { files: string[]; why: string }> = {
   chaos: { files: ['test/chaos/**/*.test.ts'], why: 'each scenario is a twin of its own, a sale, a fault and a recovery: about a minute each' },
   bundles: {
-    files: ['test/integration/bundle-mode.test.ts', 'test/integration/npm-start.test.ts', 'test/integration/twin-metrics-bundles.test.ts'],
+    files: ['test/twin/bundle-mode.test.ts', 'test/twin/npm-start.test.ts', 'test/twin/twin-metrics-bundles.test.ts'],
     why: 'each builds every bundle and starts twins with stores of their own, over TLS where --aws-stores',
   },
 };
 
 /**
- * Files left out of the run against a Redis Cluster (SURGE_REDIS_CLUSTER=true), each for a reason
- * of its own; the single-node run covers them. The rest of the suite runs on both.
+ * Files left out of the run against a Redis Cluster (`npm run test:cluster`), each for a reason of
+ * its own; the single-node run covers them. The rest of the default suite runs on both.
  */
 const SINGLE_NODE_ONLY = {
   // Each scenario runs a redis-server of its own that it kills, stops or fails over (load/chaos/redis.ts).
   'test/chaos/**': 'kills or fails over its own single redis-server',
-  'test/integration/redis-away.test.ts': 'its own redis-server, stopped and started again',
-  'test/integration/redis-failover.test.ts': 'its own primary/replica pair behind one endpoint (redis-pair.ts)',
-  'test/integration/redis-pair.test.ts': 'the single-node primary/replica pair helper itself',
-  'test/integration/redis-partition.test.ts': 'a TCP proxy in front of one node: a cluster would redirect past it',
-  'test/integration/release-unknown.test.ts': 'a TCP proxy in front of one node: a cluster would redirect past it',
-  'test/integration/redis-out-of-memory.test.ts': 'its own redis-server with a tiny maxmemory',
-  'test/integration/sign-up-sessions-away.test.ts': 'a REDIS_URL at a port nothing listens on, as a single node',
-  'test/integration/secure-stores.test.ts': 'its own TLS-only redis-server with AUTH',
-  'test/integration/bundle-mode.test.ts': '--aws-stores, which the twin does not combine with --redis-cluster yet',
-  'test/integration/npm-start.test.ts': 'twins with stores of their own, --aws-stores among them (single node)',
+  'test/platform/redis-away.test.ts': 'its own redis-server, stopped and started again',
+  'test/platform/redis-client-failover.test.ts': 'its own primary/replica pair behind one endpoint (redis-pair.ts)',
+  'test/twin/redis-pair.test.ts': 'the single-node primary/replica pair helper itself',
+  'test/platform/redis-partition.test.ts': 'a TCP proxy in front of one node: a cluster would redirect past it',
+  'test/orders/release-unknown.test.ts': 'a TCP proxy in front of one node: a cluster would redirect past it',
+  'test/platform/redis-out-of-memory.test.ts': 'its own redis-server with a tiny maxmemory',
+  'test/sessions/sign-up-sessions-away.test.ts': 'a REDIS_URL at a port nothing listens on, as a single node',
+  'test/platform/secure-stores.test.ts': 'its own TLS-only redis-server with AUTH',
+  'test/twin/bundle-mode.test.ts': '--aws-stores, which the twin does not combine with --redis-cluster yet',
+  'test/twin/npm-start.test.ts': 'twins with stores of their own, --aws-stores among them (single node)',
+  // Not a matter of nodes: it synthesizes CloudFormation templates, minutes of CPU with no Redis in them.
+  'test/infra/stack.test.ts': 'synthesizes templates; talks to no Redis',
 };
 
 /** SURGE_SUITE=<name> runs that long suite alone; without it, everything else. */
