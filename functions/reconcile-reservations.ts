@@ -4,7 +4,7 @@ import { storeCredentials } from '../shared/platform/clients/credentials';
 import { flushMetrics } from '../shared/platform/metrics';
 import { logger } from '../shared/platform/logger';
 import type { ReservationKind } from '../shared/reservations/kind';
-import { kinds } from '../shared/reservations/kinds';
+import { kinds } from '../shared/sales/kinds';
 import { reconcileOwner } from '../shared/reservations/reconcile';
 
 /** Older than this, an outbox entry's send is taken as lost and relayed. */

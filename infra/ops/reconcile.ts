@@ -12,7 +12,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { twinEnvironment } from '../../load/support/twin';
 import type { ReservationKind } from '../../shared/reservations/kind';
-import { kinds } from '../../shared/reservations/kinds';
+import { kinds } from '../../shared/sales/kinds';
 import { reconcileOwner } from '../../shared/reservations/reconcile';
 
 const { positionals, values } = parseArgs({
