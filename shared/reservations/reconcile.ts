@@ -260,17 +260,17 @@ export function repairOwner<R>(kind: ReservationKind<R>, owner: string): Promise
  * on is not believed: something moved between them (a reservation in flight), the next run looks
  * again, and it is not the drift a repair moves either.
  */
-export function drifted(report: OwnerReconciliation): boolean {
+function drifted(report: OwnerReconciliation): boolean {
   return report.steady && report.drift !== 0;
 }
 
 /** Still wrong after the run: a drift left as it was (not moved, not rebuilt away), or a lost state waiting to be rebuilt. */
-export function unresolved(report: OwnerReconciliation): boolean {
+function unresolved(report: OwnerReconciliation): boolean {
   return (drifted(report) && report.adjusted !== report.drift && !report.rebuilt) || report.waiting !== undefined;
 }
 
 /** What the schedule logs of an owner: repairs and what they wait for as errors, relays as warnings, a clean owner not at all. */
-export function logReconciliation(report: OwnerReconciliation): void {
+function logReconciliation(report: OwnerReconciliation): void {
   if (report.waiting || report.rebuilt) {
     logger.error(report.rebuilt ? 'Rebuilt a state Redis lost' : 'A state Redis lost waits to be rebuilt', { ...report });
   } else if (drifted(report)) {
