@@ -1,10 +1,6 @@
 import { api } from '../shared/platform/http/api';
 import { json } from '../shared/platform/http/response';
-import { catalogChanged } from '../shared/catalog/cached-programs';
-import { insertProgram, ProgramInput } from '../shared/catalog/programs';
+import { createProgram } from '../shared/catalog/cached-programs';
+import { ProgramInput } from '../shared/catalog/programs';
 
-export const handler = api({ access: 'admin', body: ProgramInput }).handler(async ({ input }) => {
-  const program = await insertProgram(input.body);
-  await catalogChanged();
-  return json(201, program);
-});
+export const handler = api({ access: 'admin', body: ProgramInput }).handler(async ({ input }) => json(201, await createProgram(input.body)));

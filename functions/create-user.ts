@@ -1,12 +1,10 @@
 import * as z from '../shared/platform/zod';
 import { api } from '../shared/platform/http/api';
 import { clientAddress } from '../shared/platform/http/client-address';
-import { takeSignUp } from '../shared/limits/rate';
 import { json } from '../shared/platform/http/response';
-import { logger } from '../shared/platform/logger';
 import { EmailAddress, passwordProblem } from '../shared/sessions/account-rules';
-import { SESSION_COOKIE, signIn } from '../shared/sessions/store';
-import { signUp } from '../shared/sessions/users';
+import { signUpAndIn } from '../shared/sessions/sign-in';
+import { SESSION_COOKIE } from '../shared/sessions/store';
 
 const NewAccount = z
   .strictObject({
@@ -21,18 +19,9 @@ const NewAccount = z
     }),
   );
 
-/**
- * Signs the new user up, then in, with the session cookie POST /sessions sets. The account is
- * what was asked for: if no session can be started after it, the answer is still 201, without a
- * cookie, so that the client signs in rather than retrying into EMAIL_TAKEN.
- */
+/** Answers 201 with the session cookie POST /sessions sets, or without one when no session could be started (see signUpAndIn). */
 export const handler = api({ access: 'public', body: NewAccount }).handler(async (event) => {
   const { email, password } = event.input.body;
-  await takeSignUp(clientAddress(event));
-  const user = await signUp(email, password);
-  const cookie = await signIn(user, event.cookieMap[SESSION_COOKIE]).catch((error: Error) => {
-    logger.warn('Signed up, but the session could not be started', { userId: user.id, error: { name: error.name, message: error.message } });
-    return undefined;
-  });
+  const { user, cookie } = await signUpAndIn(email, password, clientAddress(event), event.cookieMap[SESSION_COOKIE]);
   return json(201, { user }, cookie ? { cookies: [cookie] } : {});
 });

@@ -1,75 +1,14 @@
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { redis } from '../shared/platform/clients/redis';
-import { db } from '../shared/platform/clients/mysql';
-import { sqs } from '../shared/platform/clients/sqs';
-import { reservationQueueEnv, readEnv } from '../shared/platform/config';
 import { api, principalOf } from '../shared/platform/http/api';
+import { dependencyHealth } from '../shared/platform/health';
 import { json } from '../shared/platform/http/response';
-import { logger } from '../shared/platform/logger';
 import * as z from '../shared/platform/zod';
-
-const { RESERVATION_QUEUE_URL } = readEnv(reservationQueueEnv);
-const CHECK_TIMEOUT_MS = 1_500;
-/**
- * How long an instance answers from its last check: a flood of health checks costs one ping, one
- * query and one queue call per instance this often, not one of each per request.
- */
-export const CHECK_CACHE_MS = 5_000;
-
-const checks = {
-  redis: () => redis().ping(),
-  database: () => db().query('SELECT 1'),
-  queue: () => sqs().send(new GetQueueAttributesCommand({ QueueUrl: RESERVATION_QUEUE_URL, AttributeNames: ['QueueArn'] })),
-};
-type Dependency = keyof typeof checks;
-const names = Object.keys(checks) as Dependency[];
-
-interface Check {
-  checkedAt: string;
-  down: Dependency[];
-  /** 'ok', or what failed: AWS's and the stores' error text, which may name ARNs and hosts, so only for the logs and admins. */
-  dependencies: Record<Dependency, string>;
-}
-
-async function probe(check: () => Promise<unknown>): Promise<string> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
-  });
-  try {
-    await Promise.race([check(), timeout]);
-    return 'ok';
-  } catch (error) {
-    return `down: ${(error as Error).message || (error as Error).name}`;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-async function checkAll(): Promise<Check> {
-  const results = await Promise.all(names.map((name) => probe(checks[name])));
-  const dependencies = Object.fromEntries(names.map((name, i) => [name, results[i]])) as Record<Dependency, string>;
-  const down = names.filter((name) => dependencies[name] !== 'ok');
-  // Once per check, not per request: the detail the public answer leaves out.
-  if (down.length) logger.warn('Dependencies down', { down, dependencies });
-  return { checkedAt: new Date().toISOString(), down, dependencies };
-}
-
-let last: { startedAt: number; check: Promise<Check> } | undefined;
-
-/** The instance's last check while it is fresh (concurrent requests share one in flight), else a new one. */
-function currentCheck(): Promise<Check> {
-  const now = Date.now();
-  if (!last || now - last.startedAt >= CHECK_CACHE_MS) last = { startedAt: now, check: checkAll() };
-  return last.check;
-}
 
 const Query = z.object({ detail: z.optional(z.literal('1')) });
 
 export const handler = api({ access: 'public', query: Query }).handler(async (event) => {
   // Asked before checking, so a refused detail costs no check either.
   if (event.input.query.detail) await principalOf(event, 'admin');
-  const { checkedAt, down, dependencies } = await currentCheck();
+  const { checkedAt, down, dependencies } = await dependencyHealth();
   const status = down.length ? 503 : 200;
   const summary = { status: down.length ? 'unavailable' : 'ok', down };
   return json(status, event.input.query.detail ? { ...summary, checkedAt, dependencies } : summary);

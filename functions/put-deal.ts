@@ -1,10 +1,7 @@
 import * as z from '../shared/platform/zod';
 import { api } from '../shared/platform/http/api';
 import { json } from '../shared/platform/http/response';
-import { setDealState } from '../shared/coupons/coupons';
-import { upsertDeal } from '../shared/coupons/deals';
-import { db } from '../shared/platform/clients/mysql';
-import { inTransaction } from '../shared/platform/db/transaction';
+import { putDeal } from '../shared/coupons/deals';
 import { DealId } from '../shared/coupons/model';
 
 const Params = z.object({ dealId: DealId });
@@ -21,19 +18,9 @@ const DealInput = z
   })
   .check(z.refine((d) => d.opensAt < d.closesAt, { message: 'closesAt must be after opensAt', path: ['closesAt'] }));
 
-/**
- * The MySQL row is written first but committed only once Redis, which refuses a limit below what
- * is already issued, has taken the new state: a refusal, or a failure on either side, leaves both
- * as they were. Two failures can still part them: a failed COMMIT after Redis took the state, and
- * a Redis call that fails without saying whether the script ran (a dropped connection). The admin
- * sees an error either way, and a retried PUT, being the whole state, puts them back together.
- */
 export const handler = api({ access: 'admin', params: Params, body: DealInput }).handler(async ({ input }) => {
   const { dealId } = input.params;
   const { title, opensAt, closesAt, limit } = input.body;
-  await inTransaction(db(), async (conn) => {
-    await upsertDeal({ id: dealId, title, opensAt, closesAt, limit }, conn);
-    await setDealState(dealId, opensAt, closesAt, limit);
-  });
+  await putDeal({ id: dealId, title, opensAt, closesAt, limit });
   return json(200, { id: dealId, title, opensAt: new Date(opensAt).toISOString(), closesAt: new Date(closesAt).toISOString(), limit });
 });

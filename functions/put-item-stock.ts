@@ -1,10 +1,8 @@
 import * as z from '../shared/platform/zod';
-import { AppError } from '../shared/platform/errors';
 import { api } from '../shared/platform/http/api';
 import { json } from '../shared/platform/http/response';
-import { upsertItemStock } from '../shared/orders/items';
 import { BucketCount, ItemId, MAX_ORDER_QUANTITY } from '../shared/orders/model';
-import { openSale, saleHasReservations } from '../shared/orders/sale';
+import { openItemSale } from '../shared/orders/open-sale';
 
 const Params = z.object({ itemId: ItemId });
 const Stock = z.strictObject({
@@ -14,19 +12,9 @@ const Stock = z.strictObject({
   buckets: z._default(BucketCount, 1),
 });
 
-const saleStarted = () => new AppError('SALE_STARTED', 'This sale already has orders; its stock can no longer be reset');
-
-/**
- * Opens a sale: MySQL records the initial stock first, then Redis gets the live counter. Pending
- * reservations live only in Redis, so they are checked before MySQL is touched.
- */
 export const handler = api({ access: 'admin', params: Params, body: Stock }).handler(async ({ input }) => {
   const { itemId } = input.params;
   const { quantity, perUserLimit, buckets } = input.body;
-  if (await saleHasReservations(itemId, buckets)) throw saleStarted();
-  if (!(await upsertItemStock(itemId, quantity, perUserLimit, buckets))) {
-    throw saleStarted();
-  }
-  await openSale(itemId, quantity, perUserLimit, buckets);
+  await openItemSale(itemId, { quantity, perUserLimit, buckets });
   return json(200, { id: itemId, initialStock: quantity, remaining: quantity, perUserLimit, buckets });
 });

@@ -2,10 +2,8 @@ import middy from '@middy/core';
 import type { ScheduledEvent } from 'aws-lambda';
 import { storeCredentials } from '../shared/platform/clients/credentials';
 import { flushMetrics } from '../shared/platform/metrics';
-import { logger } from '../shared/platform/logger';
-import type { ReservationKind } from '../shared/reservations/kind';
-import { kinds } from '../shared/reservations/kinds';
-import { reconcileOwner } from '../shared/reservations/reconcile';
+import { reconcileKinds } from '../shared/reservations/reconcile';
+import { kinds } from '../shared/sales/kinds';
 
 /** Older than this, an outbox entry's send is taken as lost and relayed. */
 const RELAY_AFTER_MS = 60_000;
@@ -20,22 +18,6 @@ export const handler = middy<ScheduledEvent, { owners: number; drifted: number }
   .use(flushMetrics())
   .use(storeCredentials())
   .handler(async () => {
-    let owners = 0;
-    let drifted = 0;
-    for (const kind of kinds as readonly ReservationKind<unknown>[]) {
-      for (const owner of await kind.owners()) {
-        const report = await reconcileOwner(kind, owner, { relayOlderThanMs: RELAY_AFTER_MS, repair: true });
-        if (!report) continue;
-        owners += 1;
-        if (report.drift !== 0 && report.steady) {
-          drifted += 1;
-          logger.error(report.adjusted === report.drift ? 'Reservation drift repaired' : 'Reservation drift', { ...report });
-        } else if (report.waiting || report.rebuilt) {
-          logger.error(report.rebuilt ? 'Rebuilt a state Redis lost' : 'A state Redis lost waits to be rebuilt', { ...report });
-        } else if (report.relayed > 0) {
-          logger.warn('Relayed lost sends', { kind: report.kind, owner, relayed: report.relayed });
-        }
-      }
-    }
+    const { owners, drifted } = await reconcileKinds(kinds, { relayOlderThanMs: RELAY_AFTER_MS, repair: true });
     return { owners, drifted };
   });

@@ -2,14 +2,13 @@ import * as z from '../shared/platform/zod';
 import { NotFoundError } from '../shared/platform/errors';
 import { api } from '../shared/platform/http/api';
 import { json } from '../shared/platform/http/response';
-import { catalogChanged } from '../shared/catalog/cached-programs';
-import { ProgramInput, updateProgram } from '../shared/catalog/programs';
+import { changeProgram } from '../shared/catalog/cached-programs';
+import { ProgramInput } from '../shared/catalog/programs';
 
 const Params = z.object({ id: z.coerce.number().check(z.int(), z.positive(), z.maximum(Number.MAX_SAFE_INTEGER)) });
 
 export const handler = api({ access: 'admin', params: Params, body: ProgramInput }).handler(async ({ input }) => {
-  const program = await updateProgram(input.params.id, input.body);
+  const program = await changeProgram(input.params.id, input.body);
   if (!program) throw new NotFoundError('No such program');
-  await catalogChanged();
   return json(200, program);
 });

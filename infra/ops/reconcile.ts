@@ -3,17 +3,17 @@
  *
  * Checks capacity = remaining (Redis) + confirmed (MySQL) + pending (outbox) for every item's sale
  * and every deal (or the owners named) of the running twin, or of REDIS_URL / DATABASE_URL /
- * RESERVATION_QUEUE_URL when set. Prints one JSON line per owner and exits 1 when any drifts and was not
- * repaired. --repair relays outbox entries older than --relay-after-s, moves a counter whose drift
- * held across two looks, rebuilds a state Redis lost once nothing is in flight, and puts back
- * buyers' holdings Redis lost.
+ * RESERVATION_QUEUE_URL when set, as the 5-minute schedule does (reconcileKinds). Prints one JSON
+ * line per owner and exits 1 when any drifted (its drift held across two looks) and was not
+ * repaired, waits for a lost state to be rebuilt, or was named but is unknown. --repair relays
+ * outbox entries older than --relay-after-s, moves a counter whose drift held across two looks,
+ * rebuilds a state Redis lost once nothing is in flight, and puts back buyers' holdings Redis lost.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { twinEnvironment } from '../../load/support/twin';
-import type { ReservationKind } from '../../shared/reservations/kind';
-import { kinds } from '../../shared/reservations/kinds';
-import { reconcileOwner } from '../../shared/reservations/reconcile';
+import { reconcileKinds } from '../../shared/reservations/reconcile';
+import { kinds } from '../../shared/sales/kinds';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -23,23 +23,15 @@ const { positionals, values } = parseArgs({
 const twinState = '.local/twin/twin.json';
 if (!process.env.REDIS_URL && existsSync(twinState)) Object.assign(process.env, twinEnvironment(JSON.parse(readFileSync(twinState, 'utf8'))));
 
-const options = { relayOlderThanMs: values.repair ? Number(values['relay-after-s']) * 1000 : Number.POSITIVE_INFINITY, repair: values.repair };
-let drifted = 0;
-let found = 0;
-for (const kind of kinds as readonly ReservationKind<unknown>[]) {
-  const owners = await kind.owners();
-  for (const owner of positionals.length ? positionals.filter((p) => owners.includes(p)) : owners) {
-    const report = (await reconcileOwner(kind, owner, options))!;
-    found += 1;
-    const repaired = report.adjusted === report.drift || report.rebuilt;
-    if ((report.drift !== 0 && !repaired) || report.waiting) drifted += 1;
-    process.stdout.write(`${JSON.stringify(report)}\n`);
-  }
-}
-for (const owner of positionals) {
-  if (!(await Promise.all(kinds.map((k) => k.owners()))).flat().includes(owner)) {
-    process.stdout.write(`${JSON.stringify({ owner, error: 'no such item or deal' })}\n`);
-    drifted += 1;
-  }
-}
-process.exit(drifted || (positionals.length && !found) ? 1 : 0);
+const print = (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`);
+const run = await reconcileKinds(
+  kinds,
+  {
+    relayOlderThanMs: values.repair ? Number(values['relay-after-s']) * 1000 : Number.POSITIVE_INFINITY,
+    repair: values.repair,
+    ...(positionals.length ? { only: positionals } : {}),
+  },
+  print,
+);
+for (const owner of run.unknown) print({ owner, error: 'no such item or deal' });
+process.exit(run.unresolved || run.unknown.length || (positionals.length && !run.owners) ? 1 : 0);

@@ -1,5 +1,5 @@
 import { cache } from '../cache/cache';
-import { loadProgramPage, normaliseQuery, type ProgramQuery } from './programs';
+import { insertProgram, loadProgramPage, normaliseQuery, updateProgram, type Program, type ProgramInput, type ProgramQuery } from './programs';
 
 /** Every catalog key carries the hash tag {catalog}: one slot for the version and its entries. */
 const VERSION_KEY = '{catalog}:version';
@@ -20,4 +20,18 @@ export function programPageJson(q: ProgramQuery): Promise<string> {
 /** After every committed admin write: readers move to a new key space, so none sees the old list. */
 export function catalogChanged(): Promise<string> {
   return cache().bumpVersion(VERSION_KEY);
+}
+
+/** Adds a program, then moves readers off the cached pages that lack it. */
+export async function createProgram(input: ProgramInput): Promise<Program> {
+  const program = await insertProgram(input);
+  await catalogChanged();
+  return program;
+}
+
+/** Changes a program, then moves readers off the cached pages that show it as it was; undefined when there is no such program. */
+export async function changeProgram(id: number, input: ProgramInput): Promise<Program | undefined> {
+  const program = await updateProgram(id, input);
+  if (program) await catalogChanged();
+  return program;
 }

@@ -83,6 +83,7 @@ export async function loadProgramPage(q: ProgramQuery): Promise<ProgramPage> {
   };
 }
 
+/** The row only: the cached pages are not told. Admin writes go through createProgram and changeProgram (cached-programs.ts), which tell them. */
 export async function insertProgram(input: ProgramInput): Promise<Program> {
   const [result] = await db().query<ResultSetHeader>('INSERT INTO programs (title, career_tag, type, description) VALUES (?, ?, ?, ?)', [
     input.title,
@@ -93,6 +94,7 @@ export async function insertProgram(input: ProgramInput): Promise<Program> {
   return { id: result.insertId, ...input };
 }
 
+/** The row only, as insertProgram. */
 export async function updateProgram(id: number, input: ProgramInput): Promise<Program | undefined> {
   const [result] = await db().query<ResultSetHeader>('UPDATE programs SET title = ?, career_tag = ?, type = ?, description = ? WHERE id = ?', [
     input.title,

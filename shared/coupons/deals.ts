@@ -1,7 +1,9 @@
 import type { RowDataPacket } from 'mysql2';
 import type { Pool } from 'mysql2/promise';
 import { db } from '../platform/clients/mysql';
+import { inTransaction } from '../platform/db/transaction';
 import { ScriptCode, scriptError } from '../platform/redis/script-codes';
+import { setDealState } from './coupons';
 
 /** A CHECK constraint refused the row: MariaDB's ER_CONSTRAINT_FAILED, MySQL's ER_CHECK_CONSTRAINT_VIOLATED. */
 const CHECK_VIOLATED = [4025, 3819];
@@ -33,6 +35,20 @@ export async function upsertDeal(deal: Deal, conn: Pick<Pool, 'query'> = db()): 
     .catch((error: { errno?: number }) => {
       throw CHECK_VIOLATED.includes(error.errno ?? 0) ? scriptError(ScriptCode.LimitBelowIssued) : error;
     });
+}
+
+/**
+ * The MySQL row is written first but committed only once Redis, which refuses a limit below what
+ * is already issued, has taken the new state: a refusal, or a failure on either side, leaves both
+ * as they were. Two failures can still part them: a failed COMMIT after Redis took the state, and
+ * a Redis call that fails without saying whether the script ran (a dropped connection). The admin
+ * sees an error either way, and a retried PUT, being the whole state, puts them back together.
+ */
+export async function putDeal(deal: Deal): Promise<void> {
+  await inTransaction(db(), async (conn) => {
+    await upsertDeal(deal, conn);
+    await setDealState(deal.id, deal.opensAt, deal.closesAt, deal.limit);
+  });
 }
 
 export async function findDeal(dealId: string): Promise<Deal | undefined> {

@@ -3,6 +3,7 @@ import { db } from '../platform/clients/mysql';
 import { redis } from '../platform/clients/redis';
 import { sqs } from '../platform/clients/sqs';
 import { reservationQueueEnv, readEnv } from '../platform/config';
+import { logger } from '../platform/logger';
 import { luaScript } from '../platform/redis/script';
 import { finishMove, parseMoves, splitUnits, type Move } from './buckets';
 import type { OwnerKeys, ReservationKind } from './kind';
@@ -251,4 +252,69 @@ export async function reconcileOwner<R>(kind: ReservationKind<R>, owner: string,
 /** What the writer runs when it learns Redis lost writes for an owner: a repair at once, with no relay. */
 export function repairOwner<R>(kind: ReservationKind<R>, owner: string): Promise<OwnerReconciliation | undefined> {
   return reconcileOwner(kind, owner, { relayOlderThanMs: Number.POSITIVE_INFINITY, repair: true, oneLook: true });
+}
+
+/**
+ * The one drift rule, for the schedule and the CLI alike: an owner drifted when capacity ≠
+ * remaining + confirmed + pending + moving held across two looks. A drift that two looks disagree
+ * on is not believed: something moved between them (a reservation in flight), the next run looks
+ * again, and it is not the drift a repair moves either.
+ */
+function drifted(report: OwnerReconciliation): boolean {
+  return report.steady && report.drift !== 0;
+}
+
+/** Still wrong after the run: a drift left as it was (not moved, not rebuilt away), or a lost state waiting to be rebuilt. */
+function unresolved(report: OwnerReconciliation): boolean {
+  return (drifted(report) && report.adjusted !== report.drift && !report.rebuilt) || report.waiting !== undefined;
+}
+
+/** What the schedule logs of an owner: repairs and what they wait for as errors, relays as warnings, a clean owner not at all. */
+function logReconciliation(report: OwnerReconciliation): void {
+  if (report.waiting || report.rebuilt) {
+    logger.error(report.rebuilt ? 'Rebuilt a state Redis lost' : 'A state Redis lost waits to be rebuilt', { ...report });
+  } else if (drifted(report)) {
+    logger.error(report.adjusted === report.drift ? 'Reservation drift repaired' : 'Reservation drift', { ...report });
+  } else if (report.relayed > 0) {
+    logger.warn('Relayed lost sends', { kind: report.kind, owner: report.owner, relayed: report.relayed });
+  }
+}
+
+export interface Reconciliation {
+  /** Owners looked at. */
+  owners: number;
+  /** Of them, those that drifted (see drifted), repaired or not. */
+  drifted: number;
+  /** Of them, those still wrong after the run (see unresolved). */
+  unresolved: number;
+  /** Owners asked for by name that no kind knows. */
+  unknown: string[];
+}
+
+/**
+ * Reconciles every owner of the kinds given (items' sales, deals), or only those named, one at a
+ * time, handing each owner's report to `each`: the one entry point of the 5-minute schedule
+ * (functions/reconcile-reservations.ts) and of `npm run reconcile` (infra/ops/reconcile.ts).
+ */
+export async function reconcileKinds(
+  kinds: readonly ReservationKind<unknown>[],
+  options: ReconcileOptions & { only?: string[] },
+  each: (report: OwnerReconciliation) => void = logReconciliation,
+): Promise<Reconciliation> {
+  const run: Reconciliation = { owners: 0, drifted: 0, unresolved: 0, unknown: [] };
+  const known = new Set<string>();
+  for (const kind of kinds) {
+    const owners = await kind.owners();
+    for (const owner of owners) known.add(owner);
+    for (const owner of options.only ? options.only.filter((o) => owners.includes(o)) : owners) {
+      const report = await reconcileOwner(kind, owner, options);
+      if (!report) continue;
+      run.owners += 1;
+      if (drifted(report)) run.drifted += 1;
+      if (unresolved(report)) run.unresolved += 1;
+      each(report);
+    }
+  }
+  run.unknown = (options.only ?? []).filter((owner) => !known.has(owner));
+  return run;
 }

@@ -1,9 +1,11 @@
+import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import { db } from '../platform/clients/mysql';
 import { readyConnections, redis } from '../platform/clients/redis';
 import { inTransaction } from '../platform/db/transaction';
 import { faultPoint } from '../platform/faults';
 import { loggableError, logger } from '../platform/logger';
 import { count, timing } from '../platform/metrics';
+import { CORRELATION_ATTRIBUTE, decodeCorrelationIds, decodeHandOffs, handOffMessage } from './hand-off';
 import type { ReservationKind, StoredState } from './kind';
 import { lockedStates, recordStored } from './ledger';
 import { repairOwner } from './reconcile';
@@ -163,3 +165,45 @@ export async function writeReservations<R>(kind: ReservationKind<R>, records: R[
 }
 
 const isStored = (state: string | undefined) => state === 'confirmed' || state === 'rejected';
+
+/**
+ * The reservation queue's consumer for the kinds given: stores the orders and coupons reserved in
+ * Redis, all of a batch's of each kind together. A malformed record fails alone (and reaches the
+ * DLQ after its receives run out) without holding back the rest of its batch; a record with a
+ * reservation that could not be written is retried whole, and its siblings already written are
+ * then recognised in the ledger and not stored twice. Each decision is logged with the correlation
+ * id of the request that made the reservation (an extra key of its own line, not appended to the
+ * logger, which the twin's concurrent batches share).
+ */
+export function reservationWriter(kinds: readonly ReservationKind<unknown>[]): (records: SQSRecord[]) => Promise<SQSBatchResponse> {
+  const message = handOffMessage(kinds);
+  return async (records) => {
+    const failures = new Set<string>();
+    const messagesOf = new Map<string, string[]>();
+    const correlationIds: Record<string, string> = Object.assign(
+      {},
+      ...records.map((record) => decodeCorrelationIds(record.messageAttributes?.[CORRELATION_ATTRIBUTE]?.stringValue)),
+    );
+    const messages = records.flatMap((record) => {
+      const parsed = decodeHandOffs(message, record.body);
+      if (parsed.success) return [{ messageId: record.messageId, body: parsed.data }];
+      logger.error('Malformed hand-off message', { messageId: record.messageId, issues: parsed.error.issues.length });
+      failures.add(record.messageId);
+      return [];
+    });
+    const write = <R>(kind: ReservationKind<R>) => {
+      const batch = messages.flatMap(({ messageId, body }) =>
+        (body[kind.name] as R[]).map((record) => {
+          const id = kind.idOf(record);
+          messagesOf.set(id, [...(messagesOf.get(id) ?? []), messageId]);
+          return record;
+        }),
+      );
+      return writeReservations(kind, batch);
+    };
+    const results = await Promise.all(kinds.map((kind) => write(kind)));
+    for (const id of results.flatMap((r) => [...r.failed])) for (const messageId of messagesOf.get(id)!) failures.add(messageId);
+    for (const [id, state] of results.flatMap((r) => [...r.decisions])) logger.info('Reservation decided', { id, state, correlationId: correlationIds[id] });
+    return { batchItemFailures: [...failures].map((itemIdentifier) => ({ itemIdentifier })) };
+  };
+}

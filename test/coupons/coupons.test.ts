@@ -10,7 +10,7 @@ import { issuedCount } from '../../shared/coupons/coupons';
 import { coupons } from '../../shared/coupons/kind';
 import { writeReservations as writeKind } from '../../shared/reservations/writer';
 import { dealKeys, type CouponRecord } from '../../shared/coupons/model';
-import { encodeHandOffs } from '../../shared/reservations/queue';
+import { encodeHandOffs } from '../../shared/reservations/hand-off';
 import { httpEvent, lambdaContext } from '../support/events';
 import { sql } from '../support/orders';
 import { depth, ownReservationQueue, pollQueue, testSqs } from '../support/queues';

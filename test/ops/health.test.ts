@@ -15,7 +15,7 @@ async function healthInstance(queueUrl: string) {
   process.env.RESERVATION_QUEUE_URL = queueUrl;
   const { handler } = (await import('../../functions/health')) as { handler: Handler };
   const { sqs } = await import('../../shared/platform/clients/sqs');
-  const { CHECK_CACHE_MS } = await import('../../functions/health');
+  const { CHECK_CACHE_MS } = await import('../../shared/platform/health');
   return { handler, sqs, CHECK_CACHE_MS };
 }
 

@@ -6,7 +6,7 @@ import { startTwin, type Twin } from '../../infra/twin/twin';
 import { logger } from '../../shared/platform/logger';
 import { reserve } from '../../shared/orders/sale';
 import { receiveAndSend } from '../../shared/platform/queue/redrive';
-import { encodeHandOffs } from '../../shared/reservations/queue';
+import { encodeHandOffs } from '../../shared/reservations/hand-off';
 import { apiCall } from '../../infra/twin/api-client';
 import { depth, testSqs } from '../support/queues';
 import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';

@@ -5,7 +5,7 @@ import { redis } from '../../shared/platform/clients/redis';
 import { issueCoupon, setDealState } from '../../shared/coupons/coupons';
 import { upsertDeal } from '../../shared/coupons/deals';
 import { dealKeys } from '../../shared/coupons/model';
-import { encodeHandOffs, type HandOff } from '../../shared/reservations/queue';
+import { encodeHandOffs, type HandOff } from '../../shared/reservations/hand-off';
 import { upsertItemStock } from '../../shared/orders/items';
 import { itemKeys } from '../../shared/orders/model';
 import { openSale, reserve } from '../../shared/orders/sale';

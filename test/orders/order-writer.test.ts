@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { handler as writeReservations } from '../../functions/write-reservations';
 import { redis } from '../../shared/platform/clients/redis';
 import { upsertItemStock } from '../../shared/orders/items';
-import { encodeHandOffs } from '../../shared/reservations/queue';
+import { encodeHandOffs } from '../../shared/reservations/hand-off';
 import { itemKeys, type OrderRecord } from '../../shared/orders/model';
 import { openSale, reserve } from '../../shared/orders/sale';
 import { fixture, lambdaContext } from '../support/events';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Poller } from '../../infra/twin/poller';
 import { redis } from '../../shared/platform/clients/redis';
 import { upsertItemStock } from '../../shared/orders/items';
-import { encodeHandOffs } from '../../shared/reservations/queue';
+import { encodeHandOffs } from '../../shared/reservations/hand-off';
 import { itemKeys, type OrderRecord } from '../../shared/orders/model';
 import { openSale, remainingStock, reserve } from '../../shared/orders/sale';
 import { httpEvent, lambdaContext } from '../support/events';

@@ -1,7 +1,7 @@
 import { PurgeQueueCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { redis } from '../../shared/platform/clients/redis';
-import { HandOffMessage } from '../../shared/reservations/kinds';
+import { HandOffMessage } from '../../shared/sales/kinds';
 import { decideFirst } from '../../shared/reservations/ledger';
 import { compensate, handOff } from '../../shared/reservations/place';
 import { reconcileOwner } from '../../shared/reservations/reconcile';

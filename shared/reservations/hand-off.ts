@@ -1,0 +1,63 @@
+import type { ReservationKind } from './kind';
+import * as z from '../platform/zod';
+
+/**
+ * The hand-off message: what the reservation queue carries from the reserving functions (and the
+ * relay) to the writer. Encoded, described and decoded here, and nowhere else.
+ */
+
+/** One reservation on its way to the writer: the kind's name (the message field) and its record. */
+export interface HandOff {
+  kind: string;
+  record: unknown;
+  /** The reservation's id and the request that made it (shared/platform/http/correlation.ts); a relayed reservation has none. */
+  correlation?: { id: string; correlationId: string };
+}
+
+/** The message attribute naming the request of each reservation a message carries: {"<reservation id>":"<correlation id>"}. */
+export const CORRELATION_ATTRIBUTE = 'CorrelationIds';
+
+/** The correlation ids of a message's reservations, keyed by reservation id: the message attribute's value. */
+export function encodeCorrelationIds(handOffs: HandOff[]): string | undefined {
+  const ids = Object.fromEntries(handOffs.flatMap(({ correlation }) => (correlation ? [[correlation.id, correlation.correlationId]] : [])));
+  return Object.keys(ids).length ? JSON.stringify(ids) : undefined;
+}
+
+/** A message body: the reservations of one moment, grouped by kind, e.g. {"orders":[…],"coupons":[…]}. */
+export function encodeHandOffs(handOffs: HandOff[]): string {
+  const byKind: Record<string, unknown[]> = {};
+  for (const { kind, record } of handOffs) (byKind[kind] ??= []).push(record);
+  return JSON.stringify(byKind);
+}
+
+/**
+ * The schema of one message on the reservation queue, for the kinds given: the reservations made in
+ * the same moment, of any kind, travel together to the writer, e.g. {"orders":[…],"coupons":[…]},
+ * at most 100 of a kind and at least one in all.
+ */
+export function handOffMessage(kinds: readonly ReservationKind<unknown>[]) {
+  const fields = Object.fromEntries(kinds.map((kind) => [kind.name, z._default(z.array(kind.record).check(z.maxLength(100)), [])]));
+  return z
+    .strictObject(fields)
+    .check(z.refine((m) => Object.values(m).some((records) => records.length > 0), 'a message carries at least one reservation'));
+}
+export type HandOffMessage = ReturnType<typeof handOffMessage>;
+
+/** A message body, parsed against the schema: a body that is not JSON fails as one that does not fit. */
+export function decodeHandOffs(message: HandOffMessage, body: string): ReturnType<HandOffMessage['safeParse']> {
+  try {
+    return message.safeParse(JSON.parse(body));
+  } catch {
+    return message.safeParse(undefined);
+  }
+}
+
+/** Reservation id -> the id of the request that made it, from the message attribute's value; none when it is absent or garbled. */
+export function decodeCorrelationIds(value: string | undefined): Record<string, string> {
+  try {
+    const ids: unknown = JSON.parse(value ?? '{}');
+    return ids && typeof ids === 'object' ? (ids as Record<string, string>) : {};
+  } catch {
+    return {};
+  }
+}
