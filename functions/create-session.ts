@@ -1,6 +1,6 @@
 import * as z from '../shared/platform/zod';
 import { AppError } from '../shared/platform/errors';
-import { api } from '../shared/platform/http/api';
+import { api } from '../shared/api/api';
 import { clientAddress } from '../shared/platform/http/client-address';
 import { admitSignIn, signInSucceeded } from '../shared/limits/rate';
 import { json } from '../shared/platform/http/response';

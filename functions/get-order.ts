@@ -2,7 +2,7 @@ import type { RowDataPacket } from 'mysql2';
 import * as z from '../shared/platform/zod';
 import { db } from '../shared/platform/clients/mysql';
 import { NotFoundError } from '../shared/platform/errors';
-import { api } from '../shared/platform/http/api';
+import { api } from '../shared/api/api';
 import { json } from '../shared/platform/http/response';
 import { OrderId } from '../shared/orders/model';
 import { pendingOrder } from '../shared/orders/sale';

@@ -3,7 +3,7 @@ import { redis } from '../shared/platform/clients/redis';
 import { db } from '../shared/platform/clients/mysql';
 import { sqs } from '../shared/platform/clients/sqs';
 import { reservationQueueEnv, readEnv } from '../shared/platform/config';
-import { api, principalOf } from '../shared/platform/http/api';
+import { api, principalOf } from '../shared/api/api';
 import { json } from '../shared/platform/http/response';
 import { logger } from '../shared/platform/logger';
 import * as z from '../shared/platform/zod';

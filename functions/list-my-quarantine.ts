@@ -1,5 +1,5 @@
 import { mailRetentionEnv, readEnv } from '../shared/platform/config';
-import { api } from '../shared/platform/http/api';
+import { api } from '../shared/api/api';
 import { json } from '../shared/platform/http/response';
 import { PageQuery } from '../shared/mail/paging';
 import { listQuarantine } from '../shared/mail/quarantine';

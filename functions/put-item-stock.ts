@@ -1,6 +1,6 @@
 import * as z from '../shared/platform/zod';
 import { AppError } from '../shared/platform/errors';
-import { api } from '../shared/platform/http/api';
+import { api } from '../shared/api/api';
 import { json } from '../shared/platform/http/response';
 import { upsertItemStock } from '../shared/orders/items';
 import { BucketCount, ItemId, MAX_ORDER_QUANTITY } from '../shared/orders/model';

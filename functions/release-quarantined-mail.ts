@@ -1,6 +1,6 @@
 import * as z from '../shared/platform/zod';
 import { mailRetentionEnv, readEnv, rawMailEnv } from '../shared/platform/config';
-import { api } from '../shared/platform/http/api';
+import { api } from '../shared/api/api';
 import { json } from '../shared/platform/http/response';
 import { findOrCreateNewsletter } from '../shared/mail/newsletters';
 import { mailReleaser } from '../shared/mail/quarantine';

@@ -340,7 +340,7 @@ export function visibilityTimeoutSeconds(queue: QueueName): number {
 
 /**
  * Every need of a function: its row's, and for a route the CloudFront check, which every route
- * makes (shared/platform/http/api.ts) and so no row repeats.
+ * makes (shared/api/api.ts) and so no row repeats.
  */
 export function envNeedsOf(spec: FunctionSpec): readonly EnvNeed[] {
   return spec.trigger.kind === 'http' ? [...spec.env, 'cloudFront'] : spec.env;
