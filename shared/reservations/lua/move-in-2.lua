@@ -7,6 +7,6 @@
 
   ARGV[1] units
 
-  Returns 1 when taken in (now or before), or -10 when the recipient has no state.
+  Returns 1 when taken in (now or before), or -18 when the recipient has no state.
 ]]
 return take_in(KEYS[1], KEYS[2], ARGV[1])
