@@ -1,5 +1,5 @@
 import { redis } from '../platform/clients/redis';
-import { ratePrelude, reservationRates, throwIfRateLimited } from '../limits/rate';
+import { reservationRates, throwIfRateLimited } from '../limits/rate';
 import { AppError } from '../platform/errors';
 import { isRefusal, ScriptCode, scriptError } from '../platform/redis/script-codes';
 import { luaScript, runOverPairs } from '../platform/redis/script';
@@ -8,7 +8,6 @@ import { dealKeys, newCouponId, type CouponRecord } from './model';
 
 const issueScript = luaScript<[string, string, string, string, string], [number, string, number, string, number, number, number, number]>(
   new URL('./lua/coupon-issue-5.lua', import.meta.url),
-  [ratePrelude],
 );
 const releaseScript = luaScript<[string, string, string, string], [string, number]>(new URL('./lua/coupon-release-4.lua', import.meta.url));
 const setScript = luaScript<[string], [number, number, number]>(new URL('./lua/deal-set-1.lua', import.meta.url));

@@ -7,10 +7,7 @@ import { luaScript } from '../platform/redis/script';
 import { once } from '../platform/once';
 import { gcra, LIMITS, type Rate } from './limits';
 
-/** The GCRA (rate_wait), for every script that takes from a rate inside its own decision. */
-export const ratePrelude = new URL('./lua/gcra.lua', import.meta.url);
-
-const takeScript = luaScript<[string], [number, number]>(new URL('./lua/rate-take-1.lua', import.meta.url), [ratePrelude]);
+const takeScript = luaScript<[string], [number, number]>(new URL('./lua/rate-take-1.lua', import.meta.url));
 const gateScript = luaScript<[string], [number, number, number, number]>(new URL('./lua/sign-in-gate-1.lua', import.meta.url));
 
 /**

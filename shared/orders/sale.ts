@@ -1,15 +1,14 @@
 import { redis } from '../platform/clients/redis';
 import { UnavailableError } from '../platform/errors';
-import { ratePrelude, reservationRates, throwIfRateLimited } from '../limits/rate';
+import { reservationRates, throwIfRateLimited } from '../limits/rate';
 import { isRefusal, ScriptCode, scriptError } from '../platform/redis/script-codes';
 import { luaScript, runOverPairs } from '../platform/redis/script';
-import { bucketOf, clearMove, parseMoves, refill, REFILL_DEADLINE_MS, splitUnits, takeInPrelude, type Move } from '../reservations/buckets';
+import { bucketOf, clearMove, parseMoves, refill, REFILL_DEADLINE_MS, splitUnits, type Move } from '../reservations/buckets';
 import type { Reserved } from '../reservations/place';
 import { itemBuckets, itemKeys, layoutKey, newOrderId, orderKeys, type OrderRecord } from './model';
 
 const reserveScript = luaScript<[string, string, string, string, string, string, string], [number, number, string, string, number, string, number, number, number, number, number, number]>(
   new URL('./lua/order-reserve-7.lua', import.meta.url),
-  [ratePrelude, takeInPrelude],
 );
 const releaseScript = luaScript<[string, string, string, string, string], [string, number, number]>(new URL('./lua/order-release-5.lua', import.meta.url));
 const openScript = luaScript<[string, string, string], [number, number, number]>(new URL('./lua/sale-open-3.lua', import.meta.url));

@@ -60,9 +60,7 @@ export function splitUnits(units: number, count: number): number[] {
 }
 
 const moveOutScript = luaScript<[state: string, moves: string], [string, number, number, number]>(new URL('./lua/move-out-2.lua', import.meta.url));
-/** The Lua function that takes a move in, put before every script that does: move-in-2.lua, and a reserving script that takes in the move its buyer's refill made for it. */
-export const takeInPrelude = new URL('./lua/take-in.lua', import.meta.url);
-const moveInScript = luaScript<[state: string, movedIn: string], [number]>(new URL('./lua/move-in-2.lua', import.meta.url), [takeInPrelude]);
+const moveInScript = luaScript<[state: string, movedIn: string], [number]>(new URL('./lua/move-in-2.lua', import.meta.url));
 
 /** A move recorded at its donor: started, perhaps taken in, not yet cleared. */
 export interface Move {
