@@ -1,6 +1,6 @@
 import * as z from '../shared/platform/zod';
 import { AppError, UnavailableError } from '../shared/platform/errors';
-import { api } from '../shared/platform/http/api';
+import { api } from '../shared/api/api';
 import { clientAddress } from '../shared/platform/http/client-address';
 import { correlationIdOf } from '../shared/platform/http/correlation';
 import { json } from '../shared/platform/http/response';

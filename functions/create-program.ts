@@ -1,4 +1,4 @@
-import { api } from '../shared/platform/http/api';
+import { api } from '../shared/api/api';
 import { json } from '../shared/platform/http/response';
 import { createProgram } from '../shared/catalog/cached-programs';
 import { ProgramInput } from '../shared/catalog/programs';

@@ -1,4 +1,4 @@
-import { api } from '../shared/platform/http/api';
+import { api } from '../shared/api/api';
 import { noContent } from '../shared/platform/http/response';
 import { logger } from '../shared/platform/logger';
 import { clearedSessionCookie, destroyAllSessions } from '../shared/sessions/store';

@@ -1,4 +1,4 @@
-import { api } from '../shared/platform/http/api';
+import { api } from '../shared/api/api';
 import { noContent } from '../shared/platform/http/response';
 import { clearedSessionCookie, destroySession, parseSessionCookie, SESSION_COOKIE } from '../shared/sessions/store';
 

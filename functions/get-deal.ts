@@ -1,6 +1,6 @@
 import * as z from '../shared/platform/zod';
 import { NotFoundError } from '../shared/platform/errors';
-import { api } from '../shared/platform/http/api';
+import { api } from '../shared/api/api';
 import { json } from '../shared/platform/http/response';
 import { issuedCount } from '../shared/coupons/coupons';
 import { findDeal } from '../shared/coupons/deals';

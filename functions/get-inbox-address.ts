@@ -1,5 +1,5 @@
 import { inboundDomainEnv, readEnv } from '../shared/platform/config';
-import { api } from '../shared/platform/http/api';
+import { api } from '../shared/api/api';
 import { json } from '../shared/platform/http/response';
 import { inboxTokenFor } from '../shared/mail/addresses';
 import { inboxAddress } from '../shared/mail/inbox-token';

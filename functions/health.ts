@@ -1,4 +1,4 @@
-import { api, principalOf } from '../shared/platform/http/api';
+import { api, principalOf } from '../shared/api/api';
 import { dependencyHealth } from '../shared/platform/health';
 import { json } from '../shared/platform/http/response';
 import * as z from '../shared/platform/zod';

@@ -1,4 +1,4 @@
-import { api } from '../shared/platform/http/api';
+import { api } from '../shared/api/api';
 import { json } from '../shared/platform/http/response';
 import { couponsOf } from '../shared/coupons/mine';
 

@@ -1,5 +1,5 @@
 import * as z from '../shared/platform/zod';
-import { api } from '../shared/platform/http/api';
+import { api } from '../shared/api/api';
 import { json } from '../shared/platform/http/response';
 import { listInbox } from '../shared/mail/inbox';
 

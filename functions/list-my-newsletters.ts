@@ -1,4 +1,4 @@
-import { api } from '../shared/platform/http/api';
+import { api } from '../shared/api/api';
 import { json } from '../shared/platform/http/response';
 import { listNewsletters } from '../shared/mail/inbox';
 import { PageQuery } from '../shared/mail/paging';

@@ -1,4 +1,4 @@
-import { api } from '../shared/platform/http/api';
+import { api } from '../shared/api/api';
 import { jsonBody } from '../shared/platform/http/response';
 import { programPageJson } from '../shared/catalog/cached-programs';
 import { ProgramQuery } from '../shared/catalog/programs';

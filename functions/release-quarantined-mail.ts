@@ -1,12 +1,13 @@
 import * as z from '../shared/platform/zod';
-import { readEnv, rawMailEnv } from '../shared/platform/config';
-import { api } from '../shared/platform/http/api';
+import { mailRetentionEnv, readEnv, rawMailEnv } from '../shared/platform/config';
+import { api } from '../shared/api/api';
 import { json } from '../shared/platform/http/response';
 import { findOrCreateNewsletter } from '../shared/mail/newsletters';
 import { mailReleaser } from '../shared/mail/quarantine';
 
 const { RAW_MAIL_BUCKET } = readEnv(rawMailEnv);
-const release = mailReleaser({ bucket: RAW_MAIL_BUCKET, resolveNewsletter: findOrCreateNewsletter });
+const { RAW_MAIL_RETENTION_DAYS } = readEnv(mailRetentionEnv);
+const release = mailReleaser({ bucket: RAW_MAIL_BUCKET, retentionDays: RAW_MAIL_RETENTION_DAYS, resolveNewsletter: findOrCreateNewsletter });
 
 export const handler = api({
   access: 'user',

@@ -30,7 +30,7 @@ export const buckets = {
 export const inboundMail = {
   bucket: 'rawMail',
   prefix: 'inbound/',
-  /** Raw messages are kept this long, quarantined ones included, then expire. */
+  /** Raw messages are kept this long, quarantined ones included, then expire (the bucket's lifecycle; the need mailRetention). */
   retentionDays: 30,
   /** The twin's SMTP listener port, unless SMTP_PORT says otherwise. */
   smtpPort: 2525,
@@ -300,7 +300,7 @@ export const functions: readonly FunctionSpec[] = [
     description: "Pages through the caller's quarantined mail that can still be released",
     trigger: { kind: 'http', method: 'GET', path: '/me/quarantine' },
     ...api,
-    env: ['redis', 'database', 'sessions'],
+    env: ['redis', 'database', 'sessions', 'mailRetention'],
   },
   {
     id: 'release-quarantined-mail',
@@ -309,7 +309,7 @@ export const functions: readonly FunctionSpec[] = [
     // Parses on a thread of its own under the same limits as receive-mail, within the API's time.
     memoryMb: 1024,
     timeoutSeconds: 15,
-    env: ['redis', 'database', 'sessions', 'rawMail'],
+    env: ['redis', 'database', 'sessions', 'rawMail', 'mailRetention'],
   },
   {
     id: 'migrate-database',
@@ -340,7 +340,7 @@ export function visibilityTimeoutSeconds(queue: QueueName): number {
 
 /**
  * Every need of a function: its row's, and for a route the CloudFront check, which every route
- * makes (shared/platform/http/api.ts) and so no row repeats.
+ * makes (shared/api/api.ts) and so no row repeats.
  */
 export function envNeedsOf(spec: FunctionSpec): readonly EnvNeed[] {
   return spec.trigger.kind === 'http' ? [...spec.env, 'cloudFront'] : spec.env;

@@ -12,7 +12,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { envNeedsOf, functions } from '../../functions/table';
+import { envNeedsOf, functions, inboundMail } from '../../functions/table';
 import { build } from 'esbuild';
 import { buildFunctionBundle, ESBUILD_OPTIONS } from '../bundling';
 import { environmentFor, type Deployment } from '../../shared/platform/config';
@@ -36,7 +36,7 @@ const deployment: Deployment = {
   reservationQueueUrl: 'https://sqs.us-east-1.amazonaws.com/000000000000/surge-reservations',
   cookieSecure: true,
   inboundDomain: 'inbound.surge.example',
-  rawMail: { bucket: 'surge-raw-mail', prefix: 'inbound/' },
+  rawMail: { bucket: 'surge-raw-mail', prefix: 'inbound/', retentionDays: inboundMail.retentionDays },
 };
 const lambdaRuntime = { PATH: process.env.PATH, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_ENDPOINT_URL: endpoint };
 

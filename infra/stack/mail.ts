@@ -57,7 +57,7 @@ export class Mail {
       // CloudFormation cannot delete a bucket with objects in it; this empties it first.
       autoDeleteObjects: kept.buckets === RemovalPolicy.DESTROY,
     });
-    this.need = { bucket: this.rawMail.bucketName, prefix: inboundMail.prefix };
+    this.need = { bucket: this.rawMail.bucketName, prefix: inboundMail.prefix, retentionDays: inboundMail.retentionDays };
 
     const ruleSet = new ReceiptRuleSet(stack, 'InboundRules', { receiptRuleSetName: 'surge-inbound' });
     // The mail functions' actions follow the S3 action as receive() adds them.

@@ -1,5 +1,5 @@
 /** The catalog as the original service served it: straight from MySQL on every request. */
-import { api } from '../../shared/platform/http/api';
+import { api } from '../../shared/api/api';
 import { json } from '../../shared/platform/http/response';
 import { loadProgramPage, ProgramQuery } from '../../shared/catalog/programs';
 

@@ -1,21 +1,18 @@
 import { redis } from '../platform/clients/redis';
-import { ratePrelude, reservationRates, throwIfRateLimited } from '../limits/rate';
+import { reservationRates, throwIfRateLimited } from '../limits/rate';
 import { AppError } from '../platform/errors';
-import { isScriptCode, scriptError } from '../platform/redis/script-codes';
+import { isRefusal, ScriptCode, scriptError } from '../platform/redis/script-codes';
 import { luaScript, runOverPairs } from '../platform/redis/script';
 import type { Reserved } from '../reservations/place';
 import { dealKeys, newCouponId, type CouponRecord } from './model';
 
 const issueScript = luaScript<[string, string, string, string, string], [number, string, number, string, number, number, number, number]>(
   new URL('./lua/coupon-issue-5.lua', import.meta.url),
-  [ratePrelude],
 );
 const releaseScript = luaScript<[string, string, string, string], [string, number]>(new URL('./lua/coupon-release-4.lua', import.meta.url));
 const setScript = luaScript<[string], [number, number, number]>(new URL('./lua/deal-set-1.lua', import.meta.url));
 const forgetHoldersScript = luaScript<[string], (string | number)[]>(new URL('./lua/holder-forget-1.lua', import.meta.url));
 const restoreHoldersScript = luaScript<[string], (string | number)[]>(new URL('./lua/holders-restore-1.lua', import.meta.url));
-
-const ALREADY_ISSUED = -23;
 
 /** The user already holds a coupon of this deal; the answer names it. */
 export class AlreadyIssuedError extends AppError {
@@ -35,10 +32,10 @@ export async function issueCoupon(dealId: string, userId: number, source: string
   const coupon: CouponRecord = { couponId: newCouponId(dealId, now), dealId, userId, issuedAt: now };
   const rates = reservationRates('coupons', keys.tag, userId, source);
   const reply = await issueScript.run(redis(), [keys.state, keys.buyers, keys.outbox, ...rates.keys], [userId, coupon.couponId, now, JSON.stringify(coupon), ...rates.args]);
-  if (isScriptCode(reply)) throw scriptError(reply);
+  if (isRefusal(reply)) throw scriptError(reply);
   throwIfRateLimited(reply, 'coupons');
   const [couponId, issued, pending] = reply as [string, number, number?];
-  if (issued === ALREADY_ISSUED) return { record: { ...coupon, couponId }, replayed: true, pending: pending === 1 };
+  if (issued === ScriptCode.AlreadyIssued) return { record: { ...coupon, couponId }, replayed: true, pending: pending === 1 };
   return { record: coupon, replayed: false, pending: true };
 }
 
@@ -50,7 +47,7 @@ export async function releaseCoupon(coupon: CouponRecord): Promise<number> {
 
 export async function setDealState(dealId: string, opensAt: number, closesAt: number, limit: number): Promise<void> {
   const reply = await setScript.run(redis(), [dealKeys(dealId).state], [opensAt, closesAt, limit]);
-  if (isScriptCode(reply)) throw scriptError(reply);
+  if (isRefusal(reply)) throw scriptError(reply);
 }
 
 export async function issuedCount(dealId: string): Promise<number | undefined> {

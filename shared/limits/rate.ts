@@ -2,14 +2,12 @@ import { createHash } from 'node:crypto';
 import { redis } from '../platform/clients/redis';
 import { limitsEnv, readEnv } from '../platform/config';
 import { RateLimitedError } from '../platform/errors';
+import { ScriptCode } from '../platform/redis/script-codes';
 import { luaScript } from '../platform/redis/script';
 import { once } from '../platform/once';
 import { gcra, LIMITS, type Rate } from './limits';
 
-/** The GCRA (rate_wait), for every script that takes from a rate inside its own decision. */
-export const ratePrelude = new URL('./lua/gcra.lua', import.meta.url);
-
-const takeScript = luaScript<[string], [number, number]>(new URL('./lua/rate-take-1.lua', import.meta.url), [ratePrelude]);
+const takeScript = luaScript<[string], [number, number]>(new URL('./lua/rate-take-1.lua', import.meta.url));
 const gateScript = luaScript<[string], [number, number, number, number]>(new URL('./lua/sign-in-gate-1.lua', import.meta.url));
 
 /**
@@ -49,9 +47,6 @@ export async function takeRate(key: string, rate: Rate, message?: string): Promi
   if (wait > 0) throw new RateLimitedError(wait, message);
 }
 
-/** What a reservation script answers when a rate refused it: {RATE_LIMITED, ms until one would be allowed}. */
-const RATE_LIMITED = -15;
-
 export type ReservationKindName = 'orders' | 'coupons';
 
 export interface ReservationRates {
@@ -73,9 +68,9 @@ export function reservationRates(kind: ReservationKindName, ownerTag: string, bu
   };
 }
 
-/** Throws the 429 when a reservation script's reply says a rate refused it. */
+/** Throws the 429 when a reservation script's reply says a rate refused it: {RateLimited, ms until one would be allowed}. */
 export function throwIfRateLimited(reply: unknown, kind: ReservationKindName): void {
-  if (Array.isArray(reply) && reply[0] === RATE_LIMITED) {
+  if (Array.isArray(reply) && reply[0] === ScriptCode.RateLimited) {
     throw new RateLimitedError(Number(reply[1]), `Too many ${kind === 'orders' ? 'orders' : 'coupon requests'}; try again later`);
   }
 }

@@ -1,5 +1,4 @@
 import type { RowDataPacket } from 'mysql2';
-import { inboundMail } from '../../functions/table';
 import { db } from '../platform/clients/mysql';
 import { AppError, NotFoundError } from '../platform/errors';
 import { logger } from '../platform/logger';
@@ -24,14 +23,14 @@ export interface QuarantinedMail {
 /**
  * A page of the reader's quarantined mail, newest first, and the cursor of the next page (null
  * after the last): only mail not yet released whose raw message is still kept, since only that
- * can be released.
+ * can be released, which is mail younger than the raw messages' retention.
  */
-export async function listQuarantine(userId: number, page: { after?: number; limit: number }): Promise<{ mail: QuarantinedMail[]; next: string | null }> {
+export async function listQuarantine(userId: number, retentionDays: number, page: { after?: number; limit: number }): Promise<{ mail: QuarantinedMail[]; next: string | null }> {
   const [rows] = await db().query<RowDataPacket[]>(
     `SELECT id, reason, sender, subject, authenticated, quarantined_at FROM quarantined_mail
       WHERE user_id = ? AND released_at IS NULL AND quarantined_at > CURRENT_TIMESTAMP(3) - INTERVAL ? DAY ${page.after !== undefined ? 'AND id < ?' : ''}
       ORDER BY id DESC LIMIT ?`,
-    [userId, inboundMail.retentionDays, ...(page.after !== undefined ? [page.after] : []), page.limit + 1],
+    [userId, retentionDays, ...(page.after !== undefined ? [page.after] : []), page.limit + 1],
   );
   const mail = rows.slice(0, page.limit).map((r) => ({
     id: Number(r.id),
@@ -48,6 +47,8 @@ export type ReleaseOutcome = Exclude<FilingOutcome, 'quarantined'> | 'rejected';
 
 export interface MailReleaserOptions {
   bucket: string;
+  /** Days raw messages are kept: an older quarantined mail has none left to release. */
+  retentionDays: number;
   resolveNewsletter: NewsletterResolver;
 }
 
@@ -57,14 +58,14 @@ export interface MailReleaserOptions {
  * (they chose it) but not their mutes. A mail whose virus scan did not pass stays quarantined.
  * Releasing again changes nothing; a message the parser refuses is answered as rejected.
  */
-export function mailReleaser({ bucket, resolveNewsletter }: MailReleaserOptions) {
+export function mailReleaser({ bucket, retentionDays, resolveNewsletter }: MailReleaserOptions) {
   const parser = new MailParserPool(1);
 
   return async (userId: number, id: number): Promise<{ id: number; outcome: ReleaseOutcome; reason?: string }> => {
     const [[held]] = await db().query<RowDataPacket[]>(
       `SELECT ses_message_id, raw_key, reason, authenticated FROM quarantined_mail
         WHERE id = ? AND user_id = ? AND quarantined_at > CURRENT_TIMESTAMP(3) - INTERVAL ? DAY`,
-      [id, userId, inboundMail.retentionDays],
+      [id, userId, retentionDays],
     );
     if (!held) throw new NotFoundError('No such quarantined mail');
     if (String(held.reason).startsWith('virus')) throw new AppError('CONFLICT', 'Mail whose virus scan did not pass cannot be released');

@@ -1,15 +1,14 @@
 import { redis } from '../platform/clients/redis';
 import { UnavailableError } from '../platform/errors';
-import { ratePrelude, reservationRates, throwIfRateLimited } from '../limits/rate';
-import { isScriptCode, ScriptCode, scriptError } from '../platform/redis/script-codes';
+import { reservationRates, throwIfRateLimited } from '../limits/rate';
+import { isRefusal, ScriptCode, scriptError } from '../platform/redis/script-codes';
 import { luaScript, runOverPairs } from '../platform/redis/script';
-import { BUCKET_DRY, bucketOf, clearMove, LAYOUT_CHANGED, parseMoves, refill, REFILL_DEADLINE_MS, splitUnits, takeInPrelude, type Move } from '../reservations/buckets';
+import { bucketOf, clearMove, parseMoves, refill, REFILL_DEADLINE_MS, splitUnits, type Move } from '../reservations/buckets';
 import type { Reserved } from '../reservations/place';
 import { itemBuckets, itemKeys, layoutKey, newOrderId, orderKeys, type OrderRecord } from './model';
 
 const reserveScript = luaScript<[string, string, string, string, string, string, string], [number, number, string, string, number, string, number, number, number, number, number, number]>(
   new URL('./lua/order-reserve-7.lua', import.meta.url),
-  [ratePrelude, takeInPrelude],
 );
 const releaseScript = luaScript<[string, string, string, string, string], [string, number, number]>(new URL('./lua/order-release-5.lua', import.meta.url));
 const openScript = luaScript<[string, string, string], [number, number, number]>(new URL('./lua/sale-open-3.lua', import.meta.url));
@@ -80,7 +79,7 @@ export async function reserve(request: ReservationRequest, now = Date.now()): Pr
       await clearMove(itemBuckets(request.itemId, buckets), keep);
       keep = undefined;
     }
-    if (reply === LAYOUT_CHANGED || reply === ScriptCode.NotOnSale) {
+    if (reply === ScriptCode.LayoutChanged || reply === ScriptCode.NotOnSale) {
       // The sale may have been opened anew with another number of buckets since this instance learnt it.
       if (!relearnt) {
         relearnt = true;
@@ -90,16 +89,16 @@ export async function reserve(request: ReservationRequest, now = Date.now()): Pr
           continue;
         }
       }
-      if (reply === LAYOUT_CHANGED) throw new UnavailableError('The order could not be placed; retry with the same Idempotency-Key');
+      if (reply === ScriptCode.LayoutChanged) throw new UnavailableError('The order could not be placed; retry with the same Idempotency-Key');
     }
-    if (reply === BUCKET_DRY) {
+    if (reply === ScriptCode.BucketDry) {
       if (performance.now() > refillsEnd) throw new UnavailableError('The order could not be placed; retry with the same Idempotency-Key');
       const refilled = await refill(request.itemId, itemBuckets(request.itemId, buckets), bucket, request.quantity, refills++ > 0);
       if (!refilled) throw scriptError(ScriptCode.SoldOut);
       keep = refilled.keep;
       continue;
     }
-    if (isScriptCode(reply)) throw scriptError(reply);
+    if (isRefusal(reply)) throw scriptError(reply);
     throwIfRateLimited(reply, 'orders');
     const [orderId, remaining, replayed, pending] = reply as [string, number, number, number];
     return { record: { ...order, orderId }, remaining, replayed: replayed === 1, pending: pending === 1 };
@@ -122,7 +121,7 @@ export async function openSale(itemId: string, stock: number, perUserLimit: numb
   if (before !== buckets) await Promise.all(itemBuckets(itemId, before).map((keys) => redis().del(keys.state)));
   const shares = splitUnits(stock, buckets);
   const replies = await Promise.all(itemBuckets(itemId, buckets).map((keys, k) => openScript.run(redis(), [keys.state, keys.buyers, keys.outbox], [shares[k]!, perUserLimit, buckets])));
-  const refused = replies.find(isScriptCode);
+  const refused = replies.find(isRefusal);
   if (refused !== undefined) throw scriptError(refused);
   await (buckets > 1 ? redis().set(layoutKey(itemId), buckets) : redis().del(layoutKey(itemId)));
   layouts.set(itemId, buckets);

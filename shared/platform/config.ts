@@ -80,6 +80,12 @@ export const rawMailEnv = z.object({
 });
 
 /**
+ * How long raw messages are kept, quarantined ones included: functions/table.ts's inboundMail,
+ * which also sets the bucket's expiry, so mail offered for release still has its raw message.
+ */
+export const mailRetentionEnv = z.object({ RAW_MAIL_RETENTION_DAYS: z.coerce.number().check(z.int(), z.positive()) });
+
+/**
  * The secret (JSON: email, password) of the admin the deploy trigger creates when its address is
  * not taken yet. Unset where nothing provisions one: then the trigger only migrates.
  */
@@ -116,6 +122,7 @@ export const envNeeds = {
   sessions: sessionEnv,
   inboundDomain: inboundDomainEnv,
   rawMail: rawMailEnv,
+  mailRetention: mailRetentionEnv,
   firstAdmin: firstAdminEnv,
   limits: limitsEnv,
   cloudFront: cloudFrontEnv,
@@ -130,7 +137,7 @@ export interface Deployment {
   reservationQueueUrl: string;
   cookieSecure: boolean;
   inboundDomain: string;
-  rawMail: { bucket: string; prefix: string; parserThreads?: number };
+  rawMail: { bucket: string; prefix: string; retentionDays: number; parserThreads?: number };
   firstAdminSecretId?: string;
   loadTestSources?: string;
   /** Set only where CloudFront fronts the API: the secret of its origin header. */
@@ -161,6 +168,7 @@ const variablesOf: Record<EnvNeed, (d: Deployment) => Record<string, string>> = 
     RAW_MAIL_PREFIX: d.rawMail.prefix,
     ...optional('MAIL_PARSER_THREADS', d.rawMail.parserThreads),
   }),
+  mailRetention: (d) => ({ RAW_MAIL_RETENTION_DAYS: String(d.rawMail.retentionDays) }),
   firstAdmin: (d) => optional('FIRST_ADMIN_SECRET_ID', d.firstAdminSecretId),
   limits: (d) => optional('LOAD_TEST_SOURCES', d.loadTestSources),
   cloudFront: (d) => optional('ORIGIN_SECRET_ID', d.originSecretId),

@@ -2,6 +2,7 @@ import slotOf from 'cluster-key-slot';
 import { redis } from '../platform/clients/redis';
 import { UnavailableError } from '../platform/errors';
 import { faultPoint } from '../platform/faults';
+import { ScriptCode } from '../platform/redis/script-codes';
 import { luaScript } from '../platform/redis/script';
 import { newReservationId } from './ids';
 import type { OwnerKeys } from './kind';
@@ -58,16 +59,8 @@ export function splitUnits(units: number, count: number): number[] {
   return Array.from({ length: count }, (_, k) => Math.floor(units / count) + (k < units % count ? 1 : 0));
 }
 
-/** What a script answers when the buyer's bucket has too few units, while other buckets may have some. */
-export const BUCKET_DRY = -16;
-/** What a script answers when the caller's idea of how many buckets the owner has is out of date. */
-export const LAYOUT_CHANGED = -17;
-
-const NO_STATE = -10;
 const moveOutScript = luaScript<[state: string, moves: string], [string, number, number, number]>(new URL('./lua/move-out-2.lua', import.meta.url));
-/** The Lua function that takes a move in, put before every script that does: move-in-2.lua, and a reserving script that takes in the move its buyer's refill made for it. */
-export const takeInPrelude = new URL('./lua/take-in.lua', import.meta.url);
-const moveInScript = luaScript<[state: string, movedIn: string], [number]>(new URL('./lua/move-in-2.lua', import.meta.url), [takeInPrelude]);
+const moveInScript = luaScript<[state: string, movedIn: string], [number]>(new URL('./lua/move-in-2.lua', import.meta.url));
 
 /** A move recorded at its donor: started, perhaps taken in, not yet cleared. */
 export interface Move {
@@ -170,7 +163,7 @@ async function refillNow(owner: string, buckets: OwnerKeys[], recipient: number,
   const inFlight: Move[] = parseMoves(recipient, Object.entries(own).flat());
   given.forEach((reply, i) => {
     const donor = donors[i]!;
-    if (reply === NO_STATE) return; // lost with its units: a repair rebuilds it
+    if (reply === ScriptCode.NoState) return; // lost with its units: a repair rebuilds it
     const [units, count, recorded] = reply as [number, number, string[]];
     if (units > 0) started.push({ id: `${moveId}.${donor}`, from: donor, to: recipient, units });
     seen.set(donor, String(count));

@@ -3,7 +3,7 @@ import { redis } from '../platform/clients/redis';
 import { readEnv, sessionEnv } from '../platform/config';
 import { logger } from '../platform/logger';
 import { once } from '../platform/once';
-import { isScriptCode, scriptError } from '../platform/redis/script-codes';
+import { isRefusal, scriptError } from '../platform/redis/script-codes';
 import { luaScript } from '../platform/redis/script';
 import type { Role } from './users';
 
@@ -99,7 +99,7 @@ export async function signIn(user: { id: number; role: Role; email: string }, pr
 /** One Redis round trip: loads the session and slides its idle timeout in the same script. */
 export async function resolveSession(handle: SessionHandle, now = Date.now()): Promise<Principal> {
   const reply = await touchScript.run(redis(), [sessionKey(handle)], [now, settings().idleMs]);
-  if (isScriptCode(reply)) throw scriptError(reply);
+  if (isRefusal(reply)) throw scriptError(reply);
   const [userId, role, email] = reply as [string, Role, string];
   return {
     userId: Number(userId),

@@ -32,7 +32,7 @@ const awsLikeDeployment: Deployment = {
   reservationQueueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/surge-reservations',
   cookieSecure: true,
   inboundDomain: 'inbound.test.example',
-  rawMail: { bucket: 'surge-raw-mail', prefix: inboundMail.prefix },
+  rawMail: { bucket: 'surge-raw-mail', prefix: inboundMail.prefix, retentionDays: inboundMail.retentionDays },
   firstAdminSecretId: 'first-admin',
 };
 /** Set by the stack on every function, outside any need. */

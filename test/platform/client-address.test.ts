@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { api } from '../../shared/platform/http/api';
+import { api } from '../../shared/api/api';
 import { clientAddress, markThroughCloudFront, viewerAddress } from '../../shared/platform/http/client-address';
 import { json } from '../../shared/platform/http/response';
 import { httpEvent, lambdaContext } from '../support/events';

@@ -1,6 +1,6 @@
 --[[
   Issues one coupon of a time deal: checks everything before it writes anything. The user's and
-  the source's rates (rates_take, from shared/limits/lua/gcra.lua, put before this) are part of the
+  the source's rates (rates_take, from gcra.lua, included below) are part of the
   decision: every ask of an open deal takes from both, but for the answers that cost nothing (sold
   out to a user who holds none), and one that either refuses writes nothing.
 
@@ -26,6 +26,7 @@
     -24 sold out: the limit is reached
     {-15, ms} a rate is spent: the ms until it allows one again
 ]]
+--- @include "gcra.lua"
 local deal = redis.call('HMGET', KEYS[1], 'opens', 'closes', 'limit', 'issued')
 if not deal[1] then
   return -20

@@ -1,8 +1,9 @@
 --[[
-  The generic cell rate algorithm (GCRA), put before every script that takes from a rate
-  (luaScript's `prelude`), so the algorithm is written once. A request is allowed when the key's
-  theoretical arrival time (TAT) is at most `burst` ahead of now; taking it moves the TAT on by one
-  interval. Redis's clock, so every instance sees the same time.
+  The generic cell rate algorithm (GCRA), included by every script that takes from a rate
+  (`--- @include "gcra.lua"`, which luaScript resolves), so the algorithm is written once. A
+  request is allowed when the key's theoretical arrival time (TAT) is at most `burst` ahead of
+  now; taking it moves the TAT on by one interval. Redis's clock, so every instance sees the same
+  time.
 
   rate_wait(key, interval, burst): key holds the TAT, ms; interval (ms) is the period divided by
   the requests it allows, burst (ms) how far ahead of now the TAT may run (interval × (burst size −

@@ -1,12 +1,12 @@
 --[[
   Reserves stock for one order: checks everything before it writes anything of it. The buyer's and the
-  source's rates (rates_take, from shared/limits/lua/gcra.lua, put before this) are part of the
+  source's rates (rates_take, from gcra.lua, included below) are part of the
   decision: every attempt past the answers that cost nothing (a replay, no sale, sold out) takes
   from both, and one that either refuses writes nothing. An item split into buckets reserves in
   the buyer's bucket; one with too few units left answers -16 without taking from the rates, and
   the caller takes units from the other buckets (shared/reservations/buckets.ts) or proves there
   are none before the buyer is told SOLD_OUT. The units the buyer's own refill moved come with
-  the next attempt: it takes that move in first (take_in, from take-in.lua, put before this),
+  the next attempt: it takes that move in first (take_in, from take-in.lua, included below),
   whatever it then answers, so no other buyer can take them between their arrival and this
   buyer's reservation.
 
@@ -40,6 +40,8 @@
     -16 this bucket has too few units; the item's other buckets may have some
     -17 the item has another number of buckets than the caller believes
 ]]
+--- @include "gcra.lua"
+--- @include "take-in.lua"
 if tonumber(ARGV[12]) > 0 and take_in(KEYS[1], KEYS[7], ARGV[12]) ~= 1 then
   return -10
 end

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 
-/** Events whose origin header proved they came through CloudFront (set by shared/platform/http/api.ts). */
+/** Events whose origin header proved they came through CloudFront (set by throughCloudFront, shared/platform/http/middleware.ts). */
 const throughCloudFront = new WeakSet<APIGatewayProxyEventV2>();
 
 /** Marks an event as proved to come through CloudFront: its CloudFront-Viewer-Address is then CloudFront's, not the client's. */

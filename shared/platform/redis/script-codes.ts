@@ -1,6 +1,10 @@
 import { AppError, NotFoundError, UnauthenticatedError } from '../errors';
 
-/** Negative return codes of every Lua script, each mapped below to the error a client sees. */
+/**
+ * Every negative return code of every Lua script, one meaning each, so a reply means the same
+ * whichever script gave it. A script's header lists the codes it returns (`-11 sold out …`);
+ * test/unit/script-codes.test.ts holds each header to this table.
+ */
 export enum ScriptCode {
   SessionNotFound = -1,
   NotOnSale = -10,
@@ -8,14 +12,30 @@ export enum ScriptCode {
   LimitExceeded = -12,
   IdempotencyMismatch = -13,
   SaleStarted = -14,
+  /** Comes as {-15, ms until the rate allows one again}: the caller names the 429 (limits/rate.ts). */
+  RateLimited = -15,
+  /** The buyer's bucket has too few units, while other buckets may have some: the caller refills. */
+  BucketDry = -16,
+  /** The owner has another number of buckets than the caller believes: the caller learns it again. */
+  LayoutChanged = -17,
+  /** A bucket's state is gone (lost with its units): the move waits for a repair to rebuild it. */
+  NoState = -18,
   DealNotFound = -20,
   DealNotOpen = -21,
   DealClosed = -22,
+  /** Comes as {coupon id, -23, pending}: the user already holds a coupon of the deal, replayed. */
+  AlreadyIssued = -23,
   CouponsSoldOut = -24,
   LimitBelowIssued = -25,
 }
 
-const errorFor: Record<ScriptCode, () => AppError> = {
+/** The codes a caller acts on itself (they carry data or ask for another step) rather than answer with an error. */
+type Signal = ScriptCode.RateLimited | ScriptCode.BucketDry | ScriptCode.LayoutChanged | ScriptCode.NoState | ScriptCode.AlreadyIssued;
+
+/** A code that refuses the request as it is: the client sees its error. */
+export type Refusal = Exclude<ScriptCode, Signal>;
+
+const errorFor: Record<Refusal, () => AppError> = {
   [ScriptCode.SessionNotFound]: () => new UnauthenticatedError('Session expired or unknown'),
   [ScriptCode.NotOnSale]: () => new AppError('NOT_ON_SALE', 'This item is not on sale'),
   [ScriptCode.SoldOut]: () => new AppError('SOLD_OUT', 'Not enough stock left'),
@@ -30,10 +50,10 @@ const errorFor: Record<ScriptCode, () => AppError> = {
   [ScriptCode.LimitBelowIssued]: () => new AppError('CONFLICT', 'The limit cannot go below the coupons already issued'),
 };
 
-export function isScriptCode(reply: unknown): reply is ScriptCode {
+export function isRefusal(reply: unknown): reply is Refusal {
   return typeof reply === 'number' && reply < 0 && reply in errorFor;
 }
 
-export function scriptError(code: ScriptCode): AppError {
+export function scriptError(code: Refusal): AppError {
   return errorFor[code]();
 }

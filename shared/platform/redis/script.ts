@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Cluster, Redis } from 'ioredis';
 import { count } from '../metrics';
 
@@ -22,18 +23,49 @@ function countRefusal(error: Error): never {
   throw error;
 }
 
+/** A script's declaration that it calls the functions of another Lua file, by that file's name: `--- @include "gcra.lua"`. */
+const INCLUDE = /^--- @include "([^"/]+\.lua)"$/gm;
+
+/**
+ * Where an included file is, by its name alone: beside the script in a bundle, whose lua/ folder
+ * holds every script flat (infra/bundling.ts, bundleFileCopies), else in one of the lua/ folders
+ * of shared/'s capabilities, as in the source tree. Names are unique across those folders, or the
+ * bundle's flat copy would lose one.
+ */
+function includedFile(name: string, script: URL): URL {
+  const beside = new URL(name, script);
+  if (existsSync(beside)) return beside;
+  const shared = new URL('../../', script);
+  const found = readdirSync(shared, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => new URL(`${entry.name}/lua/${name}`, shared))
+    .filter((candidate) => existsSync(candidate));
+  if (found.length !== 1) throw new Error(`${fileURLToPath(script)} includes ${name}, found ${found.length} times`);
+  return found[0]!;
+}
+
+/** A script's source with each file it includes put in place of its declaration, once each, however deeply included. */
+function sourceWithIncludes(file: URL, included = new Set<string>()): string {
+  return readFileSync(file, 'utf8').replace(INCLUDE, (_, name: string) => {
+    if (included.has(name)) return '';
+    included.add(name);
+    return sourceWithIncludes(includedFile(name, file), included);
+  });
+}
+
 /**
  * Loads `<name>-<numKeys>.lua` and runs it through ioredis defineCommand, which sends EVALSHA and
  * falls back to EVAL once after a NOSCRIPT (a Redis restart or failover). Request data only ever
- * travels in KEYS and ARGV, never in the script's source. `prelude` files (Lua functions several
- * scripts call, such as shared/limits/lua/gcra.lua) are put before the script's own source.
+ * travels in KEYS and ARGV, never in the script's source. The Lua files a script declares with
+ * `--- @include "<file>.lua"` (functions several scripts call, such as gcra.lua) take the place of
+ * their declarations.
  */
-export function luaScript<Keys extends string[], Args extends ScriptArg[]>(file: URL, prelude: URL[] = []): LuaScript<Keys, Args> {
+export function luaScript<Keys extends string[], Args extends ScriptArg[]>(file: URL): LuaScript<Keys, Args> {
   const match = FILE_NAME.exec(basename(file.pathname));
   if (!match) throw new Error(`Lua script file must be named <name>-<numKeys>.lua: ${file.pathname}`);
   const name = match[1]!;
   const numberOfKeys = Number(match[2]);
-  const lua = [...prelude, file].map((part) => readFileSync(part, 'utf8')).join('\n');
+  const lua = sourceWithIncludes(file);
   return {
     name,
     numberOfKeys,

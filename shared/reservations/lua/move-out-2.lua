@@ -13,11 +13,11 @@
   ARGV[4] now, ms
 
   Returns {units moved (0 when the donor has none), the donor's moves count, the moves still
-  recorded here as id/record pairs}, or -10 when the donor has no state.
+  recorded here as id/record pairs}, or -18 when the donor has no state.
 ]]
 local state = redis.call('HMGET', KEYS[1], 'stock', 'moves')
 if not state[1] then
-  return -10
+  return -18
 end
 local stock = tonumber(state[1])
 local units = math.min(stock, math.max(tonumber(ARGV[3]), math.ceil(stock / 2)))

@@ -1,15 +1,16 @@
-import middy, { type MiddlewareObj } from '@middy/core';
+/**
+ * The generic middlewares of the HTTP functions, which know no capability: shared/api/api.ts
+ * stacks them, with the session check between, into the one stack every route uses.
+ */
+import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type * as z from '../zod';
 import { timingSafeEqual } from 'node:crypto';
-import { loadedSecret, storeCredentials } from '../clients/credentials';
+import { loadedSecret } from '../clients/credentials';
 import { ORIGIN_VERIFY_HEADER } from '../config';
-import { withDeadline } from '../deadline';
-import { AppError, ForbiddenError, isDependencyUnavailable, isRefusedCredentials, RateLimitedError, UnauthenticatedError, UnavailableError } from '../errors';
+import { AppError, ForbiddenError, isDependencyUnavailable, isRefusedCredentials, RateLimitedError, UnavailableError } from '../errors';
 import { loggableError, logger } from '../logger';
-import { count, flushMetrics } from '../metrics';
-import { parseSessionCookie, resolveSession, SESSION_COOKIE, type Principal } from '../../sessions/store';
-import type { Role } from '../../sessions/users';
+import { count } from '../metrics';
 import { markThroughCloudFront } from './client-address';
 import { json, type ApiResult } from './response';
 
@@ -24,7 +25,7 @@ export interface InputSchemas {
   body?: z.ZodMiniType;
 }
 
-type Parsed<S extends InputSchemas> = { [K in keyof S]: S[K] extends z.ZodMiniType ? z.infer<S[K]> : never };
+export type Parsed<S extends InputSchemas> = { [K in keyof S]: S[K] extends z.ZodMiniType ? z.infer<S[K]> : never };
 
 export interface ApiEvent<In = unknown> extends APIGatewayProxyEventV2 {
   /** Cookies by name; the first occurrence of a name wins. */
@@ -32,12 +33,6 @@ export interface ApiEvent<In = unknown> extends APIGatewayProxyEventV2 {
   /** Path parameters, query, headers and body, validated against the function's schemas. */
   input: In;
 }
-
-export type AuthedEvent<In = unknown> = ApiEvent<In> & { principal: Principal };
-
-type Access = 'public' | Role;
-
-type EventOf<A extends Access, In> = A extends 'public' ? ApiEvent<In> : AuthedEvent<In>;
 
 /**
  * A route whose every answer is a business event: counted as `<prefix>.<ok>` when it succeeds, else
@@ -48,29 +43,10 @@ export interface Outcomes {
   ok: string;
 }
 
-/**
- * The one middleware stack of every HTTP function: metrics flushed once the invocation ends, the
- * stores' credentials, event normalisation, the CloudFront check (where CloudFront is in front),
- * authentication, input validation (path, query, headers, JSON body), the route's outcome counted
- * (where it has outcomes), then the error handler last. Handlers only see valid input, typed by
- * the schemas; the exported Lambda handler takes the plain API Gateway event.
- */
-export function api<A extends Access, S extends InputSchemas = {}>(options: { access: A; outcomes?: Outcomes } & S) {
-  const stack = middy<APIGatewayProxyEventV2, ApiResult>().use(flushMetrics()).use(storeCredentials()).use(normaliseEvent()).use(throughCloudFront());
-  if (options.access !== 'public') stack.use(authenticate(options.access));
-  stack.use(validateInput(options));
-  if (options.outcomes) stack.use(countOutcome(options.outcomes));
-  stack.use(errorHandler());
-  return {
-    handler: (fn: (event: EventOf<A, Parsed<S>>, context: Context) => Promise<ApiResult>) =>
-      stack.handler((event, context) => withDeadline(context.getRemainingTimeInMillis(), () => fn(event as EventOf<A, Parsed<S>>, context))),
-  };
-}
-
 const UPPER_CASE = /[A-Z]/;
 const NO_COOKIES: Readonly<Record<string, string>> = Object.freeze({});
 
-function normaliseEvent(): MiddlewareObj<APIGatewayProxyEventV2> {
+export function normaliseEvent(): MiddlewareObj<APIGatewayProxyEventV2> {
   return {
     name: 'normaliseEvent',
     before: ({ event }) => {
@@ -109,7 +85,7 @@ function sameSecret(presented: string | undefined, secret: string): boolean {
  * went around the distribution and its WAF, straight to API Gateway's own endpoint: refused.
  * Read on every invocation, as storeCredentials reads the secret ids (cheap; right in tests).
  */
-function throughCloudFront(): MiddlewareObj<APIGatewayProxyEventV2> {
+export function throughCloudFront(): MiddlewareObj<APIGatewayProxyEventV2> {
   return {
     name: 'throughCloudFront',
     before: ({ event }) => {
@@ -117,34 +93,6 @@ function throughCloudFront(): MiddlewareObj<APIGatewayProxyEventV2> {
       if (!secretId) return;
       if (!sameSecret(event.headers[ORIGIN_VERIFY_HEADER], loadedSecret(secretId))) throw new ForbiddenError('Requests to this API go through its CloudFront distribution');
       markThroughCloudFront(event);
-    },
-  };
-}
-
-/**
- * The signed-in principal of a request, who must hold the role: 401 without a live session, 403
- * with the wrong role. What a route's access does before its handler; a public route that shows
- * more to some (health's detail) asks it itself.
- */
-export async function principalOf(event: ApiEvent, role: Role): Promise<Principal> {
-  const handle = parseSessionCookie(event.cookieMap[SESSION_COOKIE]);
-  if (!handle) throw new UnauthenticatedError();
-  let principal: Principal;
-  try {
-    principal = await resolveSession(handle);
-  } catch (error) {
-    throw error instanceof AppError ? error : new UnavailableError('Sessions are unavailable, try again shortly');
-  }
-  if (role === 'admin' && principal.role !== 'admin') throw new ForbiddenError('Admins only');
-  return principal;
-}
-
-function authenticate(role: Role): MiddlewareObj<APIGatewayProxyEventV2> {
-  return {
-    name: 'authenticate',
-    before: async (request) => {
-      const event = request.event as AuthedEvent;
-      event.principal = await principalOf(event, role);
     },
   };
 }
@@ -170,7 +118,7 @@ function parseJsonBody(event: APIGatewayProxyEventV2): unknown {
   }
 }
 
-function validateInput(schemas: InputSchemas): MiddlewareObj<APIGatewayProxyEventV2> {
+export function validateInput(schemas: InputSchemas): MiddlewareObj<APIGatewayProxyEventV2> {
   return {
     name: 'validateInput',
     before: ({ event }) => {
@@ -187,7 +135,7 @@ function validateInput(schemas: InputSchemas): MiddlewareObj<APIGatewayProxyEven
 const camelCase = (code: string) => code.toLowerCase().replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
 
 /** Runs its onError after the error handler's (middy runs them in reverse), so the answer is decided. */
-function countOutcome({ prefix, ok }: Outcomes): MiddlewareObj<APIGatewayProxyEventV2, ApiResult> {
+export function countOutcome({ prefix, ok }: Outcomes): MiddlewareObj<APIGatewayProxyEventV2, ApiResult> {
   return {
     name: 'countOutcome',
     after: () => count(`${prefix}.${ok}`),
@@ -201,7 +149,7 @@ function countOutcome({ prefix, ok }: Outcomes): MiddlewareObj<APIGatewayProxyEv
 /** Every 503 tells the client when to come back: a dependency away, not a rejection. */
 const RETRY_SOON = { headers: { 'retry-after': '1' } };
 
-function errorHandler(): MiddlewareObj<APIGatewayProxyEventV2, ApiResult, Error, Context> {
+export function errorHandler(): MiddlewareObj<APIGatewayProxyEventV2, ApiResult, Error, Context> {
   return {
     name: 'errorHandler',
     onError: (request) => {
