@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { createPool, type Pool } from 'mysql2/promise';
 import { startTwinProcess, type TwinInfo, type TwinProcess } from '../../infra/twin/twin-process';
 import { adminCookie, pointAtTwin, releaseSharedClients, signedInCrowd } from '../support/crowd';
-import { round } from '../support/measure';
+import { round } from '../support/round';
 import { twinEnvironment } from '../support/twin';
 import { SALE_KINDS } from './kinds';
 import type { Answers, Ledger } from './count';

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { insertUsers } from '../../infra/twin/seed';
-import { drive, round, type LoadResult } from './measure';
+import { drive, type LoadResult } from './measure';
+import { round } from './round';
 import { currentTimeline } from './timeline';
 import { twinEnvironment, type BenchTwin, type TwinInfo } from './twin';
 import { cookieValue, createSession } from '../../shared/sessions/store';
