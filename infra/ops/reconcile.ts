@@ -10,10 +10,10 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { twinEnvironment } from '../../load/support/twin';
 import type { ReservationKind } from '../../shared/reservations/kind';
 import { kinds } from '../../shared/reservations/kinds';
 import { reconcileOwner } from '../../shared/reservations/reconcile';
+import { twinEnvironment } from '../twin/running';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,

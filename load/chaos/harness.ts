@@ -12,7 +12,7 @@ import { createPool, type Pool } from 'mysql2/promise';
 import { startTwinProcess, type TwinInfo, type TwinProcess } from '../../infra/twin/twin-process';
 import { adminCookie, pointAtTwin, releaseSharedClients, signedInCrowd } from '../support/crowd';
 import { round } from '../support/round';
-import { twinEnvironment } from '../support/twin';
+import { twinEnvironment } from '../../infra/twin/running';
 import { SALE_KINDS } from './kinds';
 import type { Answers, Ledger } from './count';
 import { startChaosRedis, type ChaosRedis } from './redis';
