@@ -10,7 +10,7 @@
 import { printResult } from './support/result-line';
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
-import { CEILING_PATH } from '../infra/twin/twin';
+import { CEILING_PATH } from '../infra/twin/routes';
 import { stopTwinProcesses } from '../infra/twin/twin-process';
 import { againstCeiling, drive } from './support/measure';
 import { round } from './support/round';

@@ -4,9 +4,7 @@
  * operators' tools (reconcile, redrive) and the benches alike.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { envNeedsOf, functions } from '../../functions/table';
-import { environmentFor } from '../../shared/platform/config';
-import { runtimeEnvironment, twinDeployment } from './twin';
+import { functionEnvironment } from './deployment';
 import type { TwinInfo } from './twin-process';
 
 /** Where `npm start` (main.ts, in its default state dir) writes what it serves once it serves. */
@@ -24,6 +22,5 @@ export function readRunningTwin(): TwinInfo | undefined {
  */
 export function twinEnvironment(twin: TwinInfo): Record<string, string> {
   const stores = { redis: { url: twin.redisUrl, adminUrl: twin.redisUrl }, database: { url: twin.databaseUrl, adminUrl: twin.databaseUrl }, emulator: { url: twin.emulatorUrl } };
-  const allNeeds = [...new Set(functions.flatMap(envNeedsOf))];
-  return { ...runtimeEnvironment(twin.emulatorUrl), ...environmentFor(allNeeds, twinDeployment(stores, twin.queues, 'admin')) };
+  return functionEnvironment(stores, twin.queues);
 }

@@ -1,6 +1,6 @@
 import { functions } from '../../functions/table';
 import type { Handler } from '../../infra/twin/lambda';
-import type { ExtraFunction } from '../../infra/twin/twin';
+import type { ExtraFunction } from '../../infra/twin/extra-functions';
 import { baselineMailDomain } from './mail-domain';
 
 /** Sized as the API functions they stand beside, with what a sale's or a deal's function needs. */

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { readRunningTwin } from '../../infra/twin/running';
-import { EXTRA_FUNCTIONS_ENV } from '../../infra/twin/twin';
+import { EXTRA_FUNCTIONS_ENV } from '../../infra/twin/extra-functions';
 import { startTwinProcess, type TwinInfo } from '../../infra/twin/twin-process';
 
 export type { TwinInfo };
