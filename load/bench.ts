@@ -10,35 +10,14 @@
 import { printResult } from './support/result-line';
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
-import { CEILING_PATH } from '../infra/twin/twin';
+import { CEILING_PATH } from '../infra/twin/routes';
 import { stopTwinProcesses } from '../infra/twin/twin-process';
-import type { Options } from 'autocannon';
-import { againstCeiling, drive, round, type AgainstCeiling, type LoadResult } from './support/measure';
+import { againstCeiling, drive } from './support/measure';
+import { round } from './support/round';
 import { writeReport, type BenchReport } from './support/report';
 import { startTimeline } from './support/timeline';
-import { acquireTwin, type BenchRuntime, type BenchTwin } from './support/twin';
-
-export interface ScenarioContext {
-  twin: BenchTwin;
-  /** How the twin runs the functions, for a scenario that starts a second twin to compare with. */
-  runtime: BenchRuntime;
-  connections: number;
-  duration: number;
-  log(message: string): void;
-  /** The scenario's steady load alternated with the gateway's ceiling (see againstCeiling). */
-  againstCeiling(load: Pick<Options, 'requests' | 'url'>, label: string): Promise<AgainstCeiling>;
-}
-
-export interface ScenarioResult {
-  load: LoadResult;
-  /** Set by scenarios that measured their load against the ceiling in turns. */
-  ceiling?: LoadResult;
-  baseline?: Record<string, unknown>;
-  extra?: Record<string, unknown>;
-  invariants: Record<string, { expected: unknown; actual: unknown }>;
-}
-
-export type Scenario = (context: ScenarioContext) => Promise<ScenarioResult>;
+import type { Scenario } from './support/scenario';
+import { acquireTwin } from './support/twin';
 
 /**
  * HTTP scenarios are compared with the gateway's ceiling: in turns with their steady load

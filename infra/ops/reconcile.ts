@@ -11,9 +11,9 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { twinEnvironment } from '../../load/support/twin';
 import { reconcileKinds } from '../../shared/reservations/reconcile';
 import { kinds } from '../../shared/sales/kinds';
+import { twinEnvironment } from '../twin/running';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,

@@ -7,13 +7,12 @@
  * account and region of the AWS CLI's environment: SQS moves them itself (a message move task),
  * waited for at most --wait-s. Prints one JSON line: {queue, how, moved}.
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { GetQueueAttributesCommand, GetQueueUrlCommand } from '@aws-sdk/client-sqs';
 import { queues, type QueueName } from '../../functions/table';
 import { sqs } from '../../shared/platform/clients/sqs';
 import { messageMoveTask, receiveAndSend } from '../../shared/platform/queue/redrive';
-import { twinEnvironment } from '../../load/support/twin';
+import { readRunningTwin, twinEnvironment } from '../twin/running';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -25,10 +24,10 @@ if (!['twin', 'aws'].includes(target) || !spec) {
   process.stderr.write(`usage: npm run redrive [-- aws] [--queue ${Object.keys(queues).join('|')}] [--wait-s 300]\n`);
   process.exit(2);
 }
-const twinState = '.local/twin/twin.json';
 if (target === 'twin') {
-  if (!existsSync(twinState)) throw new Error('No twin is running here (npm start); for a deployed stack: npm run redrive -- aws');
-  Object.assign(process.env, twinEnvironment(JSON.parse(readFileSync(twinState, 'utf8'))));
+  const twin = readRunningTwin();
+  if (!twin) throw new Error('No twin is running here (npm start); for a deployed stack: npm run redrive -- aws');
+  Object.assign(process.env, twinEnvironment(twin));
 }
 
 async function located(name: string) {

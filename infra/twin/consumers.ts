@@ -4,7 +4,7 @@
  */
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
-import { DELIVER_TWICE_ENV, QUEUES_ENV, RUNTIME_ENV, startConsumers } from './twin';
+import { DELIVER_TWICE_ENV, QUEUES_ENV, RUNTIME_ENV, startConsumers } from './queue-consumers';
 
 const env = z
   .object({ AWS_ENDPOINT_URL: z.url(), AWS_REGION: z.string(), [QUEUES_ENV]: z.string(), [RUNTIME_ENV]: z.string(), [DELIVER_TWICE_ENV]: z.enum(['true', 'false']).default('false') })

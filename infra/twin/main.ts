@@ -21,7 +21,8 @@ import { killAllChildren, stopAllChildren } from './processes';
 import { demoAccounts } from './seed';
 import { parseVerdicts } from './ses-event';
 import { ensureTwinCertificates } from './tls';
-import { EXTRA_FUNCTIONS_ENV, startTwin, type ExtraFunction, type Twin } from './twin';
+import { EXTRA_FUNCTIONS_ENV, type ExtraFunction } from './extra-functions';
+import { startTwin, type Twin } from './twin';
 
 const { values: flags } = parseArgs({
   options: { bundles: { type: 'boolean' }, 'lambda-instances': { type: 'string' }, 'aws-stores': { type: 'boolean' }, 'redis-cluster': { type: 'boolean' } },

@@ -9,7 +9,7 @@ import { redis } from '../../shared/platform/clients/redis';
 import { readEnv, receiveMailEnv } from '../../shared/platform/config';
 import { lookUpOrInsertNewsletter, newsletterCacheKey, type NewsletterResolver } from '../../shared/mail/newsletters';
 import { mailReceiver } from '../../shared/mail/receive';
-import { baselineMailDomain } from './table';
+import { baselineMailDomain } from './mail-domain';
 
 const { INBOUND_DOMAIN, RAW_MAIL_BUCKET, RAW_MAIL_PREFIX, MAIL_PARSER_THREADS } = readEnv(receiveMailEnv);
 const TTL_SECONDS = 7 * 24 * 3600;

@@ -1,9 +1,7 @@
 import { functions } from '../../functions/table';
 import type { Handler } from '../../infra/twin/lambda';
-import type { ExtraFunction } from '../../infra/twin/twin';
-
-/** Mail for the baseline mail function goes to readers' tokens at this domain instead of the inbound domain. */
-export const baselineMailDomain = (inboundDomain: string) => `baseline.${inboundDomain}`;
+import type { ExtraFunction } from '../../infra/twin/extra-functions';
+import { baselineMailDomain } from './mail-domain';
 
 /** Sized as the API functions they stand beside, with what a sale's or a deal's function needs. */
 const reservationApi = { memoryMb: 512, timeoutSeconds: 10, env: ['redis', 'database', 'sessions'] } satisfies Partial<ExtraFunction>;

@@ -1,5 +1,5 @@
 import type { Pool, RowDataPacket } from 'mysql2/promise';
-import type { Buyer } from './sale';
+import type { Buyer } from './buyer';
 
 /** What MySQL holds for one owner (an item's sale, a deal), held against the reservations the buyers were promised. */
 export interface Ledger {

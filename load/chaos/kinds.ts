@@ -4,7 +4,7 @@ import { itemKeys } from '../../shared/orders/model';
 import { adminPut } from '../support/crowd';
 import type { TwinInfo } from '../support/twin';
 import { couponAnswers, orderAnswers, readCouponLedger, readOrderLedger, type Answers, type Ledger } from './count';
-import type { Buyer } from './sale';
+import type { Buyer } from './buyer';
 
 /**
  * What differs between the two kinds of reservation a scenario can race for, an item's orders and

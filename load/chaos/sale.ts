@@ -1,12 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import type { Buyer } from './buyer';
 import type { SaleKind } from './kinds';
-
-/** One signed-in buyer of the crowd, with the one Idempotency-Key of their one order (a coupon needs none). */
-export interface Buyer {
-  userId: number;
-  cookie: string;
-  key: string;
-}
 
 /** One HTTP request a buyer sent: when (ms since the epoch), how long it took, and its answer. */
 export interface Attempt {

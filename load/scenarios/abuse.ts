@@ -14,9 +14,10 @@ import { createPool, type Pool, type RowDataPacket } from 'mysql2/promise';
 import { createTransport } from 'nodemailer';
 import { insertInboxTokens, insertUsers } from '../../infra/twin/seed';
 import { gcra, LIMITS } from '../../shared/limits/limits';
-import type { Scenario } from '../bench';
+import type { Scenario } from '../support/scenario';
 import { adminCookie, adminPut, pointAtTwin, race, releaseSharedClients, signedInCrowd } from '../support/crowd';
-import { machineCpuSeconds, round, startCpuMeter } from '../support/measure';
+import { machineCpuSeconds, startCpuMeter } from '../support/cpu';
+import { round } from '../support/round';
 
 const BUYERS = Number(process.env.BENCH_BUYERS ?? 5_000);
 const FLOOD_SOURCES = ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5'];

@@ -3,8 +3,9 @@
  * — 1,000 concurrent requests right after a version bump — counting MySQL queries at the server.
  */
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
-import type { Scenario } from '../bench';
-import { drive, round } from '../support/measure';
+import type { Scenario } from '../support/scenario';
+import { drive } from '../support/measure';
+import { round } from '../support/round';
 import { infoSum, shardsOf } from '../support/redis-shards';
 
 const TAGS = ['backend', 'frontend', 'data', 'devops', 'design', 'product'];

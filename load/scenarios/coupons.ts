@@ -9,9 +9,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createPool, type RowDataPacket } from 'mysql2/promise';
-import type { Scenario } from '../bench';
+import type { Scenario } from '../support/scenario';
 import { adminCookie, adminPut, handOffShape, inParallel, pointAtTwin, race, releaseSharedClients, signedInCrowd, timed } from '../support/crowd';
-import { round, type LoadResult } from '../support/measure';
+import { type LoadResult } from '../support/measure';
+import { round } from '../support/round';
 import { issueCoupon, issuedCount } from '../../shared/coupons/coupons';
 import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
 import { issueCouponForUpdate } from '../baselines/coupons-for-update';

@@ -11,9 +11,11 @@ import { createTransport } from 'nodemailer';
 import { statementsDuring } from '../../infra/twin/query-log';
 import { insertInboxTokens, insertUsers } from '../../infra/twin/seed';
 import { identify } from '../../shared/mail/identity';
-import { baselineMailDomain } from '../baselines/table';
-import type { Scenario } from '../bench';
-import { meanLoad, round, startCpuMeter, type LoadResult } from '../support/measure';
+import { baselineMailDomain } from '../baselines/mail-domain';
+import type { Scenario } from '../support/scenario';
+import { startCpuMeter } from '../support/cpu';
+import { meanLoad, type LoadResult } from '../support/measure';
+import { round } from '../support/round';
 
 const MAILS = Number(process.env.BENCH_MAILS ?? 1_000);
 /** Mails sent through each route first, to a newsletter of their own, so neither run pays for warming up. */

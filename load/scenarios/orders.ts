@@ -12,9 +12,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createPool, type RowDataPacket } from 'mysql2/promise';
-import type { Scenario } from '../bench';
+import type { Scenario } from '../support/scenario';
 import { adminCookie, adminPut, emulatorCalls, handOffShape, inParallel, pointAtTwin, race, releaseSharedClients, signedInCrowd, timed } from '../support/crowd';
-import { meanLoad, round, startCpuMeter } from '../support/measure';
+import { startCpuMeter } from '../support/cpu';
+import { meanLoad } from '../support/measure';
+import { round } from '../support/round';
 import { infoSum, shardsOf } from '../support/redis-shards';
 import { metricsCost } from '../support/metrics-cost';
 import { MAX_ORDER_QUANTITY } from '../../shared/orders/model';

@@ -5,10 +5,10 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { insertUsers } from '../../infra/twin/seed';
-import { round } from '../support/measure';
+import { round } from '../support/round';
 import { commandsProcessed, countRoundTrips } from '../support/redis-calls';
 import { metricsCost } from '../support/metrics-cost';
-import type { Scenario } from '../bench';
+import type { Scenario } from '../support/scenario';
 
 const USERS = 200;
 const SAMPLE_REQUESTS = 500;

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { insertUsers } from '../../infra/twin/seed';
-import { drive, round, type LoadResult } from './measure';
+import { drive, type LoadResult } from './measure';
+import { round } from './round';
 import { currentTimeline } from './timeline';
-import { twinEnvironment, type BenchTwin, type TwinInfo } from './twin';
+import { twinEnvironment } from '../../infra/twin/running';
+import type { BenchTwin, TwinInfo } from './twin';
 import { cookieValue, createSession } from '../../shared/sessions/store';
 import { redis } from '../../shared/platform/clients/redis';
 import { db } from '../../shared/platform/clients/mysql';

@@ -1,6 +1,8 @@
 import type { Options } from 'autocannon';
 import { startTwinProcess } from '../../infra/twin/twin-process';
-import { drive, meanLoad, round, startCpuMeter, type LoadResult } from './measure';
+import { startCpuMeter } from './cpu';
+import { drive, meanLoad, type LoadResult } from './measure';
+import { round } from './round';
 import { TWIN_START_TIMEOUT_MS, type BenchTwin } from './twin';
 
 export interface MetricsCost {

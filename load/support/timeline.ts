@@ -7,7 +7,8 @@
  * one, so scenarios need not thread it through.
  */
 import { build, type Histogram } from 'hdr-histogram-js';
-import { machineCpuSeconds, processCpuSeconds, round } from './measure';
+import { machineCpuSeconds, processCpuSeconds } from './cpu';
+import { round } from './round';
 
 /** How the load was generated: closed (each connection waits for its answer before its next request) or open (arrivals at a rate). */
 export type Loop = 'closed' | 'open';

@@ -1,8 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { envNeedsOf, functions } from '../../functions/table';
-import { EXTRA_FUNCTIONS_ENV, runtimeEnvironment, twinDeployment } from '../../infra/twin/twin';
-import { environmentFor } from '../../shared/platform/config';
+import { readRunningTwin } from '../../infra/twin/running';
+import { EXTRA_FUNCTIONS_ENV } from '../../infra/twin/extra-functions';
 import { startTwinProcess, type TwinInfo } from '../../infra/twin/twin-process';
 
 export type { TwinInfo };
@@ -21,7 +19,6 @@ export interface BenchTwin extends TwinInfo {
 export const TWIN_START_TIMEOUT_MS = 300_000;
 
 const BASELINES_MODULE = fileURLToPath(new URL('../baselines/table.ts', import.meta.url));
-const RUNNING_STATE = '.local/twin/twin.json';
 const BENCH_STATE_DIR = '.local/bench';
 
 function alive(pid: number | undefined): boolean {
@@ -42,7 +39,6 @@ async function healthy(info: TwinInfo): Promise<boolean> {
   }
 }
 
-/** The twin `npm start` left running, or a fresh one in its own state dir that is stopped afterwards. */
 async function servesBaselines(info: TwinInfo): Promise<boolean> {
   const res = await fetch(`${info.url}/__baseline/conditional-autocommit/items/probe/orders`, { method: 'POST' });
   return res.status !== 404;
@@ -57,13 +53,12 @@ export interface BenchRuntime {
 const runsAs = (info: TwinInfo, runtime: BenchRuntime) =>
   (info.runtime ?? 'source') === (runtime.bundles ? 'bundles' : 'source') && (info.lambdaInstances ?? undefined) === runtime.lambdaInstances;
 
+/** The twin `npm start` left running, or a fresh one in its own state dir that is stopped afterwards. */
 export async function acquireTwin(log: (msg: string) => void, needsBaselines: boolean, runtime: BenchRuntime = {}): Promise<BenchTwin> {
-  if (existsSync(RUNNING_STATE)) {
-    const info = JSON.parse(readFileSync(RUNNING_STATE, 'utf8')) as TwinInfo;
-    if (alive(info.pid) && runsAs(info, runtime) && (await healthy(info)) && (!needsBaselines || (await servesBaselines(info)))) {
-      log(`using the running twin at ${info.url}`);
-      return { ...info, owned: false, stop: async () => undefined };
-    }
+  const info = readRunningTwin();
+  if (info && alive(info.pid) && runsAs(info, runtime) && (await healthy(info)) && (!needsBaselines || (await servesBaselines(info)))) {
+    log(`using the running twin at ${info.url}`);
+    return { ...info, owned: false, stop: async () => undefined };
   }
   log('starting a twin for this run');
   const twin = await startTwinProcess({
@@ -83,14 +78,4 @@ export async function acquireTwin(log: (msg: string) => void, needsBaselines: bo
     },
   });
   return { ...twin, owned: true };
-}
-
-/**
- * The environment that points this process's own use of shared/ at a running twin (the twin's own
- * view of its stores, credentials in the URLs), through the same map of needs the functions get.
- */
-export function twinEnvironment(twin: TwinInfo): Record<string, string> {
-  const stores = { redis: { url: twin.redisUrl, adminUrl: twin.redisUrl }, database: { url: twin.databaseUrl, adminUrl: twin.databaseUrl }, emulator: { url: twin.emulatorUrl } };
-  const allNeeds = [...new Set(functions.flatMap(envNeedsOf))];
-  return { ...runtimeEnvironment(twin.emulatorUrl), ...environmentFor(allNeeds, twinDeployment(stores, twin.queues, 'admin')) };
 }

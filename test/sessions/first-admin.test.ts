@@ -3,7 +3,7 @@ import type { RowDataPacket } from 'mysql2';
 import { afterEach, describe, expect, it } from 'vitest';
 import { handler as createSession } from '../../functions/create-session';
 import { handler as migrateDatabase } from '../../functions/migrate-database';
-import { putSecrets } from '../../infra/twin/twin';
+import { putSecrets } from '../../infra/twin/secrets';
 import { hashPassword } from '../../shared/sessions/password';
 import { httpEvent, lambdaContext } from '../support/events';
 import { createUser } from '../support/factories';

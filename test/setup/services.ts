@@ -11,7 +11,7 @@ import { migrate } from '../../shared/platform/db/migrate';
 import { provision } from '../../infra/twin/provision';
 import { startRedisCluster } from '../../infra/twin/redis-cluster';
 import { startDatabase, startEmulator, startRedis } from '../../infra/twin/services';
-import { functionEnvironment } from '../../infra/twin/twin';
+import { functionEnvironment } from '../../infra/twin/deployment';
 
 const STATE_DIR = '.local/test';
 export const TEST_DATABASE = 'surge_test';

@@ -3,7 +3,8 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoAccounts } from '../../infra/twin/seed';
 import type { MetricsSnapshot } from '../../infra/twin/emf';
-import { METRICS_PATH, startTwin, type Twin } from '../../infra/twin/twin';
+import { METRICS_PATH } from '../../infra/twin/routes';
+import { startTwin, type Twin } from '../../infra/twin/twin';
 import { apiCall } from '../../infra/twin/api-client';
 import { until } from '../../shared/platform/wait';
 

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FunctionSpec } from '../../functions/table';
-import { BundleLambda, InitSlots, type BundleLambdaOptions } from '../../infra/twin/bundle-lambda';
+import { BundleLambda, type BundleLambdaOptions } from '../../infra/twin/bundle-lambda';
+import { InitSlots } from '../../infra/twin/init-slots';
 import { until } from '../../shared/platform/wait';
 
 const spec: FunctionSpec = { id: 'echo', description: 'test', trigger: { kind: 'http', method: 'GET', path: '/echo' }, memoryMb: 128, timeoutSeconds: 1, env: [] };

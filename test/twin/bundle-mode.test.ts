@@ -10,7 +10,7 @@ import { functions } from '../../functions/table';
 import { LIMITS } from '../../shared/limits/limits';
 import { createSignedRequester, serviceLocation } from '../../shared/platform/clients/aws-http';
 import { demoAccounts } from '../../infra/twin/seed';
-import { TWIN_SECRETS } from '../../infra/twin/twin';
+import { TWIN_SECRETS } from '../../infra/twin/deployment';
 import { apiCall, type ApiCallOptions } from '../../infra/twin/api-client';
 import { startTwinProcess, type TwinProcess } from '../../infra/twin/twin-process';
 import { until } from '../../shared/platform/wait';

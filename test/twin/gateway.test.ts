@@ -1,7 +1,8 @@
 import { request, type IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileRoutes, listenGateway, startGateway, type Gateway } from '../../infra/twin/gateway';
+import { listenGateway, startGateway, type Gateway } from '../../infra/twin/gateway';
+import { compileRoutes } from '../../infra/twin/http-routes';
 import { fixture } from '../support/events';
 
 function call(url: string, options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}) {

@@ -9,7 +9,7 @@
  */
 import { startRedisPair } from '../../../infra/twin/redis-pair';
 import { redisCommand } from '../../../infra/twin/redis-server';
-import { round } from '../../support/measure';
+import { round } from '../../support/round';
 import { runScenario } from '../harness';
 import { SALE_KINDS } from '../kinds';
 import { holdersLost, lastHolders } from '../redis';

@@ -1,0 +1,143 @@
+/** One Lambda instance of a bundle: a worker thread, held to Lambda's init limit and to each invocation's timeout. */
+import { Worker } from 'node:worker_threads';
+import type { FunctionSpec } from '../../functions/table';
+import type { InitSlots } from './init-slots';
+import { FunctionError } from './lambda';
+import { scheduleOf, type Schedule } from './thread-schedule';
+
+const HOST = new URL('./function-host.mjs', import.meta.url);
+const REGION = 'us-east-1';
+
+/** How often an init that looks over its limit is looked at again while its thread waits for a core. */
+const WAIT_PROBE_MS = 100;
+
+type Reply = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: { name: string; message: string } };
+
+/** One instance: a worker thread that imported the function's bundle with exactly its environment. */
+export class Instance {
+  private worker?: Worker;
+  private readonly pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void; timer: NodeJS.Timeout }>();
+  private nextId = 0;
+  /**
+   * Settles once the bundle is imported (an import error is reported per invocation, as Lambda
+   * does), or rejects if the thread dies or outlives the init limit first. The thread starts once
+   * it has an init slot; the limit counts from then.
+   */
+  readonly ready: Promise<void>;
+  /** Invocations taken, counted from the moment they are, not from when the instance is ready. */
+  inFlight = 0;
+  dead = false;
+
+  constructor(
+    private readonly spec: FunctionSpec,
+    bundle: string,
+    env: Record<string, string>,
+    slots: InitSlots,
+    initTimeoutMs: number,
+  ) {
+    this.ready = slots.take().then(async (release) => {
+      try {
+        if (this.dead) throw new FunctionError(`${spec.id} was stopped before its init`);
+        await this.init(bundle, env, initTimeoutMs);
+      } finally {
+        release();
+      }
+    });
+    this.ready.catch(() => undefined);
+  }
+
+  private init(bundle: string, env: Record<string, string>, initTimeoutMs: number): Promise<void> {
+    const worker = new Worker(HOST, {
+      env,
+      workerData: { bundle, functionName: `surge-${this.spec.id}`, memoryMb: this.spec.memoryMb, region: REGION },
+      // Lambda gives each instance its memory; a function that needs more fails as it would there.
+      resourceLimits: { maxOldGenerationSizeMb: this.spec.memoryMb },
+    });
+    this.worker = worker;
+    // An idle instance keeps no process alive, as the twin's timers do not.
+    worker.unref();
+    let died: (error: Error) => void = () => undefined;
+    // The init limit counts the init's own time: from when its thread started, less what the thread
+    // spent waiting for a core that other threads and processes held. On Lambda the instance has a
+    // CPU of its own; on a busy two-core machine a 0.3 s import took over 10 s of the clock.
+    const began = performance.now();
+    /** The thread's id once it has said it (null: it cannot be looked up, and the init counts the clock). */
+    let thread: number | null | undefined;
+    const ready = new Promise<void>((resolve, reject) => {
+      let timer: NodeJS.Timeout;
+      const probe = (schedule?: Schedule) => void (timer = setTimeout(() => check(schedule), WAIT_PROBE_MS).unref());
+      const check = (previous?: Schedule) => {
+        // A thread that has not yet run the host's first line has had no core to run it on.
+        if (thread === undefined) return probe();
+        const schedule = thread === null ? undefined : scheduleOf(thread);
+        const left = initTimeoutMs - (performance.now() - began - (schedule?.waitedMs ?? 0));
+        if (left > 0) return void (timer = setTimeout(check, left).unref());
+        // Over, unless the thread is waiting for a core now (runnable, and no CPU time since the last look).
+        if (schedule?.runnable && schedule.cpuMs === (previous ?? schedule).cpuMs) return probe(schedule);
+        reject(new FunctionError(`${this.spec.id}: init timed out after ${initTimeoutMs / 1000} seconds`));
+        void this.stop();
+      };
+      timer = setTimeout(check, initTimeoutMs).unref();
+      worker.on('message', (message: Reply | { thread: number | null } | { ready: boolean }) => {
+        if ('thread' in message) thread = message.thread;
+        else if ('ready' in message) (clearTimeout(timer), resolve());
+      });
+      died = (error) => (clearTimeout(timer), reject(error));
+    });
+    worker.on('message', (reply: Reply | { thread: number | null } | { ready: boolean }) => {
+      if (!('id' in reply)) return;
+      const call = this.pending.get(reply.id);
+      if (!call) return;
+      this.settle(reply.id);
+      if (reply.ok) call.resolve(reply.result);
+      else call.reject(new FunctionError(reply.error.message, { cause: reply.error }));
+    });
+    const fail = (error: Error) => {
+      this.dead = true;
+      const exited = new FunctionError(`Runtime exited: ${error.message}`);
+      died(exited);
+      for (const [id, call] of this.pending) {
+        this.settle(id);
+        call.reject(exited);
+      }
+    };
+    worker.on('error', fail).on('exit', (code) => fail(new Error(`exit code ${code}`)));
+    return ready;
+  }
+
+  private settle(id: number): void {
+    const call = this.pending.get(id)!;
+    clearTimeout(call.timer);
+    this.pending.delete(id);
+  }
+
+  async invoke(event: unknown, onTimeout: () => void): Promise<unknown> {
+    this.inFlight += 1;
+    try {
+      await this.ready;
+      const worker = this.worker;
+      if (this.dead || !worker) throw new FunctionError('Runtime exited before the invocation');
+      worker.ref();
+      const timeoutMs = this.spec.timeoutSeconds * 1000;
+      const id = this.nextId++;
+      return await new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          this.settle(id);
+          reject(new FunctionError(`Task timed out after ${this.spec.timeoutSeconds.toFixed(2)} seconds`));
+          onTimeout();
+        }, timeoutMs);
+        this.pending.set(id, { resolve, reject, timer });
+        worker.postMessage({ id, event, deadline: Date.now() + timeoutMs });
+      });
+    } finally {
+      this.inFlight -= 1;
+      if (this.inFlight === 0) this.worker?.unref();
+    }
+  }
+
+  /** Ends the thread; one still waiting for an init slot never starts. */
+  async stop(): Promise<void> {
+    this.dead = true;
+    await this.worker?.terminate();
+  }
+}

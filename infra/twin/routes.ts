@@ -1,0 +1,74 @@
+/**
+ * What the twin's gateway and SMTP listener route to: the table's HTTP and SES functions, and the
+ * twin's own endpoints (the benches' ceiling, the metrics, firing a schedule or the deploy trigger).
+ */
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { functions, type FunctionSpec } from '../../functions/table';
+import { capped } from './concurrency';
+import { TWIN_INBOUND_DOMAIN } from './deployment';
+import type { EmfCollector } from './emf';
+import type { HttpRoute } from './http-routes';
+import { LocalLambda } from './lambda';
+import type { FunctionRunner } from './runners';
+import { triggerEvent } from './schedules';
+import { functionArnOf } from './ses-event';
+import type { MailRoute } from './smtp';
+
+/**
+ * A trivial function served through the same gateway and invoked the same way as the table's:
+ * the ceiling benchmarks compare against. It is the twin's own, not a Lambda, so not in the table.
+ */
+export const CEILING_PATH = '/__twin/ceiling';
+const ceilingSpec: FunctionSpec = {
+  id: 'twin-ceiling',
+  description: 'Answers 200 with a constant body',
+  trigger: { kind: 'http', method: 'GET', path: CEILING_PATH },
+  memoryMb: 128,
+  timeoutSeconds: 3,
+  env: [],
+};
+
+/**
+ * GET /__twin/metrics: the EMF metrics the functions printed since the twin started, summed per
+ * metric and dimension values as CloudWatch would (see EmfCollector), with the latest lines.
+ */
+export const METRICS_PATH = '/__twin/metrics';
+
+/** POST /__twin/functions/{functionId}/invoke fires a schedule or the deploy trigger on demand, as EventBridge or CloudFormation would. */
+export const FIRE_PATH = '/__twin/functions/{functionId}/invoke';
+
+/** The table's HTTP functions, each held to its concurrency cap (refused beyond it, as Lambda throttles a synchronous invocation), then the twin's own endpoints. */
+export function twinHttpRoutes(runners: Map<string, FunctionRunner>, emf: EmfCollector): HttpRoute[] {
+  const httpRoutes: HttpRoute[] = functions.flatMap((spec: FunctionSpec) => {
+    if (spec.trigger.kind !== 'http') return [];
+    const lambda = runners.get(spec.id)!;
+    return [{ method: spec.trigger.method, path: spec.trigger.path, invoke: capped(spec, (event: APIGatewayProxyEventV2) => lambda.invoke(event), 'refuse') }];
+  });
+  const ceiling = new LocalLambda(ceilingSpec, async () => async () => ({ statusCode: 200, body: '{"ok":true}' }));
+  httpRoutes.push({ method: 'GET', path: CEILING_PATH, invoke: (event) => ceiling.invoke(event) });
+  httpRoutes.push({
+    method: 'GET',
+    path: METRICS_PATH,
+    invoke: async () => ({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(emf.snapshot()) }),
+  });
+  httpRoutes.push({
+    method: 'POST',
+    path: FIRE_PATH,
+    invoke: async (event) => {
+      const spec = functions.find((f) => f.id === event.pathParameters?.functionId && (f.trigger.kind === 'schedule' || f.trigger.kind === 'deploy'));
+      if (!spec) return { statusCode: 404, body: JSON.stringify({ error: { code: 'NOT_FOUND', message: 'No schedule or deploy trigger of that function' } }) };
+      const result = await runners.get(spec.id)!.invoke(triggerEvent(spec));
+      return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ result }) };
+    },
+  });
+  return httpRoutes;
+}
+
+/** The table's SES functions, for mail to the twin's inbound domain; beyond its cap SES's asynchronous invocation waits rather than being refused. */
+export function twinMailRoutes(runners: Map<string, FunctionRunner>): MailRoute[] {
+  return functions.flatMap((spec) => {
+    if (spec.trigger.kind !== 'ses') return [];
+    const lambda = runners.get(spec.id)!;
+    return [{ domain: TWIN_INBOUND_DOMAIN, functionArn: functionArnOf(`surge-${spec.id}`), invoke: capped(spec, (event) => lambda.invoke(event), 'wait') }];
+  });
+}

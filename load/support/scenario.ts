@@ -1,0 +1,29 @@
+/**
+ * What a bench scenario is given and returns: its own module, so that load/bench.ts, which loads
+ * the scenarios, and the scenarios, which implement this contract, do not import each other.
+ */
+import type { Options } from 'autocannon';
+import type { AgainstCeiling, LoadResult } from './measure';
+import type { BenchRuntime, BenchTwin } from './twin';
+
+export interface ScenarioContext {
+  twin: BenchTwin;
+  /** How the twin runs the functions, for a scenario that starts a second twin to compare with. */
+  runtime: BenchRuntime;
+  connections: number;
+  duration: number;
+  log(message: string): void;
+  /** The scenario's steady load alternated with the gateway's ceiling (see againstCeiling). */
+  againstCeiling(load: Pick<Options, 'requests' | 'url'>, label: string): Promise<AgainstCeiling>;
+}
+
+export interface ScenarioResult {
+  load: LoadResult;
+  /** Set by scenarios that measured their load against the ceiling in turns. */
+  ceiling?: LoadResult;
+  baseline?: Record<string, unknown>;
+  extra?: Record<string, unknown>;
+  invariants: Record<string, { expected: unknown; actual: unknown }>;
+}
+
+export type Scenario = (context: ScenarioContext) => Promise<ScenarioResult>;
