@@ -48,7 +48,7 @@ export function twinDeployment(stores: TwinStores, provisioned: Record<QueueName
     cookieSecure: false,
     inboundDomain: TWIN_INBOUND_DOMAIN,
     // One instance of the twin's source mode stands for many mail-function instances, each of which would parse on its own.
-    rawMail: { bucket: TWIN_RAW_MAIL_BUCKET, prefix: inboundMail.prefix, parserThreads: lambdaInstances ? 1 : 4 },
+    rawMail: { bucket: TWIN_RAW_MAIL_BUCKET, prefix: inboundMail.prefix, retentionDays: inboundMail.retentionDays, parserThreads: lambdaInstances ? 1 : 4 },
     // The functions' view is bundle mode's, the one mode whose deploy trigger runs as a function:
     // only there does the twin provision the first admin's secret.
     ...(view === 'functions' ? { firstAdminSecretId: TWIN_SECRETS.firstAdmin } : {}),
