@@ -210,7 +210,7 @@ describe('the CDK app', () => {
     assemblyDir = app.synth().directory;
     template = Template.fromStack(app.node.findChild('Surge') as never);
     resources = template.toJSON().Resources;
-  }, 180_000);
+  });
 
   it('keeps the logical ID and physical name of every stateful resource, so no deploy replaces one', () => {
     expect(statefulIn(resources)).toEqual({ ...STATEFUL_DEV, ...STATEFUL_CACHE.single });
@@ -695,7 +695,7 @@ describe('the CDK app in the prod stage', () => {
     // Throws if any cdk-nag AwsSolutions finding is left unacknowledged.
     app.synth();
     resources = Template.fromStack(stack).toJSON().Resources;
-  }, 180_000);
+  });
 
   it('says so in its tag and description', () => {
     expect(stack.tags.tagValues()).toMatchObject({ stage: 'prod' });
@@ -824,7 +824,7 @@ describe('the CDK app with Redis in cluster mode (-c redis=cluster)', () => {
 
   beforeAll(() => {
     shape = synthesized({ redis: 'cluster' });
-  }, 180_000);
+  });
 
   it('runs a replication group of 3 shards with a replica each, Multi-AZ with failover, TLS, AUTH and a non-default port', () => {
     const [groupId, ...others] = shape.idsOf('AWS::ElastiCache::ReplicationGroup');
@@ -885,7 +885,7 @@ describe('the CDK app with Redis in cluster mode (-c redis=cluster)', () => {
     expect(() => buildApp(new App({ context: { redis: 'cluster', redisShards: '2.5' } }))).toThrow('redisShards must be a whole number');
     // No replica, no Multi-AZ failover.
     expect(() => buildApp(new App({ context: { redis: 'cluster', redisReplicas: '0' } }))).toThrow('The context value redisReplicas must be a whole number from 1 to 5');
-  }, 180_000);
+  });
 
   it('snapshots the cluster when deleted or replaced in prod', () => {
     const prod = synthesized({ redis: 'cluster', stage: 'prod' });
@@ -893,7 +893,7 @@ describe('the CDK app with Redis in cluster mode (-c redis=cluster)', () => {
 
     expect(prod.resources[groupId!]).toMatchObject({ DeletionPolicy: 'Snapshot', UpdateReplacePolicy: 'Snapshot' });
     expect(shape.resources[groupId!]).toMatchObject({ DeletionPolicy: 'Delete', UpdateReplacePolicy: 'Delete' });
-  }, 180_000);
+  });
 });
 
 describe('the CDK app with ElastiCache Serverless (-c redis=serverless)', () => {
@@ -901,7 +901,7 @@ describe('the CDK app with ElastiCache Serverless (-c redis=serverless)', () => 
 
   beforeAll(() => {
     shape = synthesized({ redis: 'serverless' });
-  }, 180_000);
+  });
 
   it('runs a Valkey serverless cache in the isolated subnets, without usage limits, and no node-based cache', () => {
     const [cacheId, ...others] = shape.idsOf('AWS::ElastiCache::ServerlessCache');
@@ -962,7 +962,7 @@ describe('the CDK app with ElastiCache Serverless (-c redis=serverless)', () => 
     expect(shape.resources[cacheId!]).toMatchObject({ DeletionPolicy: 'Delete', UpdateReplacePolicy: 'Delete' });
     expect(shape.resources[cacheId!]!.Properties).not.toHaveProperty('FinalSnapshotName');
     expect(prod.resources[cacheId!]!.Properties).toMatchObject({ ServerlessCacheName: 'surge-prod', FinalSnapshotName: 'surge-prod-final' });
-  }, 180_000);
+  });
 
   it('refuses shard and replica counts, which only a cluster has', () => {
     expect(() => buildApp(new App({ context: { redis: 'serverless', redisShards: '3' } }))).toThrow('The context value redisShards applies to -c redis=cluster only');

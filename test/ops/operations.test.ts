@@ -27,7 +27,7 @@ describe('load tests and operations against the twin', () => {
   beforeAll(async () => {
     twin = await startTwin({ port: 0, smtpPort: 0, stateDir: '.local/test-operations', database: 'surge_test_operations', consumers: 'in-process', queuePrefix: 'operations-' });
     admin = await signIn('admin');
-  }, 120_000);
+  });
   afterAll(() => twin?.stop());
 
   describe('POST /admin/load-tests/buyers', () => {

@@ -63,7 +63,7 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
       ownServices: true,
       env: { POWERTOOLS_LOG_LEVEL: 'ERROR' },
     });
-  }, 180_000);
+  });
   afterAll(async () => {
     await twin?.stop();
     rmSync(stateDir, { recursive: true, force: true });
@@ -171,7 +171,7 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
     expect((await call('get-me', 'GET', '/me', { cookie: other })).status).toBe(401);
 
     expect([...exercised].sort()).toEqual(functions.map((f) => f.id).sort());
-  }, 120_000);
+  });
 
   it('passes the smoke run a user would make against it (npm run smoke)', async () => {
     // Act
@@ -181,7 +181,7 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
     const report = JSON.parse(stdout.trim().split('\n').pop()!);
     expect(report.steps.filter((s: { ok: boolean }) => !s.ok)).toEqual([]);
     expect(report).toMatchObject({ ok: true, failed: 0, passed: 9 });
-  }, 60_000);
+  });
 
   it('after a rotation of both passwords, looks each secret up again once and carries on', async () => {
     // Prepare: a signed-in session, so the database and Redis both serve the request after the rotation.
@@ -222,5 +222,5 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
     expect(lookupsAfterRotation).toBeGreaterThanOrEqual(2);
     expect(lookupsAfterRotation).toBeLessThanOrEqual(2 * functions.length);
     expect((await secretLookups()) - lookupsBefore).toBe(lookupsAfterRotation);
-  }, 60_000);
+  });
 });
