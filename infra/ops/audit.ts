@@ -14,6 +14,7 @@ import { demoAccounts } from '../twin/seed';
 import type { Audit } from '../../shared/reservations/audit';
 import { MAX_AUDITED_IDS } from '../../shared/reservations/audit';
 import { apiCall } from '../twin/api-client';
+import { until } from '../../shared/platform/wait';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -46,13 +47,9 @@ async function audit(ids: string[]): Promise<Audit> {
   return answer.body as Audit;
 }
 
-// The writer drains: wait until nothing is pending, or the bound.
-const deadline = Date.now() + Number(values['wait-s']) * 1000;
-let whole = await audit([]);
-while (whole.pending > 0 && Date.now() < deadline) {
-  await new Promise((r) => setTimeout(r, 1000));
-  whole = await audit([]);
-}
+// The writer drains: wait until nothing is pending, or the bound (then drained is off).
+let whole!: Audit;
+await until(async () => (whole = await audit([])).pending <= 0, Number(values['wait-s']) * 1000, 'the writer drained', 1000, { atDeadline: 'give up' });
 let lost = 0;
 let rejected = 0;
 const lostIds: string[] = [];

@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { demoAccounts } from '../twin/seed';
 import { apiCall, type ApiAnswer, type ApiCallOptions } from '../twin/api-client';
+import { until } from '../../shared/platform/wait';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -46,15 +47,9 @@ function expectStatus(answer: ApiAnswer, ...statuses: number[]): ApiAnswer {
   return answer;
 }
 
-async function eventually<T>(what: string, attempt: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await attempt();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what} not seen within ${timeoutMs / 1000} s`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+/** How long a step waits for what shows only some time after its answer (an order confirmed, a coupon listed), asked every EVENTUALLY_EVERY_MS. */
+const EVENTUALLY_WITHIN_MS = 30_000;
+const EVENTUALLY_EVERY_MS = 250;
 
 const steps: { step: string; ok: boolean; ms: number; error?: string }[] = [];
 const state: { user?: string; admin?: string; orderId?: string; programId?: number } = {};
@@ -91,17 +86,19 @@ await step('order confirmed', async () => {
   expectStatus(await call('PUT', `/items/${itemId}/stock`, { cookie: state.admin!, body: { quantity: 10, perUserLimit: 1 } }), 200);
   const order = expectStatus(await call('POST', `/items/${itemId}/orders`, { cookie: state.user!, body: { quantity: 1 }, headers: { 'idempotency-key': `smoke-${tag}` } }), 202);
   state.orderId = order.body.orderId;
-  await eventually('the order confirmed', async () => ((await call('GET', `/orders/${state.orderId}`, { cookie: state.user! })).body?.status === 'confirmed' ? true : undefined));
+  await until(async () => (await call('GET', `/orders/${state.orderId}`, { cookie: state.user! })).body?.status === 'confirmed', EVENTUALLY_WITHIN_MS, 'the order confirmed', EVENTUALLY_EVERY_MS);
 });
 await step('coupon', async () => {
   const now = Date.now();
   const deal = { title: 'Smoke deal', opensAt: new Date(now - 60_000).toISOString(), closesAt: new Date(now + 3_600_000).toISOString(), limit: 5 };
   expectStatus(await call('PUT', `/deals/${dealId}`, { cookie: state.admin!, body: deal }), 200);
   const coupon = expectStatus(await call('POST', `/deals/${dealId}/coupons`, { cookie: state.user! }), 201);
-  await eventually('the coupon listed', async () => {
-    const mine = (await call('GET', '/me/coupons', { cookie: state.user! })).body;
-    return JSON.stringify(mine).includes(coupon.body.couponId) ? true : undefined;
-  });
+  await until(
+    async () => JSON.stringify((await call('GET', '/me/coupons', { cookie: state.user! })).body).includes(coupon.body.couponId),
+    EVENTUALLY_WITHIN_MS,
+    'the coupon listed',
+    EVENTUALLY_EVERY_MS,
+  );
 });
 await step('catalog refresh', async () => {
   const title = `Smoke program ${tag}`;

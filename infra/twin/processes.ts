@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname } from 'node:path';
+import { until } from '../../shared/platform/wait';
 
 /** Every service process started here that has not exited yet, with the promise of its exit. */
 const children = new Map<ChildProcess, Promise<void>>();
@@ -79,19 +80,25 @@ export function spawnService(command: string, args: string[], logFile: string, e
   return { child, stop: () => stopChild(child, exited, STOP_GRACE_MS) };
 }
 
+/** Waits, at most timeoutMs, until `attempt` resolves instead of throwing; the error names its last failure. */
 export async function waitFor(what: string, attempt: () => Promise<unknown>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      await attempt();
-      return;
-    } catch (error) {
-      lastError = error;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  throw new Error(`${what} did not come up within ${timeoutMs} ms: ${(lastError as Error)?.message}`);
+  const cameUp = await until(
+    async () => {
+      try {
+        await attempt();
+        return true;
+      } catch (error) {
+        lastError = error;
+        return false;
+      }
+    },
+    timeoutMs,
+    what,
+    100,
+    { atDeadline: 'give up' },
+  );
+  if (!cameUp) throw new Error(`${what} did not come up within ${timeoutMs} ms: ${(lastError as Error)?.message}`);
 }
 
 /** Resolves when the process prints a line matching `ready`; rejects if it exits first. */

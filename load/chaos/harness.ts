@@ -13,6 +13,7 @@ import { startTwinProcess, type TwinInfo, type TwinProcess } from '../../infra/t
 import { adminCookie, pointAtTwin, releaseSharedClients, signedInCrowd } from '../support/crowd';
 import { round } from '../support/round';
 import { twinEnvironment } from '../../infra/twin/running';
+import { until } from '../../shared/platform/wait';
 import { SALE_KINDS } from './kinds';
 import type { Answers, Ledger } from './count';
 import { startChaosRedis, type ChaosRedis } from './redis';
@@ -125,14 +126,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const TWIN_START_GIVE_UP_MS = 420_000;
 
-async function until(what: string, condition: () => Promise<boolean> | boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await sleep(100);
-  }
-}
-
 /**
  * One state dir per scenario and kind: MariaDB is installed into it once, Redis starts empty
  * every run; a scenario's own services may keep theirs there too.
@@ -177,10 +170,15 @@ export async function runScenario(scenario: Scenario, options: ChaosOptions): Pr
       faultLog,
       pidOf: (service) => readInfo(stateDir).pids[service],
       async restarted(service, previous, timeoutMs = 60_000) {
-        await until(`${service} started again`, () => {
-          const pid = run.pidOf(service);
-          return pid !== undefined && pid !== previous;
-        }, timeoutMs);
+        await until(
+          async () => {
+            const pid = run.pidOf(service);
+            return pid !== undefined && pid !== previous;
+          },
+          timeoutMs,
+          `${service} started again`,
+          100,
+        );
         return run.pidOf(service)!;
       },
     };

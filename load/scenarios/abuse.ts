@@ -18,6 +18,7 @@ import type { Scenario } from '../support/scenario';
 import { adminCookie, adminPut, pointAtTwin, race, releaseSharedClients, signedInCrowd } from '../support/crowd';
 import { machineCpuSeconds, startCpuMeter } from '../support/cpu';
 import { round } from '../support/round';
+import { until } from '../../shared/platform/wait';
 
 const BUYERS = Number(process.env.BENCH_BUYERS ?? 5_000);
 const FLOOD_SOURCES = ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5'];
@@ -77,12 +78,18 @@ function startFlood(url: URL, targets: string[]): Flood {
 
 /** Waits until every message has its outcomes recorded; the outcomes, `outcome` or `outcome:reason`. */
 async function outcomesOf(db: Pool, messageIds: string[]): Promise<string[]> {
-  const deadline = Date.now() + MAIL_SETTLED_WITHIN_MS;
-  for (;;) {
-    const [rows] = await db.query<RowDataPacket[]>('SELECT outcome, reason FROM mail_outcomes WHERE ses_message_id IN (?)', [messageIds]);
-    if (rows.length >= messageIds.length || Date.now() > deadline) return rows.map((r) => (r.reason ? `${r.outcome}:${r.reason}` : String(r.outcome)));
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  let rows: RowDataPacket[] = [];
+  await until(
+    async () => {
+      [rows] = await db.query<RowDataPacket[]>('SELECT outcome, reason FROM mail_outcomes WHERE ses_message_id IN (?)', [messageIds]);
+      return rows.length >= messageIds.length;
+    },
+    MAIL_SETTLED_WITHIN_MS,
+    'every outcome recorded',
+    100,
+    { atDeadline: 'give up' },
+  );
+  return rows.map((r) => (r.reason ? `${r.outcome}:${r.reason}` : String(r.outcome)));
 }
 
 const tally = (outcomes: string[]) => outcomes.reduce<Record<string, number>>((counts, o) => ({ ...counts, [o]: (counts[o] ?? 0) + 1 }), {});
@@ -164,14 +171,18 @@ export const abuse: Scenario = async ({ twin, connections, log }) => {
     const cpu = startCpuMeter(twin.pids);
     const result = await race(twin, { path: `/items/${itemId}/orders`, cookies, connections, body: '{"quantity":1}', idempotencyPrefix: `abuse-${tag}-${label}`, idField: 'orderId' }, `orders ${label}`, log);
     const cpuPerOrder = cpu.perRequest(result.ids.length || 1);
-    const deadline = Date.now() + 120_000;
     let rows = 0;
-    while (Date.now() < deadline) {
-      const [[r]] = await db.query<RowDataPacket[]>("SELECT COUNT(*) AS n FROM orders WHERE item_id = ? AND status = 'confirmed'", [itemId]);
-      rows = Number(r!.n);
-      if (rows >= result.ids.length) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await until(
+      async () => {
+        const [[r]] = await db.query<RowDataPacket[]>("SELECT COUNT(*) AS n FROM orders WHERE item_id = ? AND status = 'confirmed'", [itemId]);
+        rows = Number(r!.n);
+        return rows >= result.ids.length;
+      },
+      120_000,
+      'the orders confirmed',
+      100,
+      { atDeadline: 'give up' },
+    );
     const [[item]] = await db.query<RowDataPacket[]>('SELECT sold, initial_stock FROM items WHERE id = ?', [itemId]);
     return { result, cpuPerOrder, rows, oversold: Math.max(0, Number(item!.sold) - Number(item!.initial_stock)) };
   }

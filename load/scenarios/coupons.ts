@@ -14,6 +14,7 @@ import { adminCookie, adminPut, handOffShape, inParallel, pointAtTwin, race, rel
 import { type LoadResult } from '../support/measure';
 import { round } from '../support/round';
 import { issueCoupon, issuedCount } from '../../shared/coupons/coupons';
+import { until } from '../../shared/platform/wait';
 import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
 import { issueCouponForUpdate } from '../baselines/coupons-for-update';
 import { issueCouponConditionalAutocommit, issueCouponConditionalTransaction } from '../baselines/coupons-conditional';
@@ -84,10 +85,7 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
     const surgeDeal = await openDeal(`deal-${tag}-${users}`, limit);
     const { result, ...handOff } = await handOffShape(twin, (r) => r.surge.ids.length, async () => {
       const surge = await race(twin, { path: `/deals/${surgeDeal}/coupons`, cookies, connections, idField: 'couponId', remaining: leftInRedis(surgeDeal, limit) }, `Surge: ${users} users`, log);
-      const drained = await timed(async () => {
-        const deadline = Date.now() + 60_000;
-        while ((await dealFacts(surgeDeal)).rows < surge.ids.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      });
+      const drained = await timed(() => until(async () => (await dealFacts(surgeDeal)).rows >= surge.ids.length, 60_000, 'the coupons stored', 50, { atDeadline: 'give up' }));
       return { surge, drained };
     });
     const { surge, drained } = result;

@@ -27,6 +27,7 @@ import { shardsOf, type Shard } from '../support/redis-shards';
 import { orders } from '../../shared/orders/kind';
 import { bucketTags } from '../../shared/reservations/buckets';
 import { reconcileOwner } from '../../shared/reservations/reconcile';
+import { until } from '../../shared/platform/wait';
 import { falseSoldOut, type Answer } from '../support/false-sold-out';
 
 const STOCK = Number(process.env.BENCH_HOT_STOCK ?? 20_000);
@@ -109,8 +110,7 @@ export const hotItem: Scenario = async ({ twin, log }) => {
     // The writer: every reservation relayed from the outbox to the queue at once, then the rows counted as they land.
     const drain = await timed(async () => {
       await reconcileOwner(orders, itemId, { relayOlderThanMs: 0, repair: false });
-      const deadline = Date.now() + 180_000;
-      while ((await sold(itemId)).confirmedRows < reserved && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      await until(async () => (await sold(itemId)).confirmedRows >= reserved, 180_000, 'the reservations stored', 100, { atDeadline: 'give up' });
     });
     const facts = await sold(itemId);
     const load: LoadResult = {

@@ -11,6 +11,7 @@ import { createTransport } from 'nodemailer';
 import { statementsDuring } from '../../infra/twin/query-log';
 import { insertInboxTokens, insertUsers } from '../../infra/twin/seed';
 import { identify } from '../../shared/mail/identity';
+import { until } from '../../shared/platform/wait';
 import { baselineMailDomain } from '../baselines/mail-domain';
 import type { Scenario } from '../support/scenario';
 import { startCpuMeter } from '../support/cpu';
@@ -102,15 +103,22 @@ export const mail: Scenario = async ({ twin, log }) => {
         );
         log(`${label}: ${sentAt.size} accepted, ${refused} refused; waiting for the issues`);
 
-        const deadline = Date.now() + VISIBLE_WITHIN_MS;
-        while (filed.size < sentAt.size && Date.now() < deadline) {
-          const [rows] = await db.query<RowDataPacket[]>(
-            'SELECT i.ses_message_id, UNIX_TIMESTAMP(i.filed_at) * 1000 AS filed FROM issues i JOIN newsletters n ON n.id = i.newsletter_id WHERE n.identity_key = ?',
-            [key],
-          );
-          for (const row of rows) filed.set(row.ses_message_id as string, Number(row.filed));
-          if (filed.size < sentAt.size) await new Promise((r) => setTimeout(r, 25));
-        }
+        const allFiled = () => filed.size >= sentAt.size;
+        await until(
+          async () => {
+            if (allFiled()) return true;
+            const [rows] = await db.query<RowDataPacket[]>(
+              'SELECT i.ses_message_id, UNIX_TIMESTAMP(i.filed_at) * 1000 AS filed FROM issues i JOIN newsletters n ON n.id = i.newsletter_id WHERE n.identity_key = ?',
+              [key],
+            );
+            for (const row of rows) filed.set(row.ses_message_id as string, Number(row.filed));
+            return allFiled();
+          },
+          VISIBLE_WITHIN_MS,
+          'every issue filed',
+          25,
+          { atDeadline: 'give up' },
+        );
       },
       'newsletters',
       key,

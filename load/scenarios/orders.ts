@@ -21,6 +21,7 @@ import { infoSum, shardsOf } from '../support/redis-shards';
 import { metricsCost } from '../support/metrics-cost';
 import { MAX_ORDER_QUANTITY } from '../../shared/orders/model';
 import { reserve } from '../../shared/orders/sale';
+import { until } from '../../shared/platform/wait';
 import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
 import { placeOrderForUpdate } from '../baselines/orders-for-update';
 import { placeOrderConditionalAutocommit, placeOrderConditionalTransaction } from '../baselines/orders-conditional';
@@ -100,10 +101,7 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
     const cpu = startCpuMeter(twin.pids);
     const { result, ...handOff } = await handOffShape(twin, (r) => r.race.ids.length, async () => {
       const race = await buyAll(`/items/${itemId}/orders`, `Surge ${label}: POST /items/{id}/orders`, async () => Number(await redis.hget(`{item:${itemId}}:sale`, 'stock')));
-      const drained = await timed(async () => {
-        const deadline = Date.now() + 120_000;
-        while ((await itemFacts(itemId)).rows < race.ids.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      });
+      const drained = await timed(() => until(async () => (await itemFacts(itemId)).rows >= race.ids.length, 120_000, 'the orders stored', 50, { atDeadline: 'give up' }));
       return { race, drained };
     });
     const { race, drained } = result;

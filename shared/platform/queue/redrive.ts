@@ -4,9 +4,11 @@ import {
   ReceiveMessageCommand,
   SendMessageBatchCommand,
   StartMessageMoveTaskCommand,
+  type ListMessageMoveTasksResultEntry,
   type MessageAttributeValue,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { until } from '../wait';
 
 export interface RedriveQueues {
   /** The dead-letter queue, moved from. */
@@ -62,15 +64,19 @@ const FINISHED = new Set(['COMPLETED', 'CANCELLED', 'FAILED']);
 /** SQS's own redrive (StartMessageMoveTask), waited for at most waitMs: what AWS offers, and what the console's "Start DLQ redrive" runs. */
 export async function messageMoveTask(sqs: SQSClient, { deadLetter, queue }: RedriveQueues, waitMs: number): Promise<Redriven> {
   await sqs.send(new StartMessageMoveTaskCommand({ SourceArn: deadLetter.arn, DestinationArn: queue.arn }));
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    const { Results = [] } = await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: deadLetter.arn, MaxResults: 1 }));
-    const task = Results[0];
-    if (task && FINISHED.has(task.Status!)) {
-      if (task.Status !== 'COMPLETED') throw new Error(`The message move task ended ${task.Status}: ${task.FailureReason ?? 'no reason given'}`);
-      return { moved: Number(task.ApproximateNumberOfMessagesMoved ?? 0), how: 'message-move-task' };
-    }
-    if (Date.now() > deadline) throw new Error(`The message move task is still ${task?.Status ?? 'starting'} after ${waitMs / 1000} s; it goes on without us (aws sqs list-message-move-tasks)`);
-    await new Promise((r) => setTimeout(r, 2_000));
-  }
+  let task: ListMessageMoveTasksResultEntry | undefined;
+  const finished = await until(
+    async () => {
+      const { Results = [] } = await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: deadLetter.arn, MaxResults: 1 }));
+      task = Results[0];
+      return task && FINISHED.has(task.Status!) ? task : undefined;
+    },
+    waitMs,
+    'the message move task',
+    2_000,
+    { atDeadline: 'give up' },
+  );
+  if (!finished) throw new Error(`The message move task is still ${task?.Status ?? 'starting'} after ${waitMs / 1000} s; it goes on without us (aws sqs list-message-move-tasks)`);
+  if (finished.Status !== 'COMPLETED') throw new Error(`The message move task ended ${finished.Status}: ${finished.FailureReason ?? 'no reason given'}`);
+  return { moved: Number(finished.ApproximateNumberOfMessagesMoved ?? 0), how: 'message-move-task' };
 }
