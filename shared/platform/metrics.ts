@@ -50,10 +50,14 @@ let urgentHeld = false;
 let fullHeld = false;
 let timer: ReturnType<typeof setTimeout> | undefined;
 
-/** What Powertools would refuse when printing, refused when recorded instead, where the caller sees it. */
-function check(name: string, value: number): void {
+/**
+ * What Powertools would refuse when printing (at the end of another invocation, or in the timer),
+ * refused when recorded instead, where the caller sees it: a bad name or value, one name in two units.
+ */
+function check(name: string, value: number, otherUnit: Map<string, unknown>): void {
   if (name.length < 1 || name.length > 255) throw new RangeError(`A metric name has 1 to 255 characters: ${name}`);
   if (!Number.isFinite(value)) throw new RangeError(`${value} is not a valid value of ${name}`);
+  if (otherUnit.has(name)) throw new RangeError(`${name} is both a count and a timing`);
 }
 
 function hold(): void {
@@ -78,7 +82,7 @@ export interface CountOptions {
  * METRICS_FLUSH_MS has passed since the oldest held value, or at once with `urgent`.
  */
 export function count(name: string, by = 1, options: CountOptions = {}): void {
-  check(name, by);
+  check(name, by, timings);
   hold();
   counts.set(name, (counts.get(name) ?? 0) + by);
   if (options.urgent) urgentHeld = true;
@@ -90,7 +94,7 @@ export function count(name: string, by = 1, options: CountOptions = {}): void {
  * of its invocation.
  */
 export function timing(name: string, milliseconds: number): void {
-  check(name, milliseconds);
+  check(name, milliseconds, counts);
   hold();
   let values = timings.get(name);
   if (!values) timings.set(name, (values = []));

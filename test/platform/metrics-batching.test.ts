@@ -98,6 +98,14 @@ describe('metrics held in the instance and printed at most every METRICS_FLUSH_M
     expect(sums()).toEqual({ 'coupons.writerLag': { samples: 250, sum: 250 } });
   });
 
+  it('refuses, where it is recorded, what Powertools would refuse when printing it later', () => {
+    count('orders.accepted');
+
+    expect(() => timing('orders.accepted', 1)).toThrow(RangeError);
+    expect(() => count('', 1)).toThrow(RangeError);
+    expect(() => timing('orders.writerLag', Number.NaN)).toThrow(RangeError);
+  });
+
   it('prints nothing for invocations that hold nothing', async () => {
     await invoke();
     vi.advanceTimersByTime(METRICS_FLUSH_MS * 2);
