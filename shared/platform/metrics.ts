@@ -5,6 +5,26 @@ import { serviceEnvironment } from './config';
 /** Where every business metric of Surge goes in CloudWatch; the stack's dashboard and alarms read it. */
 export const METRICS_NAMESPACE = 'Surge';
 
+/**
+ * The longest an instance holds what it counted before it prints it: 5 s. CloudWatch sums per
+ * minute (the dashboard's and the alarms' period), so 5 s moves nothing anyone reads, while at
+ * 10,000 req/s a busy instance prints one line per 5 s instead of one per invocation that counted
+ * something (every catalog cache hit). Shorter buys little; longer raises what a frozen instance
+ * takes with it (below) and how late a count lands (a line is stamped when printed, so a value may
+ * fall in the next minute).
+ *
+ * What is lost: Lambda may freeze an instance after an invocation and never thaw it (scale-in, a
+ * new deploy). What it counted since its last line is then never printed: at most this interval's
+ * worth of one instance's counts and timings, never an urgent count (those print with their
+ * invocation). Within a long-running process (the twin) a timer prints held values once the
+ * interval has passed; on Lambda that timer runs only while the instance is thawed and is not
+ * relied upon: the end of each invocation checks the interval itself.
+ */
+export const METRICS_FLUSH_MS = 5_000;
+
+/** EMF takes at most 100 values of one metric in a line (Powertools' MAX_METRIC_VALUES_SIZE): a timing held this many times prints with its invocation. */
+export const MAX_HELD_VALUES = 100;
+
 let instance: Metrics | undefined;
 
 /**
@@ -19,26 +39,104 @@ function metrics(): Metrics {
   return instance;
 }
 
-/** Counts one business event (or `by` of them), e.g. `orders.accepted`; flushed with the invocation. */
-export function count(name: string, by = 1): void {
-  metrics().addMetric(name, MetricUnit.Count, by);
+/** What the instance holds until its next line: each count's sum, each timing's values. */
+const counts = new Map<string, number>();
+const timings = new Map<string, number[]>();
+/** When the oldest held value was recorded; undefined when nothing is held. */
+let heldSince: number | undefined;
+/** A count that pages someone is held: the invocation's end prints everything. */
+let urgentHeld = false;
+/** A timing has MAX_HELD_VALUES values held. */
+let fullHeld = false;
+let timer: ReturnType<typeof setTimeout> | undefined;
+
+/**
+ * What Powertools would refuse when printing (at the end of another invocation, or in the timer),
+ * refused when recorded instead, where the caller sees it: a bad name or value, one name in two units.
+ */
+function check(name: string, value: number, otherUnit: Map<string, unknown>): void {
+  if (name.length < 1 || name.length > 255) throw new RangeError(`A metric name has 1 to 255 characters: ${name}`);
+  if (!Number.isFinite(value)) throw new RangeError(`${value} is not a valid value of ${name}`);
+  if (otherUnit.has(name)) throw new RangeError(`${name} is both a count and a timing`);
 }
 
-/** Records a duration in milliseconds, e.g. `orders.writerLag`; each value is kept, so CloudWatch can give percentiles. */
-export function timing(name: string, milliseconds: number): void {
-  metrics().addMetric(name, MetricUnit.Milliseconds, milliseconds);
+function hold(): void {
+  if (heldSince !== undefined) return;
+  heldSince = Date.now();
+  // Only for a process that is never frozen (the twin): see METRICS_FLUSH_MS. unref: it keeps no process alive.
+  timer = setTimeout(publishHeldMetrics, METRICS_FLUSH_MS);
+  timer.unref?.();
+}
+
+export interface CountOptions {
+  /**
+   * The count pages someone (an alarm of infra/observability.ts reads it): printed when this
+   * invocation ends, with everything held, not up to METRICS_FLUSH_MS later.
+   */
+  urgent?: boolean;
 }
 
 /**
- * Flushes what an invocation recorded, once, when it ends (returned or failed), as Powertools'
- * logMetrics does; unlike it, an invocation that recorded nothing prints nothing, where logMetrics
- * warns "No application metrics to publish" on every one of them (most reads record nothing).
- * Where invocations overlap in one instance (the twin's shared instances), one flush may carry
- * another's values: sums stay right.
+ * Counts one business event (or `by` of them), e.g. `orders.accepted`. Held in the instance and
+ * summed, so many invocations' counts print as one value; printed at the end of an invocation once
+ * METRICS_FLUSH_MS has passed since the oldest held value, or at once with `urgent`.
+ */
+export function count(name: string, by = 1, options: CountOptions = {}): void {
+  check(name, by, timings);
+  hold();
+  counts.set(name, (counts.get(name) ?? 0) + by);
+  if (options.urgent) urgentHeld = true;
+}
+
+/**
+ * Records a duration in milliseconds, e.g. `orders.writerLag`; each value is kept, so CloudWatch
+ * can give percentiles. Held as counts are; a timing with MAX_HELD_VALUES values prints at the end
+ * of its invocation.
+ */
+export function timing(name: string, milliseconds: number): void {
+  check(name, milliseconds, counts);
+  hold();
+  let values = timings.get(name);
+  if (!values) timings.set(name, (values = []));
+  values.push(milliseconds);
+  if (values.length >= MAX_HELD_VALUES) fullHeld = true;
+}
+
+/**
+ * Prints whatever the instance holds now, in as few lines as EMF allows (Powertools starts another
+ * line at 100 values of a metric or 100 metrics). Tests call it to start from nothing held.
+ */
+export function publishHeldMetrics(): void {
+  clearTimeout(timer);
+  timer = undefined;
+  heldSince = undefined;
+  urgentHeld = fullHeld = false;
+  if (counts.size === 0 && timings.size === 0) return;
+  const held = { counts: [...counts], timings: [...timings] };
+  counts.clear();
+  timings.clear();
+  const m = metrics();
+  for (const [name, sum] of held.counts) m.addMetric(name, MetricUnit.Count, sum);
+  for (const [name, values] of held.timings) for (const value of values) m.addMetric(name, MetricUnit.Milliseconds, value);
+  if (m.hasStoredMetrics()) m.publishStoredMetrics();
+}
+
+/** Whether the end of an invocation now should print what is held. */
+function due(now: number): boolean {
+  return heldSince !== undefined && (urgentHeld || fullHeld || now - heldSince >= METRICS_FLUSH_MS);
+}
+
+/**
+ * At the end of every invocation (returned or failed), prints what the instance holds if it is
+ * due: an urgent count, a timing full, or METRICS_FLUSH_MS since the oldest held value. An
+ * invocation that recorded nothing may print others' held values; with nothing held nothing is
+ * printed (Powertools' logMetrics would warn "No application metrics to publish" on every one).
+ * Where invocations overlap in one instance (the twin's shared instances), one line carries
+ * several invocations' values: sums stay right.
  */
 export function flushMetrics(): MiddlewareObj {
   const flush = () => {
-    if (instance?.hasStoredMetrics()) instance.publishStoredMetrics();
+    if (due(Date.now())) publishHeldMetrics();
   };
   return { name: 'flushMetrics', after: flush, onError: flush };
 }

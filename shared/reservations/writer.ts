@@ -49,7 +49,7 @@ function countStored<R>(kind: ReservationKind<R>, records: R[], stored: Map<stri
   for (const record of records) {
     const state = stored.get(kind.idOf(record));
     if (state === 'confirmed') timing(`${kind.name}.writerLag`, now - kind.reservedAtOf(record));
-    else if (state === 'rejected') count(`${kind.name}.guardRejected`);
+    else if (state === 'rejected') count(`${kind.name}.guardRejected`, 1, { urgent: true }); // alarmed: GuardRejections
   }
 }
 
@@ -150,7 +150,8 @@ export async function writeReservations<R>(kind: ReservationKind<R>, records: R[
       });
     }),
   );
-  count(`${kind.name}.storedWithoutOutbox`, storedWithoutOutbox);
+  // Alarmed (StoredWithoutOutbox) when above 0; the zero of every batch may wait for the next line.
+  count(`${kind.name}.storedWithoutOutbox`, storedWithoutOutbox, { urgent: storedWithoutOutbox > 0 });
   if (storedWithoutOutbox) {
     logger.error(`Stored ${kind.name} that Redis had no outbox entry for: Redis lost writes`, { count: storedWithoutOutbox, owners: [...lostOwners] });
   }

@@ -1,10 +1,11 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { EmfCollector, onStdoutLine } from '../../infra/twin/emf';
 import { AppError } from '../../shared/platform/errors';
 import { api } from '../../shared/api/api';
 import type { ApiEvent } from '../../shared/platform/http/middleware';
 import { json } from '../../shared/platform/http/response';
+import { METRICS_FLUSH_MS, publishHeldMetrics } from '../../shared/platform/metrics';
 import * as z from '../../shared/platform/zod';
 import { httpEvent, lambdaContext } from '../support/events';
 
@@ -48,8 +49,8 @@ describe('the HTTP middleware stack', () => {
     expect(undeclared.body.error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
   });
 
-  it("counts a route's outcomes, one EMF line per invocation, and prints nothing for a route without", async () => {
-    // Prepare: a route that sells out on its second call, and one with no outcomes
+  it("counts a route's outcomes, held in the instance and printed together in one EMF line by the invocation that ends past the interval, and prints nothing for a route without", async () => {
+    // Prepare: a route that sells out on its second call, and one with no outcomes; the clock ours
     let calls = 0;
     const sale = api({ access: 'public', outcomes: { prefix: 'sale', ok: 'accepted' } }).handler(async () => {
       calls += 1;
@@ -57,17 +58,28 @@ describe('the HTTP middleware stack', () => {
       return json(202, {});
     });
     const plain = api({ access: 'public' }).handler(async () => json(200, {}));
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+    publishHeldMetrics(); // what the earlier tests counted
     const emf = new EmfCollector();
     const lines: string[] = [];
     const stopReading = onStdoutLine((line) => (emf.take(line), line.startsWith('{"_aws"') && lines.push(line)));
 
-    // Act
-    const answers = [await sale(httpEvent('get-me'), lambdaContext()), await sale(httpEvent('get-me'), lambdaContext()), await plain(httpEvent('get-me'), lambdaContext())];
-    stopReading();
+    // Act: two sales within the interval, a route without outcomes, then one past it
+    let answers, linesWithin;
+    try {
+      answers = [await sale(httpEvent('get-me'), lambdaContext()), await sale(httpEvent('get-me'), lambdaContext()), await plain(httpEvent('get-me'), lambdaContext())];
+      linesWithin = lines.length;
+      vi.setSystemTime(Date.now() + METRICS_FLUSH_MS);
+      await plain(httpEvent('get-me'), lambdaContext());
+    } finally {
+      stopReading();
+      vi.useRealTimers();
+    }
 
     // Assess
     expect(answers.map((a) => a.statusCode)).toEqual([202, 409, 200]);
-    expect(lines).toHaveLength(2);
+    expect(linesWithin).toBe(0);
+    expect(lines).toHaveLength(1);
     expect(emf.snapshot().metrics.map(({ name, sum, namespace, dimensions }) => ({ name, sum, namespace, dimensions }))).toEqual([
       { name: 'sale.accepted', sum: 1, namespace: 'Surge', dimensions: { service: 'surge' } },
       { name: 'sale.soldOut', sum: 1, namespace: 'Surge', dimensions: { service: 'surge' } },

@@ -1,6 +1,6 @@
 /**
- * The suite's output is for its verdicts. Handlers run in the test process print one EMF line per
- * invocation that counted something (shared/platform/metrics.ts), thousands in a run, and every synth of
+ * The suite's output is for its verdicts. Handlers run in the test process print EMF lines (at most
+ * one per 5 s, more with urgent counts: shared/platform/metrics.ts), hundreds in a run, and every synth of
  * the stack prints a progress line per bundled function; both bury the failures, so they are
  * dropped here before they reach the terminal. A test that asserts on metrics still sees every
  * EMF line through onStdoutLine (infra/twin/emf.ts), which taps stdout above this filter: setup

@@ -47,10 +47,18 @@ export function describeTwinMetrics(mode: 'sources' | 'bundles'): void {
       // Act
       const accepted = await order();
       const soldOut = await order();
-      const answered = await snapshot();
+      // Each instance holds its counts up to METRICS_FLUSH_MS (shared/platform/metrics.ts): waited for, not slept on.
+      const answered = (await until(
+        async () => {
+          const s = await snapshot();
+          return metric(s, 'orders.accepted') && metric(s, 'orders.soldOut') ? s : undefined;
+        },
+        60_000,
+        "the API's order counts in /__twin/metrics",
+      ))!;
       await until(async () => metric(await snapshot(), 'orders.writerLag') !== undefined, 60_000, 'the writer lag in /__twin/metrics');
 
-      // Assess: the API's counts are there once it has answered, the writer's once it has stored
+      // Assess: the API's counts are there once its instance has printed them, the writer's once it has stored and printed
       expect(accepted.status).toBe(202);
       expect(soldOut).toMatchObject({ status: 409, body: { error: { code: 'SOLD_OUT' } } });
       const dimensions = { service: 'surge' };
@@ -61,7 +69,8 @@ export function describeTwinMetrics(mode: 'sources' | 'bundles'): void {
       expect(lag).toMatchObject({ namespace: 'Surge', unit: 'Milliseconds', dimensions, samples: 1 });
       expect(lag.sum).toBeGreaterThanOrEqual(0);
       expect(lag.sum).toBeLessThan(20_000);
-      expect(s.recent.length).toBeGreaterThanOrEqual(3);
+      // At least the API's line (its counts held together) and the writer's, from the consumers' process.
+      expect(s.recent.length).toBeGreaterThanOrEqual(2);
     });
   });
 }

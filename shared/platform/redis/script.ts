@@ -19,7 +19,7 @@ const OUT_OF_MEMORY = /^OOM\b/;
 
 /** Counted as `redis.writeRefused`, which the stack alarms on: a full cache refuses orders, coupons and sign-ins. */
 function countRefusal(error: Error): never {
-  if (OUT_OF_MEMORY.test(error.message)) count('redis.writeRefused');
+  if (OUT_OF_MEMORY.test(error.message)) count('redis.writeRefused', 1, { urgent: true });
   throw error;
 }
 
