@@ -1,24 +1,27 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { MiddlewareObj } from '@middy/core';
 import { serviceEnvironment } from './config';
+import { loggableError, logger } from './logger';
 
 /** Where every business metric of Surge goes in CloudWatch; the stack's dashboard and alarms read it. */
 export const METRICS_NAMESPACE = 'Surge';
 
 /**
- * The longest an instance holds what it counted before it prints it: 5 s. CloudWatch sums per
- * minute (the dashboard's and the alarms' period), so 5 s moves nothing anyone reads, while at
- * 10,000 req/s a busy instance prints one line per 5 s instead of one per invocation that counted
- * something (every catalog cache hit). Shorter buys little; longer raises what a frozen instance
- * takes with it (below) and how late a count lands (a line is stamped when printed, so a value may
- * fall in the next minute).
+ * How long a busy instance holds what it counted before it prints it: 5 s. CloudWatch sums per
+ * minute (the dashboard's and the alarms' period), and each line is stamped with the time its
+ * oldest value was counted, so holding moves no value to another minute; at 10,000 req/s a busy
+ * instance prints one line per 5 s instead of one per invocation that counted something (every
+ * catalog cache hit). An idle instance prints what it holds when its next invocation ends (or a
+ * thawed instance's timer fires), still stamped with when it was counted, so it arrives late but
+ * in its minute (CloudWatch takes timestamps up to 14 days old).
  *
  * What is lost: Lambda may freeze an instance after an invocation and never thaw it (scale-in, a
  * new deploy). What it counted since its last line is then never printed: at most this interval's
- * worth of one instance's counts and timings, never an urgent count (those print with their
- * invocation). Within a long-running process (the twin) a timer prints held values once the
- * interval has passed; on Lambda that timer runs only while the instance is thawed and is not
- * relied upon: the end of each invocation checks the interval itself.
+ * worth of one instance's counts and timings, and no urgent count of an invocation that ended
+ * (those print as it ends; an invocation that times out ends nothing, as before batching). Within
+ * a long-running process (the twin) a timer prints held values once the interval has passed; on
+ * Lambda that timer runs only while the instance is thawed and is not relied upon: the end of
+ * each invocation checks the interval itself.
  */
 export const METRICS_FLUSH_MS = 5_000;
 
@@ -109,16 +112,25 @@ export function timing(name: string, milliseconds: number): void {
 export function publishHeldMetrics(): void {
   clearTimeout(timer);
   timer = undefined;
+  const countedAt = heldSince;
   heldSince = undefined;
   urgentHeld = fullHeld = false;
   if (counts.size === 0 && timings.size === 0) return;
   const held = { counts: [...counts], timings: [...timings] };
   counts.clear();
   timings.clear();
-  const m = metrics();
-  for (const [name, sum] of held.counts) m.addMetric(name, MetricUnit.Count, sum);
-  for (const [name, values] of held.timings) for (const value of values) m.addMetric(name, MetricUnit.Milliseconds, value);
-  if (m.hasStoredMetrics()) m.publishStoredMetrics();
+  // Printing must never fail the invocation that happens to print (its own answer is already
+  // made, and the values are mostly others'), nor the process from the timer: logged, and dropped.
+  try {
+    const m = metrics();
+    // Powertools clears the stamp with every line it prints, also the ones it starts itself at 100 values: set before each value.
+    const add = (name: string, unit: (typeof MetricUnit)[keyof typeof MetricUnit], value: number) => m.setTimestamp(countedAt!).addMetric(name, unit, value);
+    for (const [name, sum] of held.counts) add(name, MetricUnit.Count, sum);
+    for (const [name, values] of held.timings) for (const value of values) add(name, MetricUnit.Milliseconds, value);
+    if (m.hasStoredMetrics()) m.setTimestamp(countedAt!).publishStoredMetrics();
+  } catch (error) {
+    logger.error('Held metrics not printed', { error: loggableError(error) });
+  }
 }
 
 /** Whether the end of an invocation now should print what is held. */

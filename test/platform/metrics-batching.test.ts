@@ -1,3 +1,4 @@
+import { Metrics } from '@aws-lambda-powertools/metrics';
 import middy from '@middy/core';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { EmfCollector, onStdoutLine } from '../../infra/twin/emf';
@@ -44,6 +45,8 @@ describe('metrics held in the instance and printed at most every METRICS_FLUSH_M
 
     expect(lines).toHaveLength(1);
     expect(sums()).toEqual({ 'cache.hit': { samples: 1, sum: 50 }, 'cache.fill': { samples: 1, sum: 2 } });
+    // Stamped with when the oldest value was counted, so holding moves nothing to another minute.
+    expect(JSON.parse(lines[0]!)._aws.Timestamp).toBe(first);
   });
 
   it('prints what an idle process holds once the interval has passed, with no invocation after it (the twin; not relied upon on Lambda)', async () => {
@@ -90,11 +93,13 @@ describe('metrics held in the instance and printed at most every METRICS_FLUSH_M
   });
 
   it('splits more than 100 values of one timing, held in one invocation, into lines EMF takes', async () => {
+    const countedAt = Date.now();
     await invoke(() => {
       for (let n = 0; n < 250; n++) timing('coupons.writerLag', 1);
     });
 
     expect(lines.map((line) => JSON.parse(line)['coupons.writerLag'].length)).toEqual([100, 100, 50]);
+    expect(lines.map((line) => JSON.parse(line)._aws.Timestamp)).toEqual([countedAt, countedAt, countedAt]);
     expect(sums()).toEqual({ 'coupons.writerLag': { samples: 250, sum: 250 } });
   });
 
@@ -104,6 +109,17 @@ describe('metrics held in the instance and printed at most every METRICS_FLUSH_M
     expect(() => timing('orders.accepted', 1)).toThrow(RangeError);
     expect(() => count('', 1)).toThrow(RangeError);
     expect(() => timing('orders.writerLag', Number.NaN)).toThrow(RangeError);
+  });
+
+  it('never fails the invocation that prints, when printing fails', async () => {
+    await invoke(() => count('orders.accepted'));
+    const publish = vi.spyOn(Metrics.prototype, 'publishStoredMetrics').mockImplementationOnce(() => {
+      throw new Error('stdout gone');
+    });
+
+    await expect(invoke(() => count('redis.writeRefused', 1, { urgent: true }))).resolves.toBeUndefined();
+    expect(publish).toHaveBeenCalledOnce();
+    publish.mockRestore();
   });
 
   it('prints nothing for invocations that hold nothing', async () => {
