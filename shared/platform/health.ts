@@ -4,8 +4,9 @@ import { db } from './clients/mysql';
 import { sqs } from './clients/sqs';
 import { reservationQueueEnv, readEnv } from './config';
 import { logger } from './logger';
+import { once } from './once';
 
-const { RESERVATION_QUEUE_URL } = readEnv(reservationQueueEnv);
+const queueUrl = once(() => readEnv(reservationQueueEnv).RESERVATION_QUEUE_URL);
 const CHECK_TIMEOUT_MS = 1_500;
 /**
  * How long an instance answers from its last check: a flood of health checks costs one ping, one
@@ -16,7 +17,7 @@ export const CHECK_CACHE_MS = 5_000;
 const checks = {
   redis: () => redis().ping(),
   database: () => db().query('SELECT 1'),
-  queue: () => sqs().send(new GetQueueAttributesCommand({ QueueUrl: RESERVATION_QUEUE_URL, AttributeNames: ['QueueArn'] })),
+  queue: () => sqs().send(new GetQueueAttributesCommand({ QueueUrl: queueUrl(), AttributeNames: ['QueueArn'] })),
 };
 type Dependency = keyof typeof checks;
 const names = Object.keys(checks) as Dependency[];

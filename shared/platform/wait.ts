@@ -26,6 +26,3 @@ export async function until<T>(condition: () => Promise<T>, timeoutMs = 60_000, 
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
-
-/** A Redis KEYS pattern that matches `literal` itself and nothing else it happens to glob. */
-export const literalPattern = (literal: string) => literal.replace(/[*?[\]\\]/g, '\\$&');

@@ -1,7 +1,7 @@
 /**
  * zod's mini API, which every schema in Lambda code is written with: its functions tree-shake, so a
  * bundle carries only the zod it uses instead of all of zod classic. Import it as a namespace,
- * `import * as z from '…/shared/zod'`: esbuild then keeps only what is used, while a named
+ * `import * as z from '…/shared/platform/zod'`: esbuild then keeps only what is used, while a named
  * `import { z }` would keep every export of zod.
  *
  * zod/mini ships without a locale, and then every issue reads "Invalid input". English, the messages

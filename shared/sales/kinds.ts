@@ -1,6 +1,5 @@
 import { coupons } from '../coupons/kind';
 import { orders } from '../orders/kind';
-import { handOffMessage } from '../reservations/hand-off';
 import type { ReservationKind } from '../reservations/kind';
 
 /**
@@ -9,6 +8,3 @@ import type { ReservationKind } from '../reservations/kind';
  * coupons stand on reservations, so reservations cannot name them.
  */
 export const kinds: readonly ReservationKind<unknown>[] = [orders, coupons];
-
-/** One message on the reservation queue, for these kinds (see handOffMessage). */
-export const HandOffMessage = handOffMessage(kinds);

@@ -1,7 +1,10 @@
 import { PurgeQueueCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { redis } from '../../shared/platform/clients/redis';
-import { HandOffMessage } from '../../shared/sales/kinds';
+import { handOffMessage } from '../../shared/reservations/hand-off';
+import { kinds } from '../../shared/sales/kinds';
+
+const HandOffMessage = handOffMessage(kinds);
 import { decideFirst } from '../../shared/reservations/ledger';
 import { compensate, handOff } from '../../shared/reservations/place';
 import { reconcileOwner } from '../../shared/reservations/reconcile';

@@ -38,4 +38,11 @@ describe('Lua includes', () => {
     writeFileSync(join(lua, 'lonely-1.lua'), '--- @include "nowhere.lua"\nreturn 1\n');
     expect(() => luaScript(pathToFileURL(join(lua, 'lonely-1.lua')))).toThrow(/includes nowhere\.lua, found 0 times/);
   });
+
+  it('refuses a malformed include rather than leaving it a comment', () => {
+    const lua = join(scratch, 'sloppy', 'lua');
+    mkdirSync(lua, { recursive: true });
+    writeFileSync(join(lua, 'sloppy-1.lua'), '--- @include "gcra.lua" \r\nreturn 1\n');
+    expect(() => luaScript(pathToFileURL(join(lua, 'sloppy-1.lua')))).toThrow(/an include must read exactly/);
+  });
 });

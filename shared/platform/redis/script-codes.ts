@@ -3,7 +3,7 @@ import { AppError, NotFoundError, UnauthenticatedError } from '../errors';
 /**
  * Every negative return code of every Lua script, one meaning each, so a reply means the same
  * whichever script gave it. A script's header lists the codes it returns (`-11 sold out …`);
- * test/unit/script-codes.test.ts holds each header to this table.
+ * test/platform/script-codes.test.ts holds each header to this table.
  */
 export enum ScriptCode {
   SessionNotFound = -1,

@@ -25,6 +25,8 @@ function countRefusal(error: Error): never {
 
 /** A script's declaration that it calls the functions of another Lua file, by that file's name: `--- @include "gcra.lua"`. */
 const INCLUDE = /^--- @include "([^"/]+\.lua)"$/gm;
+/** Any line that looks like one: what INCLUDE did not take is a malformed declaration, refused at load rather than as a nil function at EVAL. */
+const INCLUDE_LIKE = /^---\s*@include/m;
 
 /**
  * Where an included file is, by its name alone: beside the script in a bundle, whose lua/ folder
@@ -46,11 +48,13 @@ function includedFile(name: string, script: URL): URL {
 
 /** A script's source with each file it includes put in place of its declaration, once each, however deeply included. */
 function sourceWithIncludes(file: URL, included = new Set<string>()): string {
-  return readFileSync(file, 'utf8').replace(INCLUDE, (_, name: string) => {
+  const source = readFileSync(file, 'utf8').replace(INCLUDE, (_, name: string) => {
     if (included.has(name)) return '';
     included.add(name);
     return sourceWithIncludes(includedFile(name, file), included);
   });
+  if (INCLUDE_LIKE.test(source)) throw new Error(`${fileURLToPath(file)}: an include must read exactly --- @include "<file>.lua"`);
+  return source;
 }
 
 /**
