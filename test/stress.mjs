@@ -21,5 +21,7 @@ for (const script of scripts) {
   const { status, signal } = spawnSync('npm', ['run', script], { stdio: 'inherit' });
   results.push({ script, ok: status === 0, seconds: Math.round((Date.now() - started) / 1000), ...(status === 0 ? {} : { exit: signal ?? status }) });
 }
+// The busy loops' handles would keep this process, and them, alive after the last script: end both here.
+stopHogs();
 for (const r of results) process.stderr.write(`test:stress: npm run ${r.script}: ${r.ok ? 'passed' : `FAILED (${r.exit})`} in ${r.seconds} s\n`);
-process.exitCode = results.every((r) => r.ok) ? 0 : 1;
+process.exit(results.every((r) => r.ok) ? 0 : 1);
