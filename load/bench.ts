@@ -13,10 +13,13 @@ import { parseArgs } from 'node:util';
 import { CEILING_PATH } from '../infra/twin/routes';
 import { stopTwinProcesses } from '../infra/twin/twin-process';
 import { againstCeiling, drive } from './support/measure';
+import { designWindows, startCpuMeter } from './support/cpu';
+import { PROFILE_INTERVAL_US, readProfiles } from './support/cpu-profile';
+import { designCpu, topFunctions } from './support/cpu-split';
 import { round } from './support/round';
 import { writeReport, type BenchReport } from './support/report';
 import { startTimeline } from './support/timeline';
-import type { Scenario } from './support/scenario';
+import type { Design, Scenario } from './support/scenario';
 import { acquireTwin } from './support/twin';
 
 /**
@@ -62,11 +65,13 @@ const twin = await acquireTwin(log, name !== 'sessions', runtime);
 // The bench process too: the load generator and the contended loops share the two cores with the twin.
 const timeline = startTimeline({ ...twin.pids, bench: process.pid });
 let report: BenchReport | undefined;
+let designs: Record<string, Design> = {};
+let timelineData: ReturnType<typeof timeline.stop> | undefined;
 try {
   const scenario = scenarios[name]!;
   const run = await scenario.load();
   const ceilingLoad = { url: `${twin.url}${CEILING_PATH}`, connections, duration };
-  const measuredBefore = scenario.httpCeiling === 'before' ? await drive(ceilingLoad, 'ceiling', log) : undefined;
+  const measuredBefore = scenario.httpCeiling === 'before' ? await ceilingBefore(ceilingLoad) : undefined;
   const result = await run({
     twin,
     runtime,
@@ -76,6 +81,7 @@ try {
     againstCeiling: (load, label) => againstCeiling({ ...load, connections, duration }, ceilingLoad, label, twin.pids, log),
   });
   const ceiling = result.ceiling ?? measuredBefore;
+  designs = { ...result.designs, ...(ceiling && !result.designs?.ceiling ? { ceiling: { label: "the gateway's ceiling", load: ceiling } } : {}) };
   if (scenario.httpCeiling === 'alternating' && !result.ceiling) throw new Error(`${name} did not measure against the ceiling`);
   const invariants = Object.fromEntries(
     Object.entries(result.invariants).map(([key, v]) => [key, { ...v, ok: JSON.stringify(v.expected) === JSON.stringify(v.actual) }]),
@@ -91,10 +97,59 @@ try {
     functions_run_as: runtime.lambdaInstances ? `bundles, Lambda's instance model (at most ${runtime.lambdaInstances} instances each)` : runtime.bundles ? 'bundles, one shared instance each' : 'sources, one shared instance each',
     invariants,
   };
-  log(`report: ${writeReport(report, timeline.stop())}`);
+  timelineData = timeline.stop();
   process.exitCode = Object.values(invariants).every((v) => v.ok) ? 0 : 1;
 } finally {
   await twin.stop();
 }
+// The twin's processes write their profiles as they exit, so the split comes once it has stopped.
+if (report && timelineData) {
+  Object.assign(report, comparison(designs, twin.profileDir));
+  log(`report: ${writeReport(report, timelineData)}`);
+}
 // After the twin has stopped, so that nothing it or this process logs while stopping follows the result.
 await printResult(report);
+
+/** The ceiling measured once before a race, its CPU kept for the comparison. */
+async function ceilingBefore(load: Parameters<typeof drive>[0]) {
+  const cpu = startCpuMeter(twin.pids, 'ceiling');
+  const run = await drive(load, 'ceiling', log);
+  cpu.perRequest(run.requests);
+  return run;
+}
+
+/**
+ * Surge against every design it was compared with, each with its CPU per request by component
+ * (cpu-split.ts), and the functions that spent the most of Surge's. Without profiles (a running
+ * twin the bench did not start) the functions' share cannot be told from the stand-ins' beside it.
+ */
+function comparison(designs: Record<string, Design>, profileDir: string | undefined) {
+  const threads = profileDir ? readProfiles(profileDir) : [];
+  const windows = designWindows();
+  const surge = designs.surge;
+  const out = Object.fromEntries(
+    Object.entries(designs).map(([key, design]) => {
+      const measured = windows.filter((w) => w.design === key);
+      return [
+        key,
+        {
+          label: design.label,
+          rps: design.load.rps,
+          p99_ms: design.load.p99_ms,
+          ...(surge ? { ratio: round(surge.load.rps / design.load.rps, 2) } : {}),
+          ...(measured.length ? designCpu(measured, threads) : {}),
+        },
+      ];
+    }),
+  );
+  const surgeWindows = windows.filter((w) => w.design === 'surge');
+  return {
+    comparison: out,
+    cpu_profile: threads.length
+      ? {
+          method: `V8 --cpu-prof samples every ${PROFILE_INTERVAL_US / 1000} ms in the twin's node processes; functions' share of a shared process = its samples whose stack reaches the product's code first (cpu-profile.ts)`,
+          top_functions: topFunctions(surgeWindows, threads),
+        }
+      : { method: 'none: the bench used a twin it did not start, so no profiles; functions are counted with the process that hosts them' },
+  };
+}

@@ -5,6 +5,7 @@
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import type { Scenario } from '../support/scenario';
 import { drive } from '../support/measure';
+import { startCpuMeter } from '../support/cpu';
 import { round } from '../support/round';
 import { infoSum, shardsOf } from '../support/redis-shards';
 
@@ -26,7 +27,9 @@ export const catalog: Scenario = async ({ twin, connections, duration, log, agai
   const redisBytesPerHit = round(bytes / counted.requests, 1);
   // A hit served from an instance's near copy costs one GET of the version; any other costs an MGET.
   const nearCopyHitRate = round(gets / Math.max(1, gets + mgets), 3);
+  const noCacheCpu = startCpuMeter(twin.pids, 'no_cache');
   const baseline = await drive({ url: twin.url, connections, duration, requests: requests('/__baseline') }, 'GET /__baseline/programs (no cache)', log);
+  noCacheCpu.perRequest(baseline.requests);
 
   const admin = await fetch(`${twin.url}/sessions`, {
     method: 'POST',
@@ -52,6 +55,11 @@ export const catalog: Scenario = async ({ twin, connections, duration, log, agai
   return {
     load: hit,
     ceiling,
+    designs: {
+      surge: { label: 'Surge: cached hit', load: hit },
+      no_cache: { label: 'no cache (MySQL per request)', load: baseline },
+      ceiling: { label: "the gateway's ceiling", load: ceiling },
+    },
     baseline: { ...baseline },
     extra: {
       redis: shape,

@@ -13,6 +13,7 @@ import type { Scenario } from '../support/scenario';
 import { adminCookie, adminPut, handOffShape, inParallel, pointAtTwin, race, releaseSharedClients, signedInCrowd, timed } from '../support/crowd';
 import { type LoadResult } from '../support/measure';
 import { round } from '../support/round';
+import { startCpuMeter } from '../support/cpu';
 import { issueCoupon, issuedCount } from '../../shared/coupons/coupons';
 import { until } from '../../shared/platform/wait';
 import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
@@ -83,18 +84,23 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
     log(`${users} users for ${limit} coupons`);
     const { cookies } = await signedInCrowd(twin, users);
     const surgeDeal = await openDeal(`deal-${tag}-${users}`, limit);
+    const surgeCpu = startCpuMeter(twin.pids, 'surge');
     const { result, ...handOff } = await handOffShape(twin, (r) => r.surge.ids.length, async () => {
       const surge = await race(twin, { path: `/deals/${surgeDeal}/coupons`, cookies, connections, idField: 'couponId', remaining: leftInRedis(surgeDeal, limit) }, `Surge: ${users} users`, log);
       const drained = await timed(() => until(async () => (await dealFacts(surgeDeal)).rows >= surge.ids.length, 60_000, 'the coupons stored', 50, { atDeadline: 'give up' }));
       return { surge, drained };
     });
     const { surge, drained } = result;
+    // Per coupon issued, the writer's storing included.
+    surgeCpu.perRequest(surge.ids.length || 1);
     const facts = await dealFacts(surgeDeal);
 
     const baselines = {} as Record<BaselineName, { race: Awaited<ReturnType<typeof race>>; facts: Awaited<ReturnType<typeof dealFacts>> }>;
     for (const name of baselineNames) {
       const dealId = await openDeal(`${name.replace('_', '-')}-${tag}-${users}`, limit);
+      const cpu = startCpuMeter(twin.pids, name);
       const run = await race(twin, { path: BASELINES[name].path(dealId), cookies, connections, idField: 'couponId', remaining: leftInMysql(dealId, limit) }, `baseline ${BASELINES[name].label}: ${users} users`, log);
+      cpu.perRequest(run.ids.length || 1);
       baselines[name] = { race: run, facts: await dealFacts(dealId) };
     }
     const baseline = baselines.for_update.race;
@@ -145,6 +151,10 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
   await releaseSharedClients();
   return {
     load: headline!,
+    designs: {
+      surge: { label: 'Surge (Redis script, SQS, writer)', load: headline! },
+      ...Object.fromEntries(baselineNames.map((name) => [name, { label: BASELINES[name].label, load: headlineBaselines![name] }])),
+    },
     baseline: { ...headlineBaselines!.for_update },
     extra: {
       baselines: Object.fromEntries(baselineNames.map((name) => [name, { ...headlineBaselines![name], design: BASELINES[name].label, ratio: round(headline!.rps / headlineBaselines![name].rps, 2) }])),

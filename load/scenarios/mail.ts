@@ -64,7 +64,7 @@ export const mail: Scenario = async ({ twin, log }) => {
     users.map((u) => u.id),
   );
 
-  async function run(domain: string, label: string, readers = tokens): Promise<RunResult> {
+  async function run(domain: string, label: string, readers = tokens, design?: string): Promise<RunResult> {
     const listId = `${label}-${tag}.bench.example`;
     const { key } = identify({ listId, listName: undefined, from: { name: '', address: 'news@bits.example' } }, { authenticated: true });
     const smtp = createTransport({ url: smtpUrl, ignoreTLS: true });
@@ -72,7 +72,7 @@ export const mail: Scenario = async ({ twin, log }) => {
     const acceptMs: number[] = [];
     let refused = 0;
 
-    const cpu = startCpuMeter(twin.pids);
+    const cpu = startCpuMeter(twin.pids, design);
     const filed = new Map<string, number>();
     let started = 0;
     // The newsletter statements of this run, counted by the database while the run lasts.
@@ -158,14 +158,15 @@ export const mail: Scenario = async ({ twin, log }) => {
     await run(twin.inboundDomain, 'warm-up-locked', tokens.slice(0, WARM_UP_MAILS));
     await run(baselineMailDomain(twin.inboundDomain), 'warm-up-cache-only', tokens.slice(0, WARM_UP_MAILS));
     // A B B A: whichever runs first on a fresh heap pays more, so each goes first once.
-    const lockedRuns = [await run(twin.inboundDomain, 'locked-1')];
-    const cacheOnlyRuns = [await run(baselineMailDomain(twin.inboundDomain), 'cache-only-1')];
-    cacheOnlyRuns.push(await run(baselineMailDomain(twin.inboundDomain), 'cache-only-2'));
-    lockedRuns.push(await run(twin.inboundDomain, 'locked-2'));
+    const lockedRuns = [await run(twin.inboundDomain, 'locked-1', tokens, 'surge')];
+    const cacheOnlyRuns = [await run(baselineMailDomain(twin.inboundDomain), 'cache-only-1', tokens, 'cache_only')];
+    cacheOnlyRuns.push(await run(baselineMailDomain(twin.inboundDomain), 'cache-only-2', tokens, 'cache_only'));
+    lockedRuns.push(await run(twin.inboundDomain, 'locked-2', tokens, 'surge'));
     const locked = mean(lockedRuns);
     const cacheOnly = mean(cacheOnlyRuns);
     return {
       load: locked.load,
+      designs: { surge: { label: 'Surge (locked fill)', load: locked.load }, cache_only: { label: 'cache only (no lock)', load: cacheOnly.load } },
       baseline: { name: 'cache-only (no lock)', ...cacheOnly.load, smtp_accept_p99_ms: cacheOnly.smtp_accept_p99_ms, newsletter_queries: cacheOnly.newsletter_queries, cpu_ms_per_mail: cacheOnly.cpu_ms_per_mail },
       extra: {
         unit: 'mails (SMTP send → issue visible in MySQL), mean of two runs each',

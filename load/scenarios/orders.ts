@@ -98,7 +98,7 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   async function surgeRun(label: string) {
     const itemId = await openItem(`flash-${tag}-${label}`, BUYERS);
     const [redisBefore, sqsBefore] = await Promise.all([commandStats(), emulatorCalls(twin)]);
-    const cpu = startCpuMeter(twin.pids);
+    const cpu = startCpuMeter(twin.pids, 'surge');
     const { result, ...handOff } = await handOffShape(twin, (r) => r.race.ids.length, async () => {
       const race = await buyAll(`/items/${itemId}/orders`, `Surge ${label}: POST /items/{id}/orders`, async () => Number(await redis.hget(`{item:${itemId}}:sale`, 'stock')));
       const drained = await timed(() => until(async () => (await itemFacts(itemId)).rows >= race.ids.length, 120_000, 'the orders stored', 50, { atDeadline: 'give up' }));
@@ -132,7 +132,10 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
 
   async function baselineRun(name: BaselineName, label: string) {
     const itemId = await openItem(`${name.replace('_', '-')}-${tag}-${label}`, BUYERS);
+    const cpu = startCpuMeter(twin.pids, name);
     const race = await buyAll(BASELINES[name].path(itemId), `baseline ${label}: ${BASELINES[name].label}`, unsoldInMysql(itemId));
+    // Per accepted order, as Surge's.
+    cpu.perRequest(race.ids.length || 1);
     return { race, facts: await itemFacts(itemId) };
   }
 
@@ -228,6 +231,10 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   );
   return {
     load: surgeLoad,
+    designs: {
+      surge: { label: 'Surge (Redis script, SQS, writer)', load: surgeLoad },
+      ...Object.fromEntries(baselineNames.map((name) => [name, { label: BASELINES[name].label, load: baselineLoads[name] }])),
+    },
     baseline: baselineReport('for_update'),
     extra: {
       redis: redisNodes.shape,

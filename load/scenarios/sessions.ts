@@ -71,6 +71,7 @@ export const sessions: Scenario = async ({ twin, runtime, connections, duration,
     return {
       load,
       ceiling,
+      designs: { surge: { label: 'Surge: GET /me', load }, ceiling: { label: "the gateway's ceiling", load: ceiling } },
       extra: {
         users: USERS,
         redis_round_trips_per_request: tripsPerRequest,

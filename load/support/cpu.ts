@@ -3,6 +3,7 @@
  * measurements (measure.ts) and the run's timeline (timeline.ts) read it.
  */
 import { readFileSync } from 'node:fs';
+import { monotonicUs } from './cpu-profile';
 import { round } from './round';
 
 /** CPU seconds a process has used so far, from /proc (user + system). */
@@ -25,20 +26,48 @@ export function machineCpuSeconds(): number {
 }
 
 export interface CpuMeter {
-  /** CPU milliseconds per request, by process name and for the machine. */
+  /** CPU milliseconds per request, by process name and for the machine; ends the window. */
   perRequest(requests: number): Record<string, number>;
 }
 
-export function startCpuMeter(pids: Record<string, number | undefined>): CpuMeter {
-  const start = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, processCpuSeconds(pid)]));
+/** A measured window of one design's load: when it ran, what each process used, and the requests it served. */
+export interface DesignWindow {
+  design: string;
+  fromUs: number;
+  toUs: number;
+  requests: number;
+  /** Process name → its pid and the CPU milliseconds it used in the window. */
+  processes: Record<string, { pid: number; cpuMs: number }>;
+  machineCpuMs: number;
+}
+
+const windows: DesignWindow[] = [];
+
+/** Every window measured for a design so far in this run, for the split by profile once the twin has exited. */
+export function designWindows(): readonly DesignWindow[] {
+  return windows;
+}
+
+/**
+ * Starts measuring the twin's processes. With a design (e.g. 'surge', 'for_update', 'ceiling'),
+ * the window is also kept for the run's CPU split by component (bench.ts, cpu-split.ts).
+ */
+export function startCpuMeter(pids: Record<string, number | undefined>, design?: string): CpuMeter {
+  const live = Object.entries(pids).filter((entry): entry is [string, number] => Boolean(entry[1]));
+  const start = Object.fromEntries(live.map(([name, pid]) => [name, processCpuSeconds(pid)]));
   const machineStart = machineCpuSeconds();
+  const fromUs = monotonicUs();
   return {
     perRequest(requests) {
-      const out: Record<string, number> = {};
-      for (const [name, pid] of Object.entries(pids)) {
-        if (pid) out[name] = round(((processCpuSeconds(pid) - start[name]!) * 1000) / requests, 4);
+      const toUs = monotonicUs();
+      const used = Object.fromEntries(live.map(([name, pid]) => [name, (processCpuSeconds(pid) - start[name]!) * 1000]));
+      const machineMs = (machineCpuSeconds() - machineStart) * 1000;
+      if (design) {
+        windows.push({ design, fromUs, toUs, requests, processes: Object.fromEntries(live.map(([name, pid]) => [name, { pid, cpuMs: used[name]! }])), machineCpuMs: machineMs });
       }
-      out.machine = round(((machineCpuSeconds() - machineStart) * 1000) / requests, 4);
+      const out: Record<string, number> = {};
+      for (const [name] of live) out[name] = round(used[name]! / requests, 4);
+      out.machine = round(machineMs / requests, 4);
       return out;
     },
   };

@@ -61,6 +61,7 @@ export async function againstCeiling(
   label: string,
   pids: Record<string, number | undefined>,
   log: (msg: string) => void,
+  design = 'surge',
 ): Promise<AgainstCeiling> {
   const half = (options: Options): Options => ({ ...options, duration: Number(options.duration ?? 10) / 2 });
   // Unmeasured, both first: otherwise each side's first turn pays for compiling its code, and the
@@ -72,7 +73,7 @@ export async function againstCeiling(
   const runs = { load: [] as LoadResult[], ceiling: [] as LoadResult[] };
   const windows = { load: [] as CpuWindow[], ceiling: [] as CpuWindow[] };
   for (const turn of ['ceiling', 'load', 'load', 'ceiling'] as const) {
-    const cpu = startCpuMeter(pids);
+    const cpu = startCpuMeter(pids, turn === 'load' ? design : 'ceiling');
     const run = await drive(half(turn === 'load' ? load : ceiling), turn === 'load' ? label : 'ceiling', log);
     windows[turn].push({ cpu: cpu.perRequest(run.requests), requests: run.requests });
     runs[turn].push(run);

@@ -17,8 +17,16 @@ export interface ScenarioContext {
   againstCeiling(load: Pick<Options, 'requests' | 'url'>, label: string): Promise<AgainstCeiling>;
 }
 
+/** A design the bench compared, under the key its CPU windows were measured with (startCpuMeter). */
+export interface Design {
+  label: string;
+  load: Pick<LoadResult, 'rps' | 'p99_ms'>;
+}
+
 export interface ScenarioResult {
   load: LoadResult;
+  /** Surge ('surge', first) and every design it was compared with, for the report's summary. */
+  designs?: Record<string, Design>;
   /** Set by scenarios that measured their load against the ceiling in turns. */
   ceiling?: LoadResult;
   baseline?: Record<string, unknown>;

@@ -1,4 +1,7 @@
+import { mkdirSync, rmSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { profilingEnv } from './cpu-profile';
 import { readRunningTwin } from '../../infra/twin/running';
 import { EXTRA_FUNCTIONS_ENV } from '../../infra/twin/extra-functions';
 import { startTwinProcess, type TwinInfo } from '../../infra/twin/twin-process';
@@ -8,6 +11,8 @@ export type { TwinInfo };
 export interface BenchTwin extends TwinInfo {
   /** True when this bench started the twin, and so stops it. */
   owned: boolean;
+  /** Where the twin's node processes write their CPU profiles when they exit: only for a twin the bench started. */
+  profileDir?: string;
   stop(): Promise<void>;
 }
 
@@ -20,6 +25,7 @@ export const TWIN_START_TIMEOUT_MS = 300_000;
 
 const BASELINES_MODULE = fileURLToPath(new URL('../baselines/table.ts', import.meta.url));
 const BENCH_STATE_DIR = '.local/bench';
+const PROFILE_DIR = resolve(BENCH_STATE_DIR, 'profiles');
 
 function alive(pid: number | undefined): boolean {
   if (!pid) return false;
@@ -60,7 +66,9 @@ export async function acquireTwin(log: (msg: string) => void, needsBaselines: bo
     log(`using the running twin at ${info.url}`);
     return { ...info, owned: false, stop: async () => undefined };
   }
-  log('starting a twin for this run');
+  log('starting a twin for this run, its processes profiled');
+  rmSync(PROFILE_DIR, { recursive: true, force: true });
+  mkdirSync(PROFILE_DIR, { recursive: true });
   const twin = await startTwinProcess({
     timeoutMs: TWIN_START_TIMEOUT_MS,
     stateDir: BENCH_STATE_DIR,
@@ -74,8 +82,9 @@ export async function acquireTwin(log: (msg: string) => void, needsBaselines: bo
       // The bench's own generators send from 127.0.0.1; the abuse bench's flood from other loopback addresses.
       SURGE_LOAD_TEST_SOURCES: '127.0.0.1/32',
       SURGE_BUNDLES: String(Boolean(runtime.bundles)),
+      ...profilingEnv(PROFILE_DIR, process.env.NODE_OPTIONS),
       ...(runtime.lambdaInstances ? { SURGE_LAMBDA_INSTANCES: String(runtime.lambdaInstances) } : {}),
     },
   });
-  return { ...twin, owned: true };
+  return { ...twin, owned: true, profileDir: PROFILE_DIR };
 }

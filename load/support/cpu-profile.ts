@@ -1,0 +1,182 @@
+/**
+ * Where a twin process's CPU went, from the V8 CPU profiles its node processes write at exit
+ * (profile-preload.cjs, the `--cpu-prof` format): which of it was the product (the functions' code and the libraries they call,
+ * which Lambda bills) and which the twin's stand-ins (API Gateway's emulation, the SQS poller,
+ * the SES listener), for any window of the run, plus the functions with the most self time.
+ *
+ * A sample is the product's or a stand-in's by the frames on its stack, leaf first: the first
+ * frame of the project's own code decides (functions/, shared/ and load/baselines/ are the
+ * product; infra/ the twin); a stack with none is decided by its leaf-most package: one the
+ * product depends on at run time is the product's, any other a stand-in's. Stacks of Node's
+ * internals alone — socket reads, the HTTP parser, the garbage collector, native code — belong
+ * to neither by their frames; they are shared out in the proportion of the rest, and their share
+ * is reported so that the approximation can be judged.
+ *
+ * Windows are matched by time: profiles count in microseconds of the monotonic clock, which is
+ * what process.hrtime gives here too.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const PROFILE_INTERVAL_US = 1_000;
+const PRELOAD = fileURLToPath(new URL('./profile-preload.cjs', import.meta.url));
+
+/** The environment of a twin whose node processes (and their worker threads) each write a profile into dir as they exit. */
+export function profilingEnv(dir: string, existingOptions = ''): Record<string, string> {
+  return {
+    NODE_OPTIONS: `${existingOptions} --require ${PRELOAD}`.trim(),
+    SURGE_PROFILE_DIR: dir,
+    SURGE_PROFILE_INTERVAL_US: String(PROFILE_INTERVAL_US),
+  };
+}
+
+/** Microseconds of the monotonic clock, as the profiles count. */
+export function monotonicUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
+}
+
+export type Side = 'product' | 'stand_in' | 'unattributed' | 'idle';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+
+interface ProfileFile {
+  nodes: ProfileNode[];
+  startTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** One thread's profile, its samples placed in time and each node's side decided once. */
+interface ThreadProfile {
+  pid: number;
+  times: Float64Array;
+  weights: Float64Array;
+  sampleNodes: Int32Array;
+  side: Map<number, Side>;
+  frame: Map<number, { name: string; where: string }>;
+}
+
+/** The packages the product loads at run time: package.json's dependencies and everything they need. */
+export function productPackages(root = '.'): Set<string> {
+  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { dependencies?: Record<string, string> }>;
+  };
+  const seen = new Set<string>();
+  const visit = (name: string) => {
+    if (seen.has(name)) return;
+    seen.add(name);
+    for (const dep of Object.keys(lock.packages[`node_modules/${name}`]?.dependencies ?? {})) visit(dep);
+  };
+  for (const dep of Object.keys(lock.packages['']?.dependencies ?? {})) visit(dep);
+  return seen;
+}
+
+const SPECIAL: Record<string, Side> = { '(idle)': 'idle', '(garbage collector)': 'unattributed', '(program)': 'unattributed', '(root)': 'unattributed' };
+
+/** The package a node_modules path belongs to (scoped or not), or undefined outside node_modules. */
+function packageOf(url: string): string | undefined {
+  const at = url.lastIndexOf('/node_modules/');
+  if (at < 0) return undefined;
+  const parts = url.slice(at + '/node_modules/'.length).split('/');
+  return parts[0]!.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0];
+}
+
+/** The side a frame's own code is on: project code decides, a package only suggests, Node's internals say nothing. */
+function sideOfUrl(url: string, product: Set<string>): { side: 'product' | 'stand_in'; decisive: boolean } | undefined {
+  if (!url || url.startsWith('node:')) return undefined;
+  const pkg = packageOf(url);
+  if (pkg) return { side: product.has(pkg) ? 'product' : 'stand_in', decisive: false };
+  // A bundle `cdk deploy` ships, run by the twin's bundle mode, is the product's code.
+  if (/\/(functions|shared|load\/baselines)\//.test(url) || /\/bundles?\//.test(url)) return { side: 'product', decisive: true };
+  return { side: 'stand_in', decisive: true };
+}
+
+function readThread(file: string, pid: number, product: Set<string>): ThreadProfile {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as ProfileFile;
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const side = new Map<number, Side>();
+  const decide = (id: number): Side => {
+    const known = side.get(id);
+    if (known) return known;
+    const { functionName, url } = byId.get(id)!.callFrame;
+    let decided: Side | undefined = url === '' ? SPECIAL[functionName] : undefined;
+    let suggested: Side | undefined;
+    for (let at: number | undefined = id; decided === undefined && at !== undefined; at = parent.get(at)) {
+      const own = sideOfUrl(byId.get(at)!.callFrame.url, product);
+      if (own?.decisive) decided = own.side;
+      else if (own) suggested ??= own.side;
+    }
+    decided ??= suggested ?? 'unattributed';
+    side.set(id, decided);
+    return decided;
+  };
+  const n = profile.samples.length;
+  const times = new Float64Array(n);
+  const weights = new Float64Array(n);
+  const sampleNodes = Int32Array.from(profile.samples);
+  let t = profile.startTime;
+  for (let i = 0; i < n; i++) {
+    t += profile.timeDeltas[i]!;
+    times[i] = t;
+  }
+  // Each sample stands for the time until the next one.
+  for (let i = 0; i < n; i++) weights[i] = i + 1 < n ? times[i + 1]! - times[i]! : PROFILE_INTERVAL_US;
+  for (const id of new Set(profile.samples)) decide(id);
+  const frame = new Map(
+    profile.nodes.map((node) => {
+      const { functionName, url, lineNumber } = node.callFrame;
+      const file = url.replace(/^file:\/\//, '').replace(/^.*\/node_modules\//, '').replace(`${process.cwd()}/`, '');
+      // Code tsx compiled on the fly reports line 0: its place is the file alone.
+      return [node.id, { name: functionName || '(anonymous)', where: file && lineNumber > 0 ? `${file}:${lineNumber + 1}` : file }];
+    }),
+  );
+  return { pid, times, weights, sampleNodes, side, frame };
+}
+
+/** Every profile in dir (profile.<pid>.<thread>.cpuprofile), threads of a process together. */
+export function readProfiles(dir: string, root = '.'): ThreadProfile[] {
+  if (!existsSync(dir)) return [];
+  const product = productPackages(root);
+  return readdirSync(dir)
+    .map((f) => ({ f, pid: /^profile\.(\d+)\.\d+\.cpuprofile$/.exec(f)?.[1] }))
+    .filter((p) => p.pid)
+    .map(({ f, pid }) => readThread(join(dir, f), Number(pid), product));
+}
+
+export interface WindowSplit {
+  /** Sampled milliseconds on each side, over every thread of the process. */
+  ms: Record<Side, number>;
+  /** Self time per function (name and place), with its side. */
+  self: Map<string, { side: Side; ms: number }>;
+}
+
+/** What one process's threads were doing between two instants. */
+export function splitWindow(threads: ThreadProfile[], pid: number, fromUs: number, toUs: number): WindowSplit {
+  const ms: Record<Side, number> = { product: 0, stand_in: 0, unattributed: 0, idle: 0 };
+  const self = new Map<string, { side: Side; ms: number }>();
+  for (const thread of threads) {
+    if (thread.pid !== pid) continue;
+    for (let i = 0; i < thread.times.length; i++) {
+      const t = thread.times[i]!;
+      if (t < fromUs || t >= toUs) continue;
+      const node = thread.sampleNodes[i]!;
+      const side = thread.side.get(node)!;
+      const w = thread.weights[i]! / 1000;
+      ms[side] += w;
+      if (side === 'idle') continue;
+      const f = thread.frame.get(node)!;
+      const key = `${f.name}\t${f.where}`;
+      const entry = self.get(key) ?? { side, ms: 0 };
+      entry.ms += w;
+      self.set(key, entry);
+    }
+  }
+  return { ms, self };
+}
