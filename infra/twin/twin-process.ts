@@ -29,6 +29,8 @@ export interface TwinProcessOptions {
   npm?: boolean;
   /** Its stderr (warnings and errors) shown on this process's stderr, for a person watching a run; tests keep it quiet. */
   showLogs?: boolean;
+  /** Another checkout's twin (e.g. a git worktree of an earlier commit, to compare with): its directory and its entry there. */
+  checkout?: { dir: string; entry: string };
 }
 
 /** A twin process from the moment it is spawned. */
@@ -82,8 +84,10 @@ export function spawnTwinProcess(options: TwinProcessOptions): StartingTwinProce
   const env: NodeJS.ProcessEnv = { ...process.env };
   if (options.ownServices) for (const name of SERVICE_VARIABLES) delete env[name];
   const args = options.args ?? [];
-  const [command, commandArgs] = options.npm ? ['npm', ['start', '--', ...args]] : [process.execPath, ['--import', 'tsx', 'infra/twin/main.ts', ...args]];
+  const entry = options.checkout?.entry ?? 'infra/twin/main.ts';
+  const [command, commandArgs] = options.npm ? ['npm', ['start', '--', ...args]] : [process.execPath, ['--import', 'tsx', entry, ...args]];
   const child = spawn(command, commandArgs, {
+    ...(options.checkout ? { cwd: options.checkout.dir } : {}),
     // Its logs are kept, not printed: a test's output is for its verdict (see stderrTail).
     stdio: ['ignore', 'pipe', 'pipe'],
     // npm's update check would reach for the registry.

@@ -1,0 +1,164 @@
+/**
+ * `npm run compare -- [--against 7ace490] [--paths sessions,catalog,orders,mail] [--duration S] [--connections N]`
+ *
+ * Measures each hot path of this checkout against an earlier commit's, A B B A in one run: the
+ * earlier commit is checked out once into a git worktree (.local/compare/<commit>, its own
+ * `npm ci`), and each turn starts that checkout's own twin from its own sources, drives every hot
+ * path with today's load generator (support/hot-paths.ts), stops the twin and splits each path's
+ * CPU per request by component from the profiles its processes wrote (support/cpu-split.ts).
+ * Each turn runs in a process of its own, so no module of one checkout outlives its twin.
+ *
+ * Prints a table to stderr and one JSON object as its last line: per path, each checkout's product
+ * CPU per request (functions + Redis + MariaDB) in each turn and their means, and whether this
+ * checkout's mean is at or below the other's. Exits non-zero if a path's invariant (every
+ * accepted order stored, every mail filed) did not hold in a turn.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startTwinProcess } from '../infra/twin/twin-process';
+import { designWindows } from './support/cpu';
+import { profilingEnv, readProfiles } from './support/cpu-profile';
+import { designCpu, topFunctions, type DesignCpu } from './support/cpu-split';
+import { driveHotPath, HOT_PATHS, type HotPath } from './support/hot-paths';
+import { printResult } from './support/result-line';
+import { round } from './support/round';
+
+const { values } = parseArgs({
+  options: {
+    against: { type: 'string', default: '7ace490' },
+    paths: { type: 'string', default: HOT_PATHS.join(',') },
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '50' },
+    buyers: { type: 'string', default: '10000' },
+    mails: { type: 'string', default: '1000' },
+    turn: { type: 'string' },
+  },
+});
+const log = (message: string) => process.stderr.write(`compare: ${message}\n`);
+const paths = values.paths!.split(',') as HotPath[];
+for (const path of paths) if (!HOT_PATHS.includes(path)) throw new Error(`unknown path ${path}; the paths are ${HOT_PATHS.join(', ')}`);
+
+const STATE_DIR = resolve('.local/compare');
+
+type PathMeasure = DesignCpu & { top_functions: ReturnType<typeof topFunctions>; rps?: number; mails_per_s?: number; accepted?: number; stored?: number; mails?: number; filed?: number };
+
+interface Turn {
+  checkout: string;
+  paths: Record<string, PathMeasure>;
+}
+
+/** The twin's entry and seed moved between rounds; a checkout has one or the other. */
+function layoutOf(dir: string) {
+  const twinDir = existsSync(resolve(dir, 'infra/twin/main.ts')) ? 'infra/twin' : 'infra/local';
+  return { entry: `${twinDir}/main.ts`, seedModule: `${twinDir}/seed.ts` };
+}
+
+/** One turn: the checkout's twin started, every path driven, the twin stopped and its profiles read. */
+async function runTurn(dir: string): Promise<Turn> {
+  const layout = layoutOf(dir);
+  const stateDir = resolve(STATE_DIR, 'turn');
+  const profileDir = resolve(stateDir, 'profiles');
+  rmSync(stateDir, { recursive: true, force: true });
+  mkdirSync(profileDir, { recursive: true });
+  const twin = await startTwinProcess({
+    stateDir,
+    database: 'surge_compare',
+    ownServices: true,
+    showLogs: true,
+    timeoutMs: 300_000,
+    checkout: { dir, entry: layout.entry },
+    env: { SURGE_REDIS_DURABLE: 'false', POWERTOOLS_LOG_LEVEL: 'WARN', SURGE_LOAD_TEST_SOURCES: '127.0.0.1/32', ...profilingEnv(profileDir, process.env.NODE_OPTIONS) },
+  });
+  const measured: Record<string, Record<string, number>> = {};
+  try {
+    // The checkout's own modules (seed, session store) read these when first used.
+    Object.assign(process.env, { REDIS_URL: twin.redisUrl, DATABASE_URL: twin.databaseUrl, AWS_ENDPOINT_URL: twin.emulatorUrl, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' });
+    const options = { checkout: dir, seedModule: layout.seedModule, connections: Number(values.connections), durationS: Number(values.duration), buyers: Number(values.buyers), mails: Number(values.mails), log };
+    for (const path of paths) measured[path] = await driveHotPath(twin, options, path);
+  } finally {
+    await twin.stop();
+  }
+  const threads = readProfiles(profileDir);
+  if (threads.length === 0) throw new Error(`the twin of ${dir} wrote no profiles`);
+  const windows = designWindows();
+  return {
+    checkout: dir,
+    paths: Object.fromEntries(
+      paths.map((path) => {
+        const own = windows.filter((w) => w.design === path);
+        return [path, { ...measured[path]!, ...designCpu(own, threads), top_functions: topFunctions(own, threads, 10) }];
+      }),
+    ),
+  };
+}
+
+function turnInChild(dir: string): Promise<Turn> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'load/compare.ts', '--turn', dir, ...process.argv.slice(2)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.on('exit', (code) => {
+      const last = out.trim().split('\n').pop() ?? '';
+      if (code === 0 && last.startsWith('{')) resolvePromise(JSON.parse(last) as Turn);
+      else reject(new Error(`the turn on ${dir} failed (exit ${code})`));
+    });
+  });
+}
+
+/** A worktree of the commit, with its own dependencies installed. */
+function checkoutOf(commit: string): string {
+  const sha = execFileSync('git', ['rev-parse', '--short', commit], { encoding: 'utf8' }).trim();
+  const dir = resolve(STATE_DIR, sha);
+  if (!existsSync(resolve(dir, 'package.json'))) {
+    log(`checking out ${sha} into ${dir}`);
+    execFileSync('git', ['worktree', 'add', '--force', '--detach', dir, sha], { stdio: 'inherit' });
+  }
+  if (!existsSync(resolve(dir, 'node_modules'))) {
+    log(`installing ${sha}'s dependencies`);
+    execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--silent'], { cwd: dir, stdio: 'inherit' });
+  }
+  return dir;
+}
+
+if (values.turn) {
+  await printResult(await runTurn(values.turn));
+} else {
+  const earlier = checkoutOf(values.against!);
+  const today = resolve('.');
+  const order = [earlier, today, today, earlier];
+  const turns: Turn[] = [];
+  for (const [i, dir] of order.entries()) {
+    log(`turn ${i + 1} of 4: ${dir === today ? 'this checkout' : values.against}`);
+    turns.push(await turnInChild(dir));
+  }
+  const side = (dir: string) => turns.filter((t) => t.checkout === dir);
+  const mean = (xs: number[]) => round(xs.reduce((a, b) => a + b, 0) / xs.length, 4);
+  const result = Object.fromEntries(
+    paths.map((path) => {
+      const of = (dir: string) => side(dir).map((t) => t.paths[path]!);
+      const [before, now] = [of(earlier), of(today)];
+      const product = { before: mean(before.map((p) => p.product_ms_per_request)), now: mean(now.map((p) => p.product_ms_per_request)) };
+      return [
+        path,
+        {
+          product_ms_per_request: { ...product, ratio: round(product.now / product.before, 3), turns_before: before.map((p) => p.product_ms_per_request), turns_now: now.map((p) => p.product_ms_per_request) },
+          within_budget: product.now <= product.before,
+          rate: { before: before.map((p) => p.rps ?? p.mails_per_s), now: now.map((p) => p.rps ?? p.mails_per_s) },
+          by_component: { before: before.map((p) => p.cpu_ms_per_request), now: now.map((p) => p.cpu_ms_per_request) },
+          top_functions: { before: before[1]!.top_functions, now: now[1]!.top_functions },
+        },
+      ];
+    }),
+  );
+  const invariants = {
+    orders_stored: turns.every((t) => !t.paths.orders || t.paths.orders.stored === t.paths.orders.accepted),
+    mail_filed: turns.every((t) => !t.paths.mail || t.paths.mail.filed === t.paths.mail.mails),
+  };
+  for (const [path, r] of Object.entries(result)) {
+    log(`${path}: product CPU per request ${r.product_ms_per_request.before} ms (${values.against}) → ${r.product_ms_per_request.now} ms (now), ×${r.product_ms_per_request.ratio}${r.within_budget ? '' : '  OVER BUDGET'}`);
+  }
+  process.exitCode = Object.values(invariants).every(Boolean) ? 0 : 1;
+  await printResult({ against: values.against, order: ['A', 'B', 'B', 'A'], paths: result, invariants });
+}
