@@ -168,13 +168,41 @@ export async function writeReservations<R>(kind: ReservationKind<R>, records: R[
 const isStored = (state: string | undefined) => state === 'confirmed' || state === 'rejected';
 
 /**
+ * The most decisions one line carries. Every batch the senders make fits in one: the event source
+ * mapping hands the writer at most 10 messages (functions/table.ts), the queue's sender puts at most
+ * 25 reservations in each (itemsPerMessage), and an entry is at most 236 characters (a 96-character
+ * id, a 128-character correlation id as the API takes them): about 59 KB, below the 256 KB past which
+ * Lambda's log capture splits a line, and a split line is no longer JSON. Messages made otherwise
+ * may carry up to 100 of each kind (handOffMessage); their batch takes more lines.
+ */
+const DECISIONS_PER_LINE = 250;
+
+/**
+ * Logs a batch's decisions in one line (see DECISIONS_PER_LINE), not one a reservation: at thousands
+ * of orders a second each line is CloudWatch Logs ingestion. Nor a JSON field a reservation: Logs
+ * Insights discovers and parses at most 200 fields of a line. Each kind's decisions are one string of
+ * entries `<id>=<state>@<correlation id>` separated by spaces (a relayed reservation has no correlation
+ * id, nor `@…`), so either id finds its line with `filter @message like` (the queries: docs/runbook.md).
+ * The correlation ids are on the line, not appended to the logger, which the twin's concurrent batches share.
+ */
+function logDecisions(decisionsByKind: [kind: string, decisions: Map<string, string>][], correlationIds: Record<string, string>): void {
+  const entries = decisionsByKind.flatMap(([kind, decisions]) =>
+    [...decisions].map(([id, state]) => ({ kind, entry: correlationIds[id] ? `${id}=${state}@${correlationIds[id]}` : `${id}=${state}` })),
+  );
+  for (let from = 0; from < entries.length; from += DECISIONS_PER_LINE) {
+    const decisions: Record<string, string> = {};
+    for (const { kind, entry } of entries.slice(from, from + DECISIONS_PER_LINE)) decisions[kind] = decisions[kind] ? `${decisions[kind]} ${entry}` : entry;
+    logger.info('Reservations decided', { decisions });
+  }
+}
+
+/**
  * The reservation queue's consumer for the kinds given: stores the orders and coupons reserved in
  * Redis, all of a batch's of each kind together. A malformed record fails alone (and reaches the
  * DLQ after its receives run out) without holding back the rest of its batch; a record with a
  * reservation that could not be written is retried whole, and its siblings already written are
- * then recognised in the ledger and not stored twice. Each decision is logged with the correlation
- * id of the request that made the reservation (an extra key of its own line, not appended to the
- * logger, which the twin's concurrent batches share).
+ * then recognised in the ledger and not stored twice. The batch's decisions are logged together,
+ * each with the correlation id of the request that made the reservation (see logDecisions).
  */
 export function reservationWriter(kinds: readonly ReservationKind<unknown>[]): (records: SQSRecord[]) => Promise<SQSBatchResponse> {
   const message = handOffMessage(kinds);
@@ -204,7 +232,7 @@ export function reservationWriter(kinds: readonly ReservationKind<unknown>[]): (
     };
     const results = await Promise.all(kinds.map((kind) => write(kind)));
     for (const id of results.flatMap((r) => [...r.failed])) for (const messageId of messagesOf.get(id)!) failures.add(messageId);
-    for (const [id, state] of results.flatMap((r) => [...r.decisions])) logger.info('Reservation decided', { id, state, correlationId: correlationIds[id] });
+    logDecisions(kinds.map((kind, i) => [kind.name, results[i]!.decisions]), correlationIds);
     return { batchItemFailures: [...failures].map((itemIdentifier) => ({ itemIdentifier })) };
   };
 }

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoAccounts } from '../../infra/twin/seed';
 import { startTwin, type Twin } from '../../infra/twin/twin';
-import { logger } from '../../shared/platform/logger';
 import { reserve } from '../../shared/orders/sale';
 import { receiveAndSend } from '../../shared/platform/queue/redrive';
 import { encodeHandOffs } from '../../shared/reservations/hand-off';
 import { apiCall } from '../../infra/twin/api-client';
 import { depth, testSqs } from '../support/queues';
+import { captureLog, loggedDecision, type CapturedLog } from '../support/logs';
 import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
 import { until } from '../../shared/platform/wait';
 
@@ -141,32 +141,17 @@ describe('load tests and operations against the twin', () => {
   });
 
   describe('the correlation id', () => {
-    let lines: string[];
+    let log: CapturedLog;
+    // The suite logs only what is critical; this test reads the writer's info lines.
     beforeAll(() => {
-      // The suite logs only what is critical; this test reads the writer's info lines.
-      logger.setLogLevel('INFO');
-      lines = [];
-      const write = process.stdout.write.bind(process.stdout);
-      vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array, ...rest: unknown[]) => {
-        lines.push(String(chunk));
-        return write(chunk, ...(rest as []));
-      });
+      log = captureLog();
     });
-    afterAll(() => {
-      vi.restoreAllMocks();
-      logger.setLogLevel('CRITICAL');
-    });
+    afterAll(() => log.stop());
 
-    /** The writer's log line for a reservation, once it has decided it. */
-    const decidedLine = async (id: string) => {
-      const find = () =>
-        lines
-          .flatMap((l) => l.split('\n'))
-          .filter((l) => l.startsWith('{'))
-          .map((l) => JSON.parse(l) as { message: string; id?: string; correlationId?: string })
-          .find((l) => l.message === 'Reservation decided' && l.id === id);
-      await until(async () => find() !== undefined, 60_000, `the writer's line for ${id}`);
-      return find()!;
+    /** The correlation id the writer logged for a reservation, once it has decided it. */
+    const loggedCorrelationId = async (id: string) => {
+      await until(async () => loggedDecision(log.lines(), id) !== undefined, 60_000, `the writer's decision of ${id}`);
+      return loggedDecision(log.lines(), id)!.correlationId;
     };
 
     it('travels from the request through the queue to the writer’s log line: the caller’s when valid, else the request id', async () => {
@@ -185,10 +170,10 @@ describe('load tests and operations against the twin', () => {
 
       // Assess
       expect([named.status, refused.status, unnamed.status]).toEqual([202, 202, 202]);
-      expect((await decidedLine(named.body.orderId)).correlationId).toBe(correlationId);
+      expect(await loggedCorrelationId(named.body.orderId)).toBe(correlationId);
       const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-      expect((await decidedLine(refused.body.orderId)).correlationId).toMatch(uuid);
-      expect((await decidedLine(unnamed.body.orderId)).correlationId).toMatch(uuid);
+      expect(await loggedCorrelationId(refused.body.orderId)).toMatch(uuid);
+      expect(await loggedCorrelationId(unnamed.body.orderId)).toMatch(uuid);
     });
   });
 });

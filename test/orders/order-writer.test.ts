@@ -1,10 +1,10 @@
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { handler as writeReservations } from '../../functions/write-reservations';
 import { redis } from '../../shared/platform/clients/redis';
 import { upsertItemStock } from '../../shared/orders/items';
-import { encodeHandOffs } from '../../shared/reservations/hand-off';
+import { CORRELATION_ATTRIBUTE, encodeCorrelationIds, encodeHandOffs, type HandOff } from '../../shared/reservations/hand-off';
 import { itemKeys, type OrderRecord } from '../../shared/orders/model';
 import { openSale, reserve } from '../../shared/orders/sale';
 import { fixture, lambdaContext } from '../support/events';
@@ -12,6 +12,8 @@ import { orderRows, soldCount, uniqueItemId } from '../support/orders';
 import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
 import { depth, pollQueue, queueWithDeadLetters, testSqs } from '../support/queues';
 import { until } from '../../shared/platform/wait';
+import { captureLog, loggedDecision, loggedReservation } from '../support/logs';
+import { kindsUnderTest } from '../support/reservations';
 
 async function saleWithReservations(count: number, options: { dbStock?: number; redisStock?: number; withItemRow?: boolean } = {}) {
   const itemId = uniqueItemId('writer');
@@ -27,6 +29,22 @@ function sqsEventFor(bodies: string[]): SQSEvent {
   const template = fixture<SQSEvent>('sqs/order-records.json').Records[0]!;
   return { Records: bodies.map((body, i) => ({ ...template, messageId: `m-${i}`, body })) };
 }
+
+/** A batch of one message per list of hand-offs, with its requests' correlation ids, as the queue's sender attaches them. */
+function sqsEventOf(messages: HandOff[][]): SQSEvent {
+  const event = sqsEventFor(messages.map(encodeHandOffs));
+  for (const [i, record] of event.Records.entries()) {
+    const ids = encodeCorrelationIds(messages[i]!);
+    record.messageAttributes = ids ? { [CORRELATION_ATTRIBUTE]: { dataType: 'String', stringValue: ids } } : {};
+  }
+  return event;
+}
+
+const handOffOf = (order: OrderRecord, correlationId?: string): HandOff => ({
+  kind: 'orders',
+  record: order,
+  ...(correlationId ? { correlation: { id: order.orderId, correlationId } } : {}),
+});
 
 describe('the order writer', () => {
   it('fails a malformed record alone and writes the rest of its batch', async () => {
@@ -115,5 +133,54 @@ describe('the order writer', () => {
     // Assess
     expect(writtenWhileMalformedWasRetried).toBe(1);
     expect(await depth(sqs, queue.url)).toBe(0);
+  });
+
+  describe('its log', () => {
+    it('is one line per batch, where each decision is found by its id and by its correlation id', async () => {
+      // Prepare: two messages; MySQL has stock for two of the three orders (one is rejected); one order was relayed, with no correlation id.
+      const { itemId, orders } = await saleWithReservations(3, { dbStock: 2, redisStock: 3 });
+      const coupons = kindsUnderTest.find((t) => t.kind.name === 'coupons')!;
+      const coupon = (await coupons.reserve(await coupons.open(1), 7)).record;
+      const couponId = coupons.kind.idOf(coupon);
+      const event = sqsEventOf([
+        [handOffOf(orders[0]!, 'checkout-0'), handOffOf(orders[1]!, 'checkout-1')],
+        [handOffOf(orders[2]!), { kind: 'coupons', record: coupon, correlation: { id: couponId, correlationId: 'coupon-7' } }],
+      ]);
+      const log = captureLog();
+      onTestFinished(() => log.stop());
+
+      // Act
+      await writeReservations(event, lambdaContext());
+
+      // Assess
+      const lines = log.lines();
+      const status = new Map((await orderRows(itemId)).map((r) => [String(r.id), String(r.status)]));
+      expect([...status.values()].sort()).toEqual(['confirmed', 'confirmed', 'rejected']);
+      expect(lines.filter((line) => [...orders.map((o) => o.orderId), couponId].some((id) => line.includes(id)))).toHaveLength(1);
+      expect(orders.map((o) => loggedDecision(lines, o.orderId))).toEqual([
+        { state: status.get(orders[0]!.orderId), correlationId: 'checkout-0' },
+        { state: status.get(orders[1]!.orderId), correlationId: 'checkout-1' },
+        { state: status.get(orders[2]!.orderId) },
+      ]);
+      expect(loggedDecision(lines, couponId)).toEqual({ state: 'confirmed', correlationId: 'coupon-7' });
+      expect(loggedReservation(lines, 'checkout-1')).toEqual({ id: orders[1]!.orderId, state: status.get(orders[1]!.orderId) });
+      expect(loggedReservation(lines, 'coupon-7')).toEqual({ id: couponId, state: 'confirmed' });
+    });
+
+    it('splits a batch of more than 250 decisions into lines of at most 250', async () => {
+      // Prepare: 300 orders in three messages of 100, the most of a kind a message may carry.
+      const { orders } = await saleWithReservations(300);
+      const event = sqsEventOf([0, 100, 200].map((from) => orders.slice(from, from + 100).map((o) => handOffOf(o, `checkout-${o.userId}`))));
+      const log = captureLog();
+      onTestFinished(() => log.stop());
+
+      // Act
+      await writeReservations(event, lambdaContext());
+
+      // Assess
+      const lines = log.lines().filter((line) => orders.some((o) => line.includes(o.orderId)));
+      expect(lines.map((line) => orders.filter((o) => line.includes(o.orderId)).length)).toEqual([250, 50]);
+      expect(orders.filter((o) => loggedDecision(lines, o.orderId)?.correlationId !== `checkout-${o.userId}`)).toEqual([]);
+    });
   });
 });
