@@ -11,10 +11,8 @@
  */
 import type { DesignWindow } from './cpu';
 import { splitWindow, type Side, type WindowSplit } from './cpu-profile';
+import { PRODUCT_COMPONENTS, STAND_IN_COMPONENTS } from './cpu-components';
 import { round } from './round';
-
-export const PRODUCT_COMPONENTS = ['functions', 'redis', 'mariadb'] as const;
-export const STAND_IN_COMPONENTS = ['gateway_emulation', 'poller', 'fauxqs'] as const;
 
 /** Processes that are wholly one component, by the twin's name for them. */
 const WHOLE: Record<string, string> = { redis: 'redis', database: 'mariadb', emulator: 'fauxqs' };
