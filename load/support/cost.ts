@@ -17,6 +17,8 @@ export interface Price {
   usd: number;
   /** What usd buys. */
   per: string;
+  /** The terms that come with it: tier, engine, what a unit counts. */
+  note: string;
   region: 'us-east-1';
   source: string;
   /** Not read from the page today: the published list price as known at this date. */
@@ -24,19 +26,19 @@ export interface Price {
 }
 
 const KNOWN_AT = '2026-12-02';
-const price = (usd: number, per: string, source: string): Price => ({ usd, per, region: 'us-east-1', source, as_known_at: KNOWN_AT });
+const price = (usd: number, per: string, note: string, source: string): Price => ({ usd, per, note, region: 'us-east-1', source, as_known_at: KNOWN_AT });
 
 export const PRICES = {
-  lambdaRequests: price(0.2, '1,000,000 requests', 'https://aws.amazon.com/lambda/pricing/'),
+  lambdaRequests: price(0.2, '1M requests', 'every invocation, an SQS batch one', 'https://aws.amazon.com/lambda/pricing/'),
   // The stack's functions are Arm (infra/stack/functions.ts); x86 is 0.0000166667.
-  lambdaGbSecond: price(0.0000133334, 'GB-second, Arm, first 7.5 billion GB-s a month', 'https://aws.amazon.com/lambda/pricing/'),
-  httpApiRequests: price(1.0, '1,000,000 HTTP API requests (first 300 million a month; each 512 KB a request)', 'https://aws.amazon.com/api-gateway/pricing/'),
-  sqsRequests: price(0.4, '1,000,000 standard-queue requests (each 64 KB chunk of a payload a request)', 'https://aws.amazon.com/sqs/pricing/'),
-  logsIngestion: price(0.5, 'GB (2^30 bytes) ingested, Standard log class (Lambda logs: first 10 TB a month)', 'https://aws.amazon.com/cloudwatch/pricing/'),
-  // The stack's cache (infra/redis.ts): Valkey on cache.t4g.small, node-based pricing 20% below Redis OSS's 0.032.
-  elasticacheNodeHour: price(0.0256, 'node-hour, cache.t4g.small, Valkey, on demand', 'https://aws.amazon.com/elasticache/pricing/'),
-  auroraAcuHour: price(0.12, 'ACU-hour, Aurora MySQL Serverless v2, Aurora Standard', 'https://aws.amazon.com/rds/aurora/pricing/'),
-  rdsProxyAcuHour: price(0.015, 'ACU-hour of the Serverless v2 capacity behind the proxy, at least 8 ACUs billed', 'https://aws.amazon.com/rds/proxy/pricing/'),
+  lambdaGbSecond: price(0.0000133334, 'GB-s', 'Arm, first 7.5 billion GB-s a month', 'https://aws.amazon.com/lambda/pricing/'),
+  httpApiRequests: price(1.0, '1M requests', 'HTTP API, first 300 million a month; each 512 KB of a request one request', 'https://aws.amazon.com/api-gateway/pricing/'),
+  sqsRequests: price(0.4, '1M requests', 'standard queue; each 64 KB chunk of a payload one request', 'https://aws.amazon.com/sqs/pricing/'),
+  logsIngestion: price(0.5, 'GB ingested', 'Standard log class, GB = 2^30 bytes; Lambda logs from this price down, first 10 TB a month', 'https://aws.amazon.com/cloudwatch/pricing/'),
+  // The stack's cache (infra/redis.ts): node-based Valkey is priced 20% below Redis OSS (0.032 for this node).
+  elasticacheNodeHour: price(0.0256, 'node-hour', 'cache.t4g.small, Valkey, on demand', 'https://aws.amazon.com/elasticache/pricing/'),
+  auroraAcuHour: price(0.12, 'ACU-hour', 'Aurora MySQL Serverless v2, Aurora Standard (its I/O billed apart, left out)', 'https://aws.amazon.com/rds/aurora/pricing/'),
+  rdsProxyAcuHour: price(0.015, 'ACU-hour', 'of the Serverless v2 capacity behind the proxy, at least 8 ACUs', 'https://aws.amazon.com/rds/proxy/pricing/'),
 } as const satisfies Record<string, Price>;
 
 export type Prices = Record<keyof typeof PRICES, Pick<Price, 'usd'>>;
