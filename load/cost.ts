@@ -18,14 +18,18 @@ const usage = 'usage: npm run cost -- <bench JSON file> [--orders-per-second N] 
 
 const functionFigures = z.object({ invocations: z.number(), billed_ms: z.number(), duration_ms: z.number(), log_bytes: z.number(), memory_mb: z.number() });
 const sqsCalls = z.record(z.string(), z.number());
-/** What the cost is made from: each design's Lambda figures per order, and SQS's (Surge's, at the top level, as the orders bench reports them). */
+/**
+ * What the cost is made from: each design's Lambda figures per order, and SQS's (Surge's, at the
+ * top level, as the orders bench reports them). A design without Lambda figures is not priced.
+ */
 const benchResult = z.object({
   scenario: z.string().optional(),
   sqs_calls_per_order: sqsCalls.optional(),
   comparison: z.record(
     z.string(),
     z.object({
-      lambda_per_request: z.record(z.string(), functionFigures),
+      label: z.string().optional(),
+      lambda_per_request: z.record(z.string(), functionFigures).optional(),
       sqs_calls_per_order: sqsCalls.optional(),
       http_requests_per_order: z.number().optional(),
     }),
@@ -35,6 +39,8 @@ type BenchResult = z.infer<typeof benchResult>;
 
 /** The design whose SQS figures the bench reports at its top level. */
 const SURGE = 'surge';
+/** The bench compares the gateway's ceiling as a design too (load/bench.ts): a trivial function, no way of taking an order. */
+const CEILING = 'ceiling';
 
 /** The bench's result: the file's JSON, or the last line of a run's output. */
 function readBench(path: string): BenchResult {
@@ -88,12 +94,14 @@ const acuFor = (design: string) =>
   }, base.auroraAcuPerInstance);
 
 const bench = readBench(positionals[0]!);
-const designs = Object.entries(bench.comparison).map(([design, figures]) => {
+const designs = Object.entries(bench.comparison).flatMap(([design, figures]) => {
+  if (design === CEILING || !figures.lambda_per_request) return [];
   const capacity = { ...base, auroraAcuPerInstance: acuFor(design) };
   const sqs = sqsOf(figures.sqs_calls_per_order ?? (design === SURGE ? bench.sqs_calls_per_order : undefined));
   const cost = costPerMillionOrders({ lambda: figures.lambda_per_request, sqsRequests: sqs.requests, apiRequests: figures.http_requests_per_order ?? 1 }, capacity);
-  return { design, capacity, sqs, cost };
+  return [{ design, label: figures.label, capacity, sqs, cost }];
 });
+if (designs.length === 0) throw new Error(`${positionals[0]}: no design of comparison carries lambda_per_request`);
 
 const LABELS: Record<CostItemName, string> = {
   lambda_requests: 'Lambda requests',
@@ -108,7 +116,7 @@ const LABELS: Record<CostItemName, string> = {
 const quantity = (n: number) => (n >= 100 ? Math.round(n).toLocaleString('en-US') : Number(n.toPrecision(4)).toString());
 const usd = (n: number) => n.toFixed(4);
 
-function table(design: string, capacity: Capacity, cost: DesignCost, sqsMeasured: string): string {
+function table(design: string, label: string | undefined, capacity: Capacity, cost: DesignCost, sqsMeasured: string): string {
   const rows = COST_ITEMS.map((name) => {
     const item = cost.items[name];
     const price = PRICES[item.price];
@@ -118,12 +126,12 @@ function table(design: string, capacity: Capacity, cost: DesignCost, sqsMeasured
   const widths = [0, 1, 2].map((i) => Math.max(...all.map((row) => row[i]!.length)));
   const lines = all.map((row) => `  ${row.slice(0, 3).map((cell, i) => cell.padEnd(widths[i]!)).join('  ')}  ${row[3]!.padStart(8)}  ${row[4]}`.trimEnd());
   const heading =
-    `${design}: $${usd(cost.usd_per_million_orders)} per million orders ` +
+    `${design}${label ? ` — ${label}` : ''}: $${usd(cost.usd_per_million_orders)} per million orders ` +
     `(${capacity.ordersPerSecond} orders/s for an hour; ${capacity.redisNodes} cache nodes; Aurora ${capacity.auroraInstances} × ${capacity.auroraAcuPerInstance} ACU; SQS from ${sqsMeasured})`;
   return [heading, ...lines].join('\n');
 }
 
-for (const { design, capacity, cost, sqs } of designs) process.stdout.write(`${table(design, capacity, cost, sqs.measured)}\n\n`);
+for (const { design, label, capacity, cost, sqs } of designs) process.stdout.write(`${table(design, label, capacity, cost, sqs.measured)}\n\n`);
 process.stdout.write(`USD per million orders: ${designs.map(({ design, cost }) => `${design} ${usd(cost.usd_per_million_orders)}`).join(', ')}\n`);
 process.stdout.write(`Prices: on-demand list prices as known at ${PRICES.lambdaRequests.as_known_at}, not read from AWS's pages today; each one's page is in the JSON below.\n`);
 /** The JSON's figures to a millionth of a dollar, quantities to four decimals. */

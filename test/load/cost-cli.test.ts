@@ -18,7 +18,7 @@ describe('npm run cost', () => {
   const dir = mkdtempSync(join(tmpdir(), 'surge-cost-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("prices each design of an orders bench's result, a table each and the JSON last", async () => {
+  it("prices each design of an orders bench's result but the gateway's ceiling, a table each and the JSON last", async () => {
     // Act: the MySQL FOR UPDATE design held at 4 ACUs an instance, the others at the default 2
     const { stdout, json } = await cost(FIXTURE, '--aurora-acu', 'for_update=4');
 
@@ -35,9 +35,9 @@ describe('npm run cost', () => {
     expect(json.designs.for_update!.items.aurora!.usd).toBeCloseTo(0.533333, 6);
     expect(json.designs.for_update!.usd_per_million_orders).toBeCloseTo(0.2 + 0.321406 + 1 + 0.124816 + 0.028444 + 0.533333 + 0.066667, 5);
     expect(json.designs.for_update!.sqs_requests_from).toBe('none');
-    expect(stdout).toContain('surge: $1.8926 per million orders (500 orders/s for an hour; 2 cache nodes; Aurora 2 × 2 ACU; SQS from sqs_billed_requests)');
+    expect(stdout).toContain('surge — Surge (Redis script, SQS, writer): $1.8926 per million orders (500 orders/s for an hour; 2 cache nodes; Aurora 2 × 2 ACU; SQS from sqs_billed_requests)');
     expect(stdout).toMatch(/^ {2}Lambda compute +5,070 GB-s +\$0\.0000133334 \/ GB-s +0\.0676 +Arm/m);
-    expect(stdout).toContain('for_update: $2.2747 per million orders');
+    expect(stdout).toContain('for_update — FOR UPDATE: $2.2747 per million orders');
   });
 
   it("reads a run's whole output, npm's lines before the JSON, and takes SQS calls one request each when it has no billed count", async () => {
