@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { Console } from 'node:console';
 import { rmSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -53,7 +54,14 @@ describe('the twin meters what Lambda would bill and log, per function', () => {
       return { statusCode: 200 };
     };
     const lambdaA = new LocalLambda(specOf(a, 512), async () => writer('from a\n'));
-    const lambdaB = new LocalLambda(specOf(b), async () => writer('from b, longer\n'));
+    // B prints as Powertools' logger does: through a Console of its own on the process's streams.
+    const lambdaB = new LocalLambda(specOf(b), async () => {
+      const print = writer('from b, longer\n');
+      return async () => {
+        new Console({ stdout: process.stdout, stderr: process.stderr }).error('{"level":"CRITICAL"}');
+        return print();
+      };
+    });
 
     // Act
     await Promise.all([lambdaA.invoke({}), lambdaB.invoke({}), lambdaA.invoke({})]);
@@ -70,7 +78,7 @@ describe('the twin meters what Lambda would bill and log, per function', () => {
     const ownA = 2 * (3 * 'from a\n'.length + 3);
     expect(countA.log_bytes - ownA).toBeGreaterThanOrEqual(2 * platformBytes([10], 512));
     expect(countA.log_bytes - ownA).toBeLessThanOrEqual(2 * platformBytes([countA.duration_ms], 512));
-    expect(countB.log_bytes).toBe(3 * 'from b, longer\n'.length + 3 + platformBytes([countB.duration_ms], 128));
+    expect(countB.log_bytes).toBe('{"level":"CRITICAL"}\n'.length + 3 * 'from b, longer\n'.length + 3 + platformBytes([countB.duration_ms], 128));
   });
 
   it('bills a timed-out invocation its whole timeout', async () => {
