@@ -38,9 +38,11 @@ function sameProcesses(before: Snapshot, after: Snapshot): [InvocationCounts | u
 }
 
 /**
- * Each function's figures per request between two snapshots: only the functions that ran or
- * wrote in between (a held metrics line may be printed by a timer after the last invocation). A
- * function counted in both processes is summed.
+ * Each function's figures per request between two snapshots: only the functions invoked in
+ * between, so that a line another design's function prints late (a held metrics line, up to 5 s
+ * after its last invocation) is not charged to this one; what an invoked function prints after the
+ * window is lost the same way, at most a line per function per 5 s. A function counted in both
+ * processes is summed.
  */
 export function perRequest(before: Snapshot, after: Snapshot, requests: number): Record<string, LambdaPerRequest> {
   if (!(requests > 0)) throw new Error(`per request of ${requests} requests`);
@@ -49,7 +51,7 @@ export function perRequest(before: Snapshot, after: Snapshot, requests: number):
     for (const [id, now] of Object.entries(a.functions)) {
       const then = b?.functions[id];
       const invocations = now.invocations - (then?.invocations ?? 0);
-      if (invocations === 0 && now.log_bytes === (then?.log_bytes ?? 0)) continue;
+      if (invocations === 0) continue;
       const sum = (sums[id] ??= { invocations: 0, billed_ms: 0, duration_ms: 0, log_bytes: 0, memory_mb: now.memory_mb });
       sum.invocations += invocations;
       sum.billed_ms += now.billed_ms - (then?.billed_ms ?? 0);

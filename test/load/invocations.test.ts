@@ -9,7 +9,7 @@ const process = (pid: number, functions: Record<string, Partial<FunctionInvocati
 });
 
 describe('Lambda figures per request between two readings of the twin', () => {
-  it('divides each function’s increase by the requests, leaving out those that neither ran nor wrote', () => {
+  it('divides each function’s increase by the requests, leaving out those that did not run', () => {
     // Prepare: create-order ran 1,000 times, the writer 100 (batches of 10), get-me not at all
     const before: Snapshot = {
       gateway: process(10, { 'create-order': { invocations: 50, duration_ms: 400, billed_ms: 450, log_bytes: 9_000 }, 'get-me': { invocations: 3, log_bytes: 800 } }),
@@ -30,12 +30,12 @@ describe('Lambda figures per request between two readings of the twin', () => {
     });
   });
 
-  it('counts a function first seen after the first reading from zero, and one that only wrote', () => {
-    const before: Snapshot = { gateway: process(10, { health: { invocations: 1, log_bytes: 100 } }) };
-    const after: Snapshot = { gateway: process(10, { health: { invocations: 1, log_bytes: 400 }, 'get-item': { invocations: 4, billed_ms: 8, duration_ms: 7, log_bytes: 1_000 } }) };
+  it('counts a function first seen after the first reading from zero, and leaves out one that only printed a late line', () => {
+    // Another design's function printing what it held after its own window: not this window's cost.
+    const before: Snapshot = { gateway: process(10, { 'create-order': { invocations: 1, log_bytes: 100 } }) };
+    const after: Snapshot = { gateway: process(10, { 'create-order': { invocations: 1, log_bytes: 400 }, 'get-item': { invocations: 4, billed_ms: 8, duration_ms: 7, log_bytes: 1_000 } }) };
 
     expect(perRequest(before, after, 4)).toEqual({
-      health: { invocations: 0, billed_ms: 0, duration_ms: 0, log_bytes: 75, memory_mb: 512 },
       'get-item': { invocations: 1, billed_ms: 2, duration_ms: 1.75, log_bytes: 250, memory_mb: 512 },
     });
   });
