@@ -2,6 +2,7 @@
 import { Worker } from 'node:worker_threads';
 import type { FunctionSpec } from '../../functions/table';
 import type { InitSlots } from './init-slots';
+import { runAsTwin, type FunctionMeter } from './invocations';
 import { FunctionError } from './lambda';
 import { scheduleOf, type Schedule } from './thread-schedule';
 
@@ -11,12 +12,13 @@ const REGION = 'us-east-1';
 /** How often an init that looks over its limit is looked at again while its thread waits for a core. */
 const WAIT_PROBE_MS = 100;
 
-type Reply = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: { name: string; message: string } };
+/** The host's answer to an invocation, with how long the handler ran (function-host.mjs). */
+type Reply = ({ id: number; ok: true; result: unknown } | { id: number; ok: false; error: { name: string; message: string } }) & { durationMs: number };
 
 /** One instance: a worker thread that imported the function's bundle with exactly its environment. */
 export class Instance {
   private worker?: Worker;
-  private readonly pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void; timer: NodeJS.Timeout }>();
+  private readonly pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void; timer: NodeJS.Timeout; posted: number }>();
   private nextId = 0;
   /**
    * Settles once the bundle is imported (an import error is reported per invocation, as Lambda
@@ -34,6 +36,8 @@ export class Instance {
     env: Record<string, string>,
     slots: InitSlots,
     initTimeoutMs: number,
+    /** Where its invocations and output are counted: its function's, shared by all its instances. */
+    private readonly meter: FunctionMeter,
   ) {
     this.ready = slots.take().then(async (release) => {
       try {
@@ -52,8 +56,14 @@ export class Instance {
       workerData: { bundle, functionName: `surge-${this.spec.id}`, memoryMb: this.spec.memoryMb, region: REGION },
       // Lambda gives each instance its memory; a function that needs more fails as it would there.
       resourceLimits: { maxOldGenerationSizeMb: this.spec.memoryMb },
+      // Its output is relayed here rather than piped straight through, so that every byte of it,
+      // at init, in an invocation or from a timer, is counted against this function.
+      stdout: true,
+      stderr: true,
     });
     this.worker = worker;
+    this.relay(worker.stdout, process.stdout);
+    this.relay(worker.stderr, process.stderr);
     // An idle instance keeps no process alive, as the twin's timers do not.
     worker.unref();
     let died: (error: Error) => void = () => undefined;
@@ -89,6 +99,7 @@ export class Instance {
       const call = this.pending.get(reply.id);
       if (!call) return;
       this.settle(reply.id);
+      this.meter.invoked(reply.durationMs);
       if (reply.ok) call.resolve(reply.result);
       else call.reject(new FunctionError(reply.error.message, { cause: reply.error }));
     });
@@ -98,11 +109,20 @@ export class Instance {
       died(exited);
       for (const [id, call] of this.pending) {
         this.settle(id);
+        this.meter.invoked(performance.now() - call.posted);
         call.reject(exited);
       }
     };
     worker.on('error', fail).on('exit', (code) => fail(new Error(`exit code ${code}`)));
     return ready;
+  }
+
+  /** Counts what the thread wrote, then writes it where Node would have piped it. */
+  private relay(from: NodeJS.ReadableStream, to: NodeJS.WriteStream): void {
+    from.on('data', (chunk: Buffer | string) => {
+      this.meter.wrote(typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength);
+      runAsTwin(() => to.write(chunk));
+    });
   }
 
   private settle(id: number): void {
@@ -123,10 +143,11 @@ export class Instance {
       return await new Promise((resolve, reject) => {
         const timer = setTimeout(() => {
           this.settle(id);
+          this.meter.invoked(timeoutMs);
           reject(new FunctionError(`Task timed out after ${this.spec.timeoutSeconds.toFixed(2)} seconds`));
           onTimeout();
         }, timeoutMs);
-        this.pending.set(id, { resolve, reject, timer });
+        this.pending.set(id, { resolve, reject, timer, posted: performance.now() });
         worker.postMessage({ id, event, deadline: Date.now() + timeoutMs });
       });
     } finally {

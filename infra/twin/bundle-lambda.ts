@@ -1,6 +1,7 @@
 import type { FunctionSpec } from '../../functions/table';
 import { Instance } from './bundle-instance';
 import { coreSlots, type InitSlots } from './init-slots';
+import { FunctionMeter } from './invocations';
 import { FunctionError } from './lambda';
 
 /** Lambda's limit on a function's initialisation (its cold start). */
@@ -35,13 +36,17 @@ export class BundleLambda {
   coldStarts = 0;
   /** Of those, the ones whose init failed: timed out, or the thread died. */
   initFailures = 0;
+  /** What Lambda would bill and log for its invocations, whichever instance ran them. */
+  private readonly meter: FunctionMeter;
 
   constructor(
     readonly spec: FunctionSpec,
     private readonly bundle: string,
     private readonly env: Record<string, string>,
     private readonly options: BundleLambdaOptions = {},
-  ) {}
+  ) {
+    this.meter = new FunctionMeter(spec.id, spec.memoryMb);
+  }
 
   private live(): Instance[] {
     for (const instance of this.instances) if (instance.dead) this.instances.delete(instance);
@@ -50,7 +55,7 @@ export class BundleLambda {
 
   private start(): Instance {
     if (this.stopped) throw new FunctionError(`${this.spec.id} was stopped`);
-    const instance = new Instance(this.spec, this.bundle, this.env, this.options.initSlots ?? coreSlots, this.options.initTimeoutMs ?? INIT_TIMEOUT_MS);
+    const instance = new Instance(this.spec, this.bundle, this.env, this.options.initSlots ?? coreSlots, this.options.initTimeoutMs ?? INIT_TIMEOUT_MS, this.meter);
     this.coldStarts += 1;
     this.instances.add(instance);
     if (this.options.instances) {

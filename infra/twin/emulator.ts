@@ -1,7 +1,8 @@
 /**
  * The SQS + S3 emulator (fauxqs), run as its own process so its CPU is accounted apart from the
  * gateway's and it is listening on loopback only. Prints "ready <port>" once it accepts requests.
- * It also counts the API calls it serves, by action, and the messages sent, at GET /__twin/stats, for benchmarks, and
+ * It also counts the API calls it serves, by action, the messages sent and the SQS requests as
+ * SQS bills them, at GET /__twin/stats, for benchmarks, and
  * stands in for Secrets Manager (secrets-endpoint.ts) at the same address.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -41,7 +42,23 @@ app.addHook('preHandler', async (request: { headers: Record<string, string | str
   if (target === 'AmazonSQS.SendMessage') messagesSent += 1;
   if (target === 'AmazonSQS.SendMessageBatch') messagesSent += ((request.body as { Entries?: unknown[] } | undefined)?.Entries ?? []).length;
 });
-app.get(EMULATOR_STATS_PATH, async () => ({ calls, messagesSent }));
+/**
+ * SQS requests as SQS bills them: each 64 KB chunk of a call's payload is a request, for a send
+ * what it carries, for a receive what it returns. Sized here by the call's JSON either way, a
+ * little over the message bodies and attributes SQS counts.
+ */
+const SQS_CHUNK_BYTES = 64 * 1024;
+let sqsBilledRequests = 0;
+app.addHook('onSend', (request: { headers: Record<string, string | string[] | undefined> }, _reply: unknown, payload: unknown, done: () => void) => {
+  const target = request.headers['x-amz-target'];
+  if (typeof target === 'string' && target.startsWith('AmazonSQS.')) {
+    const sent = Number(request.headers['content-length'] ?? 0);
+    const returned = typeof payload === 'string' ? Buffer.byteLength(payload) : Buffer.isBuffer(payload) ? payload.length : 0;
+    sqsBilledRequests += Math.max(1, Math.ceil(Math.max(sent, returned) / SQS_CHUNK_BYTES));
+  }
+  done();
+});
+app.get(EMULATOR_STATS_PATH, async () => ({ calls, messagesSent, sqsBilledRequests }));
 
 await app.listen({ host: '127.0.0.1', port: Number(process.env.EMULATOR_PORT ?? 0) });
 const address = app.server.address();

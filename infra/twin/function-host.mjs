@@ -48,12 +48,16 @@ try {
   parentPort.postMessage({ ready: false, error: importError });
 }
 
+// Each reply says how long the handler ran, from the event to its result, as Lambda's REPORT line
+// would: timed here, not in the twin's thread, which may be busy when the reply arrives.
 parentPort.on('message', ({ id, event, deadline }) => {
-  if (importError) return parentPort.postMessage({ id, ok: false, error: importError });
-  const failed = (error) => parentPort.postMessage({ id, ok: false, error: { name: error?.name ?? 'Error', message: error?.message ?? String(error) } });
+  const began = performance.now();
+  const took = () => performance.now() - began;
+  if (importError) return parentPort.postMessage({ id, ok: false, error: importError, durationMs: took() });
+  const failed = (error) => parentPort.postMessage({ id, ok: false, error: { name: error?.name ?? 'Error', message: error?.message ?? String(error) }, durationMs: took() });
   Promise.resolve()
     .then(() => handler(event, contextFor(deadline)))
     // Lambda hands the caller the result as JSON: what does not survive that must not survive here.
-    .then((result) => parentPort.postMessage({ id, ok: true, result: result === undefined ? null : JSON.parse(JSON.stringify(result)) }))
+    .then((result) => parentPort.postMessage({ id, ok: true, result: result === undefined ? null : JSON.parse(JSON.stringify(result)), durationMs: took() }))
     .catch(failed);
 });

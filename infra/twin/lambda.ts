@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
 import { entryFile, type FunctionSpec } from '../../functions/table';
+import { FunctionMeter, runAs } from './invocations';
 
 export type Handler = (event: unknown, context: Context) => Promise<unknown>;
 
@@ -47,9 +48,11 @@ class LocalContext implements Context {
 /**
  * Runs table functions in-process as Lambda would: the module is imported once (its cold start),
  * each invocation gets a fresh context, and one that outlives its timeout fails as a timeout.
+ * Each invocation is metered as Lambda bills it (see invocations.ts), its output included.
  */
 export class LocalLambda {
   private handler?: Promise<Handler>;
+  private readonly meter: FunctionMeter;
 
   constructor(
     readonly spec: FunctionSpec,
@@ -58,7 +61,9 @@ export class LocalLambda {
       if (typeof mod.handler !== 'function') throw new Error(`${entryFile(spec)} exports no handler`);
       return mod.handler;
     },
-  ) {}
+  ) {
+    this.meter = new FunctionMeter(spec.id, spec.memoryMb);
+  }
 
   warm(): Promise<Handler> {
     this.handler ??= this.load();
@@ -69,17 +74,29 @@ export class LocalLambda {
     const handler = this.loaded ?? (this.loaded = await this.warm());
     const timeoutMs = this.spec.timeoutSeconds * 1000;
     const context = new LocalContext(this.spec, Date.now() + timeoutMs);
+    const began = performance.now();
+    // Metered once, when the caller learns the outcome: a timed-out invocation is billed its timeout, as on Lambda.
+    let metered = false;
+    const ended = (durationMs = performance.now() - began) => {
+      if (!metered) this.meter.invoked(durationMs);
+      metered = true;
+    };
     return new Promise((resolve, reject) => {
       // One timer each, cleared when the invocation ends, so nothing keeps a finished invocation
       // reachable; unref'd, so a hung invocation does not hold the twin open when it stops.
-      const timer = setTimeout(() => reject(new FunctionError(`Task timed out after ${this.spec.timeoutSeconds.toFixed(2)} seconds`)), timeoutMs).unref();
-      handler(event, context).then(
+      const timer = setTimeout(() => {
+        ended(timeoutMs);
+        reject(new FunctionError(`Task timed out after ${this.spec.timeoutSeconds.toFixed(2)} seconds`));
+      }, timeoutMs).unref();
+      runAs(this.meter, () => handler(event, context)).then(
         (result) => {
           clearTimeout(timer);
+          ended();
           resolve(result);
         },
         (error: unknown) => {
           clearTimeout(timer);
+          ended();
           reject(new FunctionError((error as Error)?.message ?? String(error), { cause: error }));
         },
       );

@@ -9,6 +9,7 @@ import { functions, type QueueName } from '../../functions/table';
 import { TWIN_REGION } from './deployment';
 import { eachLine, type EmfCollector } from './emf';
 import { logFunctionError } from './function-errors';
+import { INVOCATIONS_PATH, type InvocationCounts } from './invocations';
 import type { TwinOptions } from './options';
 import { startPoller, type Poller } from './poller';
 import { readyLine, spawnService, supervise } from './processes';
@@ -55,6 +56,8 @@ export function startConsumers(provisioned: Record<QueueName, ProvisionedQueue>,
 /** The running consumers: pid is their process's, absent when they run in this one. */
 export interface QueueConsumers {
   readonly pid?: number;
+  /** Their process's invocation counts (invocations.ts); absent when they run in this one, and count into its own. */
+  invocations?(): Promise<InvocationCounts>;
   stop(): Promise<void>;
 }
 
@@ -78,14 +81,28 @@ export async function startQueueConsumers(
       const entry = new URL('./consumers.ts', import.meta.url).pathname;
       const logFile = join(options.stateDir, 'consumers.log');
       const env = { ...process.env, [QUEUES_ENV]: JSON.stringify(provisioned), [RUNTIME_ENV]: JSON.stringify(runtime), [DELIVER_TWICE_ENV]: String(Boolean(options.deliverTwice)) };
+      /** Where the running process serves its invocation counts: a restarted one names a new port. */
+      let statsUrl = '';
       const start = async () => {
         const proc = spawnService(process.execPath, ['--import', 'tsx', entry], logFile, env);
         eachLine(proc.child.stdout!, (line) => emf.take(line));
-        await readyLine(proc, /^ready/m, logFile);
+        const [, port] = await readyLine(proc, /^ready (\d+)/m, logFile);
+        statsUrl = `http://127.0.0.1:${port}${INVOCATIONS_PATH}`;
         return proc;
       };
       // One that dies mid-batch is replaced, as Lambda replaces an instance; its batch comes back after the visibility timeout.
-      return supervise('consumers', start, () => options.onRestart?.('consumers'));
+      const supervised = await supervise('consumers', start, () => options.onRestart?.('consumers'));
+      return {
+        get pid() {
+          return supervised.pid;
+        },
+        invocations: async () => {
+          const res = await fetch(statsUrl);
+          if (!res.ok) throw new Error(`the consumers' process answered ${res.status} at ${statsUrl}`);
+          return (await res.json()) as InvocationCounts;
+        },
+        stop: () => supervised.stop(),
+      };
     }
   }
 }

@@ -8,6 +8,7 @@ import { capped } from './concurrency';
 import { TWIN_INBOUND_DOMAIN } from './deployment';
 import type { EmfCollector } from './emf';
 import type { HttpRoute } from './http-routes';
+import { INVOCATIONS_PATH, invocationCounts, type InvocationCounts, type TwinInvocations } from './invocations';
 import { LocalLambda } from './lambda';
 import type { FunctionRunner } from './runners';
 import { triggerEvent } from './schedules';
@@ -37,8 +38,12 @@ export const METRICS_PATH = '/__twin/metrics';
 /** POST /__twin/functions/{functionId}/invoke fires a schedule or the deploy trigger on demand, as EventBridge or CloudFormation would. */
 export const FIRE_PATH = '/__twin/functions/{functionId}/invoke';
 
-/** The table's HTTP functions, each held to its concurrency cap (refused beyond it, as Lambda throttles a synchronous invocation), then the twin's own endpoints. */
-export function twinHttpRoutes(runners: Map<string, FunctionRunner>, emf: EmfCollector): HttpRoute[] {
+/**
+ * The table's HTTP functions, each held to its concurrency cap (refused beyond it, as Lambda
+ * throttles a synchronous invocation), then the twin's own endpoints. consumerInvocations reads
+ * the consumers' process's counts, when they run in one (GET /__twin/invocations: invocations.ts).
+ */
+export function twinHttpRoutes(runners: Map<string, FunctionRunner>, emf: EmfCollector, consumerInvocations?: () => Promise<InvocationCounts>): HttpRoute[] {
   const httpRoutes: HttpRoute[] = functions.flatMap((spec: FunctionSpec) => {
     if (spec.trigger.kind !== 'http') return [];
     const lambda = runners.get(spec.id)!;
@@ -50,6 +55,21 @@ export function twinHttpRoutes(runners: Map<string, FunctionRunner>, emf: EmfCol
     method: 'GET',
     path: METRICS_PATH,
     invoke: async () => ({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(emf.snapshot()) }),
+  });
+  httpRoutes.push({
+    method: 'GET',
+    path: INVOCATIONS_PATH,
+    invoke: async () => {
+      const gateway = invocationCounts();
+      let counts: TwinInvocations;
+      try {
+        counts = consumerInvocations ? { gateway, consumers: await consumerInvocations() } : { gateway };
+      } catch (error) {
+        // Their process is being started again: asked again, it answers once it is up.
+        return { statusCode: 503, body: JSON.stringify({ error: { code: 'UNAVAILABLE', message: `The consumers' counts: ${(error as Error).message}` } }) };
+      }
+      return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(counts) };
+    },
   });
   httpRoutes.push({
     method: 'POST',

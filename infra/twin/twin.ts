@@ -72,18 +72,17 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     await seed();
 
     const extra = extraFunctionRoutes(options.extraFunctions ?? []);
-    const httpRoutes = [...twinHttpRoutes(lambdas, emf), ...extra.http];
     const mailRoutes = [...twinMailRoutes(lambdas), ...extra.mail];
     // Every function warm before traffic; in bundle mode their inits take turns for this machine's
     // cores (see InitSlots), each held to Lambda's init limit from when its own begins.
     await Promise.all([...lambdas.values()].map((lambda) => lambda.warm()));
 
-    const routes = compileRoutes(httpRoutes);
     const smtp = await startInboundMail(s3, mailRoutes, options);
     const consumers = await startQueueConsumers(options, provisioned, sqs, runtime, emf).catch(async (error: Error) => {
       await smtp.close();
       throw error;
     });
+    const routes = compileRoutes([...twinHttpRoutes(lambdas, emf, consumers?.invocations), ...extra.http]);
     const schedules = startSchedules(lambdas);
 
     // Ready: the stores are seeded, and the SMTP listener and the consumers are up.

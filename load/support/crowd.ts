@@ -142,10 +142,10 @@ export async function inParallel(count: number, concurrency: number, fn: (i: num
   return failures;
 }
 
-/** SQS calls the twin made so far, counted by the emulator, by action. */
+/** SQS calls the twin made so far, counted by the emulator, by action; with the messages sent and the requests SQS would bill (a request per 64 KB chunk). */
 export async function emulatorCalls(twin: BenchTwin): Promise<Record<string, number>> {
-  const stats = (await (await fetch(`${twin.emulatorUrl}/__twin/stats`)).json()) as { calls: Record<string, number>; messagesSent: number };
-  return { ...stats.calls, messages_sent: stats.messagesSent };
+  const stats = (await (await fetch(`${twin.emulatorUrl}/__twin/stats`)).json()) as { calls: Record<string, number>; messagesSent: number; sqsBilledRequests: number };
+  return { ...stats.calls, messages_sent: stats.messagesSent, sqs_billed_requests: stats.sqsBilledRequests };
 }
 
 /**

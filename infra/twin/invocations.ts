@@ -1,0 +1,143 @@
+/**
+ * What Lambda would bill and log for each function this process runs, counted from when it
+ * started: invocations, their duration as a REPORT line states it, the billed duration (each
+ * invocation rounded up to the millisecond), and the bytes CloudWatch Logs would ingest — what
+ * the function wrote to stdout and stderr, plus the START, END and REPORT lines Lambda adds to
+ * every invocation. The benches read it (GET /__twin/invocations) to price an order.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+/** One function's counts, cumulative since this process started. */
+export interface FunctionInvocations {
+  invocations: number;
+  /** Summed durations, from the event handed to the handler to its result (or the timeout). */
+  duration_ms: number;
+  /** Summed billed durations: each invocation's rounded up to 1 ms, as Lambda bills since 2020. */
+  billed_ms: number;
+  /** Bytes CloudWatch Logs would ingest: the function's own output and Lambda's three lines per invocation. */
+  log_bytes: number;
+  /** The function's configured memory: what a GB-second is counted against. */
+  memory_mb: number;
+}
+
+/** A process's counts: its pid and start tell a later read whether the counts began again (a restarted process). */
+export interface InvocationCounts {
+  pid: number;
+  started_at: string;
+  functions: Record<string, FunctionInvocations>;
+}
+
+/**
+ * What GET /__twin/invocations answers: the gateway's process (the API's functions, the benches'
+ * baselines, and the queue consumers when they run in it) and the consumers' own process, when
+ * they run in one.
+ */
+export interface TwinInvocations {
+  gateway: InvocationCounts;
+  consumers?: InvocationCounts;
+}
+
+export const INVOCATIONS_PATH = '/__twin/invocations';
+
+/**
+ * Lambda's own lines around each invocation (text log format, which the stack keeps), with their
+ * trailing newline as CloudWatch stores them:
+ *   START RequestId: <uuid> Version: $LATEST                 71 bytes
+ *   END RequestId: <uuid>                                    52 bytes
+ *   REPORT RequestId: <uuid>\tDuration: 12.34 ms\tBilled Duration: 13 ms\tMemory Size: 512 MB\tMax Memory Used: 80 MB\t
+ *                                                            141 bytes as shown; a byte more per further digit
+ * No X-Ray line (the stack traces nothing) and no Init Duration (the twin meters no cold start).
+ * Max Memory Used is not measured per function here: the REPORT line is sized with a three-digit
+ * figure, exact for a function using 100–999 MB and a byte over for one using 10–99 MB.
+ */
+export function platformLines(requestId: string, durationMs: number, memoryMb: number): string {
+  return (
+    `START RequestId: ${requestId} Version: $LATEST\n` +
+    `END RequestId: ${requestId}\n` +
+    `REPORT RequestId: ${requestId}\tDuration: ${durationMs.toFixed(2)} ms\tBilled Duration: ${billedMs(durationMs)} ms\tMemory Size: ${memoryMb} MB\tMax Memory Used: ${MAX_MEMORY_USED_MB} MB\t\n`
+  );
+}
+
+/** The stand-in for Max Memory Used in the REPORT line: only its digits count. */
+const MAX_MEMORY_USED_MB = 100;
+/** A request id's shape: Lambda's are UUIDs, 36 characters; only the length counts here. */
+const REQUEST_ID = '00000000-0000-0000-0000-000000000000';
+
+/** Lambda bills each invocation's duration rounded up to the next millisecond, at least 1 ms. */
+export function billedMs(durationMs: number): number {
+  return Math.max(1, Math.ceil(durationMs));
+}
+
+const started = new Date().toISOString();
+const counts = new Map<string, FunctionInvocations>();
+
+/** What one function counts into; made once per function and kept by its runner. */
+export class FunctionMeter {
+  readonly counts: FunctionInvocations;
+
+  constructor(
+    readonly id: string,
+    memoryMb: number,
+  ) {
+    let own = counts.get(id);
+    if (!own) counts.set(id, (own = { invocations: 0, duration_ms: 0, billed_ms: 0, log_bytes: 0, memory_mb: memoryMb }));
+    this.counts = own;
+  }
+
+  /** One invocation that ran durationMs, with Lambda's three lines for it. */
+  invoked(durationMs: number): void {
+    this.counts.invocations += 1;
+    this.counts.duration_ms += durationMs;
+    this.counts.billed_ms += billedMs(durationMs);
+    this.counts.log_bytes += Buffer.byteLength(platformLines(REQUEST_ID, durationMs, this.counts.memory_mb));
+  }
+
+  /** Bytes the function wrote to stdout or stderr. */
+  wrote(bytes: number): void {
+    this.counts.log_bytes += bytes;
+  }
+}
+
+/** This process's counts, a copy. */
+export function invocationCounts(): InvocationCounts {
+  return { pid: process.pid, started_at: started, functions: Object.fromEntries([...counts].map(([id, c]) => [id, { ...c }])) };
+}
+
+/**
+ * The function whose code is running, for functions run in this process from their sources:
+ * their writes to stdout and stderr land in this process's streams, so each is counted against
+ * the meter of the invocation whose asynchronous context made it. Exact for what an invocation
+ * writes, timers it set included; shared module state is the limit: in source mode every function
+ * shares one copy of shared/ (one metrics buffer among them), so a line held by one function and
+ * printed by another's invocation counts against the one that printed it.
+ */
+const running = new AsyncLocalStorage<FunctionMeter>();
+let tapped = false;
+
+function countWrites(stream: NodeJS.WriteStream): void {
+  const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
+  stream.write = ((chunk: unknown, ...args: unknown[]) => {
+    const meter = running.getStore();
+    if (meter) {
+      const encoding = typeof args[0] === 'string' ? (args[0] as BufferEncoding) : 'utf8';
+      if (typeof chunk === 'string') meter.wrote(Buffer.byteLength(chunk, encoding));
+      else if (chunk instanceof Uint8Array) meter.wrote(chunk.byteLength);
+    }
+    return write(chunk, ...args);
+  }) as typeof stream.write;
+}
+
+/** Runs fn as the meter's function: what it writes to stdout and stderr, now or later from timers it sets, is counted against it. */
+export function runAs<T>(meter: FunctionMeter, fn: () => T): T {
+  if (!tapped) {
+    tapped = true;
+    countWrites(process.stdout);
+    countWrites(process.stderr);
+  }
+  return running.run(meter, fn);
+}
+
+/** Runs fn as no function: for the twin's own writes on a function's behalf (a worker's output it relays), counted already. */
+export function runAsTwin<T>(fn: () => T): T {
+  return running.exit(fn);
+}

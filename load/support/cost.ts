@@ -1,0 +1,130 @@
+/**
+ * What a million orders cost on AWS, from what the twin measured per order (each function's
+ * invocations, billed milliseconds and log bytes: support/invocations.ts; SQS requests: the
+ * emulator's counts) and the instances chosen for a stated sustained load. A pure function: the
+ * bench's figures and a capacity in, US dollars per million orders out, item by item.
+ *
+ * Prices are us-east-1 on-demand list prices as known at 2026-12-02: AWS's pricing pages could not
+ * be read from here (their stored copies draw the figures client-side), so these are the published
+ * list prices as this model knows them, each with the page to check it against. Left out: free
+ * tiers, Aurora storage and I/O (Aurora Standard bills I/O per million requests; the twin's
+ * MariaDB says nothing of Aurora's), log storage, VPC endpoints, data transfer, CloudFront and WAF,
+ * and Lambda's INIT billing (the twin warms its functions before traffic and meters no cold start).
+ */
+import type { LambdaPerRequest } from './invocations';
+
+export interface Price {
+  usd: number;
+  /** What usd buys. */
+  per: string;
+  /** The terms that come with it: tier, engine, what a unit counts. */
+  note: string;
+  region: 'us-east-1';
+  source: string;
+  /** Not read from the page today: the published list price as known at this date. */
+  as_known_at: string;
+}
+
+const KNOWN_AT = '2026-12-02';
+const price = (usd: number, per: string, note: string, source: string): Price => ({ usd, per, note, region: 'us-east-1', source, as_known_at: KNOWN_AT });
+
+export const PRICES = {
+  lambdaRequests: price(0.2, '1M requests', 'every invocation, an SQS batch one', 'https://aws.amazon.com/lambda/pricing/'),
+  // The stack's functions are Arm (infra/stack/functions.ts); x86 is 0.0000166667.
+  lambdaGbSecond: price(0.0000133334, 'GB-s', 'Arm, first 7.5 billion GB-s a month', 'https://aws.amazon.com/lambda/pricing/'),
+  httpApiRequests: price(1.0, '1M requests', 'HTTP API, first 300 million a month; each 512 KB of a request one request', 'https://aws.amazon.com/api-gateway/pricing/'),
+  sqsRequests: price(0.4, '1M requests', 'standard queue; each 64 KB chunk of a payload one request', 'https://aws.amazon.com/sqs/pricing/'),
+  logsIngestion: price(0.5, 'GB ingested', 'Standard log class, GB = 2^30 bytes; Lambda logs from this price down, first 10 TB a month', 'https://aws.amazon.com/cloudwatch/pricing/'),
+  // The stack's cache (infra/redis.ts): node-based Valkey is priced 20% below Redis OSS (0.032 for this node).
+  elasticacheNodeHour: price(0.0256, 'node-hour', 'cache.t4g.small, Valkey, on demand', 'https://aws.amazon.com/elasticache/pricing/'),
+  auroraAcuHour: price(0.12, 'ACU-hour', 'Aurora MySQL Serverless v2, Aurora Standard (its I/O billed apart, left out)', 'https://aws.amazon.com/rds/aurora/pricing/'),
+  rdsProxyAcuHour: price(0.015, 'ACU-hour', 'of the Serverless v2 capacity behind the proxy, at least 8 ACUs', 'https://aws.amazon.com/rds/proxy/pricing/'),
+} as const satisfies Record<string, Price>;
+
+export type Prices = Record<keyof typeof PRICES, Pick<Price, 'usd'>>;
+
+/** RDS Proxy bills a Serverless v2 cluster for at least this many ACUs. */
+export const RDS_PROXY_MIN_ACUS = 8;
+
+/** What one order of a design used, as the bench measured it. */
+export interface OrderUsage {
+  /** Each function's figures per order: perRequest(before, after, orders) over the design's run. */
+  lambda: Record<string, LambdaPerRequest>;
+  /** SQS requests per order as billed, each 64 KB chunk of a payload one request. */
+  sqsRequests: number;
+  /** API Gateway requests per order: each order one POST. */
+  apiRequests: number;
+}
+
+/**
+ * The instances a design runs on during the sale, and the sale's load: the fixed hourly costs are
+ * shared among the orders of that hour. Outside the sale the same instances cost the same, and
+ * no order pays for them here.
+ */
+export interface Capacity {
+  /** Orders a second, sustained for an hour-long sale. */
+  ordersPerSecond: number;
+  /** ElastiCache nodes (cache.t4g.small). */
+  redisNodes: number;
+  /** Aurora Serverless v2 instances, writer and readers. */
+  auroraInstances: number;
+  /** The capacity each holds through the sale. */
+  auroraAcuPerInstance: number;
+}
+
+/**
+ * The stack's own shapes at a load the twin has shown: 500 orders a second for an hour (1.8 million
+ * orders; the reference run took 10,000 at about 600 a second on two cores). The cache's default
+ * shape is a primary and a replica (infra/redis.ts), the database a writer and a reader that
+ * scales with it (infra/stack/database.ts), here held at 2 ACUs each: a choice, not a measurement.
+ */
+export const DEFAULT_CAPACITY: Capacity = { ordersPerSecond: 500, redisNodes: 2, auroraInstances: 2, auroraAcuPerInstance: 2 };
+
+export const COST_ITEMS = ['lambda_requests', 'lambda_compute', 'api_gateway', 'sqs', 'logs', 'elasticache', 'aurora', 'rds_proxy'] as const;
+export type CostItemName = (typeof COST_ITEMS)[number];
+
+/** One item per million orders: how much of its unit, at what price, for how many dollars. */
+export interface CostItem {
+  quantity: number;
+  unit: string;
+  price: keyof typeof PRICES;
+  usd: number;
+}
+
+export interface DesignCost {
+  items: Record<CostItemName, CostItem>;
+  usd_per_million_orders: number;
+}
+
+const MILLION = 1_000_000;
+const GIB = 2 ** 30;
+
+/** US dollars per million orders of one design, item by item. */
+export function costPerMillionOrders(usage: OrderUsage, capacity: Capacity, prices: Prices = PRICES): DesignCost {
+  const functions = Object.values(usage.lambda);
+  const sum = (f: (fn: LambdaPerRequest) => number) => functions.reduce((total, fn) => total + f(fn), 0);
+  const ordersPerHour = capacity.ordersPerSecond * 3600;
+  const hoursPerMillion = MILLION / ordersPerHour;
+  const auroraAcus = capacity.auroraInstances * capacity.auroraAcuPerInstance;
+  const item = (quantity: number, unit: string, key: keyof typeof PRICES, unitsPerPrice = 1): CostItem => ({ quantity, unit, price: key, usd: (quantity / unitsPerPrice) * prices[key].usd });
+  const items: Record<CostItemName, CostItem> = {
+    lambda_requests: item(sum((fn) => fn.invocations) * MILLION, 'invocations', 'lambdaRequests', MILLION),
+    lambda_compute: item(sum((fn) => (fn.billed_ms / 1000) * (fn.memory_mb / 1024)) * MILLION, 'GB-s', 'lambdaGbSecond'),
+    api_gateway: item(usage.apiRequests * MILLION, 'requests', 'httpApiRequests', MILLION),
+    sqs: item(usage.sqsRequests * MILLION, 'requests', 'sqsRequests', MILLION),
+    logs: item((sum((fn) => fn.log_bytes) * MILLION) / GIB, 'GB', 'logsIngestion'),
+    elasticache: item(capacity.redisNodes * hoursPerMillion, 'node-hours', 'elasticacheNodeHour'),
+    aurora: item(auroraAcus * hoursPerMillion, 'ACU-hours', 'auroraAcuHour'),
+    rds_proxy: item(Math.max(RDS_PROXY_MIN_ACUS, auroraAcus) * hoursPerMillion, 'ACU-hours', 'rdsProxyAcuHour'),
+  };
+  return { items, usd_per_million_orders: COST_ITEMS.reduce((total, name) => total + items[name].usd, 0) };
+}
+
+/**
+ * SQS API calls per order from the bench's counts by action (sqs_calls_per_order): SQS's actions
+ * are capitalised names (SendMessageBatch, ReceiveMessage, …); the emulator's other counts there
+ * (messages_sent, secretsmanager.GetSecretValue, S3 …) are not SQS requests.
+ */
+export function sqsCallsPerOrder(callsByAction: Record<string, number>): number {
+  return Object.entries(callsByAction).reduce((total, [action, n]) => total + (/^[A-Z][A-Za-z]+$/.test(action) ? n : 0), 0);
+}
