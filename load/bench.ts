@@ -137,6 +137,7 @@ function comparison(designs: Record<string, Design>, profileDir: string | undefi
           rps: design.load.rps,
           p99_ms: design.load.p99_ms,
           ...(surge ? { ratio: round(surge.load.rps / design.load.rps, 2) } : {}),
+          ...(design.lambda_per_request ? { lambda_per_request: design.lambda_per_request } : {}),
           ...(measured.length ? designCpu(measured, threads) : {}),
         },
       ];

@@ -124,6 +124,8 @@ function checkoutOf(commit: string): string {
 
 if (values.turn) {
   await printResult(await runTurn(values.turn));
+  // The checkout's own modules keep their clients open, reconnecting to the stopped twin's stores.
+  process.exit(0);
 } else {
   const earlier = checkoutOf(values.against!);
   const today = resolve('.');

@@ -2,7 +2,7 @@
 import { Worker } from 'node:worker_threads';
 import type { FunctionSpec } from '../../functions/table';
 import type { InitSlots } from './init-slots';
-import { runAsTwin, type FunctionMeter } from './invocations';
+import type { FunctionMeter } from './invocations';
 import { FunctionError } from './lambda';
 import { scheduleOf, type Schedule } from './thread-schedule';
 
@@ -121,7 +121,7 @@ export class Instance {
   private relay(from: NodeJS.ReadableStream, to: NodeJS.WriteStream): void {
     from.on('data', (chunk: Buffer | string) => {
       this.meter.wrote(typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength);
-      runAsTwin(() => to.write(chunk));
+      to.write(chunk);
     });
   }
 

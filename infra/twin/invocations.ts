@@ -4,9 +4,13 @@
  * invocation rounded up to the millisecond), and the bytes CloudWatch Logs would ingest — what
  * the function wrote to stdout and stderr, plus the START, END and REPORT lines Lambda adds to
  * every invocation. The benches read it (GET /__twin/invocations) to price an order.
+ *
+ * A function's own output is counted where it is apart: a bundle's worker thread (bundle mode).
+ * Functions run from their sources share the twin's streams, and telling their writes apart
+ * needs an AsyncLocalStorage, which on the twin's Node 20 hooks every promise every function makes:
+ * it cost more CPU per request than GET /me's own code gained in a round, so in source mode only
+ * Lambda's own three lines are counted, and the cost of logs is measured with --bundles.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
-
 /** One function's counts, cumulative since this process started. */
 export interface FunctionInvocations {
   invocations: number;
@@ -101,43 +105,4 @@ export class FunctionMeter {
 /** This process's counts, a copy. */
 export function invocationCounts(): InvocationCounts {
   return { pid: process.pid, started_at: started, functions: Object.fromEntries([...counts].map(([id, c]) => [id, { ...c }])) };
-}
-
-/**
- * The function whose code is running, for functions run in this process from their sources:
- * their writes to stdout and stderr land in this process's streams, so each is counted against
- * the meter of the invocation whose asynchronous context made it. Exact for what an invocation
- * writes, timers it set included; shared module state is the limit: in source mode every function
- * shares one copy of shared/ (one metrics buffer among them), so a line held by one function and
- * printed by another's invocation counts against the one that printed it.
- */
-const running = new AsyncLocalStorage<FunctionMeter>();
-let tapped = false;
-
-function countWrites(stream: NodeJS.WriteStream): void {
-  const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
-  stream.write = ((chunk: unknown, ...args: unknown[]) => {
-    const meter = running.getStore();
-    if (meter) {
-      const encoding = typeof args[0] === 'string' ? (args[0] as BufferEncoding) : 'utf8';
-      if (typeof chunk === 'string') meter.wrote(Buffer.byteLength(chunk, encoding));
-      else if (chunk instanceof Uint8Array) meter.wrote(chunk.byteLength);
-    }
-    return write(chunk, ...args);
-  }) as typeof stream.write;
-}
-
-/** Runs fn as the meter's function: what it writes to stdout and stderr, now or later from timers it sets, is counted against it. */
-export function runAs<T>(meter: FunctionMeter, fn: () => T): T {
-  if (!tapped) {
-    tapped = true;
-    countWrites(process.stdout);
-    countWrites(process.stderr);
-  }
-  return running.run(meter, fn);
-}
-
-/** Runs fn as no function: for the twin's own writes on a function's behalf (a worker's output it relays), counted already. */
-export function runAsTwin<T>(fn: () => T): T {
-  return running.exit(fn);
 }

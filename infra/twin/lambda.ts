@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
 import { entryFile, type FunctionSpec } from '../../functions/table';
-import { FunctionMeter, runAs } from './invocations';
+import { FunctionMeter } from './invocations';
 
 export type Handler = (event: unknown, context: Context) => Promise<unknown>;
 
@@ -88,7 +88,7 @@ export class LocalLambda {
         ended(timeoutMs);
         reject(new FunctionError(`Task timed out after ${this.spec.timeoutSeconds.toFixed(2)} seconds`));
       }, timeoutMs).unref();
-      runAs(this.meter, () => handler(event, context)).then(
+      handler(event, context).then(
         (result) => {
           clearTimeout(timer);
           ended();

@@ -14,6 +14,7 @@ import { adminCookie, adminPut, handOffShape, inParallel, pointAtTwin, race, rel
 import { type LoadResult } from '../support/measure';
 import { round } from '../support/round';
 import { startCpuMeter } from '../support/cpu';
+import { perRequest, snapshotInvocations, type LambdaPerRequest } from '../support/invocations';
 import { issueCoupon, issuedCount } from '../../shared/coupons/coupons';
 import { until } from '../../shared/platform/wait';
 import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
@@ -79,11 +80,14 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
   const runs: Record<string, unknown>[] = [];
   const invariants: Record<string, { expected: unknown; actual: unknown }> = {};
   let headline: LoadResult | undefined;
+  /** Lambda's figures per coupon from the headline (first) run of each design. */
+  const lambda: Record<string, Record<string, LambdaPerRequest>> = {};
   let headlineBaselines: Record<BaselineName, LoadResult> | undefined;
   for (const { users, limit } of RUNS) {
     log(`${users} users for ${limit} coupons`);
     const { cookies } = await signedInCrowd(twin, users);
     const surgeDeal = await openDeal(`deal-${tag}-${users}`, limit);
+    const surgeInvocations = await snapshotInvocations(twin);
     const surgeCpu = startCpuMeter(twin.pids, 'surge');
     const { result, ...handOff } = await handOffShape(twin, (r) => r.surge.ids.length, async () => {
       const surge = await race(twin, { path: `/deals/${surgeDeal}/coupons`, cookies, connections, idField: 'couponId', remaining: leftInRedis(surgeDeal, limit) }, `Surge: ${users} users`, log);
@@ -93,14 +97,17 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
     const { surge, drained } = result;
     // Per coupon issued, the writer's storing included.
     surgeCpu.perRequest(surge.ids.length || 1);
+    lambda.surge ??= perRequest(surgeInvocations, await snapshotInvocations(twin), surge.ids.length || 1);
     const facts = await dealFacts(surgeDeal);
 
     const baselines = {} as Record<BaselineName, { race: Awaited<ReturnType<typeof race>>; facts: Awaited<ReturnType<typeof dealFacts>> }>;
     for (const name of baselineNames) {
       const dealId = await openDeal(`${name.replace('_', '-')}-${tag}-${users}`, limit);
+      const invocationsBefore = await snapshotInvocations(twin);
       const cpu = startCpuMeter(twin.pids, name);
       const run = await race(twin, { path: BASELINES[name].path(dealId), cookies, connections, idField: 'couponId', remaining: leftInMysql(dealId, limit) }, `baseline ${BASELINES[name].label}: ${users} users`, log);
       cpu.perRequest(run.ids.length || 1);
+      lambda[name] ??= perRequest(invocationsBefore, await snapshotInvocations(twin), run.ids.length || 1);
       baselines[name] = { race: run, facts: await dealFacts(dealId) };
     }
     const baseline = baselines.for_update.race;
@@ -152,8 +159,8 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
   return {
     load: headline!,
     designs: {
-      surge: { label: 'Surge (Redis script, SQS, writer)', load: headline! },
-      ...Object.fromEntries(baselineNames.map((name) => [name, { label: BASELINES[name].label, load: headlineBaselines![name] }])),
+      surge: { label: 'Surge (Redis script, SQS, writer)', load: headline!, lambda_per_request: lambda.surge },
+      ...Object.fromEntries(baselineNames.map((name) => [name, { label: BASELINES[name].label, load: headlineBaselines![name], lambda_per_request: lambda[name] }])),
     },
     baseline: { ...headlineBaselines!.for_update },
     extra: {

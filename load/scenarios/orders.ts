@@ -19,6 +19,7 @@ import { meanLoad } from '../support/measure';
 import { round } from '../support/round';
 import { infoSum, shardsOf } from '../support/redis-shards';
 import { metricsCost } from '../support/metrics-cost';
+import { perRequest, snapshotInvocations } from '../support/invocations';
 import { MAX_ORDER_QUANTITY } from '../../shared/orders/model';
 import { reserve } from '../../shared/orders/sale';
 import { until } from '../../shared/platform/wait';
@@ -98,6 +99,7 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   async function surgeRun(label: string) {
     const itemId = await openItem(`flash-${tag}-${label}`, BUYERS);
     const [redisBefore, sqsBefore] = await Promise.all([commandStats(), emulatorCalls(twin)]);
+    const invocationsBefore = await snapshotInvocations(twin);
     const cpu = startCpuMeter(twin.pids, 'surge');
     const { result, ...handOff } = await handOffShape(twin, (r) => r.race.ids.length, async () => {
       const race = await buyAll(`/items/${itemId}/orders`, `Surge ${label}: POST /items/{id}/orders`, async () => Number(await redis.hget(`{item:${itemId}}:sale`, 'stock')));
@@ -107,6 +109,7 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
     const { race, drained } = result;
     const accepted = race.ids.length;
     const cpuPerOrder = cpu.perRequest(accepted || 1);
+    const lambda = perRequest(invocationsBefore, await snapshotInvocations(twin), accepted || 1);
     const [redisAfter, sqsAfter] = await Promise.all([commandStats(), emulatorCalls(twin)]);
     const sqsPerOrder = Object.fromEntries(
       Object.entries(sqsAfter)
@@ -119,6 +122,7 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
       drainSeconds: drained.seconds,
       handOff,
       cpuPerOrder,
+      lambda,
       sqsPerOrder,
       redisPerOrder: {
         evalsha: round((redisAfter.evalsha - redisBefore.evalsha) / (accepted || 1), 3),
@@ -132,11 +136,13 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
 
   async function baselineRun(name: BaselineName, label: string) {
     const itemId = await openItem(`${name.replace('_', '-')}-${tag}-${label}`, BUYERS);
+    const invocationsBefore = await snapshotInvocations(twin);
     const cpu = startCpuMeter(twin.pids, name);
     const race = await buyAll(BASELINES[name].path(itemId), `baseline ${label}: ${BASELINES[name].label}`, unsoldInMysql(itemId));
     // Per accepted order, as Surge's.
     cpu.perRequest(race.ids.length || 1);
-    return { race, facts: await itemFacts(itemId) };
+    const lambda = perRequest(invocationsBefore, await snapshotInvocations(twin), race.ids.length || 1);
+    return { race, lambda, facts: await itemFacts(itemId) };
   }
 
   // End to end, A B C D D C B A: whichever runs first on a fresh twin pays more, so each goes first once.
@@ -232,8 +238,9 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   return {
     load: surgeLoad,
     designs: {
-      surge: { label: 'Surge (Redis script, SQS, writer)', load: surgeLoad },
-      ...Object.fromEntries(baselineNames.map((name) => [name, { label: BASELINES[name].label, load: baselineLoads[name] }])),
+      // Lambda's figures from each design's second (warm) run.
+      surge: { label: 'Surge (Redis script, SQS, writer)', load: surgeLoad, lambda_per_request: last.lambda },
+      ...Object.fromEntries(baselineNames.map((name) => [name, { label: BASELINES[name].label, load: baselineLoads[name], lambda_per_request: baselineRuns[name].at(-1)!.lambda }])),
     },
     baseline: baselineReport('for_update'),
     extra: {

@@ -5,6 +5,7 @@
 import type { Options } from 'autocannon';
 import type { AgainstCeiling, LoadResult } from './measure';
 import type { BenchRuntime, BenchTwin } from './twin';
+import type { LambdaPerRequest } from './invocations';
 
 export interface ScenarioContext {
   twin: BenchTwin;
@@ -21,6 +22,8 @@ export interface ScenarioContext {
 export interface Design {
   label: string;
   load: Pick<LoadResult, 'rps' | 'p99_ms'>;
+  /** What Lambda would bill and log per request of the design's run (support/invocations.ts), for `npm run cost`. */
+  lambda_per_request?: Record<string, LambdaPerRequest>;
 }
 
 export interface ScenarioResult {

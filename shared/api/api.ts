@@ -1,7 +1,6 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { storeCredentials } from '../platform/clients/credentials';
-import { withDeadline } from '../platform/deadline';
 import { AppError, ForbiddenError, UnauthenticatedError, UnavailableError } from '../platform/errors';
 import { countOutcome, errorHandler, normaliseEvent, throughCloudFront, validateInput, type ApiEvent, type InputSchemas, type Outcomes, type Parsed } from '../platform/http/middleware';
 import type { ApiResult } from '../platform/http/response';
@@ -35,7 +34,7 @@ export function api<A extends Access, S extends InputSchemas = {}>(options: { ac
   stack.use(errorHandler());
   return {
     handler: (fn: (event: EventOf<A, Parsed<S>>, context: Context) => Promise<ApiResult>) =>
-      stack.handler((event, context) => withDeadline(context.getRemainingTimeInMillis(), () => fn(event as EventOf<A, Parsed<S>>, context))),
+      stack.handler((event, context) => fn(event as EventOf<A, Parsed<S>>, context)),
   };
 }
 

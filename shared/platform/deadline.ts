@@ -1,11 +1,10 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-
-/** When the current invocation must have answered (epoch ms), for whatever it calls. */
-const deadlines = new AsyncLocalStorage<number>();
-
-/** Runs fn with the invocation's deadline known to every call it makes, however deep. */
-export function withDeadline<T>(remainingMs: number, fn: () => T): T {
-  return deadlines.run(Date.now() + remainingMs, fn);
+/**
+ * When an invocation must have answered (epoch ms), from its Lambda context: passed down to the
+ * calls that bound their waits by it, rather than carried in an AsyncLocalStorage, which on Node 20
+ * hooks every promise of every request for the one query (a catalog fill) that reads it.
+ */
+export function deadlineOf(context: { getRemainingTimeInMillis(): number }): number {
+  return Date.now() + context.getRemainingTimeInMillis();
 }
 
 /**
@@ -13,7 +12,6 @@ export function withDeadline<T>(remainingMs: number, fn: () => T): T {
  * invocation's deadline, so the function can still answer 503 (retry) rather than be cut off by
  * its timeout (a 500). A call made late in an invocation (after a wait) gets what is left.
  */
-export function callBudgetMs(capMs: number, answerMs = 1_000): number {
-  const deadline = deadlines.getStore();
+export function callBudgetMs(capMs: number, deadline: number | undefined, answerMs = 1_000): number {
   return deadline === undefined ? capMs : Math.max(1, Math.min(capMs, deadline - answerMs - Date.now()));
 }
