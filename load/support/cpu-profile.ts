@@ -172,7 +172,7 @@ export function splitWindow(threads: ThreadProfile[], pid: number, fromUs: numbe
       ms[side] += w;
       if (side === 'idle') continue;
       const f = thread.frame.get(node)!;
-      const key = `${f.name}\t${f.where}`;
+      const key = `${f.name}\t${f.where}\t${side}`;
       const entry = self.get(key) ?? { side, ms: 0 };
       entry.ms += w;
       self.set(key, entry);

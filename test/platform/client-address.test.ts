@@ -11,7 +11,8 @@ const ORIGIN_SECRET = 'origin-secret-of-the-test';
 vi.mock('../../shared/platform/clients/secrets', () => ({ createSecretReader: () => async () => ORIGIN_SECRET }));
 
 /** A public function that answers with the address it sees. */
-const whoAmI = api({ access: 'public' }).handler(async (event) => json(200, { address: clientAddress(event) }));
+/** A function's stack reads its environment at its first invocation: a stack of its own per call, as a fresh instance. */
+const whoAmI = () => api({ access: 'public' }).handler(async (event) => json(200, { address: clientAddress(event) }));
 
 const fromEdge = (headers: Record<string, string>): APIGatewayProxyEventV2 => {
   const event = httpEvent('get-me', { headers });
@@ -53,7 +54,7 @@ describe('clientAddress', () => {
 
 describe('the CloudFront check of every route', () => {
   const invoke = async (headers: Record<string, string>) => {
-    const result = await whoAmI(fromEdge(headers), lambdaContext());
+    const result = await whoAmI()(fromEdge(headers), lambdaContext());
     return { status: result.statusCode, body: JSON.parse(result.body!) };
   };
 

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { RowDataPacket } from 'mysql2';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { handler as createSession } from '../../functions/create-session';
-import { handler as migrateDatabase } from '../../functions/migrate-database';
 import { putSecrets } from '../../infra/twin/secrets';
 import { hashPassword } from '../../shared/sessions/password';
 import { httpEvent, lambdaContext } from '../support/events';
@@ -24,7 +23,12 @@ describe('the first admin, created by the deploy trigger', () => {
     await putSecrets(process.env.AWS_ENDPOINT_URL!, { [secretId]: JSON.stringify(credentials) });
     process.env.FIRST_ADMIN_SECRET_ID = secretId;
   }
-  const runTrigger = () => migrateDatabase({}, lambdaContext('surge-migrate-database'));
+  /** Each deploy runs the trigger in an instance of its own, which reads its environment at its first invocation. */
+  async function runTrigger() {
+    vi.resetModules();
+    const { handler } = await import('../../functions/migrate-database');
+    return handler({}, lambdaContext('surge-migrate-database'));
+  }
   const signIn = (email: string, password: string) => createSession(httpEvent('post-sessions', { body: { email, password } }), lambdaContext());
   const usersWith = (email: string) => sql<RowDataPacket>('SELECT role, password_hash FROM users WHERE email = ?', [email]);
 

@@ -83,13 +83,14 @@ function sameSecret(presented: string | undefined, secret: string): boolean {
 /**
  * Where CloudFront fronts the API (ORIGIN_SECRET_ID set), a request without its origin header
  * went around the distribution and its WAF, straight to API Gateway's own endpoint: refused.
- * Read on every invocation, as storeCredentials reads the secret ids (cheap; right in tests).
+ * The variable is read at the stack's first invocation, as storeCredentials reads the secret ids.
  */
 export function throughCloudFront(): MiddlewareObj<APIGatewayProxyEventV2> {
+  let secretId: string | undefined | null = null;
   return {
     name: 'throughCloudFront',
     before: ({ event }) => {
-      const secretId = process.env.ORIGIN_SECRET_ID;
+      if (secretId === null) secretId = process.env.ORIGIN_SECRET_ID || undefined;
       if (!secretId) return;
       if (!sameSecret(event.headers[ORIGIN_VERIFY_HEADER], loadedSecret(secretId))) throw new ForbiddenError('Requests to this API go through its CloudFront distribution');
       markThroughCloudFront(event);
