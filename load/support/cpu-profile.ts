@@ -7,7 +7,9 @@
  * A sample is the product's or a stand-in's by the frames on its stack, leaf first: the first
  * frame of the project's own code decides (functions/, shared/ and load/baselines/ are the
  * product; infra/ the twin); a stack with none is decided by its leaf-most package: one the
- * product depends on at run time is the product's, any other a stand-in's. Stacks of Node's
+ * product depends on at run time is the product's, any other a stand-in's — except the AWS SDK's
+ * in the consumers' process, where the poller (SQS's stand-in) is what calls it: the writer
+ * never does, and its async work has no frame of the poller's to go by. Stacks of Node's
  * internals alone — socket reads, the HTTP parser, the garbage collector, native code — belong
  * to neither by their frames; they are shared out in the proportion of the rest, and their share
  * is reported so that the approximation can be judged.
@@ -57,23 +59,34 @@ interface ThreadProfile {
   times: Float64Array;
   weights: Float64Array;
   sampleNodes: Int32Array;
-  side: Map<number, Side>;
+  /** Each sampled node's side, as a rule: the SDK the product's (gateway) or a stand-in's (consumers). */
+  side: Record<PackageRule, Map<number, Side>>;
   frame: Map<number, { name: string; where: string }>;
 }
 
-/** The packages the product loads at run time: package.json's dependencies and everything they need. */
-export function productPackages(root = '.'): Set<string> {
+/** How a process's packages are told apart: 'gateway' (the product's are its own), 'consumers' (the AWS SDK is the poller's). */
+export type PackageRule = 'gateway' | 'consumers';
+
+/** The packages the product loads at run time — package.json's dependencies and everything they need — by rule. */
+export function productPackages(root = '.'): Record<PackageRule, Set<string>> {
   const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as {
     packages: Record<string, { dependencies?: Record<string, string> }>;
   };
-  const seen = new Set<string>();
-  const visit = (name: string) => {
-    if (seen.has(name)) return;
-    seen.add(name);
-    for (const dep of Object.keys(lock.packages[`node_modules/${name}`]?.dependencies ?? {})) visit(dep);
+  const closure = (roots: string[]) => {
+    const seen = new Set<string>();
+    const visit = (name: string) => {
+      if (seen.has(name)) return;
+      seen.add(name);
+      for (const dep of Object.keys(lock.packages[`node_modules/${name}`]?.dependencies ?? {})) visit(dep);
+    };
+    roots.forEach(visit);
+    return seen;
   };
-  for (const dep of Object.keys(lock.packages['']?.dependencies ?? {})) visit(dep);
-  return seen;
+  const direct = Object.keys(lock.packages['']?.dependencies ?? {});
+  const isSdk = (name: string) => name.startsWith('@aws-sdk/') || name.startsWith('@smithy/');
+  const all = closure(direct);
+  const withoutSdk = closure(direct.filter((name) => !isSdk(name)));
+  return { gateway: all, consumers: new Set([...withoutSdk].filter((name) => !isSdk(name))) };
 }
 
 const SPECIAL: Record<string, Side> = { '(idle)': 'idle', '(garbage collector)': 'unattributed', '(program)': 'unattributed', '(root)': 'unattributed' };
@@ -96,26 +109,30 @@ function sideOfUrl(url: string, product: Set<string>): { side: 'product' | 'stan
   return { side: 'stand_in', decisive: true };
 }
 
-function readThread(file: string, pid: number, product: Set<string>): ThreadProfile {
+function readThread(file: string, pid: number, packages: Record<PackageRule, Set<string>>): ThreadProfile {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as ProfileFile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
-  const side = new Map<number, Side>();
-  const decide = (id: number): Side => {
-    const known = side.get(id);
-    if (known) return known;
-    const { functionName, url } = byId.get(id)!.callFrame;
-    let decided: Side | undefined = url === '' ? SPECIAL[functionName] : undefined;
-    let suggested: Side | undefined;
-    for (let at: number | undefined = id; decided === undefined && at !== undefined; at = parent.get(at)) {
-      const own = sideOfUrl(byId.get(at)!.callFrame.url, product);
-      if (own?.decisive) decided = own.side;
-      else if (own) suggested ??= own.side;
-    }
-    decided ??= suggested ?? 'unattributed';
-    side.set(id, decided);
-    return decided;
+  const decideWith = (product: Set<string>) => {
+    const side = new Map<number, Side>();
+    const decide = (id: number): Side => {
+      const known = side.get(id);
+      if (known) return known;
+      const { functionName, url } = byId.get(id)!.callFrame;
+      let decided: Side | undefined = url === '' ? SPECIAL[functionName] : undefined;
+      let suggested: Side | undefined;
+      for (let at: number | undefined = id; decided === undefined && at !== undefined; at = parent.get(at)) {
+        const own = sideOfUrl(byId.get(at)!.callFrame.url, product);
+        if (own?.decisive) decided = own.side;
+        else if (own) suggested ??= own.side;
+      }
+      decided ??= suggested ?? 'unattributed';
+      side.set(id, decided);
+      return decided;
+    };
+    for (const id of new Set(profile.samples)) decide(id);
+    return side;
   };
   const n = profile.samples.length;
   const times = new Float64Array(n);
@@ -128,7 +145,7 @@ function readThread(file: string, pid: number, product: Set<string>): ThreadProf
   }
   // Each sample stands for the time until the next one.
   for (let i = 0; i < n; i++) weights[i] = i + 1 < n ? times[i + 1]! - times[i]! : PROFILE_INTERVAL_US;
-  for (const id of new Set(profile.samples)) decide(id);
+  const side = { gateway: decideWith(packages.gateway), consumers: decideWith(packages.consumers) };
   const frame = new Map(
     profile.nodes.map((node) => {
       const { functionName, url, lineNumber } = node.callFrame;
@@ -158,7 +175,7 @@ export interface WindowSplit {
 }
 
 /** What one process's threads were doing between two instants. */
-export function splitWindow(threads: ThreadProfile[], pid: number, fromUs: number, toUs: number): WindowSplit {
+export function splitWindow(threads: ThreadProfile[], pid: number, fromUs: number, toUs: number, rule: PackageRule = 'gateway'): WindowSplit {
   const ms: Record<Side, number> = { product: 0, stand_in: 0, unattributed: 0, idle: 0 };
   const self = new Map<string, { side: Side; ms: number }>();
   for (const thread of threads) {
@@ -167,7 +184,7 @@ export function splitWindow(threads: ThreadProfile[], pid: number, fromUs: numbe
       const t = thread.times[i]!;
       if (t < fromUs || t >= toUs) continue;
       const node = thread.sampleNodes[i]!;
-      const side = thread.side.get(node)!;
+      const side = thread.side[rule].get(node)!;
       const w = thread.weights[i]! / 1000;
       ms[side] += w;
       if (side === 'idle') continue;

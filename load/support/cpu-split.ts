@@ -55,7 +55,7 @@ export function designCpu(windows: readonly DesignWindow[], threads: Threads): D
       counted.add(pid);
       if (WHOLE[name]) add(WHOLE[name], cpuMs);
       else if (SHARED[name]) {
-        const { ms: sides } = splitWindow(threads, pid, window.fromUs, window.toUs);
+        const { ms: sides } = splitWindow(threads, pid, window.fromUs, window.toUs, name === 'consumers' ? 'consumers' : 'gateway');
         const placed = sides.product + sides.stand_in;
         if (placed === 0) add(SHARED[name], cpuMs);
         else {
@@ -84,9 +84,9 @@ export function topFunctions(windows: readonly DesignWindow[], threads: Threads,
   const totals = new Map<string, { side: Side; ms: number }>();
   let all = 0;
   for (const window of windows) {
-    const pids = new Set(Object.entries(window.processes).filter(([name]) => SHARED[name]).map(([, p]) => p.pid));
-    for (const pid of pids) {
-      const { self }: WindowSplit = splitWindow(threads, pid, window.fromUs, window.toUs);
+    const shared = new Map(Object.entries(window.processes).filter(([name]) => SHARED[name]).map(([name, p]) => [p.pid, name === 'consumers' ? ('consumers' as const) : ('gateway' as const)]));
+    for (const [pid, rule] of shared) {
+      const { self }: WindowSplit = splitWindow(threads, pid, window.fromUs, window.toUs, rule);
       for (const [key, entry] of self) {
         const total = totals.get(key) ?? { side: entry.side, ms: 0 };
         total.ms += entry.ms;

@@ -38,18 +38,19 @@ export async function compensate<R>(kind: ReservationKind<R>, record: R): Promis
  */
 export async function handOff<R>(kind: ReservationKind<R>, reserved: Reserved<R>, correlationId?: string): Promise<void> {
   const id = kind.idOf(reserved.record);
-  const unavailable = retryLater(kind as ReservationKind<unknown>);
+  // Made only when thrown: an Error captures its stack, 13 µs of CPU per order when made for every order.
+  const unavailable = () => retryLater(kind as ReservationKind<unknown>);
   const send = () => reservationQueue().send({ kind: kind.name, record: reserved.record, ...(correlationId ? { correlation: { id, correlationId } } : {}) });
   if (reserved.replayed) {
     if (!reserved.pending) return;
     const state = await decideFirst(kind, reserved.record, 'promised').catch((error: unknown) => {
       logger.warn(`A retry of one of the ${kind.name} could not be promised`, { id, error: loggableError(error) });
-      throw unavailable;
+      throw unavailable();
     });
     if (state === 'cancelled') {
       // Redis lost the release of a cancelled reservation (or its compensation died half-way).
       await kind.release(reserved.record).catch(() => undefined);
-      throw unavailable;
+      throw unavailable();
     }
     if (state !== 'promised') return;
     // The first request may never have sent it (Redis's answer lost, the function out of time),
@@ -59,7 +60,7 @@ export async function handOff<R>(kind: ReservationKind<R>, reserved: Reserved<R>
     // and the retry sends it again.
     await send().catch((error: unknown) => {
       logger.warn(`A promised one of the ${kind.name} could not be handed off; its retry will`, { id, error: loggableError(error) });
-      throw unavailable;
+      throw unavailable();
     });
     return;
   }
@@ -70,10 +71,10 @@ export async function handOff<R>(kind: ReservationKind<R>, reserved: Reserved<R>
     // (the relay sends it later), or cancelled and given back, and reserves anew.
     const released = await compensate(kind, reserved.record).catch((error: unknown) => {
       logger.warn(`Hand-off of one of the ${kind.name} failed, and so did its compensation`, { id, error: loggableError(error) });
-      throw unavailable;
+      throw unavailable();
     });
     logger.warn(`Hand-off of one of the ${kind.name} failed`, { id, released, error: loggableError(sendError) });
     if (released) count(`${kind.name}.handOffCompensated`);
-    if (released) throw unavailable;
+    if (released) throw unavailable();
   }
 }
