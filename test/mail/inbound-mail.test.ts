@@ -135,6 +135,16 @@ describe('inbound newsletter mail', () => {
     expect(outcomes.filter((o) => o === 'quarantined')).toHaveLength(5);
   });
 
+  it('shows a newsletter to its reader under the name the latest mail gave it', async () => {
+    const [reader] = await readers(1);
+    const listId = uniqueList();
+    await deliver([reader!.address], { listId: `"Old Name" ${listId}` });
+
+    await deliver([reader!.address], { listId: `"New Name" ${listId}` });
+
+    expect((await newsletters(reader!)).map((n: { name: string; issues: number }) => [n.name, n.issues])).toEqual([['New Name', 2]]);
+  });
+
   it('pages through the newsletters by cursor, each once, newest first', async () => {
     // Prepare
     const [reader] = await readers(1);
