@@ -1,7 +1,8 @@
 /**
  * Every rate limit of the API and of inbound mail, in one place. A rate is `count` requests per
  * `periodMs`, with bursts of up to `count` at once; a GCRA key (see lua/rate-take-1.lua) enforces
- * it, except the newsletter cap, which MySQL counts over its window (shared/mail/inbox.ts).
+ * it, except the newsletter cap: a sliding window over the newsletters MySQL holds as new to the
+ * reader and those admitted in Redis but not stored yet (lua/newsletter-admit-1.lua, rate.ts).
  */
 export interface Rate {
   count: number;

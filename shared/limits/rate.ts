@@ -9,6 +9,7 @@ import { gcra, LIMITS, type Rate } from './limits';
 
 const takeScript = luaScript<[string], [number, number]>(new URL('./lua/rate-take-1.lua', import.meta.url));
 const gateScript = luaScript<[string], [number, number, number, number]>(new URL('./lua/sign-in-gate-1.lua', import.meta.url));
+const admitScript = luaScript<[string], number[]>(new URL('./lua/newsletter-admit-1.lua', import.meta.url));
 
 /**
  * Sources exempt from per-source limits: a load test's generator, from the addresses it names
@@ -142,4 +143,19 @@ export async function takeMailRates(sender: MailSender, readers: number[]): Prom
       return byReader ? 'rate-reader' : byDomain ? 'rate-sender-domain' : undefined;
     }),
   );
+}
+
+/** A reader's newsletters admitted as new to them (newsletter-admit-1.lua), in the reader's slot. */
+export const newNewslettersKey = (userId: number) => `{user:${userId}}:rate:new-newsletters`;
+
+/**
+ * Whether a newsletter new to a reader is within their cap of new ones (newNewslettersPerReader).
+ * `stored`: the newsletters MySQL holds as new to them within the window, as the caller read them;
+ * the script counts those admitted and not stored yet beside them, atomically, so mails of many new
+ * newsletters arriving at once cannot each see room. A mail its reader released is admitted past
+ * the cap, and counts.
+ */
+export async function admitNewNewsletter(userId: number, newsletterId: number, stored: number[], pastCap: boolean): Promise<boolean> {
+  const { count, periodMs } = LIMITS.newNewslettersPerReader;
+  return Number(await admitScript.run(redis(), [newNewslettersKey(userId)], [newsletterId, count, periodMs, pastCap ? 1 : 0, ...stored])) === 1;
 }

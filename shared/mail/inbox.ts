@@ -1,8 +1,8 @@
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import { db } from '../platform/clients/mysql';
-import { inTransaction } from '../platform/db/transaction';
 import { NotFoundError } from '../platform/errors';
 import { LIMITS } from '../limits/limits';
+import { admitNewNewsletter } from '../limits/rate';
 import type { SafeMail } from './isolated-parse';
 
 /** quarantined: the newsletter would be new to a reader who has had their day's share of new ones. */
@@ -26,41 +26,42 @@ export interface IssueToFile {
 export const senderLine = (from: SafeMail['from']) => (from.name ? `${from.name} <${from.address}>` : from.address).slice(0, 400);
 
 /**
- * Subscribes the reader unless that would pass their daily cap of new newsletters. The reader's
- * inbox address row is locked while counting, so mails of many new newsletters arriving at once
- * cannot each see room under the cap.
+ * The reader's subscription to a newsletter or, without one, the newsletters new to them within
+ * the cap's window (`recent`). One plain read, taking no locks: its second half finds nothing when
+ * the first finds the subscription.
  */
-async function subscribe(userId: number, newsletterId: number, name: string, pastCap: boolean): Promise<boolean> {
-  // mysql2 counts a found row as affected: an existing subscription only takes this mail's name.
-  const rename = async (conn: Pick<ReturnType<typeof db>, 'query'>) =>
-    (await conn.query<ResultSetHeader>('UPDATE subscriptions SET name = ? WHERE user_id = ? AND newsletter_id = ?', [name, userId, newsletterId]))[0].affectedRows > 0;
-  if (await rename(db())) return true;
-  return inTransaction(db(), async (conn) => {
-    await conn.query('SELECT user_id FROM inbox_addresses WHERE user_id = ? FOR UPDATE', [userId]);
-    // Another mail of this newsletter may have subscribed the reader while this one waited. Asked
-    // by a plain read: an UPDATE finding no row would lock the gap, where another reader's new
-    // subscription may have to go, and the two inserts would deadlock.
-    const [[subscribed]] = await conn.query<RowDataPacket[]>('SELECT 1 FROM subscriptions WHERE user_id = ? AND newsletter_id = ?', [userId, newsletterId]);
-    if (subscribed) return rename(conn);
-    const [[today]] = await conn.query<RowDataPacket[]>(
-      'SELECT COUNT(*) AS count FROM subscriptions WHERE user_id = ? AND subscribed_at > CURRENT_TIMESTAMP(3) - INTERVAL ? SECOND',
-      [userId, LIMITS.newNewslettersPerReader.periodMs / 1000],
-    );
-    if (!pastCap && Number(today!.count) >= LIMITS.newNewslettersPerReader.count) return false;
-    await conn.query('INSERT INTO subscriptions (user_id, newsletter_id, name) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE name = VALUES(name)', [userId, newsletterId, name]);
-    return true;
-  });
+async function subscriptionOf(userId: number, newsletterId: number): Promise<{ subscription?: { muted: boolean; name: string }; recent: number[] }> {
+  const [rows] = await db().query<RowDataPacket[]>(
+    `SELECT newsletter_id, muted, name FROM subscriptions WHERE user_id = ? AND newsletter_id = ?
+     UNION ALL
+     SELECT newsletter_id, muted, name FROM subscriptions
+      WHERE user_id = ? AND subscribed_at > CURRENT_TIMESTAMP(3) - INTERVAL ? SECOND
+        AND NOT EXISTS (SELECT 1 FROM subscriptions WHERE user_id = ? AND newsletter_id = ?)`,
+    [userId, newsletterId, userId, LIMITS.newNewslettersPerReader.periodMs / 1000, userId, newsletterId],
+  );
+  const own = rows.find((r) => Number(r.newsletter_id) === newsletterId);
+  return own ? { subscription: { muted: Boolean(own.muted), name: own.name as string }, recent: [] } : { recent: rows.map((r) => Number(r.newsletter_id)) };
 }
 
 /**
- * Files one issue for one reader. Every statement is idempotent on its own (subscription upsert,
- * issue keyed on SES message and reader), so a retry after a failure part-way completes the work
- * and a redelivered event changes nothing.
+ * Files one issue for one reader. A newsletter new to the reader subscribes them unless that
+ * would pass their cap of new newsletters (shared/limits, admitNewNewsletter). Every statement is
+ * idempotent on its own (subscription upsert, issue keyed on SES message and reader), so a retry
+ * after a failure part-way completes the work and a redelivered event changes nothing.
  */
 export async function fileIssue({ userId, newsletterId, newsletterName, sesMessageId, mail, released = false }: IssueToFile): Promise<FilingOutcome> {
-  if (!(await subscribe(userId, newsletterId, newsletterName, released))) return 'quarantined';
-  const [[subscription]] = await db().query<RowDataPacket[]>('SELECT muted FROM subscriptions WHERE user_id = ? AND newsletter_id = ?', [userId, newsletterId]);
-  if (subscription?.muted) return 'muted';
+  const { subscription, recent } = await subscriptionOf(userId, newsletterId);
+  if (subscription) {
+    // Each reader sees the newsletter under the name the latest mail they got gave it.
+    if (subscription.name !== newsletterName) {
+      await db().query('UPDATE subscriptions SET name = ? WHERE user_id = ? AND newsletter_id = ?', [newsletterName, userId, newsletterId]);
+    }
+    if (subscription.muted) return 'muted';
+  } else {
+    if (!(await admitNewNewsletter(userId, newsletterId, recent, released))) return 'quarantined';
+    // Another mail of this newsletter may have subscribed the reader since the read: it keeps the row.
+    await db().query('INSERT INTO subscriptions (user_id, newsletter_id, name) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE name = VALUES(name)', [userId, newsletterId, newsletterName]);
+  }
   const sender = senderLine(mail.from);
   const [result] = await db().query<ResultSetHeader>(
     `INSERT INTO issues (user_id, newsletter_id, ses_message_id, subject, sender, sent_at, html, text, list_unsubscribe, attachments, attachment_count)

@@ -12,7 +12,8 @@ import { handler as releaseMail } from '../../functions/release-quarantined-mail
 import { handler as rotateInboxAddress } from '../../functions/rotate-inbox-address';
 import { handler as unmuteNewsletter } from '../../functions/unmute-newsletter';
 import { LIMITS, type Rate } from '../../shared/limits/limits';
-import { mailRateKeys, takeRate } from '../../shared/limits/rate';
+import { mailRateKeys, newNewslettersKey, takeRate } from '../../shared/limits/rate';
+import { redis } from '../../shared/platform/clients/redis';
 import { httpEvent, lambdaContext } from '../support/events';
 import { newsletterMail, readers, sesEvent, sesMessageId, storeRawMail, type MailSpec, type Reader } from '../support/mail';
 
@@ -133,6 +134,26 @@ describe('inbound newsletter mail', () => {
     const outcomes = (await Promise.all(messageIds.map(outcomesOf))).flat().map((o) => o.outcome);
     expect(outcomes.filter((o) => o === 'filed')).toHaveLength(LIMITS.newNewslettersPerReader.count);
     expect(outcomes.filter((o) => o === 'quarantined')).toHaveLength(5);
+  });
+
+  it("holds the cap over the reader's stored newsletters when Redis has lost what it admitted", async () => {
+    const [reader] = await readers(1);
+    for (let i = 0; i < LIMITS.newNewslettersPerReader.count; i++) await deliver([reader!.address], { listId: uniqueList() });
+    await redis().del(newNewslettersKey(reader!.id));
+
+    const overCap = await deliver([reader!.address], { listId: uniqueList() });
+
+    expect(await outcomesOf(overCap)).toEqual([{ recipient: reader!.address, outcome: 'quarantined', reason: 'newsletter-cap' }]);
+  });
+
+  it('shows a newsletter to its reader under the name the latest mail gave it', async () => {
+    const [reader] = await readers(1);
+    const listId = uniqueList();
+    await deliver([reader!.address], { listId: `"Old Name" ${listId}` });
+
+    await deliver([reader!.address], { listId: `"New Name" ${listId}` });
+
+    expect((await newsletters(reader!)).map((n: { name: string; issues: number }) => [n.name, n.issues])).toEqual([['New Name', 2]]);
   });
 
   it('pages through the newsletters by cursor, each once, newest first', async () => {

@@ -5,9 +5,11 @@ import { handler } from '../../functions/receive-mail';
 import { functions } from '../../functions/table';
 import { capped } from '../../infra/twin/concurrency';
 import { identify } from '../../shared/mail/identity';
+import { db } from '../../shared/platform/clients/mysql';
+import { databaseEnv, readEnv } from '../../shared/platform/config';
 import { lambdaContext } from '../support/events';
-import { newsletterMail, readers, sesEvent, sesMessageId, storeRawMail } from '../support/mail';
-import { statementsDuring } from '../../infra/twin/query-log';
+import { newsletterMail, readers, sesEvent, sesMessageId, storeRawMail, type Reader } from '../support/mail';
+import { statementsDuring, statementsOverDuring } from '../../infra/twin/query-log';
 
 const MAILS = 1_000;
 const receiveMail = functions.find((f) => f.id === 'receive-mail')!;
@@ -53,5 +55,40 @@ describe('a new newsletter arriving for 1,000 readers at once', () => {
     );
     await db.end();
     expect(rows[0]).toMatchObject({ issues: MAILS, readers: MAILS, newsletters: 1 });
+  });
+});
+
+/** The server's ids of every connection of this process's pool, all opened: whatever the functions here send goes over one of them. */
+async function poolConnectionIds(): Promise<number[]> {
+  const connections = await Promise.all(Array.from({ length: readEnv(databaseEnv).DATABASE_POOL_SIZE }, () => db().getConnection()));
+  try {
+    return await Promise.all(connections.map(async (c) => Number((await c.query<RowDataPacket[]>('SELECT CONNECTION_ID() AS id'))[0][0]!.id)));
+  } finally {
+    for (const c of connections) c.release();
+  }
+}
+
+describe('one mail', () => {
+  const deliver = async (reader: Reader, listId: string) => {
+    const messageId = sesMessageId();
+    await storeRawMail(messageId, newsletterMail({ to: reader.address, listId }));
+    await handler(sesEvent(messageId, [reader.address]), lambdaContext());
+  };
+  const verbs = (statements: string[]) => statements.map((s) => /^\s*(\w+)/.exec(s)![1]!.toUpperCase()).sort();
+
+  it('is filed in five statements for a reader new to its newsletter and four for one who has it, none in a transaction', async () => {
+    // Prepare: the newsletter already known, from another reader's mail.
+    const [other, reader] = await readers(2);
+    const listId = `<statements-${sesMessageId().slice(0, 12)}.bits.example>`;
+    await deliver(other!, listId);
+    const ours = await poolConnectionIds();
+
+    // Act
+    const first = await statementsOverDuring(process.env.DATABASE_URL!, ours, () => deliver(reader!, listId));
+    const next = await statementsOverDuring(process.env.DATABASE_URL!, ours, () => deliver(reader!, listId));
+
+    // Assess: the reader's address, their subscription, then the subscription (when new), the issue and the outcome.
+    expect(verbs(first)).toEqual(['INSERT', 'INSERT', 'INSERT', 'SELECT', 'SELECT']);
+    expect(verbs(next)).toEqual(['INSERT', 'INSERT', 'SELECT', 'SELECT']);
   });
 });
