@@ -50,14 +50,20 @@ async function storeBatch<R>(kind: ReservationKind<R>, records: R[]): Promise<Ma
   return decisions;
 }
 
-/** The writer's lag (reserved in Redis → committed here) of each record it confirmed, and the guard's rejections. */
+/**
+ * The writer's lag (reserved in Redis → committed here) of the oldest record a batch confirmed —
+ * one value per batch, the lag an operator watches; one per record took 6 % of the writer's CPU
+ * in a profile (Powertools reads the environment for every value it adds) — and the guard's
+ * rejections.
+ */
 function countStored<R>(kind: ReservationKind<R>, records: R[], stored: Map<string, StoredState>): void {
-  const now = Date.now();
+  let oldest: number | undefined;
   for (const record of records) {
     const state = stored.get(kind.idOf(record));
-    if (state === 'confirmed') timing(`${kind.name}.writerLag`, now - kind.reservedAtOf(record));
+    if (state === 'confirmed') oldest = Math.min(oldest ?? Infinity, kind.reservedAtOf(record));
     else if (state === 'rejected') count(`${kind.name}.guardRejected`, 1, { urgent: true }); // alarmed: GuardRejections
   }
+  if (oldest !== undefined) timing(`${kind.name}.writerLag`, Date.now() - oldest);
 }
 
 /** The ids among these (of one outbox) whose outbox entry is missing; undefined when Redis could not tell. */
