@@ -94,24 +94,25 @@ export function storeCredentials(): MiddlewareObj {
   // process.env were the API's most expensive middleware per request on Node 20.
   let named: string[] | undefined;
   let allLoaded = false;
+  const lookUpNamed = async () => {
+    named ??= [process.env.DATABASE_SECRET_ID, process.env.REDIS_AUTH_SECRET_ID, process.env.FIRST_ADMIN_SECRET_ID, process.env.ORIGIN_SECRET_ID].filter(
+      (id): id is string => id !== undefined && id !== '',
+    );
+    const ids = named.filter((id) => !loaded.has(id));
+    if (!ids.length) {
+      allLoaded = true;
+      return;
+    }
+    try {
+      await Promise.all(ids.map((id) => lookUp(id, false)));
+    } catch (error) {
+      logger.error('Store credentials could not be looked up', { error: error as Error });
+      throw new UnavailableError('Try again shortly');
+    }
+  };
   return {
     name: 'storeCredentials',
-    before: async () => {
-      if (allLoaded) return;
-      named ??= [process.env.DATABASE_SECRET_ID, process.env.REDIS_AUTH_SECRET_ID, process.env.FIRST_ADMIN_SECRET_ID, process.env.ORIGIN_SECRET_ID].filter(
-        (id): id is string => id !== undefined && id !== '',
-      );
-      const ids = named.filter((id) => !loaded.has(id));
-      if (!ids.length) {
-        allLoaded = true;
-        return;
-      }
-      try {
-        await Promise.all(ids.map((id) => lookUp(id, false)));
-      } catch (error) {
-        logger.error('Store credentials could not be looked up', { error: error as Error });
-        throw new UnavailableError('Try again shortly');
-      }
-    },
+    // Once all are loaded, no promise at all: every invocation after the first passes straight on.
+    before: () => (allLoaded ? undefined : lookUpNamed()),
   };
 }
