@@ -49,6 +49,7 @@ interface ProfileNode {
 interface ProfileFile {
   nodes: ProfileNode[];
   startTime: number;
+  endTime: number;
   samples: number[];
   timeDeltas: number[];
 }
@@ -143,8 +144,8 @@ function readThread(file: string, pid: number, packages: Record<PackageRule, Set
     t += profile.timeDeltas[i]!;
     times[i] = t;
   }
-  // Each sample stands for the time until the next one.
-  for (let i = 0; i < n; i++) weights[i] = i + 1 < n ? times[i + 1]! - times[i]! : PROFILE_INTERVAL_US;
+  // Each sample stands for the time until the next one; the last, until the profile ended.
+  for (let i = 0; i < n; i++) weights[i] = i + 1 < n ? times[i + 1]! - times[i]! : Math.max(0, profile.endTime - times[i]!);
   const side = { gateway: decideWith(packages.gateway), consumers: decideWith(packages.consumers) };
   const frame = new Map(
     profile.nodes.map((node) => {

@@ -1,0 +1,88 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import type { DesignWindow } from '../../load/support/cpu';
+import { profilingEnv, readProfiles, splitWindow } from '../../load/support/cpu-profile';
+import { designCpu } from '../../load/support/cpu-split';
+
+/**
+ * A gateway process's profile of ten samples, 100 µs apart from 1,000,000 µs (fixture): idle; the
+ * garbage collector; a function's handler and the Redis client under it (×2); the gateway's
+ * emulation writing a response; a Redis reply read with no project frame on the stack; an AWS SDK
+ * continuation with none either; fauxqs.
+ */
+const PROFILES = fileURLToPath(new URL('../events/profiles', import.meta.url));
+const PID = 4242;
+const ms = (samples: number) => samples / 10;
+/** Sums of tenths, compared to the microsecond. */
+const rounded = (sides: Record<string, number>) => Object.fromEntries(Object.entries(sides).map(([side, v]) => [side, Math.round(v * 1000) / 1000]));
+
+describe("the bench's CPU split by profile", () => {
+  it('puts each sample on the side of its leaf-most project frame, else its package, and leaves Node alone unattributed', () => {
+    // Prepare
+    const threads = readProfiles(PROFILES);
+
+    // Act
+    const whole = splitWindow(threads, PID, 0, Number.MAX_SAFE_INTEGER);
+
+    // Assess: handler ×2, ioredis under it ×2, the reply read, the SDK; the emulation's write and fauxqs
+    expect(rounded(whole.ms)).toEqual({ product: ms(6), stand_in: ms(2), unattributed: ms(1), idle: ms(1) });
+  });
+
+  it("counts the AWS SDK as the poller's in the consumers' process", () => {
+    const threads = readProfiles(PROFILES);
+
+    const consumers = splitWindow(threads, PID, 0, Number.MAX_SAFE_INTEGER, 'consumers');
+
+    expect(rounded(consumers.ms)).toMatchObject({ product: ms(5), stand_in: ms(3) });
+  });
+
+  it("takes only a window's samples", () => {
+    const threads = readProfiles(PROFILES);
+
+    // The fourth to the seventh sample (1,000,400 µs to 1,000,700 µs): ioredis, the write, the reply, the SDK.
+    const window = splitWindow(threads, PID, 1_000_400, 1_000_800);
+
+    expect(rounded(window.ms)).toEqual({ product: ms(3), stand_in: ms(1), unattributed: 0, idle: 0 });
+  });
+
+  it("divides a shared process's measured CPU in its samples' proportion, and counts the stores whole", () => {
+    // Prepare: 80 ms of the gateway's CPU and 10 of Redis's over 100 requests, in the whole profile
+    const threads = readProfiles(PROFILES);
+    const window: DesignWindow = {
+      design: 'surge',
+      fromUs: 0,
+      toUs: Number.MAX_SAFE_INTEGER,
+      requests: 100,
+      processes: { gateway: { pid: PID, cpuMs: 80 }, redis: { pid: 1, cpuMs: 10 } },
+      machineCpuMs: 200,
+    };
+
+    // Act
+    const split = designCpu([window], threads);
+
+    // Assess: 6 of the 8 placed samples are the product's (0.6 ms a request), 2 the emulation's
+    expect(split.cpu_ms_per_request).toEqual({ functions: 0.6, gateway_emulation: 0.2, redis: 0.1 });
+    expect(split.product_ms_per_request).toBe(0.7);
+    expect(split.stand_in_ms_per_request).toBe(0.2);
+    expect(split.unattributed_share).toBe(0.111);
+  });
+
+  it('gets a profile from each node process and worker thread of a twin started with its environment, written as it exits', () => {
+    // Prepare
+    const dir = mkdtempSync(join(tmpdir(), 'surge-profiles-'));
+    const script = `const { Worker } = require('node:worker_threads');
+      new Worker('let x = 0; for (let i = 0; i < 1e6; i++) x += i;', { eval: true }).on('exit', () => process.exit(0));`;
+
+    // Act
+    const child = spawnSync(process.execPath, ['-e', script], { env: { ...process.env, ...profilingEnv(dir) } });
+
+    // Assess: the main thread's and the worker's, under the process's pid, each readable
+    expect(child.status).toBe(0);
+    expect(readdirSync(dir).sort()).toEqual([`profile.${child.pid}.0.cpuprofile`, `profile.${child.pid}.1.cpuprofile`]);
+    expect(readProfiles(dir).map((thread) => thread.pid)).toEqual([child.pid, child.pid]);
+  });
+});
