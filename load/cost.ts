@@ -24,6 +24,7 @@ const sqsCalls = z.record(z.string(), z.number());
  */
 const benchResult = z.object({
   scenario: z.string().optional(),
+  functions_run_as: z.string().optional(),
   sqs_calls_per_order: sqsCalls.optional(),
   comparison: z.record(
     z.string(),
@@ -133,6 +134,10 @@ function table(design: string, label: string | undefined, capacity: Capacity, co
 
 for (const { design, label, capacity, cost, sqs } of designs) process.stdout.write(`${table(design, label, capacity, cost, sqs.measured)}\n\n`);
 process.stdout.write(`USD per million orders: ${designs.map(({ design, cost }) => `${design} ${usd(cost.usd_per_million_orders)}`).join(', ')}\n`);
+if (!bench.functions_run_as?.includes("Lambda's instance model")) {
+  // One shared instance answers many invocations at once: each one's duration includes the others' turns on the event loop.
+  process.stdout.write(`Durations: measured ${bench.functions_run_as ?? 'with one shared instance per function'}, so they include waiting for other invocations' CPU; a bench run with --lambda-instances N measures them as Lambda runs them.\n`);
+}
 process.stdout.write(`Prices: on-demand list prices as known at ${PRICES.lambdaRequests.as_known_at}, not read from AWS's pages today; each one's page is in the JSON below.\n`);
 /** The JSON's figures to a millionth of a dollar, quantities to four decimals. */
 const rounded = (cost: DesignCost) => ({
