@@ -144,8 +144,14 @@ function readThread(file: string, pid: number, packages: Record<PackageRule, Set
     t += profile.timeDeltas[i]!;
     times[i] = t;
   }
-  // Each sample stands for the time until the next one; the last, until the profile ended.
-  for (let i = 0; i < n; i++) weights[i] = i + 1 < n ? times[i + 1]! - times[i]! : Math.max(0, profile.endTime - times[i]!);
+  // Each sample stands for the time until the next one (the last, until the profile ended), but
+  // never more than one interval: V8's sampler signals the thread, so a thread waiting for a core
+  // is sampled only once it runs again, and the whole wait would fall on whatever it was doing —
+  // mostly the write that woke Redis or MariaDB. Capped, the weights follow time on a core.
+  for (let i = 0; i < n; i++) {
+    const until = i + 1 < n ? times[i + 1]! : profile.endTime;
+    weights[i] = Math.min(PROFILE_INTERVAL_US, Math.max(0, until - times[i]!));
+  }
   const side = { gateway: decideWith(packages.gateway), consumers: decideWith(packages.consumers) };
   const frame = new Map(
     profile.nodes.map((node) => {

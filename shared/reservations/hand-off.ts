@@ -19,10 +19,11 @@ export const CORRELATION_ATTRIBUTE = 'CorrelationIds';
 
 /** The correlation ids of a message's reservations, keyed by reservation id: the message attribute's value. */
 export function encodeCorrelationIds(handOffs: HandOff[]): string | undefined {
-  // One object, no arrays in between: it is built for every message on the orders' hot path.
-  let ids: Record<string, string> | undefined;
-  for (const { correlation } of handOffs) if (correlation) (ids ??= {})[correlation.id] = correlation.correlationId;
-  return ids && JSON.stringify(ids);
+  // Written as text: an object keyed by ids never seen before gives V8 a new hidden class per key,
+  // which made this the costliest function of the product's own code on the orders' hot path.
+  const pairs: string[] = [];
+  for (const { correlation } of handOffs) if (correlation) pairs.push(`${JSON.stringify(correlation.id)}:${JSON.stringify(correlation.correlationId)}`);
+  return pairs.length ? `{${pairs.join(',')}}` : undefined;
 }
 
 /** A message body: the reservations of one moment, grouped by kind, e.g. {"orders":[…],"coupons":[…]}. */
