@@ -198,9 +198,12 @@ const DECISIONS_PER_LINE = 250;
  * id, nor `@…`), so either id finds its line with `filter @message like` (the queries: docs/runbook.md).
  * The correlation ids are on the line, not appended to the logger, which the twin's concurrent batches share.
  */
-function logDecisions(decisionsByKind: [kind: string, decisions: Map<string, string>][], correlationIds: Record<string, string>): void {
+function logDecisions(decisionsByKind: [kind: string, decisions: Map<string, string>][], correlationIds: Map<string, string>): void {
   const entries = decisionsByKind.flatMap(([kind, decisions]) =>
-    [...decisions].map(([id, state]) => ({ kind, entry: correlationIds[id] ? `${id}=${state}@${correlationIds[id]}` : `${id}=${state}` })),
+    [...decisions].map(([id, state]) => {
+      const correlationId = correlationIds.get(id);
+      return { kind, entry: correlationId ? `${id}=${state}@${correlationId}` : `${id}=${state}` };
+    }),
   );
   for (let from = 0; from < entries.length; from += DECISIONS_PER_LINE) {
     const decisions: Record<string, string> = {};
@@ -222,10 +225,8 @@ export function reservationWriter(kinds: readonly ReservationKind<unknown>[]): (
   return async (records) => {
     const failures = new Set<string>();
     const messagesOf = new Map<string, string[]>();
-    const correlationIds: Record<string, string> = Object.assign(
-      {},
-      ...records.map((record) => decodeCorrelationIds(record.messageAttributes?.[CORRELATION_ATTRIBUTE]?.stringValue)),
-    );
+    const correlationIds = new Map<string, string>();
+    for (const record of records) decodeCorrelationIds(record.messageAttributes?.[CORRELATION_ATTRIBUTE]?.stringValue, correlationIds);
     const messages = records.flatMap((record) => {
       const parsed = decodeHandOffs(message, record.body);
       if (parsed.success) return [{ messageId: record.messageId, body: parsed.data }];
