@@ -4,6 +4,7 @@ import { startCpuMeter } from './cpu';
 import { drive, meanLoad, type LoadResult } from './measure';
 import { round } from './round';
 import { TWIN_START_TIMEOUT_MS, type BenchTwin } from './twin';
+import { profilingEnv } from './cpu-profile';
 
 export interface MetricsCost {
   on: LoadResult & { gateway_cpu_ms_per_request: number };
@@ -43,6 +44,8 @@ export async function metricsCost(
       SURGE_LOAD_TEST_SOURCES: '127.0.0.1/32',
       SURGE_BUNDLES: String(Boolean(runtime.bundles || runtime.lambdaInstances)),
       ...(runtime.lambdaInstances ? { SURGE_LAMBDA_INSTANCES: String(runtime.lambdaInstances) } : {}),
+      // Profiled as the first twin is, or the sampler's own cost (about a seventh of the gateway's CPU) would pass for the metrics'.
+      ...(twin.profileDir ? profilingEnv(twin.profileDir, process.env.NODE_OPTIONS) : {}),
     },
   });
   try {
