@@ -4,4 +4,4 @@ import { deadlineOf } from '../shared/platform/deadline';
 import { programPageJson } from '../shared/catalog/cached-programs';
 import { ProgramQuery } from '../shared/catalog/programs';
 
-export const handler = api({ access: 'public', query: ProgramQuery }).handler(async ({ input }, context) => jsonBody(200, await programPageJson(input.query, deadlineOf(context))));
+export const handler = api({ access: 'public', query: ProgramQuery }).handler(async ({ input }, context) => jsonBody(200, await programPageJson(input.query, () => deadlineOf(context))));

@@ -10,8 +10,8 @@ const PREFIX = '{catalog}:programs:';
  */
 export const CATALOG_CACHE = { ttlSeconds: 300, jitter: 0.1, staleSeconds: 60, leaseMs: 5_000, maxWaitMs: 8_000, earlyRefreshBeta: 1 };
 
-/** The page as its JSON response body, straight from the cache on a hit; a fill's query ends before the invocation's deadline. */
-export function programPageJson(q: ProgramQuery, deadline?: number): Promise<string> {
+/** The page as its JSON response body, straight from the cache on a hit; a fill's query ends before the invocation's deadline, asked only by a fill. */
+export function programPageJson(q: ProgramQuery, deadline?: () => number): Promise<string> {
   return cache().getOrFill({ versionKey: VERSION_KEY, prefix: PREFIX, suffix: normaliseQuery(q) }, CATALOG_CACHE, async () =>
     JSON.stringify(await loadProgramPage(q, deadline)),
   );

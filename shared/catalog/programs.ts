@@ -54,7 +54,7 @@ export function normaliseQuery(q: ProgramQuery): string {
 const PAGE_QUERY_TIMEOUT_MS = 8_000;
 
 /** One SQL query per page, the total included (a window count), so a fill costs exactly one query. */
-export async function loadProgramPage(q: ProgramQuery, deadline?: number): Promise<ProgramPage> {
+export async function loadProgramPage(q: ProgramQuery, deadline?: () => number): Promise<ProgramPage> {
   const where: string[] = [];
   const params: unknown[] = [];
   if (q.careerTag) {
@@ -71,7 +71,7 @@ export async function loadProgramPage(q: ProgramQuery, deadline?: number): Promi
        FROM programs ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
       ORDER BY id LIMIT ? OFFSET ?`,
       // A page MySQL cannot give in time is a 503 (retry), not the function's timeout (a 500).
-      timeout: callBudgetMs(PAGE_QUERY_TIMEOUT_MS, deadline),
+      timeout: callBudgetMs(PAGE_QUERY_TIMEOUT_MS, deadline?.()),
     },
     [...params, q.size, (q.page - 1) * q.size],
   );
