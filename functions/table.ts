@@ -10,6 +10,7 @@ export type { EnvNeed };
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface QueueSpec {
+  /** Its name after a prefix: the twin's `surge`, or a stack's (`surge-<stage>`, infra/stack/stage.ts). */
   name: string;
   deadLetterName: string;
   /** Receives before SQS moves a message to the dead-letter queue. */
@@ -17,10 +18,13 @@ export interface QueueSpec {
 }
 
 export const queues = {
-  reservations: { name: 'surge-reservations', deadLetterName: 'surge-reservations-dlq', maxReceiveCount: 5 },
+  reservations: { name: 'reservations', deadLetterName: 'reservations-dlq', maxReceiveCount: 5 },
 } as const satisfies Record<string, QueueSpec>;
 
 export type QueueName = keyof typeof queues;
+
+/** A queue's and its DLQ's physical names under a prefix: the twin's by default, a stack's on AWS. */
+export const queueNamesOf = (name: QueueName, prefix = 'surge') => ({ queue: `${prefix}-${queues[name].name}`, deadLetter: `${prefix}-${queues[name].deadLetterName}` });
 
 export const buckets = {
   rawMail: { name: 'surge-raw-mail' },

@@ -8,6 +8,8 @@
  *   -c redis=single|cluster|serverless: the cache's shape (single unless set; see infra/redis.ts),
  *     with -c redisShards=3 -c redisReplicas=1 for cluster
  *   -c alarmEmail=ops@example.com: who the alarms e-mail (no subscription unless set)
+ *   -c legacyNames=true: keep the names of a stack deployed before names had a stage (stack Surge,
+ *     functions surge-<fn>, …); the stack is Surge-<stage> and its names surge-<stage>-… otherwise
  */
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -16,7 +18,7 @@ import { acknowledgeFindings } from './nag';
 import { CLUSTER_REPLICAS, CLUSTER_SHARDS, REDIS_SHAPES, type RedisPlan, type RedisShape } from './redis';
 import { SurgeStack } from './stack';
 import { CLOUDFRONT_REGION } from './stack/edge';
-import { STAGES, type Stage } from './stack/stage';
+import { namePrefixOf, stackNameOf, STAGES, type Stage } from './stack/stage';
 
 /** The `stage` context value, `dev` when unset; anything else stops the synth. */
 function stageOf(app: App): Stage {
@@ -79,8 +81,11 @@ export function buildApp(app = new App()): { app: App; stack: SurgeStack } {
   if (cloudFront && region && region !== CLOUDFRONT_REGION) {
     throw new Error(`CloudFront's web ACL can only be made in ${CLOUDFRONT_REGION}: deploy there (AWS_REGION=${CLOUDFRONT_REGION}), or pass -c cloudfront=false`);
   }
-  const stack = new SurgeStack(app, 'Surge', {
+  // By stage, so a prod stack deployed where a dev one is does not update it in place (and replace its Aurora).
+  const legacyNames = flagOf(app, 'legacyNames', false);
+  const stack = new SurgeStack(app, stackNameOf(stage, legacyNames), {
     stage,
+    namePrefix: namePrefixOf(stage, legacyNames),
     inboundDomain,
     adminEmail: adminEmail.data,
     sourceMapStackTraces: String(app.node.tryGetContext('sourceMapStackTraces')) === 'true',

@@ -165,7 +165,7 @@ export class Observability extends Construct {
     this.alarm('RedisWritesRefused', surgeMetric('redis.writeRefused'), 0, 'The cache refused a write (OOM, noeviction): reservations and sign-ins are answering 503.');
     this.alarm('WriterThrottles', props.functions.get('write-reservations')!.metricThrottles({ period: MINUTE }), 0, 'The writer was throttled: reservations wait in the queue.');
     for (const functionId of ALARMED_ERRORS) {
-      this.alarm(`${functionId}Errors`, props.functions.get(functionId)!.metricErrors({ period: MINUTE }), 0, `surge-${functionId} failed an invocation.`);
+      this.alarm(`${functionId}Errors`, props.functions.get(functionId)!.metricErrors({ period: MINUTE }), 0, `${functionId} failed an invocation.`);
     }
     this.alarm(
       'GuardRejections',

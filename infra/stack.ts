@@ -20,6 +20,8 @@ import type { Deployment } from '../shared/platform/config';
 export interface SurgeStackProps extends StackProps {
   /** What the stack keeps when it, or one of its resources, is deleted (see KEPT_BY in stack/stage.ts). */
   stage: Stage;
+  /** The start of its functions', queues', receipt rule set's and API's names (namePrefixOf in stack/stage.ts). */
+  namePrefix: string;
   /** The domain SES receives newsletters for (MX record → SES inbound). */
   inboundDomain: string;
   /** The first admin's sign-in address; the deploy trigger creates that admin with a generated password (AdminSecretArn). */
@@ -72,8 +74,8 @@ export class SurgeStack extends Stack {
     // ElastiCache (Valkey) in the shape asked for (infra/redis.ts): TLS, AUTH from Secrets Manager, Multi-AZ.
     const cache = addCache(this, { plan: props.redis, name: `surge-${props.stage}`, vpc: network.vpc, clients: network.functions, removalPolicy: kept.databases });
     const database = new Database(this, { stage: props.stage, kept, vpc: network.vpc, clients: network.functions });
-    const queues = new Queues(this);
-    const mail = new Mail(this, { kept, inboundDomain: props.inboundDomain });
+    const queues = new Queues(this, props.namePrefix);
+    const mail = new Mail(this, { kept, inboundDomain: props.inboundDomain, namePrefix: props.namePrefix });
     // The first admin's address and a generated password. Only the deploy trigger reads it, to
     // create that admin if absent; the operator reads it once to sign in (see AdminSecretArn).
     const adminCredentials = new Secret(this, 'AdminCredentials', {
@@ -85,7 +87,7 @@ export class SurgeStack extends Stack {
         excludePunctuation: true,
       },
     });
-    const api = new Api(this, { kept });
+    const api = new Api(this, { kept, name: props.namePrefix });
     const edge = props.cloudFront ? new Edge(this, { api: api.api, logs: mail.accessLogs }) : undefined;
 
     // Where each need points on AWS. The URLs carry no credentials: functions look the secrets
@@ -108,6 +110,7 @@ export class SurgeStack extends Stack {
       ...(edge ? { cloudFront: edge.originSecret } : {}),
     };
     const fns = new Functions(this, {
+      namePrefix: props.namePrefix,
       vpc: network.vpc,
       securityGroup: network.functions,
       logsRemovalPolicy: kept.logs,

@@ -18,8 +18,9 @@ export class Api {
   /** CloudFormation's own names: RouteSettings is a map CDK passes through as it is. */
   private readonly routeThrottles: Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }> = {};
 
-  constructor(stack: Stack, props: { kept: Kept }) {
-    this.api = new HttpApi(stack, 'Api', { apiName: 'surge', createDefaultStage: false });
+  /** name: the API's, told apart from another stage's in the console (namePrefixOf in stage.ts). */
+  constructor(stack: Stack, props: { kept: Kept; name: string }) {
+    this.api = new HttpApi(stack, 'Api', { apiName: props.name, createDefaultStage: false });
     const accessLogs = new LogGroup(stack, 'ApiAccessLogs', { retention: RetentionDays.ONE_MONTH, removalPolicy: props.kept.logs });
     this.stage = new HttpStage(stack, 'DefaultStage', {
       httpApi: this.api,

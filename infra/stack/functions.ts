@@ -42,6 +42,8 @@ function bundling(spec: FunctionSpec) {
 }
 
 export interface FunctionsProps {
+  /** Each function is named `<namePrefix>-<id>`. */
+  namePrefix: string;
   vpc: ec2.IVpc;
   securityGroup: ec2.ISecurityGroup;
   logsRemovalPolicy: RemovalPolicy;
@@ -78,7 +80,7 @@ export class Functions {
   add(spec: FunctionSpec): LambdaFn {
     const { props } = this;
     const fn = new NodejsFunction(this.stack, spec.id, {
-      functionName: `surge-${spec.id}`,
+      functionName: `${props.namePrefix}-${spec.id}`,
       description: spec.description,
       entry: join(root, entryFile(spec)),
       handler: 'handler',

@@ -14,6 +14,8 @@ export interface MailProps {
   kept: Kept;
   /** The domain SES receives newsletters for. */
   inboundDomain: string;
+  /** The start of the rule set's and the failure queues' names (namePrefixOf in stage.ts). */
+  namePrefix: string;
 }
 
 /**
@@ -31,12 +33,14 @@ export class Mail {
   /** Where each mail function's receipt events end up when it cannot process them. */
   readonly failures: Queue[] = [];
   private readonly rule: ReceiptRule;
+  private readonly namePrefix: string;
 
   constructor(
     private readonly stack: Stack,
     props: MailProps,
   ) {
     const { kept } = props;
+    this.namePrefix = props.namePrefix;
     this.accessLogs = new Bucket(stack, 'AccessLogs', {
       encryption: BucketEncryption.S3_MANAGED,
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
@@ -59,7 +63,7 @@ export class Mail {
     });
     this.need = { bucket: this.rawMail.bucketName, prefix: inboundMail.prefix, retentionDays: inboundMail.retentionDays };
 
-    const ruleSet = new ReceiptRuleSet(stack, 'InboundRules', { receiptRuleSetName: 'surge-inbound' });
+    const ruleSet = new ReceiptRuleSet(stack, 'InboundRules', { receiptRuleSetName: `${props.namePrefix}-inbound` });
     // The mail functions' actions follow the S3 action as receive() adds them.
     this.rule = ruleSet.addRule('Newsletters', {
       recipients: [props.inboundDomain],
@@ -85,7 +89,7 @@ export class Mail {
   receive(spec: FunctionSpec, fn: LambdaFn): void {
     // SES invokes asynchronously: an event still failing after Lambda's two retries is kept here.
     const failed = new Queue(this.stack, `${spec.id}Failures`, {
-      queueName: `surge-${spec.id}-failures`,
+      queueName: `${this.namePrefix}-${spec.id}-failures`,
       retentionPeriod: Duration.days(14),
       enforceSSL: true,
       encryption: QueueEncryption.SQS_MANAGED,

@@ -2,7 +2,7 @@ import { CfnOutput, Duration, type Stack } from 'aws-cdk-lib';
 import type { Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
-import { queues, visibilityTimeoutSeconds, type FunctionSpec, type QueueName, type Trigger } from '../../functions/table';
+import { queueNamesOf, queues, visibilityTimeoutSeconds, type FunctionSpec, type QueueName, type Trigger } from '../../functions/table';
 
 type QueueTrigger = Extract<Trigger, { kind: 'queue' }>;
 
@@ -14,17 +14,19 @@ type QueueTrigger = Extract<Trigger, { kind: 'queue' }>;
 export class Queues {
   private readonly byName = new Map<QueueName, { queue: Queue; deadLetters: Queue }>();
 
-  constructor(stack: Stack) {
+  /** namePrefix: the start of each queue's name (namePrefixOf in stage.ts). */
+  constructor(stack: Stack, namePrefix: string) {
     for (const name of Object.keys(queues) as QueueName[]) {
       const spec = queues[name];
+      const names = queueNamesOf(name, namePrefix);
       const deadLetters = new Queue(stack, `${name}Dlq`, {
-        queueName: spec.deadLetterName,
+        queueName: names.deadLetter,
         retentionPeriod: Duration.days(14),
         enforceSSL: true,
         encryption: QueueEncryption.SQS_MANAGED,
       });
       const queue = new Queue(stack, `${name}Queue`, {
-        queueName: spec.name,
+        queueName: names.queue,
         visibilityTimeout: Duration.seconds(visibilityTimeoutSeconds(name)),
         deadLetterQueue: { queue: deadLetters, maxReceiveCount: spec.maxReceiveCount },
         enforceSSL: true,

@@ -4,6 +4,16 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 export const STAGES = ['dev', 'prod'] as const;
 export type Stage = (typeof STAGES)[number];
 
+/**
+ * The start of a stack's physical names (functions, queues, the receipt rule set, the API): by
+ * stage, so that a dev and a prod stack can share an account and region; `surge` alone keeps the
+ * names of a stack deployed before names had a stage (`-c legacyNames=true`, docs/deploy.md).
+ */
+export const namePrefixOf = (stage: Stage, legacyNames: boolean): string => (legacyNames ? 'surge' : `surge-${stage}`);
+
+/** The stack's name, by stage as its resources' names are; `Surge` for a stack deployed before. */
+export const stackNameOf = (stage: Stage, legacyNames: boolean): string => (legacyNames ? 'Surge' : `Surge-${stage}`);
+
 /** What a stage keeps when CloudFormation deletes one of its resources (see KEPT_BY). */
 export interface Kept {
   deletionProtection: boolean;

@@ -1,6 +1,6 @@
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { buckets, queues, visibilityTimeoutSeconds, type QueueName } from '../../functions/table';
+import { buckets, queueNamesOf, queues, visibilityTimeoutSeconds, type QueueName } from '../../functions/table';
 
 export interface ProvisionedQueue {
   url: string;
@@ -13,11 +13,12 @@ export async function provision(sqs: SQSClient, s3: S3Client, queuePrefix = ''):
   const entries = await Promise.all(
     (Object.keys(queues) as QueueName[]).map(async (name) => {
       const spec = queues[name];
-      const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `${queuePrefix}${spec.deadLetterName}`, Attributes: { MessageRetentionPeriod: '1209600' } }));
+      const names = queueNamesOf(name);
+      const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `${queuePrefix}${names.deadLetter}`, Attributes: { MessageRetentionPeriod: '1209600' } }));
       const dlqArn = await queueArn(sqs, dlq.QueueUrl!);
       const queue = await sqs.send(
         new CreateQueueCommand({
-          QueueName: `${queuePrefix}${spec.name}`,
+          QueueName: `${queuePrefix}${names.queue}`,
           Attributes: {
             VisibilityTimeout: String(visibilityTimeoutSeconds(name)),
             RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: spec.maxReceiveCount }),

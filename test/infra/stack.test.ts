@@ -6,7 +6,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app';
 import type { SurgeStack } from '../../infra/stack';
-import { envNeedsOf, functions, inboundMail, queues, visibilityTimeoutSeconds, type EnvNeed, type QueueName } from '../../functions/table';
+import { envNeedsOf, functions, inboundMail, queueNamesOf, queues, visibilityTimeoutSeconds, type EnvNeed, type QueueName } from '../../functions/table';
 import { envNeeds, environmentFor, serviceEnvironment, type Deployment } from '../../shared/platform/config';
 
 // Synthesis needs no credentials and no network; nothing may phone home or read a real profile.
@@ -100,8 +100,8 @@ const STATEFUL_DEV: Record<string, string> = {
   DatabaseReaderC663426B: 'AWS::RDS::DBInstance',
   DatabaseProxyE01FC4E6: 'AWS::RDS::DBProxy Proxy',
   DatabaseRotationLogs7BE551B7: 'AWS::Logs::LogGroup /aws/lambda/SurgeDatabaseRotationSingleUser194B5D3F',
-  reservationsDlq8157243B: 'AWS::SQS::Queue surge-reservations-dlq',
-  reservationsQueue06778DEF: 'AWS::SQS::Queue surge-reservations',
+  reservationsDlq8157243B: 'AWS::SQS::Queue surge-dev-reservations-dlq',
+  reservationsQueue06778DEF: 'AWS::SQS::Queue surge-dev-reservations',
   AccessLogs8B620ECA: 'AWS::S3::Bucket',
   CustomS3AutoDeleteObjectsCustomResourceProviderLogsB8B1B8F2: 'AWS::Logs::LogGroup',
   RawMailA1B12CE5: 'AWS::S3::Bucket',
@@ -129,7 +129,7 @@ const STATEFUL_DEV: Record<string, string> = {
   createprogramLogsB9C2F6CD: 'AWS::Logs::LogGroup',
   updateprogramLogsACBFEBD0: 'AWS::Logs::LogGroup',
   receivemailLogsF8C0ABB8: 'AWS::Logs::LogGroup',
-  receivemailFailures481E54F6: 'AWS::SQS::Queue surge-receive-mail-failures',
+  receivemailFailures481E54F6: 'AWS::SQS::Queue surge-dev-receive-mail-failures',
   getinboxaddressLogs6682843D: 'AWS::Logs::LogGroup',
   rotateinboxaddressLogsE74A5131: 'AWS::Logs::LogGroup',
   listmynewslettersLogsF1F7D8B2: 'AWS::Logs::LogGroup',
@@ -166,6 +166,9 @@ const STATEFUL_PROD: Record<string, string> = {
   DatabaseLogsslowquery6574CBED: 'AWS::Logs::LogGroup /aws/rds/cluster/surge-prod/slowquery',
   DatabaseLogsaudit1883AB95: 'AWS::Logs::LogGroup /aws/rds/cluster/surge-prod/audit',
   DatabaseB269D8BB: 'AWS::RDS::DBCluster surge-prod',
+  reservationsDlq8157243B: 'AWS::SQS::Queue surge-prod-reservations-dlq',
+  reservationsQueue06778DEF: 'AWS::SQS::Queue surge-prod-reservations',
+  receivemailFailures481E54F6: 'AWS::SQS::Queue surge-prod-receive-mail-failures',
   OriginSecret5DDC59F1: 'AWS::SecretsManager::Secret',
   ...STATEFUL_CACHE.single,
 };
@@ -181,7 +184,7 @@ describe('the CDK app', () => {
     expect(ids, type).toHaveLength(1);
     return ids[0]!;
   };
-  const functionIdOf = (id: string) => logicalIdOf('AWS::Lambda::Function', (r) => r.Properties.FunctionName === `surge-${id}`);
+  const functionIdOf = (id: string) => logicalIdOf('AWS::Lambda::Function', (r) => r.Properties.FunctionName === `surge-dev-${id}`);
   const functionOf = (id: string) => resources[functionIdOf(id)]!;
   const adminSecretId = () => logicalIdOf('AWS::SecretsManager::Secret', (r) => String(r.Properties.Description).startsWith("The first admin's"));
   /** The resources a resource's Ref, Fn::GetAtt and Fn::Sub name. */
@@ -208,7 +211,7 @@ describe('the CDK app', () => {
     ({ app } = buildApp(new App({ context: { inboundDomain: 'inbound.test.example', 'aws:cdk:enable-asset-metadata': true } })));
     // Throws if any cdk-nag AwsSolutions finding is left unacknowledged.
     assemblyDir = app.synth().directory;
-    template = Template.fromStack(app.node.findChild('Surge') as never);
+    template = Template.fromStack(app.node.findChild('Surge-dev') as never);
     resources = template.toJSON().Resources;
   });
 
@@ -218,10 +221,10 @@ describe('the CDK app', () => {
 
   it('has one ARM64 nodejs24.x function per table row, with the table’s memory and timeout', () => {
     const lambdas = ofType('AWS::Lambda::Function').filter((f) => String(f.Properties.FunctionName ?? '').startsWith('surge-'));
-    expect(lambdas.map((f) => f.Properties.FunctionName).sort()).toEqual(functions.map((f) => `surge-${f.id}`).sort());
+    expect(lambdas.map((f) => f.Properties.FunctionName).sort()).toEqual(functions.map((f) => `surge-dev-${f.id}`).sort());
     for (const spec of functions) {
       template.hasResourceProperties('AWS::Lambda::Function', {
-        FunctionName: `surge-${spec.id}`,
+        FunctionName: `surge-dev-${spec.id}`,
         Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
         MemorySize: spec.memoryMb,
@@ -244,7 +247,7 @@ describe('the CDK app', () => {
   it('gives each queue a DLQ, TLS only, and a visibility of six times its consumer’s timeout', () => {
     for (const name of Object.keys(queues) as QueueName[]) {
       template.hasResourceProperties('AWS::SQS::Queue', {
-        QueueName: queues[name].name,
+        QueueName: queueNamesOf(name, 'surge-dev').queue,
         VisibilityTimeout: visibilityTimeoutSeconds(name),
         RedrivePolicy: { deadLetterTargetArn: Match.anyValue(), maxReceiveCount: queues[name].maxReceiveCount },
       });
@@ -456,7 +459,7 @@ describe('the CDK app', () => {
   });
 
   const assetOf = (id: string) => {
-    const fn = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.FunctionName === `surge-${id}`)!;
+    const fn = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.FunctionName === `surge-dev-${id}`)!;
     return join(assemblyDir, fn.Metadata!['aws:asset:path']!);
   };
 
@@ -648,7 +651,7 @@ describe('the CDK app', () => {
 
   describe('in the dev stage, the default', () => {
     it('says so in its tag and description', () => {
-      const stack = app.node.findChild('Surge') as SurgeStack;
+      const stack = app.node.findChild('Surge-dev') as SurgeStack;
       expect(stack.tags.tagValues()).toMatchObject({ stage: 'dev' });
       expect(template.toJSON().Description).toContain('(dev)');
     });
@@ -683,7 +686,7 @@ describe('the CDK app in the prod stage', () => {
   let stack: SurgeStack;
   let resources: Record<string, Resource>;
   const ofType = (type: string) => Object.values(resources).filter((r) => r.Type === type);
-  const functionOf = (id: string) => ofType('AWS::Lambda::Function').find((r) => r.Properties.FunctionName === `surge-${id}`)!;
+  const functionOf = (id: string) => ofType('AWS::Lambda::Function').find((r) => r.Properties.FunctionName === `surge-prod-${id}`)!;
   const deployed = functions.filter((f) => !f.loadTest);
 
   beforeAll(() => {
@@ -715,7 +718,7 @@ describe('the CDK app in the prod stage', () => {
     const routes = ofType('AWS::ApiGatewayV2::Route').map((r) => r.Properties.RouteKey);
 
     expect(loadTests.map((f) => f.id)).toEqual(['create-load-test-buyers']);
-    expect(ofType('AWS::Lambda::Function').map((r) => r.Properties.FunctionName)).toEqual(expect.arrayContaining(deployed.map((f) => `surge-${f.id}`)));
+    expect(ofType('AWS::Lambda::Function').map((r) => r.Properties.FunctionName)).toEqual(expect.arrayContaining(deployed.map((f) => `surge-prod-${f.id}`)));
     for (const spec of loadTests) {
       expect(functionOf(spec.id), spec.id).toBeUndefined();
       if (spec.trigger.kind === 'http') expect(routes).not.toContain(`${spec.trigger.method} ${spec.trigger.path}`);
@@ -801,7 +804,7 @@ function synthesized(context: Record<string, unknown>) {
   app.synth();
   const resources: Record<string, Resource> = Template.fromStack(stack).toJSON().Resources;
   const idsOf = (type: string) => Object.keys(resources).filter((id) => resources[id]!.Type === type);
-  const variablesOf = (id: string) => Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.FunctionName === `surge-${id}`)!.Properties.Environment.Variables;
+  const variablesOf = (id: string) => Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.FunctionName === `surge-${context.stage ?? 'dev'}-${id}`)!.Properties.Environment.Variables;
   const authSecretId = Object.keys(resources).find((id) => resources[id]!.Properties.Description === 'ElastiCache AUTH token')!;
   return { resources, idsOf, variablesOf, authSecretId };
 }

@@ -1,0 +1,89 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, type Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../infra/app';
+
+// Synthesis needs no credentials and no network; nothing may phone home or read a real profile.
+process.env.HOME = mkdtempSync(join(tmpdir(), 'surge-cdk-'));
+process.env.CDK_DISABLE_VERSION_CHECK = '1';
+process.env.CDK_DISABLE_CLI_TELEMETRY = '1';
+
+type Resource = { Type: string; Properties?: Record<string, unknown> };
+
+/** The properties that hold a name an account and region hold once (two stacks setting the same one collide), by type. */
+const UNIQUE_NAME_PROPERTY: Record<string, string> = {
+  'AWS::Lambda::Function': 'FunctionName',
+  'AWS::SQS::Queue': 'QueueName',
+  'AWS::SES::ReceiptRuleSet': 'RuleSetName',
+  'AWS::RDS::DBCluster': 'DBClusterIdentifier',
+  'AWS::RDS::DBProxy': 'DBProxyName',
+  'AWS::ElastiCache::ReplicationGroup': 'ReplicationGroupId',
+  'AWS::ElastiCache::ServerlessCache': 'ServerlessCacheName',
+  'AWS::ElastiCache::User': 'UserId',
+  'AWS::ElastiCache::UserGroup': 'UserGroupId',
+  'AWS::Logs::LogGroup': 'LogGroupName',
+  'AWS::CloudWatch::Dashboard': 'DashboardName',
+};
+
+/** A stack's template synthesized from these context values, without bundling the functions (their names do not depend on their code). */
+function synthesized(context: Record<string, unknown>): { stack: Stack; resources: Record<string, Resource> } {
+  const app = new App({ context: { inboundDomain: 'inbound.test.example', ...context, 'aws:cdk:bundling-stacks': [] } });
+  const { stack } = buildApp(app);
+  return { stack, resources: Template.fromStack(stack).toJSON().Resources };
+}
+
+/** The fixed physical names a template sets (a name CloudFormation makes up is not in it). */
+const namesIn = (resources: Record<string, Resource>): string[] =>
+  Object.values(resources).flatMap((r) => {
+    const value = r.Properties?.[UNIQUE_NAME_PROPERTY[r.Type] ?? ''];
+    return typeof value === 'string' ? [`${r.Type} ${value}`] : [];
+  });
+
+describe('the stages’ names', () => {
+  let dev: ReturnType<typeof synthesized>;
+  let prod: ReturnType<typeof synthesized>;
+
+  beforeAll(() => {
+    dev = synthesized({});
+    prod = synthesized({ stage: 'prod' });
+  });
+
+  it('name the stack by its stage', () => {
+    expect(dev.stack.stackName).toBe('Surge-dev');
+    expect(prod.stack.stackName).toBe('Surge-prod');
+  });
+
+  it('give a dev and a prod stack no physical name in common, so both can live in one account and region', () => {
+    const devNames = namesIn(dev.resources);
+    expect(devNames.length).toBeGreaterThan(30);
+    // The proxy is named by CDK, from its construct's id alone, until the feature flags are set.
+    expect(namesIn(prod.resources).filter((name) => devNames.includes(name))).toEqual(['AWS::RDS::DBProxy Proxy']);
+  });
+
+  it('start the names of the functions, queues, receipt rule set and API with surge-<stage>-', () => {
+    for (const [stage, { resources }] of [['dev', dev], ['prod', prod]] as const) {
+      const named = Object.values(resources).flatMap((r) => {
+        const property = { 'AWS::Lambda::Function': 'FunctionName', 'AWS::SQS::Queue': 'QueueName', 'AWS::SES::ReceiptRuleSet': 'RuleSetName', 'AWS::ApiGatewayV2::Api': 'Name' }[r.Type];
+        const name = property && r.Properties?.[property];
+        return typeof name === 'string' ? [name] : [];
+      });
+      expect(named.length, stage).toBeGreaterThan(20);
+      for (const name of named) expect(name, stage).toMatch(new RegExp(`^surge-${stage}(-|$)`));
+    }
+  });
+
+  it('keep the stack name and names of a stack deployed before names had a stage, with -c legacyNames=true', () => {
+    const legacy = synthesized({ legacyNames: 'true' });
+    const ofType = (type: string, property: string) => Object.values(legacy.resources).filter((r) => r.Type === type).map((r) => r.Properties?.[property]);
+
+    expect(legacy.stack.stackName).toBe('Surge');
+    expect(ofType('AWS::Lambda::Function', 'FunctionName')).toContain('surge-health');
+    expect(ofType('AWS::SQS::Queue', 'QueueName').sort()).toEqual(['surge-receive-mail-failures', 'surge-reservations', 'surge-reservations-dlq']);
+    expect(ofType('AWS::SES::ReceiptRuleSet', 'RuleSetName')).toEqual(['surge-inbound']);
+    // The cache's and the cluster's names had a stage already.
+    expect(ofType('AWS::RDS::DBCluster', 'DBClusterIdentifier')).toEqual(['surge-dev']);
+  });
+});
