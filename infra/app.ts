@@ -18,6 +18,7 @@ import { acknowledgeFindings } from './nag';
 import { CLUSTER_REPLICAS, CLUSTER_SHARDS, REDIS_SHAPES, type RedisPlan, type RedisShape } from './redis';
 import { SurgeStack } from './stack';
 import { CLOUDFRONT_REGION } from './stack/edge';
+import { REGIONS_WITHOUT_SES_RECEIVING } from './stack/mail';
 import { namePrefixOf, stackNameOf, STAGES, type Stage } from './stack/stage';
 
 /** The `stage` context value, `dev` when unset; anything else stops the synth. */
@@ -80,6 +81,10 @@ export function buildApp(app = new App()): { app: App; stack: SurgeStack } {
   const region = process.env.CDK_DEFAULT_REGION;
   if (cloudFront && region && region !== CLOUDFRONT_REGION) {
     throw new Error(`CloudFront's web ACL can only be made in ${CLOUDFRONT_REGION}: deploy there (AWS_REGION=${CLOUDFRONT_REGION}), or pass -c cloudfront=false`);
+  }
+  // Caught here, not by CloudFormation halfway through the deploy; a synth with no region (env-agnostic) goes on.
+  if (region && REGIONS_WITHOUT_SES_RECEIVING.includes(region)) {
+    throw new Error(`SES receives no mail in ${region}, so its receipt rule set cannot be made there: deploy to a region that receives, e.g. AWS_REGION=eu-west-1 or us-east-1 (docs/deploy.md, "SES regions")`);
   }
   // By stage, so a prod stack deployed where a dev one is does not update it in place (and replace its Aurora).
   const legacyNames = flagOf(app, 'legacyNames', false);

@@ -10,6 +10,33 @@ import { buckets, inboundMail, type FunctionSpec } from '../../functions/table';
 import type { Deployment } from '../../shared/platform/config';
 import type { Kept } from './stage';
 
+/**
+ * Regions where SES receives no mail: CloudFormation has no AWS::SES::ReceiptRuleSet there, so a
+ * deploy would fail at the rule set (cfn-lint: E3006). The commercial regions missing the type in
+ * CloudFormation's per-region resource specification as cfn-lint 1.51 ships it
+ * (cfnlint/data/schemas/providers/<region>.py), with GovCloud and China; SES's "Email receiving
+ * endpoints" (https://docs.aws.amazon.com/general/latest/gr/ses.html) are in the others. A region
+ * AWS opens later is not here, and its first deploy tells.
+ */
+export const REGIONS_WITHOUT_SES_RECEIVING = [
+  'ap-east-1',
+  'ap-east-2',
+  'ap-south-2',
+  'ap-southeast-4',
+  'ap-southeast-5',
+  'ap-southeast-6',
+  'ap-southeast-7',
+  'ca-west-1',
+  'cn-north-1',
+  'cn-northwest-1',
+  'eu-central-2',
+  'eu-south-2',
+  'me-central-1',
+  'mx-central-1',
+  'us-gov-east-1',
+  'us-gov-west-1',
+];
+
 export interface MailProps {
   kept: Kept;
   /** The domain SES receives newsletters for. */

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, type Stack } from 'aws-cdk-lib';
+import { App, Token, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app';
@@ -85,5 +85,32 @@ describe('the stages’ names', () => {
     expect(ofType('AWS::SES::ReceiptRuleSet', 'RuleSetName')).toEqual(['surge-inbound']);
     // The cache's and the cluster's names had a stage already.
     expect(ofType('AWS::RDS::DBCluster', 'DBClusterIdentifier')).toEqual(['surge-dev']);
+  });
+});
+
+/** Runs `build` with the region the CDK CLI would pass (its environment's), then puts the old one back. */
+function inRegion<T>(region: string | undefined, build: () => T): T {
+  const before = process.env.CDK_DEFAULT_REGION;
+  if (region === undefined) delete process.env.CDK_DEFAULT_REGION;
+  else process.env.CDK_DEFAULT_REGION = region;
+  try {
+    return build();
+  } finally {
+    if (before === undefined) delete process.env.CDK_DEFAULT_REGION;
+    else process.env.CDK_DEFAULT_REGION = before;
+  }
+}
+
+describe('the region', () => {
+  it('stops the synth where SES receives no mail, saying where to deploy instead', () => {
+    for (const region of ['eu-central-2', 'me-central-1']) {
+      expect(() => inRegion(region, () => synthesized({}))).toThrow(`SES receives no mail in ${region}, so its receipt rule set cannot be made there: deploy to a region that receives, e.g. AWS_REGION=eu-west-1`);
+    }
+  });
+
+  it('lets a stack be synthesized where SES receives mail, and with no region at all', () => {
+    expect(inRegion('eu-west-1', () => synthesized({})).stack.region).toBe('eu-west-1');
+    // Environment-agnostic: the region is CloudFormation's AWS::Region, known only at deploy.
+    expect(Token.isUnresolved(inRegion(undefined, () => synthesized({})).stack.region)).toBe(true);
   });
 });
