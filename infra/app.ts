@@ -11,7 +11,7 @@
  *   -c legacyNames=true: keep the names of a stack deployed before names had a stage (stack Surge,
  *     functions surge-<fn>, …); the stack is Surge-<stage> and its names surge-<stage>-… otherwise
  */
-import { App, Validations } from 'aws-cdk-lib';
+import { Annotations, App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { EmailAddress } from '../shared/sessions/account-rules';
 import { acknowledgeFindings } from './nag';
@@ -69,12 +69,20 @@ function alarmEmailOf(app: App): string | undefined {
   return email.data;
 }
 
+/** Stands in for `-c inboundDomain` in a dev stack: a domain nobody's mail goes to, so its rule set receives nothing. */
+const PLACEHOLDER_INBOUND_DOMAIN = 'inbound.surge.example';
+
 export function buildApp(app = new App()): { app: App; stack: SurgeStack } {
-  const inboundDomain = String(app.node.tryGetContext('inboundDomain') ?? 'inbound.surge.example');
+  const stage = stageOf(app);
+  const givenDomain: unknown = app.node.tryGetContext('inboundDomain');
+  // A prod stack on the placeholder would deploy, receive no mail, and make admin@inbound.surge.example its first admin.
+  if (givenDomain === undefined && stage === 'prod') {
+    throw new Error('The prod stage needs the domain SES receives newsletters for: pass -c inboundDomain=mail.example.com (a domain of yours, its MX record pointed at SES)');
+  }
+  const inboundDomain = String(givenDomain ?? PLACEHOLDER_INBOUND_DOMAIN);
   // Checked here, so that a mistyped address fails the synth rather than the deploy's trigger.
   const adminEmail = EmailAddress.safeParse(String(app.node.tryGetContext('adminEmail') ?? `admin@${inboundDomain}`));
   if (!adminEmail.success) throw new Error('The context value adminEmail must be an email address');
-  const stage = stageOf(app);
   const alarmEmail = alarmEmailOf(app);
   // A dev stack leaves CloudFront out unless asked: a web ACL and its rules cost by the month.
   const cloudFront = flagOf(app, 'cloudfront', stage === 'prod');
@@ -102,6 +110,12 @@ export function buildApp(app = new App()): { app: App; stack: SurgeStack } {
     ...(alarmEmail ? { alarmEmail } : {}),
     env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: cloudFront ? CLOUDFRONT_REGION : region },
   });
+  if (givenDomain === undefined) {
+    Annotations.of(stack).addWarningV2(
+      'surge:inboundDomain',
+      `No -c inboundDomain: SES receives mail for ${PLACEHOLDER_INBOUND_DOMAIN}, which no mail is sent to, and the first admin is admin@${PLACEHOLDER_INBOUND_DOMAIN}; pass -c inboundDomain=mail.example.com to receive newsletters`,
+    );
+  }
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   acknowledgeFindings(stack);
   return { app, stack };

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Token, type Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app';
 
@@ -112,5 +112,23 @@ describe('the region', () => {
     expect(inRegion('eu-west-1', () => synthesized({})).stack.region).toBe('eu-west-1');
     // Environment-agnostic: the region is CloudFormation's AWS::Region, known only at deploy.
     expect(Token.isUnresolved(inRegion(undefined, () => synthesized({})).stack.region)).toBe(true);
+  });
+});
+
+describe('the inbound domain', () => {
+  it('stops the synth of prod without one, saying what to pass', () => {
+    expect(() => buildApp(new App({ context: { stage: 'prod', 'aws:cdk:bundling-stacks': [] } }))).toThrow(
+      'The prod stage needs the domain SES receives newsletters for: pass -c inboundDomain=mail.example.com',
+    );
+  });
+
+  it('warns when a dev stack falls back to the placeholder, and says nothing when one is given', () => {
+    const warningsOf = (context: Record<string, unknown>) => {
+      const { stack } = buildApp(new App({ context: { ...context, 'aws:cdk:bundling-stacks': [] } }));
+      return Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('inboundDomain')).map((w) => w.entry.data);
+    };
+
+    expect(warningsOf({})).toEqual([expect.stringContaining('No -c inboundDomain: SES receives mail for inbound.surge.example')]);
+    expect(warningsOf({ inboundDomain: 'inbound.test.example' })).toEqual([]);
   });
 });

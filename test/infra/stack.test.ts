@@ -693,7 +693,7 @@ describe('the CDK app in the prod stage', () => {
     // The template is the dev stage's but for what it keeps and CloudFront, so the functions need not be bundled again.
     // Reservations are asked for here too, to check them without a third synth.
     // And the alarms' e-mail, for the same reason.
-    const app = new App({ context: { stage: 'prod', reservedConcurrency: 'true', alarmEmail: 'ops@example.com', 'aws:cdk:bundling-stacks': [] } });
+    const app = new App({ context: { stage: 'prod', inboundDomain: 'inbound.test.example', reservedConcurrency: 'true', alarmEmail: 'ops@example.com', 'aws:cdk:bundling-stacks': [] } });
     ({ stack } = buildApp(app));
     // Throws if any cdk-nag AwsSolutions finding is left unacknowledged.
     app.synth();
@@ -799,7 +799,7 @@ describe('the CDK app in the prod stage', () => {
  * synth's), cdk-nag runs (app.synth throws on an unacknowledged finding).
  */
 function synthesized(context: Record<string, unknown>) {
-  const app = new App({ context: { ...context, 'aws:cdk:bundling-stacks': [] } });
+  const app = new App({ context: { inboundDomain: 'inbound.test.example', ...context, 'aws:cdk:bundling-stacks': [] } });
   const { stack } = buildApp(app);
   app.synth();
   const resources: Record<string, Resource> = Template.fromStack(stack).toJSON().Resources;
@@ -979,7 +979,7 @@ describe('the stage', () => {
   });
 
   it('refuses a load-test allowance in prod', () => {
-    expect(() => buildApp(new App({ context: { stage: 'prod', loadTestSources: '10.0.0.0/8', 'aws:cdk:bundling-stacks': [] } }))).toThrow('dev only, never prod');
+    expect(() => buildApp(new App({ context: { stage: 'prod', inboundDomain: 'inbound.test.example', loadTestSources: '10.0.0.0/8', 'aws:cdk:bundling-stacks': [] } }))).toThrow('dev only, never prod');
   });
 });
 
