@@ -1,15 +1,17 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Token, type Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app';
+import { useCdkJsonContext } from '../support/cdk-context';
 
 // Synthesis needs no credentials and no network; nothing may phone home or read a real profile.
 process.env.HOME = mkdtempSync(join(tmpdir(), 'surge-cdk-'));
 process.env.CDK_DISABLE_VERSION_CHECK = '1';
 process.env.CDK_DISABLE_CLI_TELEMETRY = '1';
+useCdkJsonContext();
 
 type Resource = { Type: string; Properties?: Record<string, unknown> };
 
@@ -59,8 +61,7 @@ describe('the stages’ names', () => {
   it('give a dev and a prod stack no physical name in common, so both can live in one account and region', () => {
     const devNames = namesIn(dev.resources);
     expect(devNames.length).toBeGreaterThan(30);
-    // The proxy is named by CDK, from its construct's id alone, until the feature flags are set.
-    expect(namesIn(prod.resources).filter((name) => devNames.includes(name))).toEqual(['AWS::RDS::DBProxy Proxy']);
+    expect(namesIn(prod.resources).filter((name) => devNames.includes(name))).toEqual([]);
   });
 
   it('start the names of the functions, queues, receipt rule set and API with surge-<stage>-', () => {
@@ -130,5 +131,17 @@ describe('the inbound domain', () => {
 
     expect(warningsOf({})).toEqual([expect.stringContaining('No -c inboundDomain: SES receives mail for inbound.surge.example')]);
     expect(warningsOf({ inboundDomain: 'inbound.test.example' })).toEqual([]);
+  });
+});
+
+describe('the feature flags', () => {
+  it('are those a new `cdk init` app of the installed aws-cdk-lib sets, in cdk.json', () => {
+    const read = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+    expect(read('cdk.json').context).toEqual(read('node_modules/aws-cdk-lib/recommended-feature-flags.json'));
+  });
+
+  it('name the database proxy after its stack and path, not `Proxy`, which any other CDK proxy of the account and region may hold', () => {
+    const proxy = Object.values(synthesized({}).resources).find((r) => r.Type === 'AWS::RDS::DBProxy')!;
+    expect(proxy.Properties?.DBProxyName).toMatch(/^surgedev/i);
   });
 });
