@@ -31,6 +31,7 @@ const SINGLE_NODE_ONLY = {
   'test/twin/npm-start.test.ts': 'twins with stores of their own, --aws-stores among them (single node)',
   // Not a matter of nodes: it synthesizes CloudFormation templates, minutes of CPU with no Redis in them.
   'test/infra/stack.test.ts': 'synthesizes templates; talks to no Redis',
+  'test/infra/deploy-names.test.ts': 'synthesizes templates; talks to no Redis',
 };
 
 /** SURGE_SUITE=<name> runs that long suite alone; without it, everything else. */
