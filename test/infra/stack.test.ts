@@ -738,7 +738,9 @@ describe('the CDK app in the prod stage', () => {
     expect(acl!.Properties).toMatchObject({ Scope: 'CLOUDFRONT', DefaultAction: { Allow: {} } });
     expect(acl!.Properties.Rules).toEqual([
       expect.objectContaining({ Action: { Block: {} }, Statement: { RateBasedStatement: expect.objectContaining({ AggregateKeyType: 'IP', Limit: expect.any(Number) }) } }),
-      expect.objectContaining({ OverrideAction: { None: {} }, Statement: { ManagedRuleGroupStatement: { VendorName: 'AWS', Name: 'AWSManagedRulesCommonRuleSet' } } }),
+      expect.objectContaining({ OverrideAction: { None: {} }, Statement: { ManagedRuleGroupStatement: expect.objectContaining({ VendorName: 'AWS', Name: 'AWSManagedRulesCommonRuleSet' }) } }),
+      // Its 8 KB body limit, outside the audits (test/infra/deploy-traps.test.ts).
+      expect.objectContaining({ Name: 'LargeBodyOutsideAudits', Action: { Block: {} } }),
     ]);
     expect(distribution!.Properties.DistributionConfig.WebACLId).toEqual({ 'Fn::GetAtt': [Object.keys(resources).find((id) => resources[id] === acl), 'Arn'] });
   });

@@ -1,0 +1,68 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../infra/app';
+import { LARGE_BODY_PATH_PREFIX } from '../../infra/stack/edge';
+import { functions } from '../../functions/table';
+
+// Synthesis needs no credentials and no network; nothing may phone home or read a real profile.
+process.env.HOME = mkdtempSync(join(tmpdir(), 'surge-cdk-'));
+process.env.CDK_DISABLE_VERSION_CHECK = '1';
+process.env.CDK_DISABLE_CLI_TELEMETRY = '1';
+
+type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: string[] };
+
+/**
+ * A stack's template as `npm run synth` would make it with these context values, cdk-nag included
+ * (app.synth throws on an unacknowledged finding), without bundling the functions: what is checked
+ * here is the stack around them (as in stack.test.ts).
+ */
+function synthesized(context: Record<string, unknown>) {
+  const app = new App({ context: { inboundDomain: 'inbound.test.example', ...context, 'aws:cdk:bundling-stacks': [] } });
+  const { stack } = buildApp(app);
+  app.synth();
+  const resources: Record<string, Resource> = Template.fromStack(stack).toJSON().Resources;
+  const idsOf = (type: string) => Object.keys(resources).filter((id) => resources[id]!.Type === type);
+  const only = (type: string) => {
+    const ids = idsOf(type);
+    expect(ids, type).toHaveLength(1);
+    return { id: ids[0]!, ...resources[ids[0]!]! };
+  };
+  return { resources, idsOf, only };
+}
+
+describe('the traps of a first deploy, in the prod stage with a Serverless cache', () => {
+  let prod: ReturnType<typeof synthesized>;
+
+  beforeAll(() => {
+    prod = synthesized({ stage: 'prod', redis: 'serverless' });
+  });
+
+  it('lets the audits through the WAF with bodies over 8 KB, and blocks such bodies everywhere else', () => {
+    const rules: Record<string, any>[] = prod.only('AWS::WAFv2::WebACL').Properties.Rules;
+    const common = rules.find((r) => r.Statement.ManagedRuleGroupStatement?.Name === 'AWSManagedRulesCommonRuleSet')!;
+    const audits = functions.flatMap((f) => (f.trigger.kind === 'http' && f.trigger.path.includes('/audit/') ? [f.trigger.path] : []));
+
+    // The managed rule only counts (and labels) a large body; a rule after it blocks it outside the audits.
+    expect(common.Statement.ManagedRuleGroupStatement.RuleActionOverrides).toEqual([{ Name: 'SizeRestrictions_BODY', ActionToUse: { Count: {} } }]);
+    const large = rules.find((r) => r.Priority > common.Priority && JSON.stringify(r.Statement).includes('core-rule-set:SizeRestrictions_Body'))!;
+    expect(large.Action).toEqual({ Block: {} });
+    expect(large.Statement.AndStatement.Statements).toEqual([
+      { LabelMatchStatement: { Scope: 'LABEL', Key: 'awswaf:managed:aws:core-rule-set:SizeRestrictions_Body' } },
+      {
+        NotStatement: {
+          Statement: {
+            ByteMatchStatement: { FieldToMatch: { UriPath: {} }, PositionalConstraint: 'STARTS_WITH', SearchString: LARGE_BODY_PATH_PREFIX, TextTransformations: [{ Priority: 0, Type: 'NONE' }] },
+          },
+        },
+      },
+    ]);
+    // Every audit route, and no other, is under the prefix.
+    expect(audits).toHaveLength(2);
+    const underPrefix = functions.flatMap((f) => (f.trigger.kind === 'http' && f.trigger.path.startsWith(LARGE_BODY_PATH_PREFIX) ? [f.trigger.path] : []));
+    expect(underPrefix).toEqual(audits);
+  });
+});
