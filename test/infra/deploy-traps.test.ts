@@ -13,6 +13,9 @@ process.env.HOME = mkdtempSync(join(tmpdir(), 'surge-cdk-'));
 process.env.CDK_DISABLE_VERSION_CHECK = '1';
 process.env.CDK_DISABLE_CLI_TELEMETRY = '1';
 
+/** The parameter that turns each log type Aurora MySQL can export on; the error log is always written. */
+const LOG_SWITCHES: Record<string, string> = { general: 'general_log', slowquery: 'slow_query_log', audit: 'server_audit_logging' };
+
 type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: string[] };
 
 /**
@@ -64,5 +67,27 @@ describe('the traps of a first deploy, in the prod stage with a Serverless cache
     expect(audits).toHaveLength(2);
     const underPrefix = functions.flatMap((f) => (f.trigger.kind === 'http' && f.trigger.path.startsWith(LARGE_BODY_PATH_PREFIX) ? [f.trigger.path] : []));
     expect(underPrefix).toEqual(audits);
+  });
+});
+
+describe('the traps of a first deploy, in the default stage and shape', () => {
+  let dev: ReturnType<typeof synthesized>;
+
+  beforeAll(() => {
+    dev = synthesized({});
+  });
+
+  it('exports only the database logs its parameter group turns on, to files, and not the general log', () => {
+    const cluster = dev.only('AWS::RDS::DBCluster');
+    const group = dev.only('AWS::RDS::DBClusterParameterGroup');
+    const exported: string[] = cluster.Properties.EnableCloudwatchLogsExports;
+
+    expect(cluster.Properties.DBClusterParameterGroupName).toEqual({ Ref: group.id });
+    expect(group.Properties.Family).toBe('aurora-mysql8.0');
+    expect(group.Properties.Parameters.log_output).toBe('FILE');
+    expect(exported).toEqual(['error', 'slowquery', 'audit']);
+    for (const type of exported.filter((t) => t !== 'error')) expect(group.Properties.Parameters[LOG_SWITCHES[type]!], type).toBe('1');
+    // The audit log without each statement's reads and writes, the general log's volume.
+    expect(group.Properties.Parameters.server_audit_events).toBe('CONNECT,QUERY_DDL,QUERY_DCL');
   });
 });

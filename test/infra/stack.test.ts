@@ -23,7 +23,7 @@ type Resource = {
   UpdateReplacePolicy?: string;
 };
 /** The log types the Aurora cluster exports, each to a group CloudFormation owns. */
-const DATABASE_LOG_EXPORTS = ['error', 'general', 'slowquery', 'audit'];
+const DATABASE_LOG_EXPORTS = ['error', 'slowquery', 'audit'];
 
 /** A deployment that sets what the stack sets (every secret id), with the other optional settings left to their defaults. */
 const awsLikeDeployment: Deployment = {
@@ -91,7 +91,6 @@ const STATEFUL_DEV: Record<string, string> = {
   VpcFlowLogsE6FFDEF9: 'AWS::Logs::LogGroup',
   RedisAuthAF1E8ACD: 'AWS::SecretsManager::Secret',
   DatabaseLogserrorD7D59929: 'AWS::Logs::LogGroup /aws/rds/cluster/surge-dev/error',
-  DatabaseLogsgeneralCC97EFB8: 'AWS::Logs::LogGroup /aws/rds/cluster/surge-dev/general',
   DatabaseLogsslowquery6574CBED: 'AWS::Logs::LogGroup /aws/rds/cluster/surge-dev/slowquery',
   DatabaseLogsaudit1883AB95: 'AWS::Logs::LogGroup /aws/rds/cluster/surge-dev/audit',
   SurgeDatabaseSecret3F1DA36A949e9864410406a8797c8999cb494bc2: 'AWS::SecretsManager::Secret',
@@ -162,7 +161,6 @@ const NOT_IN_PROD = ['createloadtestbuyersLogsBF798FA8', 'CustomS3AutoDeleteObje
 const STATEFUL_PROD: Record<string, string> = {
   ...Object.fromEntries(Object.entries(STATEFUL_DEV).filter(([id]) => !NOT_IN_PROD.includes(id))),
   DatabaseLogserrorD7D59929: 'AWS::Logs::LogGroup /aws/rds/cluster/surge-prod/error',
-  DatabaseLogsgeneralCC97EFB8: 'AWS::Logs::LogGroup /aws/rds/cluster/surge-prod/general',
   DatabaseLogsslowquery6574CBED: 'AWS::Logs::LogGroup /aws/rds/cluster/surge-prod/slowquery',
   DatabaseLogsaudit1883AB95: 'AWS::Logs::LogGroup /aws/rds/cluster/surge-prod/audit',
   DatabaseB269D8BB: 'AWS::RDS::DBCluster surge-prod',
