@@ -126,6 +126,9 @@ export class Database {
       rotateImmediatelyOnUpdate: false,
     });
     this.ownRotationFunctionLogs(rotation.node.defaultChild as CfnApplication, kept);
+    // Secrets Manager tests the rotation as soon as the schedule exists, and the rotation signs in
+    // to the writer: the schedule references only the cluster, which RDS finishes before any instance.
+    this.cluster.secret!.node.findChild('RotationSchedule').node.addDependency(this.cluster.node.findChild('Writer'));
     this.proxy = this.cluster.addProxy('Proxy', {
       secrets: [this.cluster.secret!],
       vpc,

@@ -77,6 +77,14 @@ describe('the traps of a first deploy, in the default stage and shape', () => {
     dev = synthesized({});
   });
 
+  it('creates the password rotation schedule, whose first test signs in to the writer, only once the writer instance exists', () => {
+    const schedule = dev.only('AWS::SecretsManager::RotationSchedule');
+    const writer = dev.idsOf('AWS::RDS::DBInstance').filter((id) => id.startsWith('DatabaseWriter'));
+
+    expect(writer).toHaveLength(1);
+    expect(schedule.DependsOn).toContain(writer[0]);
+  });
+
   it('exports only the database logs its parameter group turns on, to files, and not the general log', () => {
     const cluster = dev.only('AWS::RDS::DBCluster');
     const group = dev.only('AWS::RDS::DBClusterParameterGroup');
