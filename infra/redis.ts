@@ -15,6 +15,14 @@ export type RedisPlan = { shape: 'single' } | { shape: 'cluster'; shards: number
 export const CLUSTER_SHARDS = { min: 1, max: 500, byDefault: 3 } as const;
 export const CLUSTER_REPLICAS = { min: 1, max: 5, byDefault: 1 } as const;
 
+/**
+ * The Serverless cache's one user: on, every key, every channel, every command. The channels must
+ * be named: Redis 7 gives a user none unless told (`acl-pubsub-default resetchannels`), and the
+ * cache's fill wake-ups are sharded pub/sub, so without `&*` each SSUBSCRIBE and each fill script's
+ * SPUBLISH is refused NOPERM and every waiter sits out its lease (test/infra/serverless-acl.test.ts).
+ */
+export const SERVERLESS_ACCESS_STRING = 'on ~* &* +@all';
+
 /** A replication group's port: not the default, so a scan for 6379 does not find it. Serverless has no choice: 6379. */
 const REPLICATION_GROUP_PORT = 6380;
 const SERVERLESS_PORT = 6379;
@@ -89,7 +97,7 @@ export function addCache(stack: Stack, props: CacheProps): Cache {
       userId: `${props.name}-default`,
       userName: 'default',
       engine: ENGINE,
-      accessString: 'on ~* +@all',
+      accessString: SERVERLESS_ACCESS_STRING,
       authenticationMode: { Type: 'password', Passwords: [token] },
     });
     const users = new CfnUserGroup(stack, 'RedisUsers', { userGroupId: props.name, engine: ENGINE, userIds: [user.userId] });

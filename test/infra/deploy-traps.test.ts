@@ -68,6 +68,10 @@ describe('the traps of a first deploy, in the prod stage with a Serverless cache
     const underPrefix = functions.flatMap((f) => (f.trigger.kind === 'http' && f.trigger.path.startsWith(LARGE_BODY_PATH_PREFIX) ? [f.trigger.path] : []));
     expect(underPrefix).toEqual(audits);
   });
+
+  it('gives the Serverless cache’s user every channel, which the fill wake-ups’ sharded pub/sub needs (serverless-acl.test.ts)', () => {
+    expect(prod.only('AWS::ElastiCache::User').Properties).toMatchObject({ UserName: 'default', AccessString: 'on ~* &* +@all' });
+  });
 });
 
 describe('the traps of a first deploy, in the default stage and shape', () => {
