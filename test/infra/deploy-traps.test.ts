@@ -89,6 +89,24 @@ describe('the traps of a first deploy, in the default stage and shape', () => {
     expect(schedule.DependsOn).toContain(writer[0]);
   });
 
+  it('lets SES write raw mail into the bucket for the receipt rule only, named by its ARN', () => {
+    const rule = dev.only('AWS::SES::ReceiptRule');
+    const bucket = dev.idsOf('AWS::S3::Bucket').find((id) => id.startsWith('RawMail'))!;
+    const policy = Object.values(dev.resources).find((r) => r.Type === 'AWS::S3::BucketPolicy' && r.Properties.Bucket.Ref === bucket)!;
+    const ses = (policy.Properties.PolicyDocument.Statement as Record<string, any>[]).filter((s) => s.Principal?.Service === 'ses.amazonaws.com');
+    /** An Fn::Join as text, each Ref as <id>. */
+    const text = (value: any): string => (typeof value === 'string' ? value : value.Ref ? `<${value.Ref}>` : value['Fn::Join'][1].map(text).join(''));
+
+    expect(ses.map((s) => [s.Effect, s.Action])).toEqual([
+      ['Allow', 's3:PutObject'],
+      ['Deny', 's3:PutObject'],
+    ]);
+    const arn = text(ses[1]!.Condition.ArnNotEquals['aws:SourceArn']);
+    const part = '(<[^>]+>|[^:]+)';
+    expect(arn).toMatch(new RegExp(`^arn:${part}:ses:${part}:${part}:receipt-rule-set/<${rule.Properties.RuleSetName.Ref}>:receipt-rule/${rule.Properties.Rule.Name}$`));
+    expect(rule.Properties.Rule.Name).toBe('newsletters');
+  });
+
   it('exports only the database logs its parameter group turns on, to files, and not the general log', () => {
     const cluster = dev.only('AWS::RDS::DBCluster');
     const group = dev.only('AWS::RDS::DBClusterParameterGroup');
