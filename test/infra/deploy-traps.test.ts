@@ -107,6 +107,13 @@ describe('the traps of a first deploy, in the default stage and shape', () => {
     expect(rule.Properties.Rule.Name).toBe('newsletters');
   });
 
+  it('keeps every log group a month, the VPC flow log’s too', () => {
+    const groups = dev.idsOf('AWS::Logs::LogGroup');
+
+    expect(groups.filter((id) => id.startsWith('VpcFlowLogs'))).toHaveLength(1);
+    for (const id of groups) expect(dev.resources[id]!.Properties.RetentionInDays, id).toBe(30);
+  });
+
   it('exports only the database logs its parameter group turns on, to files, and not the general log', () => {
     const cluster = dev.only('AWS::RDS::DBCluster');
     const group = dev.only('AWS::RDS::DBClusterParameterGroup');
