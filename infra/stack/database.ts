@@ -113,7 +113,10 @@ export class Database {
       storageEncrypted: true,
       deletionProtection: kept.deletionProtection,
       backup: { retention: Duration.days(7) },
-      iamAuthentication: true,
+      // Off, as at the proxy: the proxy signs in with the secret's password, the only user there is,
+      // and only the proxy may reach the cluster, so IAM tokens would open a door no one uses. IAM
+      // at the proxy instead would have every function sign a token per connection (see nag.ts).
+      iamAuthentication: false,
       cloudwatchLogsExports: DATABASE_LOG_EXPORTS,
       removalPolicy: kept.databases,
     });

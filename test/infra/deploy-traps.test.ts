@@ -107,6 +107,13 @@ describe('the traps of a first deploy, in the default stage and shape', () => {
     expect(rule.Properties.Rule.Name).toBe('newsletters');
   });
 
+  it('has IAM database authentication off at the cluster, as at the proxy, where the password is the way in', () => {
+    const proxy = dev.only('AWS::RDS::DBProxy');
+
+    expect(proxy.Properties.Auth).toEqual([expect.objectContaining({ AuthScheme: 'SECRETS', IAMAuth: 'DISABLED' })]);
+    expect(dev.only('AWS::RDS::DBCluster').Properties.EnableIAMDatabaseAuthentication).toBe(false);
+  });
+
   it('keeps every log group a month, the VPC flow log’s too', () => {
     const groups = dev.idsOf('AWS::Logs::LogGroup');
 
