@@ -14,6 +14,13 @@ export type RedisPlan = { shape: 'single' } | { shape: 'cluster'; shards: number
 /** ElastiCache's bounds: a replication group has at most 500 shards, each at most 5 replicas; Multi-AZ failover needs one. */
 export const CLUSTER_SHARDS = { min: 1, max: 500, byDefault: 3 } as const;
 export const CLUSTER_REPLICAS = { min: 1, max: 5, byDefault: 1 } as const;
+/**
+ * The most nodes (shards × (1 + replicas)) a cluster may ask for: ElastiCache's default quota of
+ * nodes per cluster, which an account raises on request up to 500, where the template, listing
+ * every node in the dashboard and its alarms, would pass CloudFormation's 1 MB. Within both bounds
+ * shards and replicas could ask for 3,000.
+ */
+export const CLUSTER_NODES_MAX = 90;
 
 /**
  * The Serverless cache's one user: on, every key, every channel, every command. The channels must

@@ -5,6 +5,7 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app';
+import { CLUSTER_NODES_MAX } from '../../infra/redis';
 import { LARGE_BODY_PATH_PREFIX } from '../../infra/stack/edge';
 import { functions } from '../../functions/table';
 
@@ -133,5 +134,26 @@ describe('the traps of a first deploy, in the default stage and shape', () => {
     for (const type of exported.filter((t) => t !== 'error')) expect(group.Properties.Parameters[LOG_SWITCHES[type]!], type).toBe('1');
     // The audit log without each statement's reads and writes, the general log's volume.
     expect(group.Properties.Parameters.server_audit_events).toBe('CONNECT,QUERY_DDL,QUERY_DCL');
+  });
+});
+
+describe('the size of a cluster-mode cache', () => {
+  it('is refused at synth past 90 nodes, saying what was asked and what to pass', () => {
+    expect(CLUSTER_NODES_MAX).toBe(90);
+    expect(() => buildApp(new App({ context: { redis: 'cluster', redisShards: '46', redisReplicas: '1' } }))).toThrow(
+      "-c redisShards=46 -c redisReplicas=1 asks for 92 cache nodes (shards × (1 + replicas)); the stack makes at most 90, ElastiCache's default quota per cluster: pass fewer shards or replicas",
+    );
+    expect(() => buildApp(new App({ context: { redis: 'cluster', redisShards: '500', redisReplicas: '5' } }))).toThrow('asks for 3000 cache nodes');
+  });
+
+  it('synthesizes at the cap, every node on the dashboard, within CloudFormation’s 1 MB', () => {
+    const app = new App({ context: { inboundDomain: 'inbound.test.example', redis: 'cluster', redisShards: '30', redisReplicas: '2', 'aws:cdk:bundling-stacks': [] } });
+    const { stack } = buildApp(app);
+    app.synth();
+    const template = Template.fromStack(stack).toJSON();
+    const dashboard = Object.values(template.Resources as Record<string, Resource>).find((r) => r.Type === 'AWS::CloudWatch::Dashboard')!;
+
+    expect(JSON.stringify(dashboard.Properties.DashboardBody)).toContain('-0030-003');
+    expect(JSON.stringify(template).length).toBeLessThan(1_000_000);
   });
 });
