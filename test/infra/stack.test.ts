@@ -926,7 +926,7 @@ describe('the CDK app with ElastiCache Serverless (-c redis=serverless)', () => 
     expect(shape.resources[cacheId!]).toMatchObject({ Properties: { UserGroupId: 'surge-dev' }, DependsOn: [groupId] });
     expect(shape.resources[groupId!]).toMatchObject({ Properties: { UserGroupId: 'surge-dev', Engine: 'valkey', UserIds: ['surge-dev-default'] }, DependsOn: [userId] });
     expect(user.UserId).toBe('surge-dev-default');
-    expect(user).toMatchObject({ UserName: 'default', Engine: 'valkey', AccessString: 'on ~* +@all', AuthenticationMode: { Type: 'password' } });
+    expect(user).toMatchObject({ UserName: 'default', Engine: 'valkey', AccessString: 'on ~* &* +@all', AuthenticationMode: { Type: 'password' } });
     expect(JSON.stringify(user.AuthenticationMode.Passwords)).toContain(`{{resolve:secretsmanager:`);
     expect(JSON.stringify(user.AuthenticationMode.Passwords)).toContain(shape.authSecretId);
   });
