@@ -16,7 +16,7 @@ const WAF_REQUESTS_PER_ADDRESS = 3_000;
 export const CLOUDFRONT_REGION = 'us-east-1';
 /**
  * Where a body over the common rule set's 8 KB is allowed: the audits, whose requests carry up to
- * MAX_AUDITED_IDS accepted ids (about 40 KB) and are an admin's, behind the session check. Each
+ * MAX_AUDITED_IDS accepted ids (ids of 24 to 88 characters: up to about 90 KB) and are an admin's, behind the session check. Each
  * audit route's path starts with it (test/infra/deploy-traps.test.ts checks the table's).
  */
 export const LARGE_BODY_PATH_PREFIX = '/admin/audit/';
