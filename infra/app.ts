@@ -15,7 +15,7 @@ import { Annotations, App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { EmailAddress } from '../shared/sessions/account-rules';
 import { acknowledgeFindings } from './nag';
-import { CLUSTER_REPLICAS, CLUSTER_SHARDS, REDIS_SHAPES, type RedisPlan, type RedisShape } from './redis';
+import { CLUSTER_NODES_MAX, CLUSTER_REPLICAS, CLUSTER_SHARDS, REDIS_SHAPES, type RedisPlan, type RedisShape } from './redis';
 import { SurgeStack } from './stack';
 import { CLOUDFRONT_REGION } from './stack/edge';
 import { REGIONS_WITHOUT_SES_RECEIVING } from './stack/mail';
@@ -52,7 +52,18 @@ function countOf(app: App, name: string, bounds: { min: number; max: number; byD
 function redisPlanOf(app: App): RedisPlan {
   const shape: unknown = app.node.tryGetContext('redis') ?? 'single';
   if (!REDIS_SHAPES.includes(shape as RedisShape)) throw new Error(`Unknown Redis shape ${JSON.stringify(shape)}: pass -c redis=${REDIS_SHAPES.join('|')}`);
-  if (shape === 'cluster') return { shape, shards: countOf(app, 'redisShards', CLUSTER_SHARDS), replicas: countOf(app, 'redisReplicas', CLUSTER_REPLICAS) };
+  if (shape === 'cluster') {
+    const shards = countOf(app, 'redisShards', CLUSTER_SHARDS);
+    const replicas = countOf(app, 'redisReplicas', CLUSTER_REPLICAS);
+    const nodes = shards * (1 + replicas);
+    if (nodes > CLUSTER_NODES_MAX) {
+      throw new Error(
+        `-c redisShards=${shards} -c redisReplicas=${replicas} asks for ${nodes} cache nodes (shards × (1 + replicas)); ` +
+          `the stack makes at most ${CLUSTER_NODES_MAX}, ElastiCache's default quota per cluster: pass fewer shards or replicas`,
+      );
+    }
+    return { shape, shards, replicas };
+  }
   // Set for another shape, they would be ignored without a word.
   for (const name of ['redisShards', 'redisReplicas']) {
     if (app.node.tryGetContext(name) !== undefined) throw new Error(`The context value ${name} applies to -c redis=cluster only`);

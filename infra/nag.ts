@@ -53,6 +53,11 @@ export function acknowledgeFindings(stack: SurgeStack): void {
   );
   acknowledge(
     at('Database'),
+    'AwsSolutions-RDS6',
+    'IAM database authentication is off at the cluster as at RDS Proxy: only the proxy may reach the cluster (its security group), and it signs in with the Secrets Manager password (rotated every 30 days), the one database user; on at the cluster alone it would be a way in no one uses.',
+  );
+  acknowledge(
+    at('Database'),
     'AwsSolutions-RDS14',
     'Recovery is by point-in-time restore from the 7-day automated backups; Backtrack is not offered for Aurora Serverless v2 writers.',
   );

@@ -14,6 +14,21 @@ export type RedisPlan = { shape: 'single' } | { shape: 'cluster'; shards: number
 /** ElastiCache's bounds: a replication group has at most 500 shards, each at most 5 replicas; Multi-AZ failover needs one. */
 export const CLUSTER_SHARDS = { min: 1, max: 500, byDefault: 3 } as const;
 export const CLUSTER_REPLICAS = { min: 1, max: 5, byDefault: 1 } as const;
+/**
+ * The most nodes (shards × (1 + replicas)) a cluster may ask for: ElastiCache's default quota of
+ * nodes per cluster, which an account raises on request up to 500, where the template, listing
+ * every node in the dashboard and its alarms, would pass CloudFormation's 1 MB. Within both bounds
+ * shards and replicas could ask for 3,000.
+ */
+export const CLUSTER_NODES_MAX = 90;
+
+/**
+ * The Serverless cache's one user: on, every key, every channel, every command. The channels must
+ * be named: Redis 7 gives a user none unless told (`acl-pubsub-default resetchannels`), and the
+ * cache's fill wake-ups are sharded pub/sub, so without `&*` each SSUBSCRIBE and each fill script's
+ * SPUBLISH is refused NOPERM and every waiter sits out its lease (test/infra/serverless-acl.test.ts).
+ */
+export const SERVERLESS_ACCESS_STRING = 'on ~* &* +@all';
 
 /** A replication group's port: not the default, so a scan for 6379 does not find it. Serverless has no choice: 6379. */
 const REPLICATION_GROUP_PORT = 6380;
@@ -89,7 +104,7 @@ export function addCache(stack: Stack, props: CacheProps): Cache {
       userId: `${props.name}-default`,
       userName: 'default',
       engine: ENGINE,
-      accessString: 'on ~* +@all',
+      accessString: SERVERLESS_ACCESS_STRING,
       authenticationMode: { Type: 'password', Passwords: [token] },
     });
     const users = new CfnUserGroup(stack, 'RedisUsers', { userGroupId: props.name, engine: ENGINE, userIds: [user.userId] });

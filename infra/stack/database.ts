@@ -32,7 +32,21 @@ const PROXY_BORROW_TIMEOUT_SECONDS =
  * stage, so a dev and a prod stack can share an account and region.
  */
 const databaseClusterId = (stage: Stage) => `surge-${stage}`;
-const DATABASE_LOG_EXPORTS = ['error', 'general', 'slowquery', 'audit'];
+/**
+ * What the cluster logs and exports, beyond the error log Aurora always writes. Each exported
+ * type is turned on in the cluster's parameter group: `default.aurora-mysql8.0` has them off, so
+ * their groups would stay empty. Not the general log: it records every statement, gigabytes an
+ * hour at a sale's hundreds of orders a second (CloudWatch bills each ingested GB), and its writes
+ * load the instance the sale needs; the twin's MariaDB keeps one where a test counts queries.
+ */
+const DATABASE_LOG_PARAMETERS = {
+  // What took longer than a second: far beyond a healthy statement, and within every database function's timeout.
+  slowquery: { slow_query_log: '1', long_query_time: '1' },
+  // Who connected (the proxy, the rotation, an operator), schema changes and grants; not each
+  // statement's reads and writes (QUERY_DML and QUERY_DML_NO_SELECT), which is the general log's volume again.
+  audit: { server_audit_logging: '1', server_audit_events: 'CONNECT,QUERY_DDL,QUERY_DCL' },
+} as const;
+const DATABASE_LOG_EXPORTS = ['error', ...Object.keys(DATABASE_LOG_PARAMETERS)];
 
 export interface DatabaseProps {
   stage: Stage;
@@ -75,9 +89,17 @@ export class Database {
           removalPolicy: kept.logs,
         }),
     );
+    const engine = rds.DatabaseClusterEngine.auroraMysql({ version: rds.AuroraMysqlEngineVersion.VER_3_10_4 });
+    const parameterGroup = new rds.ParameterGroup(stack, 'DatabaseParameters', {
+      engine,
+      description: 'Surge Aurora cluster: the slow-query and audit logs it exports',
+      // The logs go to files, which is what RDS exports to CloudWatch (not a table).
+      parameters: { log_output: 'FILE', ...DATABASE_LOG_PARAMETERS.slowquery, ...DATABASE_LOG_PARAMETERS.audit },
+    });
     this.cluster = new rds.DatabaseCluster(stack, 'Database', {
       clusterIdentifier: databaseClusterId(props.stage),
-      engine: rds.DatabaseClusterEngine.auroraMysql({ version: rds.AuroraMysqlEngineVersion.VER_3_10_4 }),
+      engine,
+      parameterGroup,
       credentials,
       defaultDatabaseName: DATABASE_NAME,
       port: AURORA_PORT,
@@ -91,7 +113,10 @@ export class Database {
       storageEncrypted: true,
       deletionProtection: kept.deletionProtection,
       backup: { retention: Duration.days(7) },
-      iamAuthentication: true,
+      // Off, as at the proxy: the proxy signs in with the secret's password, the only user there is,
+      // and only the proxy may reach the cluster, so IAM tokens would open a door no one uses. IAM
+      // at the proxy instead would have every function sign a token per connection (see nag.ts).
+      iamAuthentication: false,
       cloudwatchLogsExports: DATABASE_LOG_EXPORTS,
       removalPolicy: kept.databases,
     });
@@ -104,6 +129,9 @@ export class Database {
       rotateImmediatelyOnUpdate: false,
     });
     this.ownRotationFunctionLogs(rotation.node.defaultChild as CfnApplication, kept);
+    // Secrets Manager tests the rotation as soon as the schedule exists, and the rotation signs in
+    // to the writer: the schedule references only the cluster, which RDS finishes before any instance.
+    this.cluster.secret!.node.findChild('RotationSchedule').node.addDependency(this.cluster.node.findChild('Writer'));
     this.proxy = this.cluster.addProxy('Proxy', {
       secrets: [this.cluster.secret!],
       vpc,

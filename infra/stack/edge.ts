@@ -14,6 +14,14 @@ import { ORIGIN_VERIFY_HEADER } from '../../shared/platform/config';
 const WAF_REQUESTS_PER_ADDRESS = 3_000;
 /** A web ACL for CloudFront (scope CLOUDFRONT) exists only in us-east-1, so a stack with CloudFront is deployed there. */
 export const CLOUDFRONT_REGION = 'us-east-1';
+/**
+ * Where a body over the common rule set's 8 KB is allowed: the audits, whose requests carry up to
+ * MAX_AUDITED_IDS accepted ids (ids of 24 to 88 characters: up to about 90 KB) and are an admin's, behind the session check. Each
+ * audit route's path starts with it (test/infra/deploy-traps.test.ts checks the table's).
+ */
+export const LARGE_BODY_PATH_PREFIX = '/admin/audit/';
+/** The label the common rule set's SizeRestrictions_BODY puts on a request whose body is over 8 KB, even when it only counts. */
+const LARGE_BODY_LABEL = 'awswaf:managed:aws:core-rule-set:SizeRestrictions_Body';
 
 /**
  * CloudFront in front of the API with a WAF web ACL (a rate limit per client address, and AWS's
@@ -51,8 +59,40 @@ export class Edge {
           name: 'AwsCommonRules',
           priority: 1,
           overrideAction: { none: {} },
-          statement: { managedRuleGroupStatement: { vendorName: 'AWS', name: 'AWSManagedRulesCommonRuleSet' } },
+          statement: {
+            managedRuleGroupStatement: {
+              vendorName: 'AWS',
+              name: 'AWSManagedRulesCommonRuleSet',
+              // It would block every audit (a 403 from CloudFront): it only labels here, and the next rule blocks the rest.
+              ruleActionOverrides: [{ name: 'SizeRestrictions_BODY', actionToUse: { count: {} } }],
+            },
+          },
           visibilityConfig: visibility('surgeAwsCommonRules'),
+        },
+        {
+          name: 'LargeBodyOutsideAudits',
+          priority: 2,
+          action: { block: {} },
+          statement: {
+            andStatement: {
+              statements: [
+                { labelMatchStatement: { scope: 'LABEL', key: LARGE_BODY_LABEL } },
+                {
+                  notStatement: {
+                    statement: {
+                      byteMatchStatement: {
+                        fieldToMatch: { uriPath: {} },
+                        positionalConstraint: 'STARTS_WITH',
+                        searchString: LARGE_BODY_PATH_PREFIX,
+                        textTransformations: [{ priority: 0, type: 'NONE' }],
+                      },
+                    },
+                  },
+                },
+              ],
+            },
+          },
+          visibilityConfig: visibility('surgeLargeBodyOutsideAudits'),
         },
       ],
     });

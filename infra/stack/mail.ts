@@ -1,5 +1,5 @@
-import { CfnOutput, Duration, RemovalPolicy, type Stack } from 'aws-cdk-lib';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { ArnFormat, CfnOutput, Duration, RemovalPolicy, type Stack } from 'aws-cdk-lib';
+import { Effect, PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
@@ -36,6 +36,9 @@ export const REGIONS_WITHOUT_SES_RECEIVING = [
   'us-gov-east-1',
   'us-gov-west-1',
 ];
+
+/** The receipt rule's name, fixed so that the raw-mail bucket's policy can name the rule's ARN (see below). */
+const RECEIPT_RULE_NAME = 'newsletters';
 
 export interface MailProps {
   kept: Kept;
@@ -93,11 +96,30 @@ export class Mail {
     const ruleSet = new ReceiptRuleSet(stack, 'InboundRules', { receiptRuleSetName: `${props.namePrefix}-inbound` });
     // The mail functions' actions follow the S3 action as receive() adds them.
     this.rule = ruleSet.addRule('Newsletters', {
+      receiptRuleName: RECEIPT_RULE_NAME,
       recipients: [props.inboundDomain],
       scanEnabled: true,
       tlsPolicy: TlsPolicy.REQUIRE,
       actions: [new sesActions.S3({ bucket: this.rawMail, objectKeyPrefix: inboundMail.prefix })],
     });
+    // The S3 action lets SES write for any receipt rule of the account (aws:SourceAccount): only
+    // this rule may, not another stack's or stage's aimed at this bucket by mistake. The ARN is
+    // built from the name, since a reference to the rule would be a cycle (the rule waits for this policy).
+    const ruleArn = stack.formatArn({
+      service: 'ses',
+      resource: 'receipt-rule-set',
+      resourceName: `${ruleSet.receiptRuleSetName}:receipt-rule/${RECEIPT_RULE_NAME}`,
+      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+    });
+    this.rawMail.addToResourcePolicy(
+      new PolicyStatement({
+        effect: Effect.DENY,
+        principals: [new ServicePrincipal('ses.amazonaws.com')],
+        actions: ['s3:PutObject'],
+        resources: [this.rawMail.arnForObjects('*')],
+        conditions: { ArnNotEquals: { 'aws:SourceArn': ruleArn } },
+      }),
+    );
     new CfnOutput(stack, 'InboundDomain', { value: props.inboundDomain });
     new CfnOutput(stack, 'InboundRuleSet', { value: ruleSet.receiptRuleSetName, description: 'Activate once: aws ses set-active-receipt-rule-set --rule-set-name <this>' });
     new CfnOutput(stack, 'RawMailBucket', { value: this.rawMail.bucketName });

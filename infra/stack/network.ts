@@ -1,6 +1,6 @@
 import type { RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 
 /**
  * The network: isolated subnets only, AWS services through endpoints, no NAT; and the security
@@ -17,11 +17,14 @@ export class Network {
       maxAzs: 2,
       natGateways: 0,
       subnetConfiguration: [{ name: 'isolated', subnetType: ec2.SubnetType.PRIVATE_ISOLATED, cidrMask: 22 }],
-      // Its own group rather than the one flowLogs would create, which is always retained.
+      // Its own group rather than the one flowLogs would create, which is always retained; kept a
+      // month as every other log of the stack, not LogGroup's default of two years.
       flowLogs: {
         all: {
           trafficType: ec2.FlowLogTrafficType.REJECT,
-          destination: ec2.FlowLogDestination.toCloudWatchLogs(new LogGroup(stack, 'VpcFlowLogs', { removalPolicy: props.logsRemovalPolicy })),
+          destination: ec2.FlowLogDestination.toCloudWatchLogs(
+            new LogGroup(stack, 'VpcFlowLogs', { retention: RetentionDays.ONE_MONTH, removalPolicy: props.logsRemovalPolicy }),
+          ),
         },
       },
     });

@@ -24,7 +24,63 @@ describe('migrations', () => {
   });
 });
 
+/** A MySQL error packet as a server's first one, in place of its greeting: how RDS Proxy refuses a connection. */
+function errorGreeting(errno: number, sqlState: string, message: string): Buffer {
+  const body = Buffer.concat([Buffer.from([0xff, errno & 0xff, errno >> 8]), Buffer.from(`#${sqlState}${message}`)]);
+  return Buffer.concat([Buffer.from([body.length & 0xff, (body.length >> 8) & 0xff, body.length >> 16, 0]), body]);
+}
+/** RDS Proxy's answer while it gets no connection to its target, as while the target is registering. */
+const PROXY_ACQUIRE_TIMEOUT = errorGreeting(9501, 'HY000', 'Timed-out waiting to acquire database connection');
+
+/** A stand-in for RDS Proxy in front of the test database: its first `refusals` connections are answered 9501, the rest forwarded. */
+async function proxyRefusing(refusals: number) {
+  const database = new URL(process.env.DATABASE_URL!);
+  const port = await freePort();
+  let connections = 0;
+  const server = createServer((client) => {
+    client.on('error', () => undefined);
+    if (++connections <= refusals) return void client.end(PROXY_ACQUIRE_TIMEOUT);
+    const upstream = connect(Number(database.port), database.hostname);
+    client.pipe(upstream).pipe(client);
+    const close = () => (client.destroy(), upstream.destroy());
+    client.on('error', close);
+    upstream.on('error', close);
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const url = new URL(database);
+  url.port = String(port);
+  return { url: url.toString(), connections: () => connections, close: () => server.close() };
+}
+
 describe('connecting to migrate', () => {
+  it('keeps trying while RDS Proxy answers 9501 (no connection to its target yet), then migrates', async () => {
+    // Prepare
+    const proxy = await proxyRefusing(2);
+
+    // Act
+    const applied = await migrate({ url: proxy.url, connectForMs: 10_000 });
+
+    // Assess
+    proxy.close();
+    expect(applied).toEqual([]);
+    expect(proxy.connections()).toBe(3);
+  });
+
+  it('gives up on 9501 once connectForMs has passed, as on a socket error', async () => {
+    // Prepare
+    const proxy = await proxyRefusing(Infinity);
+    const started = Date.now();
+
+    // Act
+    const attempt = migrate({ url: proxy.url, connectForMs: 1_000 });
+
+    // Assess
+    await expect(attempt).rejects.toMatchObject({ errno: 9501 });
+    proxy.close();
+    expect(proxy.connections()).toBeGreaterThan(1);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
   it('keeps trying while nothing listens yet (a proxy registering its target), then migrates', async () => {
     // Prepare: a port where the database appears only after 1.5 s, through a forwarder.
     const database = new URL(process.env.DATABASE_URL!);

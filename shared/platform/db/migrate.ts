@@ -41,11 +41,23 @@ export interface MigrationTarget {
  * error) fails at once, so a deploy that cannot succeed fails fast.
  */
 const TRANSIENT = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'PROTOCOL_CONNECTION_LOST', 'ER_CON_COUNT_ERROR']);
+/**
+ * RDS Proxy's own refusal while it gets no connection to its target within its borrow timeout, as
+ * while the target is still registering: `ERROR 9501 (HY000): Timed-out waiting to acquire
+ * database connection` (RDS Proxy's troubleshooting guide). MySQL has no such error, so mysql2
+ * gives it no code: it is known by its number.
+ */
+const PROXY_ACQUIRE_TIMEOUT_ERRNO = 9501;
+
+const isTransient = (error: unknown): boolean => {
+  const { code, errno } = error as { code?: string; errno?: number };
+  return TRANSIENT.has(String(code)) || errno === PROXY_ACQUIRE_TIMEOUT_ERRNO;
+};
 
 /**
  * Connects, retrying with growing, jittered pauses until connectForMs has passed: on a first
  * deploy the trigger can run while RDS Proxy is still registering its target, which refuses or
- * drops connections for a while.
+ * drops connections, or answers 9501, for a while.
  */
 async function connect(target: MigrationTarget): Promise<Connection> {
   const options: ConnectionOptions = {
@@ -61,7 +73,7 @@ async function connect(target: MigrationTarget): Promise<Connection> {
       return await createConnection(options);
     } catch (error) {
       const pause = Math.min(10_000, 250 * 2 ** attempt) * (0.5 + Math.random() / 2);
-      if (!TRANSIENT.has(String((error as { code?: string }).code)) || Date.now() + pause > deadline) throw error;
+      if (!isTransient(error) || Date.now() + pause > deadline) throw error;
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
