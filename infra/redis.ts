@@ -108,7 +108,7 @@ export function addCache(stack: Stack, props: CacheProps): Cache {
       authenticationMode: { Type: 'password', Passwords: [token] },
     });
     const users = new CfnUserGroup(stack, 'RedisUsers', { userGroupId: props.name, engine: ENGINE, userIds: [user.userId] });
-    users.addDependency(user);
+    users.addResourceDependency(user);
     const cache = new CfnServerlessCache(stack, 'RedisServerless', {
       serverlessCacheName: props.name,
       description: 'Surge live state: stock, sessions, cache',
@@ -123,7 +123,7 @@ export function addCache(stack: Stack, props: CacheProps): Cache {
       // CloudFormation has no Snapshot deletion policy for it: the final snapshot is named.
       ...(props.removalPolicy === RemovalPolicy.SNAPSHOT ? { finalSnapshotName: `${props.name}-final` } : {}),
     });
-    cache.addDependency(users);
+    cache.addResourceDependency(users);
     cache.applyRemovalPolicy(props.removalPolicy === RemovalPolicy.SNAPSHOT ? RemovalPolicy.DESTROY : props.removalPolicy);
     return { redis: { url: `rediss://${cache.attrEndpointAddress}:${cache.attrEndpointPort}`, authSecretId: auth.secretArn, cluster: true }, auth, watch: { serverless: props.name } };
   }
