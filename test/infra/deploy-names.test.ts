@@ -1,19 +1,17 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, Token, type Stack } from 'aws-cdk-lib';
-import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { App, Token } from 'aws-cdk-lib';
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app';
-import { useCdkJsonContext } from '../support/cdk-context';
+import { synthesized as synthesizedStack, type Resource } from '../support/stack';
 
 // Synthesis needs no credentials and no network; nothing may phone home or read a real profile.
 process.env.HOME = mkdtempSync(join(tmpdir(), 'surge-cdk-'));
 process.env.CDK_DISABLE_VERSION_CHECK = '1';
 process.env.CDK_DISABLE_CLI_TELEMETRY = '1';
-useCdkJsonContext();
 
-type Resource = { Type: string; Properties?: Record<string, unknown> };
 
 /** The properties that hold a name an account and region hold once (two stacks setting the same one collide), by type. */
 const UNIQUE_NAME_PROPERTY: Record<string, string> = {
@@ -30,12 +28,8 @@ const UNIQUE_NAME_PROPERTY: Record<string, string> = {
   'AWS::CloudWatch::Dashboard': 'DashboardName',
 };
 
-/** A stack's template synthesized from these context values, without bundling the functions (their names do not depend on their code). */
-function synthesized(context: Record<string, unknown>): { stack: Stack; resources: Record<string, Resource> } {
-  const app = new App({ context: { inboundDomain: 'inbound.test.example', ...context, 'aws:cdk:bundling-stacks': [] } });
-  const { stack } = buildApp(app);
-  return { stack, resources: Template.fromStack(stack).toJSON().Resources };
-}
+/** A stack's template from these context values, unchecked by cdk-nag: names do not depend on the findings. */
+const synthesized = (context: Record<string, unknown>) => synthesizedStack(context, { nag: false });
 
 /** The fixed physical names a template sets (a name CloudFormation makes up is not in it). */
 const namesIn = (resources: Record<string, Resource>): string[] =>

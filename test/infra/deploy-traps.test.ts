@@ -8,6 +8,7 @@ import { buildApp } from '../../infra/app';
 import { CLUSTER_NODES_MAX } from '../../infra/redis';
 import { LARGE_BODY_PATH_PREFIX } from '../../infra/stack/edge';
 import { functions } from '../../functions/table';
+import { synthesized as synthesizedStack, type Resource } from '../support/stack';
 
 // Synthesis needs no credentials and no network; nothing may phone home or read a real profile.
 process.env.HOME = mkdtempSync(join(tmpdir(), 'surge-cdk-'));
@@ -17,19 +18,10 @@ process.env.CDK_DISABLE_CLI_TELEMETRY = '1';
 /** The parameter that turns each log type Aurora MySQL can export on; the error log is always written. */
 const LOG_SWITCHES: Record<string, string> = { general: 'general_log', slowquery: 'slow_query_log', audit: 'server_audit_logging' };
 
-type Resource = { Type: string; Properties: Record<string, any>; DependsOn?: string[] };
 
-/**
- * A stack's template as `npm run synth` would make it with these context values, cdk-nag included
- * (app.synth throws on an unacknowledged finding), without bundling the functions: what is checked
- * here is the stack around them (as in stack.test.ts).
- */
+/** A stack's template as `npm run synth` makes it (test/support/stack.ts), with one resource of a type picked out. */
 function synthesized(context: Record<string, unknown>) {
-  const app = new App({ context: { inboundDomain: 'inbound.test.example', ...context, 'aws:cdk:bundling-stacks': [] } });
-  const { stack } = buildApp(app);
-  app.synth();
-  const resources: Record<string, Resource> = Template.fromStack(stack).toJSON().Resources;
-  const idsOf = (type: string) => Object.keys(resources).filter((id) => resources[id]!.Type === type);
+  const { resources, idsOf } = synthesizedStack(context);
   const only = (type: string) => {
     const ids = idsOf(type);
     expect(ids, type).toHaveLength(1);

@@ -6,7 +6,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app';
 import type { SurgeStack } from '../../infra/stack';
-import { useCdkJsonContext } from '../support/cdk-context';
+import { synthesized as synthesizedStack, type Resource } from '../support/stack';
 import { envNeedsOf, functions, inboundMail, queueNamesOf, queues, visibilityTimeoutSeconds, type EnvNeed, type QueueName } from '../../functions/table';
 import { envNeeds, environmentFor, serviceEnvironment, type Deployment } from '../../shared/platform/config';
 
@@ -14,16 +14,7 @@ import { envNeeds, environmentFor, serviceEnvironment, type Deployment } from '.
 process.env.HOME = mkdtempSync(join(tmpdir(), 'surge-cdk-'));
 process.env.CDK_DISABLE_VERSION_CHECK = '1';
 process.env.CDK_DISABLE_CLI_TELEMETRY = '1';
-useCdkJsonContext();
 
-type Resource = {
-  Type: string;
-  Properties: Record<string, any>;
-  Metadata?: Record<string, string>;
-  DependsOn?: string[];
-  DeletionPolicy?: string;
-  UpdateReplacePolicy?: string;
-};
 /** The log types the Aurora cluster exports, each to a group CloudFormation owns. */
 const DATABASE_LOG_EXPORTS = ['error', 'slowquery', 'audit'];
 
@@ -807,11 +798,7 @@ describe('the CDK app in the prod stage', () => {
  * synth's), cdk-nag runs (app.synth throws on an unacknowledged finding).
  */
 function synthesized(context: Record<string, unknown>) {
-  const app = new App({ context: { inboundDomain: 'inbound.test.example', ...context, 'aws:cdk:bundling-stacks': [] } });
-  const { stack } = buildApp(app);
-  app.synth();
-  const resources: Record<string, Resource> = Template.fromStack(stack).toJSON().Resources;
-  const idsOf = (type: string) => Object.keys(resources).filter((id) => resources[id]!.Type === type);
+  const { resources, idsOf } = synthesizedStack(context);
   const variablesOf = (id: string) => Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.FunctionName === `surge-${context.stage ?? 'dev'}-${id}`)!.Properties.Environment.Variables;
   const authSecretId = Object.keys(resources).find((id) => resources[id]!.Properties.Description === 'ElastiCache AUTH token')!;
   return { resources, idsOf, variablesOf, authSecretId };
