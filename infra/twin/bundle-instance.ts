@@ -9,6 +9,15 @@ import { scheduleOf, type Schedule } from './thread-schedule';
 const HOST = new URL('./function-host.mjs', import.meta.url);
 const REGION = 'us-east-1';
 
+/**
+ * The twin process's preloads (`--require` in its NODE_OPTIONS: a bench's profiler) for a thread
+ * given its function's environment alone, from which Node would take the thread's NODE_OPTIONS.
+ */
+const preloadsOfTwin = () => [...(process.env.NODE_OPTIONS ?? '').matchAll(/(?:--require|-r)[= ](\S+)/g)].flatMap((m) => ['--require', m[1]!]);
+
+/** How long a thread asked to exit has before it is terminated. */
+const STOP_GRACE_MS = 1_000;
+
 /** How often an init that looks over its limit is looked at again while its thread waits for a core. */
 const WAIT_PROBE_MS = 100;
 
@@ -53,6 +62,7 @@ export class Instance {
   private init(bundle: string, env: Record<string, string>, initTimeoutMs: number): Promise<void> {
     const worker = new Worker(HOST, {
       env,
+      execArgv: [...process.execArgv, ...preloadsOfTwin()],
       workerData: { bundle, functionName: `surge-${this.spec.id}`, memoryMb: this.spec.memoryMb, region: REGION },
       // Lambda gives each instance its memory; a function that needs more fails as it would there.
       resourceLimits: { maxOldGenerationSizeMb: this.spec.memoryMb },
@@ -156,9 +166,20 @@ export class Instance {
     }
   }
 
-  /** Ends the thread; one still waiting for an init slot never starts. */
+  /**
+   * Ends the thread; one still waiting for an init slot never starts. It is asked to exit first, so
+   * that what runs at a thread's exit runs (the benches' profile of it: load/support/profile-preload.cjs),
+   * and terminated if it has not within STOP_GRACE_MS (busy, or still importing its bundle).
+   */
   async stop(): Promise<void> {
     this.dead = true;
-    await this.worker?.terminate();
+    const worker = this.worker;
+    if (!worker) return;
+    let timer: NodeJS.Timeout | undefined;
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    worker.postMessage({ exit: true });
+    await Promise.race([exited, new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_GRACE_MS)))]);
+    clearTimeout(timer);
+    await worker.terminate();
   }
 }

@@ -50,7 +50,9 @@ try {
 
 // Each reply says how long the handler ran, from the event to its result, as Lambda's REPORT line
 // would: timed here, not in the twin's thread, which may be busy when the reply arrives.
-parentPort.on('message', ({ id, event, deadline }) => {
+parentPort.on('message', ({ id, event, deadline, exit }) => {
+  // The twin stops this instance: exiting, not terminated, runs what a thread runs at its exit.
+  if (exit) process.exit(0);
   const began = performance.now();
   const took = () => performance.now() - began;
   if (importError) return parentPort.postMessage({ id, ok: false, error: importError, durationMs: took() });

@@ -17,20 +17,22 @@
  * Windows are matched by time: profiles count in microseconds of the monotonic clock, which is
  * what process.hrtime gives here too.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const PROFILE_INTERVAL_US = 1_000;
 const PRELOAD = fileURLToPath(new URL('./profile-preload.cjs', import.meta.url));
 
-/** The environment of a twin whose node processes (and their worker threads) each write a profile into dir as they exit. */
+/**
+ * The environment of a twin whose node processes (and their worker threads) each write a profile
+ * into dir as they exit: NODE_OPTIONS preloads a file written into dir that starts the profiler
+ * with dir named in it, since a bundle's worker thread has only its function's environment.
+ */
 export function profilingEnv(dir: string, existingOptions = ''): Record<string, string> {
-  return {
-    NODE_OPTIONS: `${existingOptions} --require ${PRELOAD}`.trim(),
-    SURGE_PROFILE_DIR: dir,
-    SURGE_PROFILE_INTERVAL_US: String(PROFILE_INTERVAL_US),
-  };
+  const starter = join(dir, 'start-profiling.cjs');
+  writeFileSync(starter, `require(${JSON.stringify(PRELOAD)})(${JSON.stringify(dir)}, ${PROFILE_INTERVAL_US});\n`);
+  return { NODE_OPTIONS: `${existingOptions} --require ${starter}`.trim() };
 }
 
 /** Microseconds of the monotonic clock, as the profiles count. */

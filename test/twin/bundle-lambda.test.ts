@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -9,6 +9,7 @@ import type { FunctionSpec } from '../../functions/table';
 import { BundleLambda, type BundleLambdaOptions } from '../../infra/twin/bundle-lambda';
 import { InitSlots } from '../../infra/twin/init-slots';
 import { until } from '../../shared/platform/wait';
+import { profilingEnv } from '../../load/support/cpu-profile';
 
 const spec: FunctionSpec = { id: 'echo', description: 'test', trigger: { kind: 'http', method: 'GET', path: '/echo' }, memoryMb: 128, timeoutSeconds: 1, env: [] };
 const bundle = (name: string) => pathToFileURL(`${import.meta.dirname}/../fixtures/bundles/${name}.mjs`).href;
@@ -169,6 +170,43 @@ describe("the twin's bundle runner", () => {
     await expect(waiting.invoke({})).rejects.toThrow(/init timed out after 1 seconds/);
     await expect(spinning.invoke({})).rejects.toThrow(/init timed out after 1 seconds/);
     expect([waiting.initFailures, spinning.initFailures]).toEqual([1, 1]);
+  });
+
+  it('lets a stopped instance run what its thread runs at exit', async () => {
+    // Prepare: an instance that has served once
+    const log = join(mkdtempSync(join(tmpdir(), 'surge-exit-')), 'exit.log');
+    writeFileSync(log, '');
+    const lambda = make('logs-its-exit', 1, { EXIT_LOG: log });
+    await lambda.invoke({});
+
+    // Act
+    await lambda.stop();
+
+    // Assess
+    expect(readFileSync(log, 'utf8')).toBe('exited\n');
+  });
+
+  it("gives an instance's thread the twin's preloads, though not its environment: a bench's profiler samples it", () => {
+    // Prepare: a twin-like process started with the bench's profiling preload, running one instance
+    const dir = mkdtempSync(join(tmpdir(), 'surge-instance-profile-'));
+    const script = join(dir, 'run.mts');
+    writeFileSync(
+      script,
+      `import { BundleLambda } from ${JSON.stringify(`${import.meta.dirname}/../../infra/twin/bundle-lambda.ts`)};
+      const lambda = new BundleLambda(${JSON.stringify(spec)}, ${JSON.stringify(bundle('echo'))}, { ECHO_NEED: 'set' }, { instances: 1 });
+      await lambda.invoke({});
+      await lambda.stop();
+      process.exit(0);`,
+    );
+
+    // Act
+    const child = spawnSync(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, ...profilingEnv(dir) } });
+
+    // Assess: the process's main thread and the instance's thread each wrote a profile
+    expect(child.status, String(child.stderr)).toBe(0);
+    const threads = readdirSync(dir).filter((f) => f.startsWith(`profile.${child.pid}.`) && f.endsWith('.cpuprofile'));
+    expect(threads.length).toBeGreaterThanOrEqual(2);
+    expect(threads.some((f) => !f.endsWith('.0.cpuprofile'))).toBe(true);
   });
 
   it('rejects what waits for an instance once stopped', async () => {
