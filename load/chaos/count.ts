@@ -24,7 +24,7 @@ const beyondOne = (buyers: number[]) => {
 export async function readOrderLedger(db: Pool, itemId: string, acknowledged: Map<string, Buyer>): Promise<Ledger> {
   const [[items], [orders]] = await Promise.all([
     db.query<RowDataPacket[]>('SELECT initial_stock FROM items WHERE id = ?', [itemId]),
-    db.query<RowDataPacket[]>('SELECT id, user_id, quantity, status FROM orders WHERE item_id = ?', [itemId]),
+    db.query<RowDataPacket[]>("SELECT id, user_id, quantity, status FROM orders WHERE item_id = ? AND status IN ('confirmed', 'rejected')", [itemId]),
   ]);
   const status = new Map(orders.map((o) => [String(o.id), String(o.status)]));
   const confirmed = orders.filter((o) => o.status === 'confirmed');

@@ -71,7 +71,7 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
 
   async function itemFacts(itemId: string) {
     const [[rows], [item]] = await Promise.all([
-      db.query<RowDataPacket[]>('SELECT COUNT(*) AS n, COUNT(DISTINCT user_id) AS buyers FROM orders WHERE item_id = ?', [itemId]),
+      db.query<RowDataPacket[]>("SELECT COUNT(*) AS n, COUNT(DISTINCT user_id) AS buyers FROM orders WHERE item_id = ? AND status IN ('confirmed', 'rejected')", [itemId]),
       db.query<RowDataPacket[]>('SELECT initial_stock, sold FROM items WHERE id = ?', [itemId]),
     ]);
     return { rows: Number(rows[0]!.n), buyers: Number(rows[0]!.buyers), initial: Number(item[0]!.initial_stock), sold: Number(item[0]!.sold) };
@@ -84,7 +84,7 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   async function missingRows(orderIds: string[]): Promise<number> {
     let found = 0;
     for (let i = 0; i < orderIds.length; i += 1000) {
-      const [rows] = await db.query<RowDataPacket[]>('SELECT COUNT(*) AS n FROM orders WHERE id IN (?)', [orderIds.slice(i, i + 1000)]);
+      const [rows] = await db.query<RowDataPacket[]>("SELECT COUNT(*) AS n FROM orders WHERE id IN (?) AND status IN ('confirmed', 'rejected')", [orderIds.slice(i, i + 1000)]);
       found += Number(rows[0]!.n);
     }
     return orderIds.length - found;

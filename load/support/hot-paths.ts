@@ -127,7 +127,7 @@ async function ordersRace(twin: TwinInfo, options: HotPathOptions, cookies: stri
       measured ? 'orders' : 'orders (warm-up)',
       options.log,
     );
-    const stored = async () => Number((await db.query<RowDataPacket[]>('SELECT COUNT(*) AS n FROM orders WHERE item_id = ?', [itemId]))[0][0]!.n);
+    const stored = async () => Number((await db.query<RowDataPacket[]>("SELECT COUNT(*) AS n FROM orders WHERE item_id = ? AND status IN ('confirmed', 'rejected')", [itemId]))[0][0]!.n);
     await until(async () => (await stored()) >= accepted, 120_000, 'the orders stored', 50, { atDeadline: 'give up' });
     cpu?.perRequest(accepted || 1);
     // autocannon rounds a fixed amount's duration to its one-second ticks: the rate is taken to the last answer.

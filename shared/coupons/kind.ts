@@ -1,7 +1,7 @@
 import type { ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { logger } from '../platform/logger';
 import type { ReservationKind, StoredState } from '../reservations/kind';
-import { confirmedHoldings } from '../reservations/ledger';
+import { confirmedHoldings, type DecisionTable } from '../reservations/ledger';
 import { forgetRejectedHolders, releaseCoupon, restoreHolders } from './coupons';
 import { listDeals } from './deals';
 import { CouponRecord, dealKeys } from './model';
@@ -12,13 +12,29 @@ interface DealCapacity {
 }
 
 /**
+ * A coupon's decisions are kept in the reservation ledger: the coupons table holds a row only for a
+ * coupon issued, one per user and deal, so it cannot also hold one cancelled before a re-issue.
+ */
+export const couponDecisions: DecisionTable<CouponRecord> = {
+  table: 'reservation_ledger',
+  scope: "kind = 'coupon'",
+  id: 'id',
+  owner: 'owner_id',
+  buyer: 'buyer_id',
+  units: 'units',
+  state: 'state',
+  rowOf: (c, state) => ({ id: c.couponId, kind: 'coupon', owner_id: c.dealId, buyer_id: c.userId, units: 1, state }),
+  decidedByStore: false,
+};
+
+/**
  * Coupons, as a kind of reservation: one unit of a deal's limit each, one per user. The guard
  * stores a coupon as rejected when it would take `issued` past the limit, or give a user a second
  * one (only possible after Redis lost writes); the coupons table's unique key backs the latter.
  */
 export const coupons: ReservationKind<CouponRecord, Map<string, DealCapacity>> = {
   name: 'coupons',
-  ledger: 'coupon',
+  decisions: couponDecisions,
   record: CouponRecord,
   idOf: (c) => c.couponId,
   ownerOf: (c) => c.dealId,
@@ -87,7 +103,7 @@ export const coupons: ReservationKind<CouponRecord, Map<string, DealCapacity>> =
   // A user whose coupon was rejected may ask again; one rejected as a second coupon still holds the first.
   async forgetRejected(dealId, rejected) {
     await forgetRejectedHolders(dealId, rejected);
-    await restoreHolders(dealId, await confirmedHoldings('coupon', dealId));
+    await restoreHolders(dealId, await confirmedHoldings(couponDecisions, dealId));
   },
 
   restoreBuyers: (dealId, confirmed) => restoreHolders(dealId, confirmed),

@@ -1,6 +1,7 @@
 import { rejectedOf } from '../reservations/ledger';
 import { heldCoupons } from './coupons';
 import { listDeals, storedCoupons } from './deals';
+import { couponDecisions } from './kind';
 
 export interface CouponView {
   couponId: string;
@@ -14,7 +15,7 @@ export interface CouponView {
  * and the ones the database guard rejected after Redis had issued them (only after Redis lost writes).
  */
 export async function couponsOf(userId: number): Promise<CouponView[]> {
-  const [stored, rejected, deals] = await Promise.all([storedCoupons(userId), rejectedOf('coupon', userId), listDeals()]);
+  const [stored, rejected, deals] = await Promise.all([storedCoupons(userId), rejectedOf(couponDecisions, userId), listDeals()]);
   const held = await heldCoupons(
     deals.map((d) => d.id),
     userId,

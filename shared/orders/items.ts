@@ -38,7 +38,7 @@ export async function listItems(): Promise<ItemRow[]> {
 export async function upsertItemStock(itemId: string, stock: number, perUserLimit: number, buckets = 1): Promise<boolean> {
   return inTransaction(db(), async (conn) => {
     const [rows] = await conn.query<RowDataPacket[]>(
-      'SELECT (SELECT COUNT(*) FROM orders WHERE item_id = ?) AS orders, (SELECT sold FROM items WHERE id = ? FOR UPDATE) AS sold',
+      "SELECT (SELECT COUNT(*) FROM orders WHERE item_id = ? AND status IN ('confirmed', 'rejected')) AS orders, (SELECT sold FROM items WHERE id = ? FOR UPDATE) AS sold",
       [itemId, itemId],
     );
     if (Number(rows[0]!.orders) > 0 || Number(rows[0]!.sold ?? 0) > 0) return false;

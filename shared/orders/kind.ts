@@ -1,6 +1,7 @@
 import type { PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { logger } from '../platform/logger';
 import type { ReservationKind, StoredState } from '../reservations/kind';
+import type { DecisionTable } from '../reservations/ledger';
 import { redis } from '../platform/clients/redis';
 import { findItem, listItems } from './items';
 import { itemBuckets, layoutKey, OrderRecord, orderKeys } from './model';
@@ -22,13 +23,30 @@ async function confirmedPerBuyer(conn: PoolConnection, orders: OrderRecord[]): P
 }
 
 /**
+ * An order's decisions are its own row's status: a promise or a cancellation is a row the writer
+ * later finds (locked) and, for a promise, turns into what the guard decided; a confirmed or
+ * rejected order is one row, written once.
+ */
+export const orderDecisions: DecisionTable<OrderRecord> = {
+  table: 'orders',
+  scope: 'TRUE',
+  id: 'id',
+  owner: 'item_id',
+  buyer: 'user_id',
+  units: 'quantity',
+  state: 'status',
+  rowOf: (o, status) => ({ id: o.orderId, item_id: o.itemId, user_id: o.userId, quantity: o.quantity, status, reserved_at: new Date(o.reservedAt) }),
+  decidedByStore: true,
+};
+
+/**
  * Orders, as a kind of reservation: units of an item's stock, at most the per-buyer limit each.
  * The guard stores an order as rejected instead of confirmed when it would take `sold` past the
  * initial stock or the buyer past the limit: only possible after Redis lost writes.
  */
 export const orders: ReservationKind<OrderRecord, Map<string, Capacity>> = {
   name: 'orders',
-  ledger: 'order',
+  decisions: orderDecisions,
   record: OrderRecord,
   idOf: (o) => o.orderId,
   ownerOf: (o) => o.itemId,
@@ -68,8 +86,9 @@ export const orders: ReservationKind<OrderRecord, Map<string, Capacity>> = {
       }
       states.set(order.orderId, fits ? 'confirmed' : 'rejected');
     }
+    // The writer hands over only orders undecided or promised, their rows locked: a promised row takes the guard's decision.
     await conn.query(
-      'INSERT INTO orders (id, item_id, user_id, quantity, status, reserved_at) VALUES ? ON DUPLICATE KEY UPDATE id = id',
+      'INSERT INTO orders (id, item_id, user_id, quantity, status, reserved_at) VALUES ? ON DUPLICATE KEY UPDATE status = VALUES(status), written_at = CURRENT_TIMESTAMP(3)',
       [fresh.map((o) => [o.orderId, o.itemId, o.userId, o.quantity, states.get(o.orderId), new Date(o.reservedAt)])],
     );
     for (const itemId of new Set(fresh.map((o) => o.itemId))) {

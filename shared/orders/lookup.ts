@@ -2,7 +2,6 @@ import type { RowDataPacket } from 'mysql2';
 import { db } from '../platform/clients/mysql';
 import { NotFoundError } from '../platform/errors';
 import { ownerOfReservation } from '../reservations/ids';
-import { ledgerOrder } from '../reservations/ledger';
 import { pendingOrder } from './sale';
 
 export interface OrderView {
@@ -14,19 +13,19 @@ export interface OrderView {
 async function storedOrder(orderId: string) {
   const [rows] = await db().query<RowDataPacket[]>('SELECT item_id, user_id, quantity, status FROM orders WHERE id = ?', [orderId]);
   const row = rows[0];
-  return row && { itemId: String(row.item_id), userId: Number(row.user_id), quantity: Number(row.quantity), status: String(row.status) };
+  // A promise is an order on its way to the writer, as the client was told.
+  return row && { itemId: String(row.item_id), userId: Number(row.user_id), quantity: Number(row.quantity), status: row.status === 'promised' ? 'pending' : String(row.status) };
 }
 
 /** The buyer's order wherever it is on its way; another user's order answers exactly like a missing one. */
 export async function orderOf(orderId: string, userId: number): Promise<OrderView> {
   // MySQL first, then the outbox, then MySQL again: the writer stores before it clears the outbox,
-  // so an order moving between the two in the meantime is still found. Last the ledger, which
-  // knows a cancelled order and one promised to a retry whose outbox entry Redis lost.
+  // so an order moving between the two in the meantime is still found. MySQL's row also knows a
+  // cancelled order and one promised to a retry whose outbox entry Redis lost.
   const order =
     (await storedOrder(orderId)) ??
     (await pendingOrder(orderId, ownerOfReservation(orderId), userId).then((p) => p && { ...p, status: 'pending' })) ??
-    (await storedOrder(orderId)) ??
-    (await ledgerOrder(orderId));
+    (await storedOrder(orderId));
   if (!order || order.userId !== userId) throw new NotFoundError('No such order');
   return { itemId: order.itemId, quantity: order.quantity, status: order.status };
 }

@@ -35,7 +35,7 @@ export interface Audit {
 
 /**
  * Audits an owner: Redis's counter and outbox as reconciliation looks at them (no relay, no
- * repair), then the ledger in one snapshot; undefined when MySQL has no such owner. `accepted`
+ * repair), then its decisions in one snapshot; undefined when MySQL has no such owner. `accepted`
  * may be a part of a run's ids (at most MAX_AUDITED_IDS): the owner's figures are whole every
  * time, `accepted`, `lost` and `rejected` count the part.
  */
@@ -46,16 +46,17 @@ export async function auditOwner<R>(kind: ReservationKind<R>, owner: string, acc
   const conn = await db().getConnection();
   try {
     await conn.query('START TRANSACTION READ ONLY, WITH CONSISTENT SNAPSHOT');
+    const { table, scope, id, owner: ownerColumn, buyer, units, state } = kind.decisions;
     const [[totals]] = await conn.query<RowDataPacket[]>(
-      "SELECT COUNT(*) AS `rows`, COALESCE(SUM(IF(state = 'confirmed', units, 0)), 0) AS confirmed FROM reservation_ledger WHERE kind = ? AND owner_id = ? AND state IN ('confirmed', 'rejected')",
-      [kind.ledger, owner],
+      `SELECT COUNT(*) AS \`rows\`, COALESCE(SUM(IF(${state} = 'confirmed', ${units}, 0)), 0) AS confirmed FROM ${table} WHERE ${scope} AND ${ownerColumn} = ? AND ${state} IN ('confirmed', 'rejected')`,
+      [owner],
     );
     const [[beyond]] = await conn.query<RowDataPacket[]>(
-      "SELECT COALESCE(SUM(n - 1), 0) AS duplicates FROM (SELECT COUNT(*) AS n FROM reservation_ledger WHERE kind = ? AND owner_id = ? AND state = 'confirmed' GROUP BY buyer_id) AS per_buyer",
-      [kind.ledger, owner],
+      `SELECT COALESCE(SUM(n - 1), 0) AS duplicates FROM (SELECT COUNT(*) AS n FROM ${table} WHERE ${scope} AND ${ownerColumn} = ? AND ${state} = 'confirmed' GROUP BY ${buyer}) AS per_buyer`,
+      [owner],
     );
     const [states] = ids.length
-      ? await conn.query<RowDataPacket[]>('SELECT id, state FROM reservation_ledger WHERE kind = ? AND owner_id = ? AND id IN (?)', [kind.ledger, owner, ids])
+      ? await conn.query<RowDataPacket[]>(`SELECT ${id} AS id, ${state} AS state FROM ${table} WHERE ${scope} AND ${ownerColumn} = ? AND ${id} IN (?)`, [owner, ids])
       : [[] as RowDataPacket[]];
     await conn.query('COMMIT');
     const stateOf = new Map(states.map((r) => [String(r.id), String(r.state)]));

@@ -1,5 +1,6 @@
 import type { PoolConnection } from 'mysql2/promise';
 import type * as z from '../platform/zod';
+import type { DecisionTable } from './ledger';
 
 /**
  * The Redis keys of one owner's reservations (an item's sale, a deal), all in one hash slot: of
@@ -38,8 +39,8 @@ export interface Counter {
 export interface ReservationKind<R, Locked = unknown> {
   /** The field of the hand-off message that carries this kind, and the name in logs. */
   name: 'orders' | 'coupons';
-  /** The kind's name in the reservation ledger. */
-  ledger: 'order' | 'coupon';
+  /** Where its decisions are kept (shared/reservations/ledger.ts). */
+  decisions: DecisionTable<R>;
   record: z.ZodMiniType<R>;
   idOf(record: R): string;
   ownerOf(record: R): string;

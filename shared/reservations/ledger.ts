@@ -1,54 +1,73 @@
 import type { PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { db } from '../platform/clients/mysql';
-import type { ReservationKind, StoredState } from './kind';
+import type { StoredState } from './kind';
 
 /**
- * The reservation ledger (MySQL): every decision about a reservation, orders and coupons alike.
- * Its primary key makes the first decision final, whatever Redis later loses:
+ * Where a kind's decisions are kept (MySQL): every decision about a reservation. A primary key
+ * makes the first decision final, whatever Redis later loses:
  * - `cancelled`: written by the compensating path before Redis gives the units back, so a late
  *   message is never stored, even if Redis loses the release;
  * - `promised`: written when a retry was told the reservation stands, so no compensation can
  *   cancel it any more;
- * - `confirmed` / `rejected`: written by the writer with the kind's row, in one transaction.
- * A reservation with no entry is simply undecided: the writer stores it, outbox entry or not.
+ * - `confirmed` / `rejected`: written by the writer, in the transaction that applies the guard.
+ * A reservation with no decision is simply undecided: the writer stores it, outbox entry or not.
+ *
+ * Orders keep theirs in the order's own row (its status), so the writer stores an order once, in
+ * one row; coupons in the reservation ledger, since the coupons table holds one row per user and
+ * deal and only for a coupon issued (its unique key forbids a cancelled row beside a re-issued one).
  */
 export type LedgerState = 'promised' | 'cancelled' | StoredState;
 
-type Decidable<R> = Pick<ReservationKind<R>, 'ledger' | 'idOf' | 'ownerOf' | 'buyerOf' | 'unitsOf'>;
+/**
+ * A table of decisions and the columns that hold each part. Names are the code's own constants,
+ * never request data, so they are written into the SQL; values always go through placeholders.
+ */
+export interface DecisionColumns {
+  table: 'orders' | 'reservation_ledger';
+  /** What selects this kind's rows in a table kinds share; 'TRUE' in a kind's own table. */
+  scope: string;
+  id: string;
+  owner: string;
+  buyer: string;
+  units: string;
+  state: string;
+}
 
-const rowOf = <R>(kind: Decidable<R>, record: R, state: LedgerState) => [kind.idOf(record), kind.ledger, kind.ownerOf(record), kind.buyerOf(record), kind.unitsOf(record), state];
+/** Where one kind's decisions are kept, and how one is written. */
+export interface DecisionTable<R> extends DecisionColumns {
+  /** The row that records a decision for a record not stored yet: each column and its value. */
+  rowOf(record: R, state: LedgerState): Record<string, unknown>;
+  /** True when the kind's store writes the guard's decision in its own row: the writer records none apart. */
+  decidedByStore: boolean;
+}
 
 /**
  * Writes state for the record unless something was decided first; returns what stands: state
  * itself, or the earlier decision (a `promised` does not overrule a `cancelled`, nor the reverse).
  */
-export async function decideFirst<R>(kind: Decidable<R>, record: R, state: 'promised' | 'cancelled'): Promise<LedgerState> {
-  const [result] = await db().query<ResultSetHeader>(
-    'INSERT IGNORE INTO reservation_ledger (id, kind, owner_id, buyer_id, units, state) VALUES (?)',
-    [rowOf(kind, record, state)],
-  );
+export async function decideFirst<R>(decisions: DecisionTable<R>, record: R, state: 'promised' | 'cancelled'): Promise<LedgerState> {
+  const row = decisions.rowOf(record, state);
+  const [result] = await db().query<ResultSetHeader>(`INSERT IGNORE INTO ${decisions.table} (${Object.keys(row).join(', ')}) VALUES (?)`, [Object.values(row)]);
   if (result.affectedRows === 1) return state;
-  return (await ledgerState(kind.idOf(record)))!;
-}
-
-async function ledgerState(id: string): Promise<LedgerState | undefined> {
-  const [rows] = await db().query<RowDataPacket[]>('SELECT state FROM reservation_ledger WHERE id = ?', [id]);
-  return rows[0]?.state as LedgerState | undefined;
+  const id = String(row[decisions.id]);
+  const [rows] = await db().query<RowDataPacket[]>(`SELECT ${decisions.state} AS state FROM ${decisions.table} WHERE ${decisions.id} = ?`, [id]);
+  return rows[0]!.state as LedgerState;
 }
 
 /** The decisions already taken for ids, locked until conn's transaction ends. */
-export async function lockedStates(conn: PoolConnection, ids: string[]): Promise<Map<string, LedgerState>> {
-  const [rows] = await conn.query<RowDataPacket[]>('SELECT id, state FROM reservation_ledger WHERE id IN (?) FOR UPDATE', [ids]);
+export async function lockedStates(conn: PoolConnection, decisions: DecisionColumns, ids: string[]): Promise<Map<string, LedgerState>> {
+  const { table, id, state } = decisions;
+  const [rows] = await conn.query<RowDataPacket[]>(`SELECT ${id} AS id, ${state} AS state FROM ${table} WHERE ${id} IN (?) FOR UPDATE`, [ids]);
   return new Map(rows.map((r) => [String(r.id), r.state as LedgerState]));
 }
 
-/** The writer's decisions, in its transaction: a promise becomes what the guard decided. */
-export async function recordStored<R>(conn: PoolConnection, kind: Decidable<R>, records: R[], states: Map<string, StoredState>): Promise<void> {
-  if (records.length === 0) return;
-  await conn.query(
-    'INSERT INTO reservation_ledger (id, kind, owner_id, buyer_id, units, state) VALUES ? ON DUPLICATE KEY UPDATE state = VALUES(state)',
-    [records.map((r) => rowOf(kind, r, states.get(kind.idOf(r))!))],
-  );
+/** The writer's decisions, in its transaction, where the kind's store did not write them: a promise becomes what the guard decided. */
+export async function recordStored<R>(conn: PoolConnection, decisions: DecisionTable<R>, records: R[], states: Map<string, StoredState>, idOf: (record: R) => string): Promise<void> {
+  if (records.length === 0 || decisions.decidedByStore) return;
+  const rows = records.map((r) => decisions.rowOf(r, states.get(idOf(r))!));
+  await conn.query(`INSERT INTO ${decisions.table} (${Object.keys(rows[0]!).join(', ')}) VALUES ? ON DUPLICATE KEY UPDATE ${decisions.state} = VALUES(${decisions.state})`, [
+    rows.map((row) => Object.values(row)),
+  ]);
 }
 
 export interface OwnerLedger {
@@ -58,32 +77,28 @@ export interface OwnerLedger {
 }
 
 /** One owner's confirmed units, and the states of the ids given, on conn (a snapshot of the caller's). */
-export async function ownerLedger(conn: PoolConnection, kind: ReservationKind<unknown>['ledger'], owner: string, ids: string[]): Promise<OwnerLedger> {
+export async function ownerLedger(conn: PoolConnection, decisions: DecisionColumns, owner: string, ids: string[]): Promise<OwnerLedger> {
+  const { table, scope, id, state, units } = decisions;
   const [[sum], states] = await Promise.all([
-    conn.query<RowDataPacket[]>("SELECT COALESCE(SUM(units), 0) AS units FROM reservation_ledger WHERE kind = ? AND owner_id = ? AND state = 'confirmed'", [kind, owner]),
-    ids.length ? conn.query<RowDataPacket[]>('SELECT id, state FROM reservation_ledger WHERE id IN (?)', [ids]).then(([rows]) => rows) : [],
+    conn.query<RowDataPacket[]>(`SELECT COALESCE(SUM(${units}), 0) AS units FROM ${table} WHERE ${scope} AND ${decisions.owner} = ? AND ${state} = 'confirmed'`, [owner]),
+    ids.length ? conn.query<RowDataPacket[]>(`SELECT ${id} AS id, ${state} AS state FROM ${table} WHERE ${id} IN (?)`, [ids]).then(([rows]) => rows) : [],
   ]);
   return { confirmedUnits: Number(sum[0]!.units), states: new Map(states.map((r) => [String(r.id), r.state as LedgerState])) };
 }
 
 /** What each buyer of an owner holds for certain: their confirmed reservations. */
-export async function confirmedHoldings(kind: ReservationKind<unknown>['ledger'], owner: string): Promise<{ buyer: number; units: number; id: string }[]> {
+export async function confirmedHoldings(decisions: DecisionColumns, owner: string): Promise<{ buyer: number; units: number; id: string }[]> {
+  const { table, scope, id, buyer, units, state } = decisions;
   const [rows] = await db().query<RowDataPacket[]>(
-    "SELECT buyer_id, SUM(units) AS units, MIN(id) AS id FROM reservation_ledger WHERE kind = ? AND owner_id = ? AND state = 'confirmed' GROUP BY buyer_id",
-    [kind, owner],
+    `SELECT ${buyer} AS buyer, SUM(${units}) AS units, MIN(${id}) AS id FROM ${table} WHERE ${scope} AND ${decisions.owner} = ? AND ${state} = 'confirmed' GROUP BY ${buyer}`,
+    [owner],
   );
-  return rows.map((r) => ({ buyer: Number(r.buyer_id), units: Number(r.units), id: String(r.id) }));
-}
-
-/** An order as the ledger alone knows it: cancelled, or promised and on its way (pending). */
-export async function ledgerOrder(id: string): Promise<{ itemId: string; userId: number; quantity: number; status: string } | undefined> {
-  const [rows] = await db().query<RowDataPacket[]>("SELECT owner_id, buyer_id, units, state FROM reservation_ledger WHERE id = ? AND kind = 'order'", [id]);
-  const row = rows[0];
-  return row && { itemId: String(row.owner_id), userId: Number(row.buyer_id), quantity: Number(row.units), status: row.state === 'promised' ? 'pending' : String(row.state) };
+  return rows.map((r) => ({ buyer: Number(r.buyer), units: Number(r.units), id: String(r.id) }));
 }
 
 /** The reservations of a buyer that the guard rejected: id and owner. */
-export async function rejectedOf(kind: ReservationKind<unknown>['ledger'], buyer: number): Promise<{ id: string; owner: string }[]> {
-  const [rows] = await db().query<RowDataPacket[]>("SELECT id, owner_id FROM reservation_ledger WHERE kind = ? AND buyer_id = ? AND state = 'rejected'", [kind, buyer]);
-  return rows.map((r) => ({ id: String(r.id), owner: String(r.owner_id) }));
+export async function rejectedOf(decisions: DecisionColumns, buyer: number): Promise<{ id: string; owner: string }[]> {
+  const { table, scope, id, owner, state } = decisions;
+  const [rows] = await db().query<RowDataPacket[]>(`SELECT ${id} AS id, ${owner} AS owner FROM ${table} WHERE ${scope} AND ${decisions.buyer} = ? AND ${state} = 'rejected'`, [buyer]);
+  return rows.map((r) => ({ id: String(r.id), owner: String(r.owner) }));
 }

@@ -23,7 +23,7 @@ const retryLater = (kind: ReservationKind<unknown>) =>
  * decision came first (a retry was told it stands, or the writer stored it): it stands.
  */
 export async function compensate<R>(kind: ReservationKind<R>, record: R): Promise<boolean> {
-  if ((await decideFirst(kind, record, 'cancelled')) !== 'cancelled') return false;
+  if ((await decideFirst(kind.decisions, record, 'cancelled')) !== 'cancelled') return false;
   await kind.release(record);
   return true;
 }
@@ -43,7 +43,7 @@ export async function handOff<R>(kind: ReservationKind<R>, reserved: Reserved<R>
   const send = () => reservationQueue().send({ kind: kind.name, record: reserved.record, ...(correlationId ? { correlation: { id, correlationId } } : {}) });
   if (reserved.replayed) {
     if (!reserved.pending) return;
-    const state = await decideFirst(kind, reserved.record, 'promised').catch((error: unknown) => {
+    const state = await decideFirst(kind.decisions, reserved.record, 'promised').catch((error: unknown) => {
       logger.warn(`A retry of one of the ${kind.name} could not be promised`, { id, error: loggableError(error) });
       throw unavailable();
     });

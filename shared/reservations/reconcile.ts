@@ -87,7 +87,7 @@ async function look<R>(kind: ReservationKind<R>, owner: string): Promise<Look<R>
   try {
     await conn.query('START TRANSACTION READ ONLY, WITH CONSISTENT SNAPSHOT');
     const capacity = await kind.capacity(conn, owner);
-    const ledger = await ownerLedger(conn, kind.ledger, owner, outbox.map((e) => e.id));
+    const ledger = await ownerLedger(conn, kind.decisions, owner, outbox.map((e) => e.id));
     await conn.query('COMMIT');
     if (capacity === undefined) return undefined;
     const counters = looks.map((l) => l.state?.[kind.counter.field]);
@@ -245,7 +245,7 @@ export async function reconcileOwner<R>(kind: ReservationKind<R>, owner: string,
     const applied = await adjustScript.run(redis(), [target.keys.state], [kind.counter.field, kind.counter.sign * current.drift, Number(target.state?.repairs ?? 0), min, max]);
     if (applied !== null) report.adjusted = current.drift;
   }
-  report.buyersRestored = await kind.restoreBuyers(owner, await confirmedHoldings(kind.ledger, owner));
+  report.buyersRestored = await kind.restoreBuyers(owner, await confirmedHoldings(kind.decisions, owner));
   return report;
 }
 

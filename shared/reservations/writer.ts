@@ -33,7 +33,7 @@ async function storeBatch<R>(kind: ReservationKind<R>, records: R[]): Promise<Ma
   let stored = new Map<string, StoredState>();
   const decisions = await inTransaction(db(), async (conn) => {
     const owners = await kind.lockOwners(conn, [...new Set(records.map(kind.ownerOf))].sort());
-    const decided = await lockedStates(conn, records.map(kind.idOf));
+    const decided = await lockedStates(conn, kind.decisions, records.map(kind.idOf));
     // Ids in code-unit order, as the owners are, so that concurrent writers take rows' locks in one
     // order; localeCompare's collation cost more than any other line of the writer's own code.
     const undecided = records
@@ -43,7 +43,7 @@ async function storeBatch<R>(kind: ReservationKind<R>, records: R[]): Promise<Ma
       })
       .sort((a, b) => (kind.idOf(a) < kind.idOf(b) ? -1 : 1));
     stored = undecided.length ? await kind.store(conn, undecided, owners) : new Map();
-    await recordStored(conn, kind, undecided, stored);
+    await recordStored(conn, kind.decisions, undecided, stored, kind.idOf);
     return new Map<string, string>([...decided, ...stored]);
   });
   countStored(kind, records, stored);

@@ -8,7 +8,10 @@ import { CORRELATION_ATTRIBUTE, encodeCorrelationIds, encodeHandOffs, type HandO
 import { itemKeys, type OrderRecord } from '../../shared/orders/model';
 import { openSale, reserve } from '../../shared/orders/sale';
 import { fixture, lambdaContext } from '../support/events';
-import { orderRows, soldCount, uniqueItemId } from '../support/orders';
+import type { RowDataPacket } from 'mysql2/promise';
+import { orderRows, soldCount, sql, uniqueItemId } from '../support/orders';
+import { orderDecisions } from '../../shared/orders/kind';
+import { decideFirst } from '../../shared/reservations/ledger';
 import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
 import { depth, pollQueue, queueWithDeadLetters, testSqs } from '../support/queues';
 import { until } from '../../shared/platform/wait';
@@ -84,6 +87,22 @@ describe('the order writer', () => {
     expect(rows.filter((r) => r.status === 'confirmed')).toHaveLength(3);
     expect(rows.filter((r) => r.status === 'rejected')).toHaveLength(2);
     expect(await soldCount(itemId)).toBe(3);
+  });
+
+  it("keeps an order's decision in its own row: one row per order, a promise decided in place, nothing in the ledger", async () => {
+    // Prepare: one order promised to a retry before the writer sees it, one undecided.
+    const { itemId, orders } = await saleWithReservations(2);
+    await decideFirst(orderDecisions, orders[0]!, 'promised');
+
+    // Act
+    const result = await writeReservations(sqsEventFor([encodeHandOffs(orders.map((order) => ({ kind: 'orders', record: order })))]), lambdaContext());
+
+    // Assess
+    expect(result.batchItemFailures).toEqual([]);
+    const rows = await sql<RowDataPacket>('SELECT id, status FROM orders WHERE item_id = ? ORDER BY id', [itemId]);
+    expect(rows.map((r) => ({ ...r }))).toEqual(orders.map((o) => ({ id: o.orderId, status: 'confirmed' })).sort((a, b) => (a.id < b.id ? -1 : 1)));
+    expect(await sql('SELECT id FROM reservation_ledger WHERE owner_id = ?', [itemId])).toEqual([]);
+    expect(await soldCount(itemId)).toBe(2);
   });
 
   it('counts each order once when its message comes twice in one batch', async () => {

@@ -8,6 +8,8 @@ import { upsertItemStock } from '../../shared/orders/items';
 import { encodeHandOffs } from '../../shared/reservations/hand-off';
 import { itemKeys, type OrderRecord } from '../../shared/orders/model';
 import { openSale, remainingStock, reserve } from '../../shared/orders/sale';
+import { orderDecisions } from '../../shared/orders/kind';
+import { decideFirst } from '../../shared/reservations/ledger';
 import { httpEvent, lambdaContext } from '../support/events';
 import { getOrderEvent, orderEvent } from '../support/order-events';
 import { orderRows, soldCount, sql, uniqueItemId } from '../support/orders';
@@ -127,6 +129,27 @@ describe('flash-sale orders', () => {
     expect(body(later)).toEqual({ orderId: placed.orderId, itemId, quantity: 1, status: 'confirmed' });
     expect(foreign.statusCode).toBe(404);
     expect(body(foreign).error.code).toBe('NOT_FOUND');
+  });
+
+  it("answers from the order's row when Redis no longer has it: a promised order is pending, a cancelled one cancelled", async () => {
+    // Prepare: two reservations Redis then lost from its outbox, one promised to a retry, one cancelled by its compensation.
+    const itemId = await openItem(5);
+    const [promisedBuyer, cancelledBuyer] = [buyers[3]!, buyers[4]!];
+    const promised = await reserve({ itemId, userId: promisedBuyer.id, quantity: 1, idempotencyKey: 'promised', source: LOCAL_SOURCE });
+    const cancelled = await reserve({ itemId, userId: cancelledBuyer.id, quantity: 1, idempotencyKey: 'cancelled', source: LOCAL_SOURCE });
+    await decideFirst(orderDecisions, promised.record, 'promised');
+    await decideFirst(orderDecisions, cancelled.record, 'cancelled');
+    await redis().del(itemKeys(itemId).outbox);
+
+    // Act
+    const [promisedView, cancelledView] = await Promise.all([
+      getOrder(getOrderEvent(promised.record.orderId, promisedBuyer.cookie), lambdaContext()),
+      getOrder(getOrderEvent(cancelled.record.orderId, cancelledBuyer.cookie), lambdaContext()),
+    ]);
+
+    // Assess
+    expect(body(promisedView)).toEqual({ orderId: promised.record.orderId, itemId, quantity: 1, status: 'pending' });
+    expect(body(cancelledView)).toEqual({ orderId: cancelled.record.orderId, itemId, quantity: 1, status: 'cancelled' });
   });
 
   it('refuses to reset a sale whose reservations are still pending, leaving MySQL as it was', async () => {

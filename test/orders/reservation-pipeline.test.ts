@@ -123,7 +123,7 @@ describe.each(kindsUnderTest)('the reservation pipeline for $name', (t) => {
     it('is finished by reconciliation when it died between the ledger and Redis', async () => {
       const owner = await t.open(3);
       const reserved = await t.reserve(owner, 1);
-      await decideFirst(kind, reserved.record, 'cancelled');
+      await decideFirst(kind.decisions, reserved.record, 'cancelled');
 
       const reconciled = await reconcileOwner(kind, owner, look);
 

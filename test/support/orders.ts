@@ -15,8 +15,9 @@ export async function sql<T extends RowDataPacket>(query: string, params: unknow
   }
 }
 
+/** The orders the writer stored, confirmed or rejected: a promise or a cancellation alone is no stored order. */
 export async function orderRows(itemId: string) {
-  return sql<RowDataPacket>('SELECT id, user_id, quantity, status FROM orders WHERE item_id = ?', [itemId]);
+  return sql<RowDataPacket>("SELECT id, user_id, quantity, status FROM orders WHERE item_id = ? AND status IN ('confirmed', 'rejected')", [itemId]);
 }
 
 export async function soldCount(itemId: string): Promise<number> {
