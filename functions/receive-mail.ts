@@ -3,14 +3,16 @@ import { storeCredentials } from '../shared/platform/clients/credentials';
 import { flushMetrics } from '../shared/platform/metrics';
 import type { SESEvent } from 'aws-lambda';
 import { readEnv, receiveMailEnv } from '../shared/platform/config';
+import { once } from '../shared/platform/once';
 import { findOrCreateNewsletter } from '../shared/mail/newsletters';
 import { mailReceiver } from '../shared/mail/receive';
 
-const { INBOUND_DOMAIN, RAW_MAIL_BUCKET, RAW_MAIL_PREFIX, MAIL_PARSER_THREADS } = readEnv(receiveMailEnv);
+const receive = once(() => {
+  const { INBOUND_DOMAIN, RAW_MAIL_BUCKET, RAW_MAIL_PREFIX, MAIL_PARSER_THREADS } = readEnv(receiveMailEnv);
+  return mailReceiver({ domain: INBOUND_DOMAIN, bucket: RAW_MAIL_BUCKET, prefix: RAW_MAIL_PREFIX, resolveNewsletter: findOrCreateNewsletter, parserThreads: MAIL_PARSER_THREADS });
+});
 
 export const handler = middy<SESEvent, void>()
   .use(flushMetrics())
   .use(storeCredentials())
-  .handler(
-  mailReceiver({ domain: INBOUND_DOMAIN, bucket: RAW_MAIL_BUCKET, prefix: RAW_MAIL_PREFIX, resolveNewsletter: findOrCreateNewsletter, parserThreads: MAIL_PARSER_THREADS }),
-);
+  .handler((event) => receive()(event));

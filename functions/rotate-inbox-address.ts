@@ -1,11 +1,14 @@
 import { inboundDomainEnv, readEnv } from '../shared/platform/config';
+import { once } from '../shared/platform/once';
 import { api } from '../shared/api/api';
 import { json } from '../shared/platform/http/response';
 import { rotateInboxToken } from '../shared/mail/addresses';
 import { inboxAddress } from '../shared/mail/inbox-token';
 
-const { INBOUND_DOMAIN } = readEnv(inboundDomainEnv);
+const inboundDomain = once(() => readEnv(inboundDomainEnv).INBOUND_DOMAIN);
 
-export const handler = api({ access: 'user' }).handler(async ({ principal }) =>
-  json(200, { address: inboxAddress(await rotateInboxToken(principal.userId), INBOUND_DOMAIN) }),
-);
+export const handler = api({ access: 'user' }).handler(async ({ principal }) => {
+  // Read before the token is touched, so a function without its domain changes nothing.
+  const domain = inboundDomain();
+  return json(200, { address: inboxAddress(await rotateInboxToken(principal.userId), domain) });
+});

@@ -1,6 +1,9 @@
 import * as z from './zod';
 
-/** Thrown at cold start so a misconfigured function fails before it serves anything. */
+/**
+ * Thrown where a setting is first read, on first use and never at import (a build step imports every
+ * entry file without an environment): a misconfigured function fails its invocation rather than run on a wrong value.
+ */
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
