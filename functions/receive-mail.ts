@@ -1,6 +1,4 @@
-import middy from '@middy/core';
-import { storeCredentials } from '../shared/platform/clients/credentials';
-import { flushMetrics } from '../shared/platform/metrics';
+import { functionStack } from '../shared/platform/function-stack';
 import type { SESEvent } from 'aws-lambda';
 import { readEnv, receiveMailEnv } from '../shared/platform/config';
 import { once } from '../shared/platform/once';
@@ -12,7 +10,4 @@ const receive = once(() => {
   return mailReceiver({ domain: INBOUND_DOMAIN, bucket: RAW_MAIL_BUCKET, prefix: RAW_MAIL_PREFIX, resolveNewsletter: findOrCreateNewsletter, parserThreads: MAIL_PARSER_THREADS });
 });
 
-export const handler = middy<SESEvent, void>()
-  .use(flushMetrics())
-  .use(storeCredentials())
-  .handler((event) => receive()(event));
+export const handler = functionStack<SESEvent, void>().handler((event) => receive()(event));

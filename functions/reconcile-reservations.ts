@@ -1,7 +1,5 @@
-import middy from '@middy/core';
 import type { ScheduledEvent } from 'aws-lambda';
-import { storeCredentials } from '../shared/platform/clients/credentials';
-import { flushMetrics } from '../shared/platform/metrics';
+import { functionStack } from '../shared/platform/function-stack';
 import { reconcileKinds } from '../shared/reservations/reconcile';
 import { kinds } from '../shared/sales/kinds';
 
@@ -14,10 +12,7 @@ const RELAY_AFTER_MS = 60_000;
  * in flight, buyers' holdings). The writer repairs at once when it stores records Redis lost; this
  * catches a loss whose records were all stored before it happened (a failover's lost settles).
  */
-export const handler = middy<ScheduledEvent, { owners: number; drifted: number }>()
-  .use(flushMetrics())
-  .use(storeCredentials())
-  .handler(async () => {
-    const { owners, drifted } = await reconcileKinds(kinds, { relayOlderThanMs: RELAY_AFTER_MS, repair: true });
-    return { owners, drifted };
-  });
+export const handler = functionStack<ScheduledEvent, { owners: number; drifted: number }>().handler(async () => {
+  const { owners, drifted } = await reconcileKinds(kinds, { relayOlderThanMs: RELAY_AFTER_MS, repair: true });
+  return { owners, drifted };
+});

@@ -1,10 +1,9 @@
-import middy, { type MiddlewareObj } from '@middy/core';
+import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { storeCredentials } from '../platform/clients/credentials';
 import { AppError, ForbiddenError, UnauthenticatedError, UnavailableError } from '../platform/errors';
 import { countOutcome, errorHandler, normaliseEvent, throughCloudFront, validateInput, type ApiEvent, type InputSchemas, type Outcomes, type Parsed } from '../platform/http/middleware';
 import type { ApiResult } from '../platform/http/response';
-import { flushMetrics } from '../platform/metrics';
+import { functionStack } from '../platform/function-stack';
 import { parseSessionCookie, resolveSession, SESSION_COOKIE, type Principal } from '../sessions/store';
 import type { Role } from '../sessions/users';
 
@@ -20,14 +19,14 @@ type Access = 'public' | Role;
 type EventOf<A extends Access, In> = A extends 'public' ? ApiEvent<In> : AuthedEvent<In>;
 
 /**
- * The one middleware stack of every HTTP function: metrics flushed once the invocation ends, the
- * stores' credentials, event normalisation, the CloudFront check (where CloudFront is in front),
+ * The one middleware stack of every HTTP function: the function stack (metrics flushed once the
+ * invocation ends, the stores' credentials), event normalisation, the CloudFront check (where CloudFront is in front),
  * authentication, input validation (path, query, headers, JSON body), the route's outcome counted
  * (where it has outcomes), then the error handler last. Handlers only see valid input, typed by
  * the schemas; the exported Lambda handler takes the plain API Gateway event.
  */
 export function api<A extends Access, S extends InputSchemas = {}>(options: { access: A; outcomes?: Outcomes } & S) {
-  const stack = middy<APIGatewayProxyEventV2, ApiResult>().use(flushMetrics()).use(storeCredentials()).use(normaliseEvent()).use(throughCloudFront());
+  const stack = functionStack<APIGatewayProxyEventV2, ApiResult>().use(normaliseEvent()).use(throughCloudFront());
   if (options.access !== 'public') stack.use(authenticate(options.access));
   stack.use(validateInput(options));
   if (options.outcomes) stack.use(countOutcome(options.outcomes));

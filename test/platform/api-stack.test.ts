@@ -33,6 +33,20 @@ describe('the HTTP middleware stack', () => {
     expect(Object.keys(body.headers).filter((name) => name !== name.toLowerCase())).toEqual([]);
   });
 
+  it('races no early timeout of its own: a call bounded on its own answers even past the moment middy would have cut in', async () => {
+    // Prepare: an invocation with 1 ms left, whose work takes 20 ms (every real call is bounded by its own budget).
+    const slow = api({ access: 'public' }).handler(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return json(200, { done: true });
+    });
+
+    // Act
+    const result = await slow(httpEvent('post-sessions'), lambdaContext('surge-test', 1));
+
+    // Assess
+    expect(result.statusCode).toBe(200);
+  });
+
   it('maps cookies by name, first occurrence winning, skipping nameless ones', async () => {
     const event = httpEvent('post-sessions', { body: { name: 'a' }, cookies: ['a=1', '=orphan', 'b = 2 ', 'a=3', 'novalue'] });
 
