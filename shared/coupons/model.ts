@@ -1,4 +1,5 @@
 import { newReservationId, OwnerId } from '../reservations/ids';
+import { TaggedKeys } from '../reservations/owner-keys';
 import * as z from '../platform/zod';
 
 export const DealId = OwnerId;
@@ -15,15 +16,4 @@ export type CouponRecord = z.infer<typeof CouponRecord>;
 export const newCouponId = newReservationId;
 
 /** Every key of one deal shares the hash tag {deal:<id>}, so its scripts run in one slot. */
-export const dealKeys = (dealId: string) => {
-  const tag = `{deal:${dealId}}`;
-  return {
-    tag,
-    state: `${tag}:deal`,
-    buyers: `${tag}:holders`,
-    outbox: `${tag}:outbox`,
-    moves: `${tag}:moves`,
-    movedIn: (moveId: string) => `${tag}:moved-in:${moveId}`,
-    released: (couponId: string) => `${tag}:released:${couponId}`,
-  };
-};
+export const dealKeys = (dealId: string) => new TaggedKeys(`{deal:${dealId}}`, { state: 'deal', buyers: 'holders' });

@@ -1,5 +1,6 @@
 import { bucketTags, MAX_BUCKETS } from '../reservations/buckets';
 import { newReservationId, OwnerId, ReservationId } from '../reservations/ids';
+import { TaggedKeys } from '../reservations/owner-keys';
 import * as z from '../platform/zod';
 
 export const ItemId = OwnerId;
@@ -31,19 +32,17 @@ export const OrderId = ReservationId;
  * an item split into buckets has one such tag per bucket (bucketTags), and bucket k of n has the
  * keys of its own tag.
  */
-export const itemKeys = (itemId: string, bucket = 0, buckets = 1) => {
-  const tag = bucketTags(`item:${itemId}`, buckets)[bucket]!;
-  return {
-    tag,
-    state: `${tag}:sale`,
-    buyers: `${tag}:bought`,
-    outbox: `${tag}:outbox`,
-    moves: `${tag}:moves`,
-    movedIn: (moveId: string) => `${tag}:moved-in:${moveId}`,
-    idempotency: (userId: number, key: string) => `${tag}:idem:${userId}:${key}`,
-    released: (orderId: string) => `${tag}:released:${orderId}`,
-  };
-};
+export const itemKeys = (itemId: string, bucket = 0, buckets = 1) => new SaleKeys(bucketTags(`item:${itemId}`, buckets)[bucket]!);
+
+class SaleKeys extends TaggedKeys {
+  constructor(tag: string) {
+    super(tag, { state: 'sale', buyers: 'bought' });
+  }
+
+  idempotency(userId: number, key: string): string {
+    return `${this.tag}:idem:${userId}:${key}`;
+  }
+}
 
 /** Every bucket's keys of an item split into `buckets` (one, the item's own, when it is not). */
 export const itemBuckets = (itemId: string, buckets: number) => Array.from({ length: buckets }, (_, k) => itemKeys(itemId, k, buckets));
