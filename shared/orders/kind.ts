@@ -23,6 +23,46 @@ async function confirmedPerBuyer(conn: PoolConnection, orders: OrderRecord[]): P
 }
 
 /**
+ * Decides each order under the guard (in the order given) and stores it with its decision, then
+ * moves `sold`. `over promises`: the orders' rows were locked and found undecided or promised, and
+ * a promised row takes the decision. `first`: nothing was read of them, and each must be a new row;
+ * undefined when one already had a row (the writer then rolls back and decides under lock).
+ */
+function storeOrders(conn: PoolConnection, fresh: OrderRecord[], items: Map<string, Capacity>, mode: 'over promises'): Promise<Map<string, StoredState>>;
+function storeOrders(conn: PoolConnection, fresh: OrderRecord[], items: Map<string, Capacity>, mode: 'first'): Promise<Map<string, StoredState> | undefined>;
+async function storeOrders(conn: PoolConnection, fresh: OrderRecord[], items: Map<string, Capacity>, mode: 'over promises' | 'first'): Promise<Map<string, StoredState> | undefined> {
+  const held = await confirmedPerBuyer(conn, fresh);
+  const states = new Map<string, StoredState>();
+  for (const order of fresh) {
+    const item = items.get(order.itemId)!;
+    const buyer = `${order.itemId} ${order.userId}`;
+    const fits = item.sold + order.quantity <= item.initial && (held.get(buyer) ?? 0) + order.quantity <= item.perUserLimit;
+    if (fits) {
+      item.sold += order.quantity;
+      held.set(buyer, (held.get(buyer) ?? 0) + order.quantity);
+    }
+    states.set(order.orderId, fits ? 'confirmed' : 'rejected');
+  }
+  const rows = fresh.map((o) => [o.orderId, o.itemId, o.userId, o.quantity, states.get(o.orderId), new Date(o.reservedAt)]);
+  if (mode === 'first') {
+    // IGNORE leaves an existing row as it is and counts only the rows inserted; every value was validated with the record.
+    const [inserted] = await conn.query<ResultSetHeader>('INSERT IGNORE INTO orders (id, item_id, user_id, quantity, status, reserved_at) VALUES ?', [rows]);
+    if (inserted.affectedRows !== fresh.length) return undefined;
+  } else {
+    await conn.query('INSERT INTO orders (id, item_id, user_id, quantity, status, reserved_at) VALUES ? ON DUPLICATE KEY UPDATE status = VALUES(status), written_at = CURRENT_TIMESTAMP(3)', [rows]);
+  }
+  for (const itemId of new Set(fresh.map((o) => o.itemId))) {
+    const { sold } = items.get(itemId)!;
+    // Guarded again in SQL (and by the items_not_oversold CHECK), not only in this loop.
+    const [result] = await conn.query<ResultSetHeader>('UPDATE items SET sold = ? WHERE id = ? AND ? <= initial_stock', [sold, itemId, sold]);
+    if (result.affectedRows !== 1) throw new Error(`Guard refused sold=${sold} for ${itemId}`);
+  }
+  const rejected = [...states.values()].filter((s) => s === 'rejected').length;
+  if (rejected) logger.error('Orders rejected by the database guard: Redis stock drifted', { rejected });
+  return states;
+}
+
+/**
  * An order's decisions are its own row's status: a promise or a cancellation is a row the writer
  * later finds (locked) and, for a promise, turns into what the guard decided; a confirmed or
  * rejected order is one row, written once.
@@ -73,34 +113,8 @@ export const orders: ReservationKind<OrderRecord, Map<string, Capacity>> = {
     return rows[0] ? Number(rows[0].initial_stock) : undefined;
   },
 
-  async store(conn, fresh, items) {
-    const held = await confirmedPerBuyer(conn, fresh);
-    const states = new Map<string, StoredState>();
-    for (const order of fresh) {
-      const item = items.get(order.itemId)!;
-      const buyer = `${order.itemId} ${order.userId}`;
-      const fits = item.sold + order.quantity <= item.initial && (held.get(buyer) ?? 0) + order.quantity <= item.perUserLimit;
-      if (fits) {
-        item.sold += order.quantity;
-        held.set(buyer, (held.get(buyer) ?? 0) + order.quantity);
-      }
-      states.set(order.orderId, fits ? 'confirmed' : 'rejected');
-    }
-    // The writer hands over only orders undecided or promised, their rows locked: a promised row takes the guard's decision.
-    await conn.query(
-      'INSERT INTO orders (id, item_id, user_id, quantity, status, reserved_at) VALUES ? ON DUPLICATE KEY UPDATE status = VALUES(status), written_at = CURRENT_TIMESTAMP(3)',
-      [fresh.map((o) => [o.orderId, o.itemId, o.userId, o.quantity, states.get(o.orderId), new Date(o.reservedAt)])],
-    );
-    for (const itemId of new Set(fresh.map((o) => o.itemId))) {
-      const { sold } = items.get(itemId)!;
-      // Guarded again in SQL (and by the items_not_oversold CHECK), not only in this loop.
-      const [result] = await conn.query<ResultSetHeader>('UPDATE items SET sold = ? WHERE id = ? AND ? <= initial_stock', [sold, itemId, sold]);
-      if (result.affectedRows !== 1) throw new Error(`Guard refused sold=${sold} for ${itemId}`);
-    }
-    const rejected = [...states.values()].filter((s) => s === 'rejected').length;
-    if (rejected) logger.error('Orders rejected by the database guard: Redis stock drifted', { rejected });
-    return states;
-  },
+  store: (conn, fresh, items) => storeOrders(conn, fresh, items, 'over promises'),
+  storeUndecided: (conn, fresh, items) => storeOrders(conn, fresh, items, 'first'),
 
   async rebuiltState(conn, itemId, remaining) {
     const [rows] = await conn.query<RowDataPacket[]>('SELECT per_user_limit, buckets FROM items WHERE id = ?', [itemId]);

@@ -68,6 +68,13 @@ export interface ReservationKind<R, Locked = unknown> {
    * transaction, after lockOwners: rejects what would go past the capacity or the buyer's limit.
    */
   store(conn: PoolConnection, records: R[], owners: Locked): Promise<Map<string, StoredState>>;
+  /**
+   * Stores reservations as store does, but as if none had a decision yet, without reading or
+   * locking their decisions first: undefined when one had (a duplicate, a promise, a cancellation),
+   * and the writer then rolls back and decides under lock. Spares the common batch, whose
+   * reservations all arrive once and undecided, a statement.
+   */
+  storeUndecided?(conn: PoolConnection, records: R[], owners: Locked): Promise<Map<string, StoredState> | undefined>;
   /** The state hash's fields when a bucket of the owner is rebuilt from MySQL with `units` in it, or undefined when MySQL has no such owner. */
   rebuiltState(conn: PoolConnection, owner: string, units: number): Promise<Record<string, string | number> | undefined>;
   /** Puts back what tells the reserving path how many buckets the owner has, if Redis lost it. */

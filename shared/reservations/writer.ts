@@ -22,27 +22,47 @@ function groupBy<T>(records: T[], ownerOf: (record: T) => string): Map<string, T
   return groups;
 }
 
+/** Thrown inside the first attempt's transaction, to roll it back, when a record already had a decision. */
+class AlreadyDecided extends Error {}
+
 /**
- * One transaction: the owners' rows are locked first (in id order, so writers cannot deadlock),
- * then the ledger's entries for these ids, so the guard and the duplicate check see every
- * committed decision. Records already decided are left alone (a duplicate delivery, a
- * cancellation); the rest are stored under the kind's guard and their decision recorded.
+ * One transaction: the owners' rows are locked first (in id order, so writers cannot deadlock), so
+ * the guard sees every committed write. Where the kind can, the records are first stored as if none
+ * had a decision (storeUndecided: one statement fewer), and that transaction rolled back if one had;
+ * then, or else, the decisions' rows for these ids are locked too, so the duplicate check sees every
+ * committed decision: records already decided are left alone (a duplicate delivery, a
+ * cancellation), the rest stored under the kind's guard and their decision recorded.
  * Returns the decision that stands for each id; what it decided is counted once committed.
  */
 async function storeBatch<R>(kind: ReservationKind<R>, records: R[]): Promise<Map<string, string>> {
+  const owners = [...new Set(records.map(kind.ownerOf))].sort();
+  // Ids in code-unit order, as the owners are, so that concurrent writers take rows' locks in one
+  // order; localeCompare's collation cost more than any other line of the writer's own code.
+  const byId = (a: R, b: R) => (kind.idOf(a) < kind.idOf(b) ? -1 : 1);
   let stored = new Map<string, StoredState>();
-  const decisions = await inTransaction(db(), async (conn) => {
-    const owners = await kind.lockOwners(conn, [...new Set(records.map(kind.ownerOf))].sort());
+  let decisions: Map<string, string> | undefined;
+  if (kind.storeUndecided) {
+    const storeUndecided = kind.storeUndecided.bind(kind);
+    decisions = await inTransaction(db(), async (conn) => {
+      const states = await storeUndecided(conn, [...records].sort(byId), await kind.lockOwners(conn, owners));
+      if (!states) throw new AlreadyDecided();
+      stored = states;
+      return new Map<string, string>(states);
+    }).catch((error: unknown) => {
+      if (error instanceof AlreadyDecided) return undefined;
+      throw error;
+    });
+  }
+  decisions ??= await inTransaction(db(), async (conn) => {
+    const locked = await kind.lockOwners(conn, owners);
     const decided = await lockedStates(conn, kind.decisions, records.map(kind.idOf));
-    // Ids in code-unit order, as the owners are, so that concurrent writers take rows' locks in one
-    // order; localeCompare's collation cost more than any other line of the writer's own code.
     const undecided = records
       .filter((r) => {
         const state = decided.get(kind.idOf(r));
         return state === undefined || state === 'promised';
       })
-      .sort((a, b) => (kind.idOf(a) < kind.idOf(b) ? -1 : 1));
-    stored = undecided.length ? await kind.store(conn, undecided, owners) : new Map();
+      .sort(byId);
+    stored = undecided.length ? await kind.store(conn, undecided, locked) : new Map();
     await recordStored(conn, kind.decisions, undecided, stored, kind.idOf);
     return new Map<string, string>([...decided, ...stored]);
   });

@@ -5,8 +5,7 @@ import { handler } from '../../functions/receive-mail';
 import { functions } from '../../functions/table';
 import { capped } from '../../infra/twin/concurrency';
 import { identify } from '../../shared/mail/identity';
-import { db } from '../../shared/platform/clients/mysql';
-import { databaseEnv, readEnv } from '../../shared/platform/config';
+import { poolConnectionIds, verbOf } from '../support/database';
 import { lambdaContext } from '../support/events';
 import { newsletterMail, readers, sesEvent, sesMessageId, storeRawMail, type Reader } from '../support/mail';
 import { statementsDuring, statementsOverDuring } from '../../infra/twin/query-log';
@@ -58,23 +57,13 @@ describe('a new newsletter arriving for 1,000 readers at once', () => {
   });
 });
 
-/** The server's ids of every connection of this process's pool, all opened: whatever the functions here send goes over one of them. */
-async function poolConnectionIds(): Promise<number[]> {
-  const connections = await Promise.all(Array.from({ length: readEnv(databaseEnv).DATABASE_POOL_SIZE }, () => db().getConnection()));
-  try {
-    return await Promise.all(connections.map(async (c) => Number((await c.query<RowDataPacket[]>('SELECT CONNECTION_ID() AS id'))[0][0]!.id)));
-  } finally {
-    for (const c of connections) c.release();
-  }
-}
-
 describe('one mail', () => {
   const deliver = async (reader: Reader, listId: string) => {
     const messageId = sesMessageId();
     await storeRawMail(messageId, newsletterMail({ to: reader.address, listId }));
     await handler(sesEvent(messageId, [reader.address]), lambdaContext());
   };
-  const verbs = (statements: string[]) => statements.map((s) => /^\s*(\w+)/.exec(s)![1]!.toUpperCase()).sort();
+  const verbs = (statements: string[]) => statements.map(verbOf).sort();
 
   it('is filed in five statements for a reader new to its newsletter and four for one who has it, none in a transaction', async () => {
     // Prepare: the newsletter already known, from another reader's mail.

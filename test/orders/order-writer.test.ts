@@ -17,6 +17,8 @@ import { depth, pollQueue, queueWithDeadLetters, testSqs } from '../support/queu
 import { until } from '../../shared/platform/wait';
 import { captureLog, loggedDecision, loggedReservation } from '../support/logs';
 import { kindsUnderTest } from '../support/reservations';
+import { poolConnectionIds, verbOf } from '../support/database';
+import { statementsOverDuring } from '../../infra/twin/query-log';
 
 async function saleWithReservations(count: number, options: { dbStock?: number; redisStock?: number; withItemRow?: boolean } = {}) {
   const itemId = uniqueItemId('writer');
@@ -103,6 +105,26 @@ describe('the order writer', () => {
     expect(rows.map((r) => ({ ...r }))).toEqual(orders.map((o) => ({ id: o.orderId, status: 'confirmed' })).sort((a, b) => (a.id < b.id ? -1 : 1)));
     expect(await sql('SELECT id FROM reservation_ledger WHERE owner_id = ?', [itemId])).toEqual([]);
     expect(await soldCount(itemId)).toBe(2);
+  });
+
+  it('stores a batch of new orders in six statements, and one already decided under lock after a rolled-back first attempt', async () => {
+    // Prepare: one order of the sale stored already, so the writer has looked at (and repaired) the sale on this connection.
+    const { itemId, orders } = await saleWithReservations(4);
+    const batchOf = (records: OrderRecord[]) => sqsEventFor([encodeHandOffs(records.map((order) => ({ kind: 'orders', record: order })))]);
+    await writeReservations(batchOf(orders.slice(0, 1)), lambdaContext());
+    const event = batchOf(orders.slice(1));
+    const ours = await poolConnectionIds();
+
+    // Act: the batch, then the same batch again, its outbox entries back as if their settle had been lost.
+    const first = await statementsOverDuring(process.env.DATABASE_URL!, ours, () => writeReservations(event, lambdaContext()));
+    for (const order of orders.slice(1)) await redis().hset(itemKeys(itemId).outbox, order.orderId, JSON.stringify(order));
+    const again = await statementsOverDuring(process.env.DATABASE_URL!, ours, () => writeReservations(event, lambdaContext()));
+
+    // Assess: no read of the orders' own rows when none was decided; the redelivery finds them all decided and adds nothing.
+    expect(first.map(verbOf)).toEqual(['START', 'SELECT', 'SELECT', 'INSERT', 'UPDATE', 'COMMIT']);
+    expect(again.map(verbOf)).toEqual(['START', 'SELECT', 'SELECT', 'INSERT', 'ROLLBACK', 'START', 'SELECT', 'SELECT', 'COMMIT']);
+    expect(await orderRows(itemId)).toHaveLength(4);
+    expect(await soldCount(itemId)).toBe(4);
   });
 
   it('counts each order once when its message comes twice in one batch', async () => {
