@@ -1,7 +1,9 @@
 /**
- * `npm run compare -- [--against 7ace490] [--paths sessions,catalog,orders,mail] [--duration S] [--connections N]`
+ * `npm run compare -- [--against 7ace490] [--paths sessions,catalog,orders,mail] [--duration S] [--connections N] [--rounds N]`
  *
- * Measures each hot path of this checkout against an earlier commit's, A B B A in one run: the
+ * Measures each hot path of this checkout against an earlier commit's, A B B A in one run (repeated
+ * `--rounds` times: turns on these machines differ by a sixth, so a difference of a few per cent
+ * needs more than one round to show): the
  * earlier commit is checked out once into a git worktree (.local/compare/<commit>, its own
  * `npm ci`), and each turn starts that checkout's own twin from its own sources, drives every hot
  * path with today's load generator (support/hot-paths.ts), stops the twin and splits each path's
@@ -33,6 +35,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '50' },
     buyers: { type: 'string', default: '10000' },
     mails: { type: 'string', default: '1000' },
+    rounds: { type: 'string', default: '1' },
     turn: { type: 'string' },
   },
 });
@@ -129,10 +132,10 @@ if (values.turn) {
 } else {
   const earlier = checkoutOf(values.against!);
   const today = resolve('.');
-  const order = [earlier, today, today, earlier];
+  const order = Array.from({ length: Number(values.rounds) }, () => [earlier, today, today, earlier]).flat();
   const turns: Turn[] = [];
   for (const [i, dir] of order.entries()) {
-    log(`turn ${i + 1} of 4: ${dir === today ? 'this checkout' : values.against}`);
+    log(`turn ${i + 1} of ${order.length}: ${dir === today ? 'this checkout' : values.against}`);
     turns.push(await turnInChild(dir));
   }
   const side = (dir: string) => turns.filter((t) => t.checkout === dir);
@@ -162,5 +165,5 @@ if (values.turn) {
     log(`${path}: product CPU per request ${r.product_ms_per_request.before} ms (${values.against}) → ${r.product_ms_per_request.now} ms (now), ×${r.product_ms_per_request.ratio}${r.within_budget ? '' : '  OVER BUDGET'}`);
   }
   process.exitCode = Object.values(invariants).every(Boolean) ? 0 : 1;
-  await printResult({ against: values.against, order: ['A', 'B', 'B', 'A'], paths: result, invariants });
+  await printResult({ against: values.against, order: order.map((dir) => (dir === today ? 'B' : 'A')), paths: result, invariants });
 }
