@@ -24,6 +24,38 @@ describe('migrations', () => {
   });
 });
 
+describe('0014, orders holding their decisions', () => {
+  it("copies the ledger's promises and cancellations of orders not stored yet into orders, and keeps stored orders as they were", async () => {
+    // Prepare: a database migrated to 0013, with a stored order and the ledger's decisions.
+    const url = new URL(process.env.DATABASE_URL!);
+    url.pathname = `/surge_migrate_${Date.now().toString(36)}`;
+    const admin = await createConnection({ uri: process.env.DATABASE_URL! });
+    await admin.query(`CREATE DATABASE ${url.pathname.slice(1)}`);
+    const migrations = await loadMigrations();
+    await migrate(url.toString(), migrations.filter((m) => m.version < 14));
+    const conn = await createConnection({ uri: url.toString() });
+    await conn.query("INSERT INTO orders (id, item_id, user_id, quantity, status, reserved_at) VALUES ('stored', 'item', 1, 1, 'confirmed', NOW(3))");
+    await conn.query(
+      "INSERT INTO reservation_ledger (id, kind, owner_id, buyer_id, units, state) VALUES ('stored', 'order', 'item', 1, 1, 'confirmed'), ('promised', 'order', 'item', 2, 1, 'promised'), ('cancelled', 'order', 'item', 3, 2, 'cancelled'), ('coupon', 'coupon', 'deal', 4, 1, 'cancelled')",
+    );
+
+    // Act
+    const applied = await migrate(url.toString(), migrations);
+
+    // Assess
+    const [rows] = await conn.query<RowDataPacket[]>('SELECT id, item_id, user_id, quantity, status FROM orders ORDER BY id');
+    await conn.end();
+    await admin.query(`DROP DATABASE ${url.pathname.slice(1)}`);
+    await admin.end();
+    expect(applied).toContain(14);
+    expect(rows.map((r) => ({ ...r }))).toEqual([
+      { id: 'cancelled', item_id: 'item', user_id: 3, quantity: 2, status: 'cancelled' },
+      { id: 'promised', item_id: 'item', user_id: 2, quantity: 1, status: 'promised' },
+      { id: 'stored', item_id: 'item', user_id: 1, quantity: 1, status: 'confirmed' },
+    ]);
+  });
+});
+
 /** A MySQL error packet as a server's first one, in place of its greeting: how RDS Proxy refuses a connection. */
 function errorGreeting(errno: number, sqlState: string, message: string): Buffer {
   const body = Buffer.concat([Buffer.from([0xff, errno & 0xff, errno >> 8]), Buffer.from(`#${sqlState}${message}`)]);
