@@ -212,7 +212,11 @@ export const functions: readonly FunctionSpec[] = [
   {
     id: 'write-reservations',
     description: 'Stores queued orders (under the stock guard) and coupons in MySQL, exactly once',
-    trigger: { kind: 'queue', queue: 'reservations', batchSize: 10, maxBatchingWindowSeconds: 0, maxConcurrency: 4 },
+    // Up to 100 messages or 1 s, whichever comes first: every batch is one transaction of six statements
+    // whatever its size, so a sale's orders are stored in a tenth of the transactions and invocations
+    // of 10-message batches (the orders' CPU per order fell by a third on the twin), for at most a second
+    // more before an order is stored when traffic is thin. Its client was answered (202, pending) already.
+    trigger: { kind: 'queue', queue: 'reservations', batchSize: 100, maxBatchingWindowSeconds: 1, maxConcurrency: 4 },
     memoryMb: 512,
     timeoutSeconds: 30,
     env: ['redis', 'database'],
@@ -339,7 +343,9 @@ export const functions: readonly FunctionSpec[] = [
  */
 export function visibilityTimeoutSeconds(queue: QueueName): number {
   const consumers = functions.filter((f) => f.trigger.kind === 'queue' && f.trigger.queue === queue);
-  return 6 * Math.max(5, ...consumers.map((f) => f.timeoutSeconds));
+  // Lambda's advice for an event source mapping: six times the function's timeout, plus its batching window.
+  const window = Math.max(0, ...consumers.map((f) => (f.trigger.kind === 'queue' ? f.trigger.maxBatchingWindowSeconds : 0)));
+  return 6 * Math.max(5, ...consumers.map((f) => f.timeoutSeconds)) + window;
 }
 
 /**

@@ -201,12 +201,13 @@ export async function writeReservations<R>(kind: ReservationKind<R>, records: R[
 const isStored = (state: string | undefined) => state === 'confirmed' || state === 'rejected';
 
 /**
- * The most decisions one line carries. Every batch the senders make fits in one: the event source
- * mapping hands the writer at most 10 messages (functions/table.ts), the queue's sender puts at most
- * 25 reservations in each (itemsPerMessage), and an entry is at most 236 characters (a 96-character
- * id, a 128-character correlation id as the API takes them): about 59 KB, below the 256 KB past which
- * Lambda's log capture splits a line, and a split line is no longer JSON. Messages made otherwise
- * may carry up to 100 of each kind (handOffMessage); their batch takes more lines.
+ * The most decisions one line carries: an entry is at most 236 characters (a 96-character id, a
+ * 128-character correlation id as the API takes them), so a line is at most about 59 KB, below the
+ * 256 KB past which Lambda's log capture splits a line, and a split line is no longer JSON. On
+ * Lambda a reserving function's instance serves one request at a time, so each message carries one
+ * reservation and a batch of at most 100 messages (functions/table.ts) fits in one line; where one
+ * process serves many requests (the twin), the sender packs up to 25 in a message and a batch takes
+ * a line per 250.
  */
 const DECISIONS_PER_LINE = 250;
 
