@@ -33,7 +33,11 @@ export function api<A extends Access, S extends InputSchemas = {}>(options: { ac
   stack.use(errorHandler());
   return {
     handler: (fn: (event: EventOf<A, Parsed<S>>, context: Context) => Promise<ApiResult>) =>
-      stack.handler((event, context) => fn(event as EventOf<A, Parsed<S>>, context)),
+      // The options stay on the handler, so a build step reads a route's access and schemas from its entry (the OpenAPI document).
+      Object.assign(
+        stack.handler((event, context) => fn(event as EventOf<A, Parsed<S>>, context)),
+        { api: options },
+      ),
   };
 }
 

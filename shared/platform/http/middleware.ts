@@ -19,11 +19,14 @@ const MAX_BODY_BYTES = 64 * 1024;
 
 /** Schemas for the parts of a request a function reads; each is validated before the handler runs. */
 export interface InputSchemas {
-  params?: z.ZodMiniType;
-  query?: z.ZodMiniType;
-  headers?: z.ZodMiniType;
+  params?: ObjectSchema;
+  query?: ObjectSchema;
+  headers?: ObjectSchema;
   body?: z.ZodMiniType;
 }
+
+/** Path parameters, query and headers arrive as objects of strings: their schemas take objects (what an OpenAPI parameter list is read from). */
+type ObjectSchema = z.ZodMiniType<unknown, Record<string, unknown>>;
 
 export type Parsed<S extends InputSchemas> = { [K in keyof S]: S[K] extends z.ZodMiniType ? z.infer<S[K]> : never };
 
