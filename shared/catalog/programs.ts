@@ -30,20 +30,11 @@ export const ProgramInput = z.strictObject({
 });
 export type ProgramInput = z.infer<typeof ProgramInput>;
 
-export interface Program {
-  id: number;
-  title: string;
-  careerTag: string;
-  type: (typeof PROGRAM_TYPES)[number];
-  description: string;
-}
+export const Program = z.strictObject({ id: z.int(), title: z.string(), careerTag: z.string(), type: z.enum(PROGRAM_TYPES), description: z.string() });
+export type Program = z.infer<typeof Program>;
 
-export interface ProgramPage {
-  page: number;
-  size: number;
-  total: number;
-  items: Program[];
-}
+export const ProgramPage = z.strictObject({ page: z.int(), size: z.int(), total: z.int(), items: z.array(Program) });
+export type ProgramPage = z.infer<typeof ProgramPage>;
 
 /** One cache entry per distinct query: the same query always normalises to the same key. */
 export function normaliseQuery(q: ProgramQuery): string {
