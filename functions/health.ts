@@ -10,7 +10,8 @@ const Health = z.strictObject({
   status: z.enum(['ok', 'unavailable']),
   down: z.array(Dependency),
   checkedAt: z.optional(z.iso.datetime()),
-  dependencies: z.optional(z.record(Dependency, z.string())),
+  /** 'ok', or what failed. */
+  dependencies: z.optional(z.strictObject({ redis: z.string(), database: z.string(), queue: z.string() })),
 });
 
 export const handler = api({
