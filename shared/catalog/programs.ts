@@ -16,6 +16,9 @@ export const ProgramQuery = z.strictObject({
       z.pipe(commaList, z.array(z.enum(PROGRAM_TYPES)).check(z.minLength(1), z.maxLength(PROGRAM_TYPES.length))),
       z.transform((types) => [...new Set(types)].sort()),
     ),
+  ).check(
+    // What the comma list is to a client (`types=course,workshop`): the OpenAPI document would otherwise show its input, a string.
+    z.meta({ param: { style: 'form', explode: false }, override: { type: 'array', items: { type: 'string', enum: [...PROGRAM_TYPES] } } }),
   ),
   page: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(10_000)), 1),
   size: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(50)), 20),
