@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { functions, type FunctionSpec } from '../../functions/table';
 import { openApiDocument } from '../../infra/openapi/document';
@@ -104,6 +108,23 @@ describe('the OpenAPI document', () => {
       expect(responses['503']?.headers?.['Retry-After'], route.spec.id).toBeDefined();
       if (route.api.errors.includes('RATE_LIMITED')) expect(responses['429']?.headers?.['Retry-After'], route.spec.id).toBeDefined();
       expect(alternatives(responses['429']?.content?.['application/json']?.schema), route.spec.id).toContainEqual({ $ref: '#/components/schemas/GatewayMessage' });
+    }
+  });
+
+  it("passes redocly's lint with the project's rules (redocly.yaml), warnings included", async () => {
+    // Prepare
+    const dir = mkdtempSync(join(tmpdir(), 'surge-openapi-'));
+    const file = join(dir, 'openapi.json');
+    writeFileSync(file, JSON.stringify(await openApiDocument()));
+
+    // Act: exits non-zero on an error, and lists warnings on stdout while exiting 0.
+    const lint = () => execFileSync('node_modules/.bin/redocly', ['lint', file, '--config', 'redocly.yaml', '--format', 'stylish'], { encoding: 'utf8', stdio: 'pipe' });
+
+    // Assess
+    try {
+      expect(lint()).not.toMatch(/warning|error/i);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
