@@ -14,16 +14,16 @@ import { errorStatus, type ErrorCode } from '../../shared/platform/errors';
 import * as z from '../../shared/platform/zod';
 import { SESSION_COOKIE } from '../../shared/sessions/store';
 
-export interface Route {
+interface Route {
   spec: FunctionSpec;
   method: HttpMethod;
   path: string;
   api: RouteOptions;
 }
 
-/** Every route of the table with what its entry's api() keeps; the load-test routes unless left out (prod has none). */
-export async function routesOfTable({ loadTest = true } = {}): Promise<Route[]> {
-  const specs = functions.filter((spec) => spec.trigger.kind === 'http' && (loadTest || !spec.loadTest));
+/** Every route of the table with what its entry's api() keeps. */
+async function routesOfTable(): Promise<Route[]> {
+  const specs = functions.filter((spec) => spec.trigger.kind === 'http');
   return Promise.all(
     specs.map(async (spec) => {
       const { trigger } = spec;
@@ -122,7 +122,7 @@ function operation(route: Route): ZodOpenApiOperationObject {
   return {
     operationId: spec.id,
     summary: spec.description,
-    ...(description.length ? { description: description.join(' ') } : {}),
+    description: description.join(' '),
     'x-surge-access': api.access,
     ...(api.access === 'public' ? { security: api.errors.includes('UNAUTHENTICATED') ? [{}, { session: [] }] : [] } : {}),
     // zod-openapi 5.4.6 throws on a location given as undefined (it reads `_zod` of it): only the ones the route has.
@@ -138,10 +138,10 @@ function operation(route: Route): ZodOpenApiOperationObject {
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
-/** The document of the table's routes; `loadTest: false` leaves the load-test routes out, as prod deploys them. */
-export async function openApiDocument(options: { loadTest?: boolean } = {}) {
+/** The document of every route of the table, the load-test route included: marked, and answering 404 in prod. */
+export async function openApiDocument() {
   const paths: ZodOpenApiPathsObject = {};
-  for (const route of await routesOfTable(options)) {
+  for (const route of await routesOfTable()) {
     paths[route.path] = { ...paths[route.path], [route.method.toLowerCase()]: operation(route) };
   }
   return createDocument({

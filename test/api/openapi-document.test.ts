@@ -31,18 +31,14 @@ interface TableRoute {
   api: RouteOptions;
 }
 
+/** The table's routes, each with the options its entry's api() keeps. */
 async function tableRoutes(): Promise<TableRoute[]> {
+  const routes = functions.flatMap((spec) => (spec.trigger.kind === 'http' ? [{ spec, method: spec.trigger.method.toLowerCase(), path: spec.trigger.path }] : []));
   return Promise.all(
-    functions.flatMap((spec) =>
-      spec.trigger.kind === 'http'
-        ? [
-            (async () => {
-              const { handler } = (await import(`../../functions/${spec.id}.ts`)) as { handler: { api: RouteOptions } };
-              return { spec, method: (spec.trigger as { method: string }).method.toLowerCase(), path: (spec.trigger as { path: string }).path, api: handler.api };
-            })(),
-          ]
-        : [],
-    ),
+    routes.map(async (route) => {
+      const { handler } = (await import(`../../functions/${route.spec.id}.ts`)) as { handler: { api: RouteOptions } };
+      return { ...route, api: handler.api };
+    }),
   );
 }
 
