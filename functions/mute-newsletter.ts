@@ -3,7 +3,7 @@ import { api } from '../shared/api/api';
 import { json } from '../shared/platform/http/response';
 import { setMuted } from '../shared/mail/inbox';
 
-const Muted = z.strictObject({ id: z.int(), muted: z.boolean() });
+const Muted = z.strictObject({ id: z.int(), muted: z.literal(true) });
 
 export const handler = api({
   access: 'user',

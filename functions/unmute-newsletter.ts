@@ -3,12 +3,12 @@ import { api } from '../shared/api/api';
 import { json } from '../shared/platform/http/response';
 import { setMuted } from '../shared/mail/inbox';
 
-const Muted = z.strictObject({ id: z.int(), muted: z.boolean() });
+const Unmuted = z.strictObject({ id: z.int(), muted: z.literal(false) });
 
 export const handler = api({
   access: 'user',
   params: z.object({ id: z.coerce.number().check(z.int(), z.minimum(1), z.maximum(Number.MAX_SAFE_INTEGER)) }),
-  answers: { 200: Muted },
+  answers: { 200: Unmuted },
   // A newsletter the caller does not read.
   errors: ['NOT_FOUND'],
 }).handler(async ({ principal, input }) => {

@@ -2,15 +2,18 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 
 export type ApiResult = APIGatewayProxyStructuredResultV2;
 
-/** Names the body's type of an Answer; exists in types only. */
+/** Name the body's type and its fields of an Answer; they exist in types only. */
 declare const bodyType: unique symbol;
+declare const bodyFields: unique symbol;
 
 /**
  * An answer whose type carries its status and its body's type, so a route's handler is held by
- * the compiler to the answers its route declares (shared/api/api.ts). Nothing of it exists at run
- * time: an Answer is a plain ApiResult, and no answer is validated on the request's path.
+ * the compiler to the answers its route declares (shared/api/api.ts): the body must be of the
+ * declared type, and name no field at its top the declaration does not (a field a domain object
+ * gains does not slip into an answer undeclared). Nothing of it exists at run time: an Answer is
+ * a plain ApiResult, and no answer is validated on the request's path.
  */
-export type Answer<Status extends number = number, Body = unknown> = ApiResult & { statusCode: Status; readonly [bodyType]?: Body };
+export type Answer<Status extends number = number, Body = unknown> = ApiResult & { statusCode: Status; readonly [bodyType]?: Body; readonly [bodyFields]?: keyof Body };
 
 /** The JSON text of a Body, e.g. a cached page kept serialised: typed as what it holds. */
 export type JsonText<Body> = string & { readonly [bodyType]?: Body };
