@@ -5,19 +5,28 @@ import { clientAddress } from '../shared/platform/http/client-address';
 import { correlationIdOf } from '../shared/platform/http/correlation';
 import { json } from '../shared/platform/http/response';
 import { orders } from '../shared/orders/kind';
-import { IdempotencyKey, ItemId, Quantity } from '../shared/orders/model';
+import { IdempotencyKey, ItemId, OrderId, Quantity } from '../shared/orders/model';
 import { reserve } from '../shared/orders/sale';
 import { handOff } from '../shared/reservations/place';
 
 const Params = z.object({ itemId: ItemId });
 const Headers = z.object({ 'idempotency-key': IdempotencyKey });
 const Order = z.strictObject({ quantity: Quantity });
+const Pending = z.strictObject({ orderId: OrderId, status: z.literal('pending'), remaining: z.int() });
 
 /**
  * Reserves in Redis (one script, the buyer's and the source's rates included: one round trip), then hands the order to the queue; a hand-off
  * that fails is cancelled and the client told to retry with the same key (503).
  */
-export const handler = api({ access: 'user', outcomes: { prefix: 'orders', ok: 'accepted' }, params: Params, headers: Headers, body: Order }).handler(async (event) => {
+export const handler = api({
+  access: 'user',
+  outcomes: { prefix: 'orders', ok: 'accepted' },
+  params: Params,
+  headers: Headers,
+  body: Order,
+  answers: { 202: Pending },
+  errors: ['NOT_ON_SALE', 'SOLD_OUT', 'LIMIT_EXCEEDED', 'IDEMPOTENCY_MISMATCH', 'RATE_LIMITED'],
+}).handler(async (event) => {
   const { input, principal } = event;
   const reservation = await reserve({
     itemId: input.params.itemId,

@@ -5,6 +5,7 @@ import { json } from '../shared/platform/http/response';
 import { EmailAddress, passwordProblem } from '../shared/sessions/account-rules';
 import { signUpAndIn } from '../shared/sessions/sign-in';
 import { SESSION_COOKIE } from '../shared/sessions/store';
+import { User } from '../shared/sessions/users';
 
 const NewAccount = z
   .strictObject({
@@ -18,9 +19,10 @@ const NewAccount = z
       if (problem) ctx.addIssue({ code: 'custom', message: `The password ${problem}`, path: ['password'], input: account.password });
     }),
   );
+const SignedUp = z.strictObject({ user: User });
 
 /** Answers 201 with the session cookie POST /sessions sets, or without one when no session could be started (see signUpAndIn). */
-export const handler = api({ access: 'public', body: NewAccount }).handler(async (event) => {
+export const handler = api({ access: 'public', body: NewAccount, answers: { 201: SignedUp }, errors: ['EMAIL_TAKEN', 'RATE_LIMITED'] }).handler(async (event) => {
   const { email, password } = event.input.body;
   const { user, cookie } = await signUpAndIn(email, password, clientAddress(event), event.cookieMap[SESSION_COOKIE]);
   return json(201, { user }, cookie ? { cookies: [cookie] } : {});

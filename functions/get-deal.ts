@@ -7,8 +7,9 @@ import { findDeal } from '../shared/coupons/deals';
 import { DealId } from '../shared/coupons/model';
 
 const Params = z.object({ dealId: DealId });
+const Deal = z.strictObject({ id: DealId, title: z.string(), opensAt: z.iso.datetime(), closesAt: z.iso.datetime(), limit: z.int(), remaining: z.int() });
 
-export const handler = api({ access: 'public', params: Params }).handler(async ({ input }) => {
+export const handler = api({ access: 'public', params: Params, answers: { 200: Deal }, errors: ['NOT_FOUND'] }).handler(async ({ input }) => {
   const [deal, issued] = await Promise.all([findDeal(input.params.dealId), issuedCount(input.params.dealId)]);
   if (!deal) throw new NotFoundError('No such deal');
   return json(200, {

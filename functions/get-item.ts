@@ -7,8 +7,9 @@ import { ItemId } from '../shared/orders/model';
 import { remainingStock } from '../shared/orders/sale';
 
 const Params = z.object({ itemId: ItemId });
+const Item = z.strictObject({ id: ItemId, initialStock: z.int(), remaining: z.int(), confirmed: z.int(), perUserLimit: z.int(), buckets: z.int() });
 
-export const handler = api({ access: 'public', params: Params }).handler(async ({ input }) => {
+export const handler = api({ access: 'public', params: Params, answers: { 200: Item }, errors: ['NOT_FOUND'] }).handler(async ({ input }) => {
   const { itemId } = input.params;
   const [item, remaining] = await Promise.all([findItem(itemId), remainingStock(itemId)]);
   if (!item) throw new NotFoundError('No such item');

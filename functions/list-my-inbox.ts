@@ -4,6 +4,21 @@ import { json } from '../shared/platform/http/response';
 import { listInbox } from '../shared/mail/inbox';
 
 const id = z.coerce.number().check(z.int(), z.minimum(1), z.maximum(Number.MAX_SAFE_INTEGER));
+const Issues = z.strictObject({
+  page: z.int(),
+  size: z.int(),
+  issues: z.array(
+    z.strictObject({
+      id: z.int(),
+      newsletterId: z.int(),
+      subject: z.string(),
+      sender: z.string(),
+      sentAt: z.nullable(z.iso.datetime()),
+      filedAt: z.nullable(z.iso.datetime()),
+      read: z.boolean(),
+    }),
+  ),
+});
 
 export const handler = api({
   access: 'user',
@@ -12,4 +27,7 @@ export const handler = api({
     page: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(10_000)), 1),
     size: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(50)), 20),
   }),
+  answers: { 200: Issues },
+  // A newsletter asked for that the caller does not read.
+  errors: ['NOT_FOUND'],
 }).handler(async ({ principal, input }) => json(200, await listInbox(principal.userId, input.query)));

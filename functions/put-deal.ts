@@ -17,8 +17,9 @@ const DealInput = z
     limit: z.int().check(z.minimum(1), z.maximum(10_000_000)),
   })
   .check(z.refine((d) => d.opensAt < d.closesAt, { message: 'closesAt must be after opensAt', path: ['closesAt'] }));
+const Deal = z.strictObject({ id: DealId, title: z.string(), opensAt: z.iso.datetime(), closesAt: z.iso.datetime(), limit: z.int() });
 
-export const handler = api({ access: 'admin', params: Params, body: DealInput }).handler(async ({ input }) => {
+export const handler = api({ access: 'admin', params: Params, body: DealInput, answers: { 200: Deal }, errors: ['CONFLICT'] }).handler(async ({ input }) => {
   const { dealId } = input.params;
   const { title, opensAt, closesAt, limit } = input.body;
   await putDeal({ id: dealId, title, opensAt, closesAt, limit });

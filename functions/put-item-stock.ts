@@ -11,8 +11,9 @@ const Stock = z.strictObject({
   /** Split the stock over this many buckets on different Redis slots (shards), for one hot item: 1 keeps it whole. */
   buckets: z._default(BucketCount, 1),
 });
+const Opened = z.strictObject({ id: ItemId, initialStock: z.int(), remaining: z.int(), perUserLimit: z.int(), buckets: z.int() });
 
-export const handler = api({ access: 'admin', params: Params, body: Stock }).handler(async ({ input }) => {
+export const handler = api({ access: 'admin', params: Params, body: Stock, answers: { 200: Opened }, errors: ['SALE_STARTED'] }).handler(async ({ input }) => {
   const { itemId } = input.params;
   const { quantity, perUserLimit, buckets } = input.body;
   await openItemSale(itemId, { quantity, perUserLimit, buckets });

@@ -33,7 +33,9 @@ export async function placeOrderForUpdate(pool: ConnectionSource, itemId: string
   });
 }
 
-export const handler = api({ access: 'user', params: z.object({ itemId: ItemId }), body: z.strictObject({ quantity: Quantity }) }).handler(
+const Confirmed = z.strictObject({ orderId: z.string(), status: z.literal('confirmed') });
+
+export const handler = api({ access: 'user', params: z.object({ itemId: ItemId }), body: z.strictObject({ quantity: Quantity }), answers: { 201: Confirmed }, errors: ['NOT_FOUND', 'LIMIT_EXCEEDED', 'SOLD_OUT'] }).handler(
   async ({ input, principal }) => {
     const orderId = await placeOrderForUpdate(db(), input.params.itemId, principal.userId, input.body.quantity);
     return json(201, { orderId, status: 'confirmed' });

@@ -1,8 +1,9 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { AppError, ForbiddenError, UnauthenticatedError, UnavailableError } from '../platform/errors';
+import { AppError, ForbiddenError, UnauthenticatedError, UnavailableError, type ErrorCode } from '../platform/errors';
 import { countOutcome, errorHandler, normaliseEvent, throughCloudFront, validateInput, type ApiEvent, type InputSchemas, type Outcomes, type Parsed } from '../platform/http/middleware';
-import type { ApiResult } from '../platform/http/response';
+import type { Answer, ApiResult } from '../platform/http/response';
+import type * as z from '../platform/zod';
 import { functionStack } from '../platform/function-stack';
 import { parseSessionCookie, resolveSession, SESSION_COOKIE, type Principal } from '../sessions/store';
 import type { Role } from '../sessions/users';
@@ -18,22 +19,58 @@ type Access = 'public' | Role;
 
 type EventOf<A extends Access, In> = A extends 'public' ? ApiEvent<In> : AuthedEvent<In>;
 
+/** A route's successful answers: each status with its JSON body's schema, or null for none (204). */
+export type AnswerSchemas = { [Status in 200 | 201 | 202 | 204 | 503]?: z.ZodMiniType | null };
+
+/** The answers a handler may return: one of the declared statuses, with a body of its schema's type. */
+type AnswerOf<R extends AnswerSchemas> = { [Status in keyof R & number]: Answer<Status, R[Status] extends z.ZodMiniType ? z.output<R[Status]> : undefined> }[keyof R & number];
+
+/**
+ * What a route declares beside its request schemas: who may call it, the outcomes it counts, its
+ * successful answers and the codes of the errors its handler's domain call throws (those the stack
+ * itself gives are stackErrors'). The OpenAPI document is built from these (infra/openapi).
+ */
+export interface RouteOptions<A extends Access = Access, R extends AnswerSchemas = AnswerSchemas> extends InputSchemas {
+  access: A;
+  outcomes?: Outcomes;
+  answers: R;
+  errors: readonly ErrorCode[];
+}
+
+/**
+ * The errors the stack gives whatever the handler does: a request around CloudFront (403), a
+ * dependency away (503, the error handler), input its schemas refuse, a body that is not JSON
+ * within the limit, no session. A role's 403 is the admin routes' own FORBIDDEN, which the
+ * CloudFront check gives every route anyway.
+ */
+export function stackErrors(options: RouteOptions): ErrorCode[] {
+  const { access, params, query, headers, body } = options;
+  return [
+    'FORBIDDEN',
+    'UNAVAILABLE',
+    ...(params || query || headers || body ? (['VALIDATION_FAILED'] as const) : []),
+    ...(body ? (['BAD_JSON', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'] as const) : []),
+    ...(access === 'public' ? [] : (['UNAUTHENTICATED'] as const)),
+  ];
+}
+
 /**
  * The one middleware stack of every HTTP function: the function stack (metrics flushed once the
  * invocation ends, the stores' credentials), event normalisation, the CloudFront check (where CloudFront is in front),
  * authentication, input validation (path, query, headers, JSON body), the route's outcome counted
  * (where it has outcomes), then the error handler last. Handlers only see valid input, typed by
- * the schemas; the exported Lambda handler takes the plain API Gateway event.
+ * the schemas, and return one of the answers declared, typed by theirs; the exported Lambda
+ * handler takes the plain API Gateway event.
  */
-export function api<A extends Access, S extends InputSchemas = {}>(options: { access: A; outcomes?: Outcomes } & S) {
+export function api<A extends Access, R extends AnswerSchemas, S extends InputSchemas = {}>(options: RouteOptions<A, R> & S) {
   const stack = functionStack<APIGatewayProxyEventV2, ApiResult>().use(normaliseEvent()).use(throughCloudFront());
   if (options.access !== 'public') stack.use(authenticate(options.access));
   stack.use(validateInput(options));
   if (options.outcomes) stack.use(countOutcome(options.outcomes));
   stack.use(errorHandler());
   return {
-    handler: (fn: (event: EventOf<A, Parsed<S>>, context: Context) => Promise<ApiResult>) =>
-      // The options stay on the handler, so a build step reads a route's access and schemas from its entry (the OpenAPI document).
+    handler: (fn: (event: EventOf<A, Parsed<S>>, context: Context) => Promise<AnswerOf<R>>) =>
+      // The options stay on the handler, so a build step reads a route's access, schemas and answers from its entry (the OpenAPI document).
       Object.assign(
         stack.handler((event, context) => fn(event as EventOf<A, Parsed<S>>, context)),
         { api: options },

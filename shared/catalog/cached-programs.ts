@@ -1,5 +1,6 @@
 import { cache } from '../cache/cache';
-import { insertProgram, loadProgramPage, normaliseQuery, updateProgram, type Program, type ProgramInput, type ProgramQuery } from './programs';
+import type { JsonText } from '../platform/http/response';
+import { insertProgram, loadProgramPage, normaliseQuery, updateProgram, type Program, type ProgramInput, type ProgramPage, type ProgramQuery } from './programs';
 
 /** Every catalog key carries the hash tag {catalog}: one slot for the version and its entries. */
 const VERSION_KEY = '{catalog}:version';
@@ -11,10 +12,11 @@ const PREFIX = '{catalog}:programs:';
 export const CATALOG_CACHE = { ttlSeconds: 300, jitter: 0.1, staleSeconds: 60, leaseMs: 5_000, maxWaitMs: 8_000, earlyRefreshBeta: 1 };
 
 /** The page as its JSON response body, straight from the cache on a hit; a fill's query ends before the invocation's deadline, asked only by a fill. */
-export function programPageJson(q: ProgramQuery, deadline?: () => number): Promise<string> {
+export function programPageJson(q: ProgramQuery, deadline?: () => number): Promise<JsonText<ProgramPage>> {
+  // The cache keeps text: what it holds under this key is only ever the fill's JSON of a page.
   return cache().getOrFill({ versionKey: VERSION_KEY, prefix: PREFIX, suffix: normaliseQuery(q) }, CATALOG_CACHE, async () =>
     JSON.stringify(await loadProgramPage(q, deadline)),
-  );
+  ) as Promise<JsonText<ProgramPage>>;
 }
 
 /** After every committed admin write: readers move to a new key space, so none sees the old list. */

@@ -11,12 +11,16 @@ const commaList = z.pipe(z.string(), z.transform((raw) => raw.split(',')));
 /** Query string of GET /programs; unknown types, pages below 1 and sizes above 50 are refused. */
 export const ProgramQuery = z.strictObject({
   careerTag: z.optional(CareerTag),
-  types: z.optional(
-    z.pipe(
-      z.pipe(commaList, z.array(z.enum(PROGRAM_TYPES)).check(z.minLength(1), z.maxLength(PROGRAM_TYPES.length))),
-      z.transform((types) => [...new Set(types)].sort()),
-    ),
-  ),
+  // The OpenAPI document shows the comma list as what it is to a client (`types=course,workshop`), not as its input, a
+  // string. Registered rather than a z.meta() check, which would add a call to every parse of the query.
+  types: z
+    .optional(
+      z.pipe(
+        z.pipe(commaList, z.array(z.enum(PROGRAM_TYPES)).check(z.minLength(1), z.maxLength(PROGRAM_TYPES.length))),
+        z.transform((types) => [...new Set(types)].sort()),
+      ),
+    )
+    .register(z.globalRegistry, { param: { style: 'form', explode: false }, override: { type: 'array', items: { type: 'string', enum: [...PROGRAM_TYPES] } } }),
   page: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(10_000)), 1),
   size: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(50)), 20),
 });
@@ -30,20 +34,11 @@ export const ProgramInput = z.strictObject({
 });
 export type ProgramInput = z.infer<typeof ProgramInput>;
 
-export interface Program {
-  id: number;
-  title: string;
-  careerTag: string;
-  type: (typeof PROGRAM_TYPES)[number];
-  description: string;
-}
+export const Program = z.strictObject({ id: z.int(), title: z.string(), careerTag: z.string(), type: z.enum(PROGRAM_TYPES), description: z.string() });
+export type Program = z.infer<typeof Program>;
 
-export interface ProgramPage {
-  page: number;
-  size: number;
-  total: number;
-  items: Program[];
-}
+export const ProgramPage = z.strictObject({ page: z.int(), size: z.int(), total: z.int(), items: z.array(Program) });
+export type ProgramPage = z.infer<typeof ProgramPage>;
 
 /** One cache entry per distinct query: the same query always normalises to the same key. */
 export function normaliseQuery(q: ProgramQuery): string {

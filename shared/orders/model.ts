@@ -4,7 +4,14 @@ import { TaggedKeys } from '../reservations/owner-keys';
 import * as z from '../platform/zod';
 
 export const ItemId = OwnerId;
-export const IdempotencyKey = z.string().check(z.regex(/^[A-Za-z0-9_-]{1,64}$/, 'use 1–64 of A–Z, a–z, 0–9, _ and -'));
+/** The OpenAPI document's words for it; registered, so no parse pays for a check. */
+export const IdempotencyKey = z
+  .string()
+  .check(z.regex(/^[A-Za-z0-9_-]{1,64}$/, 'use 1–64 of A–Z, a–z, 0–9, _ and -'))
+  .register(z.globalRegistry, {
+    description:
+      'Chosen by the client, one per order: for 24 hours a retry with the same key and quantity is answered as the first was and never orders again; another quantity is refused (409 IDEMPOTENCY_MISMATCH)',
+  });
 export const MAX_ORDER_QUANTITY = 100;
 export const Quantity = z.int().check(z.minimum(1), z.maximum(MAX_ORDER_QUANTITY));
 /** How many buckets an item's stock is split into, each on a hash slot of its own: 1 keeps it whole. */

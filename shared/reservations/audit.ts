@@ -1,5 +1,6 @@
 import type { RowDataPacket } from 'mysql2/promise';
 import { db } from '../platform/clients/mysql';
+import * as z from '../platform/zod';
 import type { ReservationKind } from './kind';
 import { reconcileOwner } from './reconcile';
 
@@ -7,31 +8,32 @@ import { reconcileOwner } from './reconcile';
 export const MAX_AUDITED_IDS = 1_000;
 
 /** One owner's sale or deal held against the reservations a load test was told were accepted. */
-export interface Audit {
-  owner: string;
-  capacity: number;
+export const Audit = z.strictObject({
+  owner: z.string(),
+  capacity: z.int(),
   /** Units Redis has left. */
-  final_stock: number;
+  final_stock: z.int(),
   /** Units reserved in Redis and not yet stored: the writer has not drained while above 0. */
-  pending: number;
+  pending: z.int(),
   /** capacity − (final_stock + confirmed + pending): 0 when nothing was lost or oversold. */
-  drift: number;
+  drift: z.int(),
   /** Reservations stored in MySQL, confirmed or rejected by the guard. */
-  rows: number;
-  confirmed: number;
+  rows: z.int(),
+  confirmed: z.int(),
   /** Confirmed units beyond the capacity. */
-  oversold: number;
+  oversold: z.int(),
   /** Buyers' confirmed reservations beyond one each (a load test's buyers each ask once). */
-  duplicates: number;
+  duplicates: z.int(),
   /** The accepted ids asked about (distinct). */
-  accepted: number;
+  accepted: z.int(),
   /** Accepted ids stored neither confirmed nor rejected. */
-  lost: number;
+  lost: z.int(),
   /** Accepted ids the guard stored rejected: only after Redis lost writes. */
-  rejected: number;
+  rejected: z.int(),
   /** Up to 20 of the lost ids, to look up. */
-  lost_ids: string[];
-}
+  lost_ids: z.array(z.string()),
+});
+export type Audit = z.infer<typeof Audit>;
 
 /**
  * Audits an owner: Redis's counter and outbox as reconciliation looks at them (no relay, no

@@ -10,7 +10,12 @@ import * as z from '../../shared/platform/zod';
 import { httpEvent, lambdaContext } from '../support/events';
 
 /** A public function that answers with what the stack handed it. */
-const echo = api({ access: 'public', body: z.strictObject({ name: z.string() }) }).handler(async (event: ApiEvent<{ body: { name: string } }>) =>
+const echo = api({
+  access: 'public',
+  body: z.strictObject({ name: z.string() }),
+  answers: { 200: z.object({ headers: z.record(z.string(), z.optional(z.string())), cookies: z.record(z.string(), z.string()), body: z.object({ name: z.string() }) }) },
+  errors: [],
+}).handler(async (event: ApiEvent<{ body: { name: string } }>) =>
   json(200, { headers: event.headers, cookies: event.cookieMap, body: event.input.body }),
 );
 
@@ -35,7 +40,7 @@ describe('the HTTP middleware stack', () => {
 
   it('races no early timeout of its own: a call bounded on its own answers even past the moment middy would have cut in', async () => {
     // Prepare: an invocation with 1 ms left, whose work takes 20 ms (every real call is bounded by its own budget).
-    const slow = api({ access: 'public' }).handler(async () => {
+    const slow = api({ access: 'public', answers: { 200: z.object({ done: z.boolean() }) }, errors: [] }).handler(async () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
       return json(200, { done: true });
     });
@@ -66,12 +71,12 @@ describe('the HTTP middleware stack', () => {
   it("counts a route's outcomes, held in the instance and printed together in one EMF line by the invocation that ends past the interval, and prints nothing for a route without", async () => {
     // Prepare: a route that sells out on its second call, and one with no outcomes; the clock ours
     let calls = 0;
-    const sale = api({ access: 'public', outcomes: { prefix: 'sale', ok: 'accepted' } }).handler(async () => {
+    const sale = api({ access: 'public', outcomes: { prefix: 'sale', ok: 'accepted' }, answers: { 202: z.object({}) }, errors: ['SOLD_OUT'] }).handler(async () => {
       calls += 1;
       if (calls > 1) throw new AppError('SOLD_OUT', 'Sold out');
       return json(202, {});
     });
-    const plain = api({ access: 'public' }).handler(async () => json(200, {}));
+    const plain = api({ access: 'public', answers: { 200: z.object({}) }, errors: [] }).handler(async () => json(200, {}));
     vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
     publishHeldMetrics(); // what the earlier tests counted
     const emf = new EmfCollector();

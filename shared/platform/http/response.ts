@@ -2,14 +2,30 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 
 export type ApiResult = APIGatewayProxyStructuredResultV2;
 
+/** Name the body's type and its fields of an Answer; they exist in types only. */
+declare const bodyType: unique symbol;
+declare const bodyFields: unique symbol;
+
+/**
+ * An answer whose type carries its status and its body's type, so a route's handler is held by
+ * the compiler to the answers its route declares (shared/api/api.ts): the body must be of the
+ * declared type, and name no field at its top the declaration does not (a field a domain object
+ * gains does not slip into an answer undeclared). Nothing of it exists at run time: an Answer is
+ * a plain ApiResult, and no answer is validated on the request's path.
+ */
+export type Answer<Status extends number = number, Body = unknown> = ApiResult & { statusCode: Status; readonly [bodyType]?: Body; readonly [bodyFields]?: keyof Body };
+
+/** The JSON text of a Body, e.g. a cached page kept serialised: typed as what it holds. */
+export type JsonText<Body> = string & { readonly [bodyType]?: Body };
+
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
 
-export function json(statusCode: number, body: unknown, extra: { cookies?: string[]; headers?: Record<string, string> } = {}): ApiResult {
-  return jsonBody(statusCode, JSON.stringify(body), extra);
+export function json<Status extends number, Body>(statusCode: Status, body: Body, extra: { cookies?: string[]; headers?: Record<string, string> } = {}): Answer<Status, Body> {
+  return jsonBody(statusCode, JSON.stringify(body) as JsonText<Body>, extra);
 }
 
 /** A response whose JSON body is already serialised, e.g. a cached one. */
-export function jsonBody(statusCode: number, body: string, extra: { cookies?: string[]; headers?: Record<string, string> } = {}): ApiResult {
+export function jsonBody<Status extends number, Body>(statusCode: Status, body: JsonText<Body>, extra: { cookies?: string[]; headers?: Record<string, string> } = {}): Answer<Status, Body> {
   return {
     statusCode,
     headers: { ...JSON_HEADERS, ...extra.headers },
@@ -18,6 +34,6 @@ export function jsonBody(statusCode: number, body: string, extra: { cookies?: st
   };
 }
 
-export function noContent(extra: { cookies?: string[] } = {}): ApiResult {
+export function noContent(extra: { cookies?: string[] } = {}): Answer<204, undefined> {
   return { statusCode: 204, headers: { 'cache-control': 'no-store' }, ...(extra.cookies ? { cookies: extra.cookies } : {}) };
 }
