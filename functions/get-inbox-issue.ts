@@ -1,22 +1,7 @@
 import * as z from '../shared/platform/zod';
 import { api } from '../shared/api/api';
 import { json } from '../shared/platform/http/response';
-import { readIssue } from '../shared/mail/inbox';
-
-const Issue = z.strictObject({
-  id: z.int(),
-  newsletterId: z.int(),
-  subject: z.string(),
-  sender: z.string(),
-  sentAt: z.nullable(z.iso.datetime()),
-  filedAt: z.nullable(z.iso.datetime()),
-  read: z.boolean(),
-  html: z.nullable(z.string()),
-  text: z.nullable(z.string()),
-  listUnsubscribe: z.array(z.string()),
-  attachments: z.array(z.unknown()),
-  attachmentCount: z.int(),
-});
+import { Issue, readIssue } from '../shared/mail/inbox';
 
 export const handler = api({
   access: 'user',

@@ -1,23 +1,13 @@
 import * as z from '../shared/platform/zod';
 import { api } from '../shared/api/api';
 import { json } from '../shared/platform/http/response';
-import { listInbox } from '../shared/mail/inbox';
+import { IssueSummary, listInbox } from '../shared/mail/inbox';
 
 const id = z.coerce.number().check(z.int(), z.minimum(1), z.maximum(Number.MAX_SAFE_INTEGER));
 const Issues = z.strictObject({
   page: z.int(),
   size: z.int(),
-  issues: z.array(
-    z.strictObject({
-      id: z.int(),
-      newsletterId: z.int(),
-      subject: z.string(),
-      sender: z.string(),
-      sentAt: z.nullable(z.iso.datetime()),
-      filedAt: z.nullable(z.iso.datetime()),
-      read: z.boolean(),
-    }),
-  ),
+  issues: z.array(IssueSummary),
 });
 
 export const handler = api({

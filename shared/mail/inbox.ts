@@ -4,6 +4,7 @@ import { NotFoundError } from '../platform/errors';
 import { LIMITS } from '../limits/limits';
 import { admitNewNewsletter } from '../limits/rate';
 import type { SafeMail } from './isolated-parse';
+import * as z from '../platform/zod';
 
 /** quarantined: the newsletter would be new to a reader who has had their day's share of new ones. */
 export type FilingOutcome = 'filed' | 'duplicate' | 'muted' | 'quarantined';
@@ -144,7 +145,27 @@ async function assertSubscribed(userId: number, newsletterId: number): Promise<v
 
 const iso = (value: Date | null) => (value ? new Date(value).toISOString() : null);
 
-function issueSummary(r: RowDataPacket) {
+/** An issue as the inbox lists it; the answers of the inbox's routes are made of it. */
+export const IssueSummary = z.strictObject({
+  id: z.int(),
+  newsletterId: z.int(),
+  subject: z.string(),
+  sender: z.string(),
+  sentAt: z.nullable(z.iso.datetime()),
+  filedAt: z.nullable(z.iso.datetime()),
+  read: z.boolean(),
+});
+
+/** An issue in full, as the reader opens it. */
+export const Issue = z.extend(IssueSummary, {
+  html: z.nullable(z.string()),
+  text: z.nullable(z.string()),
+  listUnsubscribe: z.array(z.string()),
+  attachments: z.array(z.unknown()),
+  attachmentCount: z.int(),
+});
+
+function issueSummary(r: RowDataPacket): z.infer<typeof IssueSummary> {
   return {
     id: Number(r.id),
     newsletterId: Number(r.newsletter_id),
