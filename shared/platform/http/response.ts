@@ -37,3 +37,8 @@ export function jsonBody<Status extends number, Body>(statusCode: Status, body: 
 export function noContent(extra: { cookies?: string[] } = {}): Answer<204, undefined> {
   return { statusCode: 204, headers: { 'cache-control': 'no-store' }, ...(extra.cookies ? { cookies: extra.cookies } : {}) };
 }
+
+/** An HTML page (the docs page): its body's schema is a string, so its type is one. */
+export function html<Status extends number>(statusCode: Status, body: string, extra: { headers?: Record<string, string> } = {}): Answer<Status, string> {
+  return { statusCode, headers: { 'content-type': 'text/html; charset=utf-8', ...extra.headers }, body };
+}
