@@ -94,6 +94,23 @@ export const functions: readonly FunctionSpec[] = [
     env: ['redis', 'database', 'reservationQueue', 'sessions'],
   },
   {
+    id: 'get-api-document',
+    description: 'Returns the OpenAPI 3.1 document of this API, as built from this table and the entries (infra/openapi)',
+    trigger: { kind: 'http', method: 'GET', path: '/openapi.json' },
+    ...api,
+    // Serves a file read once per instance: little memory, no store.
+    memoryMb: 256,
+    env: [],
+  },
+  {
+    id: 'get-api-docs',
+    description: 'Returns the docs page, which renders the OpenAPI document (Swagger UI, inlined: nothing from a CDN)',
+    trigger: { kind: 'http', method: 'GET', path: '/docs' },
+    ...api,
+    memoryMb: 256,
+    env: [],
+  },
+  {
     id: 'create-session',
     description: 'Signs a user in and sets the session cookie',
     // Sign-in hashes with scrypt (CPU-bound): a credential-stuffing flood is held to its own share.

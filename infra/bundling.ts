@@ -67,11 +67,20 @@ export function workerBuildCommand(root: string, worker: { entry: string; outfil
   ].join(' ');
 }
 
-/** Files a function reads beside its bundle: every Lua script, and the migrations for the function that applies them. */
+/** The functions that serve a file the API publishes (shared/api/published.ts), built beside their bundles. */
+export const PUBLISHING = ['get-api-document', 'get-api-docs'];
+
+/**
+ * Files a function reads beside its bundle: every Lua script, the migrations for the function
+ * that applies them, and for the functions that publish them the OpenAPI document and the docs
+ * page, built there from the sources as they are (infra/openapi/write.ts), so a bundle never
+ * carries a stale or missing dist/ copy.
+ */
 export function bundleFileCopies(root: string, functionId: string, outputDir: string): string[] {
   return [
     `mkdir -p "${outputDir}/lua" && cp "${root}"/shared/*/lua/*.lua "${outputDir}/lua/"`,
     ...(functionId === 'migrate-database' ? [`mkdir -p "${outputDir}/migrations" && cp "${root}"/shared/platform/db/migrations/*.sql "${outputDir}/migrations/"`] : []),
+    ...(PUBLISHING.includes(functionId) ? [`"${root}/node_modules/.bin/tsx" "${root}/infra/openapi/write.ts" "${outputDir}" >/dev/null`] : []),
   ];
 }
 

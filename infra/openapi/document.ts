@@ -55,6 +55,8 @@ interface StatusAnswer {
   description: string;
   /** undefined: no body (204). */
   schema?: z.ZodMiniType;
+  /** Its media type: application/json unless the route's successes are another (answerMedia). */
+  media?: string;
   /** Whether this answer carries Retry-After: Surge's 503s and RATE_LIMITED's 429 do, API Gateway's and health's 503 do not. */
   retryAfter: boolean;
 }
@@ -85,7 +87,7 @@ function gatewayAnswers(route: Route): Map<number, StatusAnswer[]> {
 function responses(route: Route): Record<string, ZodOpenApiResponseObject> {
   const all = new Map<number, StatusAnswer[]>();
   for (const [status, schema] of Object.entries(route.api.answers)) {
-    all.set(Number(status), [{ description: STATUS_CODES[status]!, ...(schema ? { schema } : {}), retryAfter: false }]);
+    all.set(Number(status), [{ description: STATUS_CODES[status]!, ...(schema ? { schema } : {}), ...(route.api.answerMedia ? { media: route.api.answerMedia } : {}), retryAfter: false }]);
   }
   for (const answers of [errorAnswers(route), gatewayAnswers(route)]) {
     for (const [status, more] of answers) all.set(status, [...(all.get(status) ?? []), ...more]);
@@ -94,12 +96,18 @@ function responses(route: Route): Record<string, ZodOpenApiResponseObject> {
     [...all.entries()]
       .sort(([a], [b]) => a - b)
       .map(([status, answers]) => {
-        const schemas = answers.flatMap((answer) => (answer.schema ? [answer.schema] : []));
+        const media = [...new Set(answers.flatMap((answer) => (answer.schema ? [answer.media ?? 'application/json'] : [])))];
+        const content = Object.fromEntries(
+          media.map((type) => {
+            const schemas = answers.flatMap((answer) => (answer.schema && (answer.media ?? 'application/json') === type ? [answer.schema] : []));
+            return [type, { schema: schemas.length === 1 ? schemas[0]! : z.union(schemas) }];
+          }),
+        );
         const retryAfter = answers.filter((answer) => answer.retryAfter).length;
         const response: ZodOpenApiResponseObject = {
           description: answers.map((answer) => answer.description).join('. Or: '),
           ...(retryAfter ? { headers: { 'Retry-After': { ...RETRY_AFTER, required: retryAfter === answers.length } } } : {}),
-          ...(schemas.length ? { content: { 'application/json': { schema: schemas.length === 1 ? schemas[0]! : z.union(schemas) } } } : {}),
+          ...(media.length ? { content } : {}),
         };
         return [String(status), response];
       }),

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { functions, type QueueName } from '../../functions/table';
 import { migrate } from '../../shared/platform/db/migrate';
 import { buildFunctionBundle } from '../bundling';
+import { writeApiFiles } from '../openapi/files';
 import { runtimeEnvironment, twinDeployment, type TwinStores } from './deployment';
 import type { TwinOptions } from './options';
 import type { ProvisionedQueue } from './provision';
@@ -11,13 +12,19 @@ import { runnerFor, type FunctionRunner, type FunctionRuntime } from './runners'
 import { triggerEvent } from './schedules';
 import type { Service } from './services';
 
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
 /** How the functions run: their sources, or their bundles (built now) with exactly their rows' environments. */
 export async function functionRuntime(
   options: Pick<TwinOptions, 'bundles' | 'stateDir' | 'lambdaInstances' | 'functionsSqsEndpoint'>,
   stores: TwinStores,
   provisioned: Record<QueueName, ProvisionedQueue>,
 ): Promise<FunctionRuntime> {
-  if (!options.bundles) return { kind: 'source' };
+  // Source mode reads the published files from dist/ (shared/api/published.ts): built now, from the sources it runs.
+  if (!options.bundles) {
+    await writeApiFiles(join(root, 'dist'));
+    return { kind: 'source' };
+  }
   return {
     kind: 'bundles',
     dir: await buildBundles(join(options.stateDir, 'bundles')),
@@ -29,7 +36,6 @@ export async function functionRuntime(
 
 /** Every function's bundle, built as `cdk deploy` builds it, side by side under dir. */
 async function buildBundles(dir: string): Promise<string> {
-  const root = fileURLToPath(new URL('../..', import.meta.url));
   await Promise.all(functions.map((spec) => buildFunctionBundle(root, spec, join(dir, spec.id))));
   return dir;
 }

@@ -34,6 +34,8 @@ export interface RouteOptions<A extends Access = Access, R extends AnswerSchemas
   access: A;
   outcomes?: Outcomes;
   answers: R;
+  /** The media type of its successful answers, when not JSON (the docs page's HTML, its schema a string). */
+  answerMedia?: 'text/html';
   errors: readonly ErrorCode[];
 }
 

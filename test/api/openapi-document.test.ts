@@ -92,7 +92,7 @@ describe('the OpenAPI document', () => {
     for (const route of routes) {
       const { responses } = operationOf(document, route)!;
       for (const [status, schema] of Object.entries(route.api.answers)) {
-        const content = responses[status]?.content?.['application/json']?.schema;
+        const content = responses[status]?.content?.[route.api.answerMedia ?? 'application/json']?.schema;
         if (schema) expect(alternatives(content), `${route.spec.id} ${status}`).toContainEqual(rendered(schema));
         else expect(responses[status], `${route.spec.id} ${status}`).toEqual(expect.objectContaining({ description: expect.any(String) }));
       }
