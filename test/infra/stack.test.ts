@@ -101,6 +101,8 @@ const STATEFUL_DEV: Record<string, string> = {
   AdminCredentialsCD1C0A3A: 'AWS::SecretsManager::Secret',
   ApiAccessLogsE9DF007D: 'AWS::Logs::LogGroup',
   healthLogsE8EEBAD2: 'AWS::Logs::LogGroup',
+  getapidocumentLogs234699E3: 'AWS::Logs::LogGroup',
+  getapidocsLogs1B4F278D: 'AWS::Logs::LogGroup',
   createsessionLogs1E6CB07C: 'AWS::Logs::LogGroup',
   createuserLogs5F06CAB8: 'AWS::Logs::LogGroup',
   deletecurrentsessionLogs4358CA91: 'AWS::Logs::LogGroup',
