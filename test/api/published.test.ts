@@ -3,9 +3,10 @@
  * table and the entries, and GET /docs a page that carries its renderer whole, loads nothing from
  * another host, and, opened in headless Chromium (Debian's), shows every route of the table.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
@@ -14,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as getApiDocs } from '../../functions/get-api-docs';
 import { handler as getApiDocument } from '../../functions/get-api-document';
 import { functions } from '../../functions/table';
+import { buildFunctionBundle } from '../../infra/bundling';
 import { openApiDocument } from '../../infra/openapi/document';
 import { writeApiFiles } from '../../infra/openapi/files';
 import { httpEvent, lambdaContext } from '../support/events';
@@ -56,6 +58,25 @@ describe('the published API description', () => {
     expect(page.match(EXTERNAL) ?? []).toEqual([]);
     expect(page).not.toMatch(/<script[^>]*\ssrc=|<link[^>]*\shref=/i);
   });
+
+  it('each serving bundle carries the file it serves, built beside its index.mjs, and serves that one', async () => {
+    // Prepare
+    const dir = mkdtempSync(join(tmpdir(), 'surge-published-'));
+    try {
+      // Act: built as `cdk deploy` and the twin's --bundles build them.
+      const document = await buildFunctionBundle(root, { id: 'get-api-document' }, join(dir, 'document'));
+      const docs = await buildFunctionBundle(root, { id: 'get-api-docs' }, join(dir, 'docs'));
+      const served = await get((await import(document.outfile)).handler as Handler, '/openapi.json');
+      const page = await get((await import(docs.outfile)).handler as Handler, '/docs');
+
+      // Assess
+      expect(JSON.parse(served.body!)).toEqual(JSON.parse(JSON.stringify(await openApiDocument())));
+      expect(served.body).toBe(readFileSync(join(dir, 'document', 'openapi.json'), 'utf8'));
+      expect(page.body).toBe(readFileSync(join(dir, 'docs', 'docs.html'), 'utf8'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   describe.skipIf(!existsSync(CHROMIUM))('opened in headless Chromium', () => {
     let server: Server;
