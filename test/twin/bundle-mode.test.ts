@@ -103,6 +103,9 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
 
     // Act and assess, one function after another
     expect((await call('health', 'GET', '/health')).body).toEqual({ status: 'ok', down: [] });
+    // The API's own description, built beside each serving bundle as cdk deploy builds it.
+    expect((await call('get-api-document', 'GET', '/openapi.json')).body).toMatchObject({ openapi: expect.stringMatching(/^3\.1\./), paths: expect.objectContaining({ '/items/{itemId}/orders': expect.any(Object) }) });
+    expect((await call('get-api-docs', 'GET', '/docs')).body).toMatch(/^<!doctype html>/i);
     expect((await call('get-me', 'GET', '/me', { cookie: user })).body).toMatchObject({ role: 'user' });
     const newcomer = `bundle-${randomBytes(3).toString('hex')}@surge.test`;
     const signedUp = await call('create-user', 'POST', '/users', { body: { email: newcomer, password: 'a bundled passphrase' } });
