@@ -105,7 +105,7 @@ export async function reserve(request: ReservationRequest, now = Date.now()): Pr
   }
 }
 
-/** Gives back an order the ledger cancelled (idempotent); 1 when it gave stock back now or before. */
+/** Gives back an order cancelled in MySQL, its own row's decision (idempotent); 1 when it gave stock back now or before. */
 export async function release(order: OrderRecord): Promise<number> {
   const keys = orderKeys(order);
   const idempotency = keys.idempotency(order.userId, order.idempotencyKey ?? '');

@@ -1,5 +1,5 @@
 --[[
-  Gives back an order the reservation ledger (MySQL) has cancelled: its hand-off failed. Puts the
+  Gives back an order MySQL has recorded as cancelled (its row's status): its hand-off failed. Puts the
   stock and the buyer's count back and forgets the idempotency record, so the client may retry
   with the same key. Idempotent: a release that already ran answers as it did (ioredis sends a
   command again after a reconnect when its reply was lost), and one whose reservation Redis lost

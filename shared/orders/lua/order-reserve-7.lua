@@ -52,7 +52,7 @@ if previous then
   if fingerprint ~= ARGV[4] then
     return -13
   end
-  -- A replay still in the outbox is promised in the ledger before the client is told it stands.
+  -- A replay still in the outbox is promised in MySQL before the client is told it stands.
   return { orderId, tonumber(remaining), 1, redis.call('HEXISTS', KEYS[4], orderId) }
 end
 
