@@ -93,6 +93,13 @@ export function isRefusedCredentials(error: unknown): boolean {
 const CONNECTION_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'PROTOCOL_CONNECTION_LOST', 'PROTOCOL_SEQUENCE_TIMEOUT']);
 
 /**
+ * MySQL's refusals of a statement that a retry may get past, the transaction rolled back: a
+ * writer turned reader by a failover (--read-only), a deadlock or a lock held past its wait, a
+ * refusal raised in the database itself (a trigger's or an operator's SIGNAL).
+ */
+const MYSQL_REFUSED_UNRUN = new Set(['ER_OPTION_PREVENTS_STATEMENT', 'ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT', 'ER_SIGNAL_EXCEPTION']);
+
+/**
  * What ioredis says while Redis is away: no connection within one reconnect attempt, none at all
  * while reconnecting fails, a command that was not answered within its timeout, a transaction cut
  * short by a lost connection.
@@ -116,5 +123,5 @@ export function isDependencyUnavailable(error: unknown): boolean {
   const { message = '', code, previousErrors } = (error ?? {}) as { message?: string; code?: unknown; previousErrors?: unknown };
   // A transaction Redis discarded because its commands were refused or cut short: none of it ran.
   if (/^EXECABORT\b/.test(message)) return Array.isArray(previousErrors) && previousErrors.length > 0 && previousErrors.every(isDependencyUnavailable);
-  return (typeof code === 'string' && CONNECTION_FAILURES.has(code)) || REDIS_AWAY.test(message) || REDIS_REFUSED_UNRUN.test(message);
+  return (typeof code === 'string' && (CONNECTION_FAILURES.has(code) || MYSQL_REFUSED_UNRUN.has(code))) || REDIS_AWAY.test(message) || REDIS_REFUSED_UNRUN.test(message);
 }

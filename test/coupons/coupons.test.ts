@@ -17,13 +17,15 @@ import { depth, ownReservationQueue, pollQueue, testSqs } from '../support/queue
 import { signedInUsers, type SignedInUser } from '../support/sessions';
 import { until } from '../../shared/platform/wait';
 import { literalPattern } from '../support/keys';
-import { handler as putDeal } from '../../functions/put-deal';
-import { handler as getDeal } from '../../functions/get-deal';
-import { handler as createCoupon } from '../../functions/create-coupon';
-import { handler as listMyCoupons } from '../../functions/list-my-coupons';
 import { handler as writeReservations } from '../../functions/write-reservations';
 import { reconcileOwner } from '../../shared/reservations/reconcile';
 import { keysMatching } from '../support/redis-nodes';
+import { route } from '../support/routes';
+
+const putDeal = await route('put-deal');
+const getDeal = await route('get-deal');
+const createCoupon = await route('create-coupon');
+const listMyCoupons = await route('list-my-coupons');
 
 const sqs = testSqs();
 const queue = await ownReservationQueue(sqs);
@@ -235,7 +237,7 @@ describe('time-deal coupons', () => {
       expect(await redis().exists(dealKeys(dealId).state)).toBe(0);
     });
 
-    it('changes neither Redis nor MySQL when MySQL fails to take the deal', async () => {
+    it('answers a retry-safe 503 and changes neither Redis nor MySQL when MySQL refuses the deal', async () => {
       // Prepare: a real MySQL failure, raised by a trigger for one title only.
       const dealId = await openDeal(3);
       const trigger = `fail_${randomBytes(4).toString('hex')}`;
@@ -248,7 +250,8 @@ describe('time-deal coupons', () => {
         const result = await putDeal(dealRequest(dealId, admin.cookie, { title: trigger, ...window, limit: 50 }), lambdaContext());
 
         // Assess
-        expect(result.statusCode).toBe(500);
+        expect(result.statusCode).toBe(503);
+        expect(result.headers?.['retry-after']).toBe('1');
         expect(await redis().hget(dealKeys(dealId).state, 'limit')).toBe('3');
         expect(await sql<RowDataPacket>('SELECT title, coupon_limit FROM deals WHERE id = ?', [dealId])).toEqual([{ title: 'Half price', coupon_limit: 3 }]);
       } finally {
