@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { HttpAnswer } from '../openapi/answer-check';
 import type { CompiledRoute } from './http-routes';
 
 const TEXT_TYPES = /^(text\/|application\/([a-z0-9.+-]*\+)?(json|xml|x-www-form-urlencoded|javascript))/i;
@@ -90,8 +91,15 @@ export function toEvent(
   };
 }
 
+/** A handler's result as API Gateway answers it: status, headers by lower-case name, the body to write. */
+export interface GatewayAnswer {
+  status: number;
+  headers: Record<string, string | string[]>;
+  body: string | Buffer;
+}
+
 /** Maps a handler's result to HTTP the way API Gateway does for payload format 2.0. */
-export function writeResult(res: ServerResponse, result: unknown): void {
+export function gatewayAnswer(result: unknown): GatewayAnswer {
   const structured: APIGatewayProxyStructuredResultV2 =
     result !== null && typeof result === 'object' && 'statusCode' in result
       ? (result as APIGatewayProxyStructuredResultV2)
@@ -102,7 +110,17 @@ export function writeResult(res: ServerResponse, result: unknown): void {
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(structured.headers ?? {})) headers[name.toLowerCase()] = String(value);
   if (structured.cookies?.length) headers['set-cookie'] = structured.cookies;
-  headers['content-length'] = String(Buffer.byteLength(body));
-  res.writeHead(structured.statusCode ?? 200, headers);
-  res.end(body);
+  return { status: structured.statusCode ?? 200, headers, body };
+}
+
+/** An answer as the API's contract reads it (infra/openapi/answer-check.ts): its headers' and its body's text. */
+export function answerText(answer: GatewayAnswer): HttpAnswer {
+  const headers = Object.fromEntries(Object.entries(answer.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : value]));
+  return { status: answer.status, headers, body: answer.body.toString() };
+}
+
+export function writeAnswer(res: ServerResponse, answer: GatewayAnswer): void {
+  answer.headers['content-length'] = String(Buffer.byteLength(answer.body));
+  res.writeHead(answer.status, answer.headers);
+  res.end(answer.body);
 }

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AnswerCheck } from '../openapi/answer-check';
 import { Throttled } from './concurrency';
-import { toEvent, writeResult } from './gateway-payload';
+import { answerText, gatewayAnswer, toEvent, writeAnswer } from './gateway-payload';
 import { compileRoutes, matchRoute, type CompiledRoute, type HttpRoute } from './http-routes';
 
 /** API Gateway HTTP APIs accept payloads up to 10 MB. */
@@ -39,18 +40,20 @@ export interface Gateway {
  * The local stand-in for an API Gateway HTTP API: each request becomes a payload 2.0 event for the
  * route's function, invoked in this process, and its result becomes the HTTP response.
  */
-export async function startGateway(routes: HttpRoute[], port: number, onFunctionError: (route: string, error: Error) => void): Promise<Gateway> {
+export async function startGateway(routes: HttpRoute[], port: number, onFunctionError: (route: string, error: Error) => void, check?: AnswerCheck): Promise<Gateway> {
   const compiled = compileRoutes(routes);
-  const gateway = await listenGateway(port, onFunctionError);
+  const gateway = await listenGateway(port, onFunctionError, check);
   gateway.serve(compiled);
   return gateway;
 }
 
 /**
  * The gateway, listening at once but answering every request 503 until serve() gives it its
- * routes: its address is known, and probed, while what it fronts is still starting.
+ * routes: its address is known, and probed, while what it fronts is still starting. Under test
+ * (check given), each answer of a route is held to the contract first: one that breaks it is
+ * answered 500 instead, and reported as a function error.
  */
-export async function listenGateway(port: number, onFunctionError: (route: string, error: Error) => void): Promise<Gateway> {
+export async function listenGateway(port: number, onFunctionError: (route: string, error: Error) => void, check?: AnswerCheck): Promise<Gateway> {
   let compiled: CompiledRoute[] | undefined;
   const server = createServer(async (req, res) => {
     if (!compiled) {
@@ -69,7 +72,13 @@ export async function listenGateway(port: number, onFunctionError: (route: strin
     const body = await readBody(req).catch(() => undefined);
     if (!body) return send(res, 413, '{"message":"Request Entity Too Large"}');
     try {
-      writeResult(res, await route.invoke(toEvent(req, body, route, pathParameters)));
+      const answer = gatewayAnswer(await route.invoke(toEvent(req, body, route, pathParameters)));
+      const problems = check?.(route.method, route.path, answerText(answer));
+      if (problems?.length) {
+        onFunctionError(route.routeKey, new Error(`Answer outside the contract: ${problems.join('; ')}`));
+        return send(res, 500, JSON.stringify({ message: 'Answer outside the contract', problems }));
+      }
+      writeAnswer(res, answer);
     } catch (error) {
       // A function at its concurrency cap. API Gateway would answer Lambda's throttle with a 500;
       // on AWS the route's throttle (its burst within the cap) answers 429 before that happens.

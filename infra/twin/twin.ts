@@ -6,6 +6,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { QueueName } from '../../functions/table';
+import { contractUnderTest } from '../openapi/contract-under-test';
 import { functionEnvironment, TWIN_INBOUND_DOMAIN, TWIN_REGION } from './deployment';
 import { EmfCollector, onStdoutLine } from './emf';
 import { extraFunctionRoutes } from './extra-functions';
@@ -45,7 +46,8 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
   // The SDK versions pinned here support Node 20; its notice about future versions is noise in the twin.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const secure = await storeCredentials(options);
-  const gateway = await listenGateway(options.port, logFunctionError);
+  // Under test, every answer of a route is held to the API's document (infra/openapi/contract-under-test.ts).
+  const gateway = await listenGateway(options.port, logFunctionError, contractUnderTest());
   options.onListening?.(gateway.url);
   const stores = await startStores(options, secure).catch(async (error: Error) => {
     await gateway.close();

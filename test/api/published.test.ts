@@ -12,13 +12,15 @@ import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handler as getApiDocs } from '../../functions/get-api-docs';
-import { handler as getApiDocument } from '../../functions/get-api-document';
 import { functions } from '../../functions/table';
 import { buildFunctionBundle } from '../../infra/bundling';
 import { openApiDocument } from '../../infra/openapi/document';
 import { writeApiFiles } from '../../infra/openapi/files';
 import { httpEvent, lambdaContext } from '../support/events';
+import { route } from '../support/routes';
+
+const getApiDocs = await route('get-api-docs');
+const getApiDocument = await route('get-api-document');
 
 const CHROMIUM = '/usr/bin/chromium';
 const root = fileURLToPath(new URL('../..', import.meta.url));

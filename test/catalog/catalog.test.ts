@@ -1,10 +1,12 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { handler as createProgram } from '../../functions/create-program';
-import { handler as listPrograms } from '../../functions/list-programs';
-import { handler as updateProgram } from '../../functions/update-program';
 import { httpEvent, lambdaContext } from '../support/events';
 import { signedInUsers, type SignedInUser } from '../support/sessions';
+import { route } from '../support/routes';
+
+const createProgram = await route('create-program');
+const listPrograms = await route('list-programs');
+const updateProgram = await route('update-program');
 
 type Result = APIGatewayProxyStructuredResultV2;
 const body = (r: Result) => JSON.parse(r.body ?? 'null');

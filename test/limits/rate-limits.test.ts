@@ -1,9 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { handler as createOrder } from '../../functions/create-order';
-import { handler as createSession } from '../../functions/create-session';
-import { handler as createUser } from '../../functions/create-user';
 import { redis } from '../../shared/platform/clients/redis';
 import { LIMITS } from '../../shared/limits/limits';
 import { upsertItemStock } from '../../shared/orders/items';
@@ -16,6 +13,11 @@ import { sql, uniqueItemId } from '../support/orders';
 import { kindsUnderTest } from '../support/reservations';
 import { signedInUsers } from '../support/sessions';
 import { until } from '../../shared/platform/wait';
+import { route } from '../support/routes';
+
+const createSession = await route('create-session');
+const createOrder = await route('create-order');
+const createUser = await route('create-user');
 
 type Result = APIGatewayProxyStructuredResultV2;
 const body = (r: Result) => JSON.parse(r.body ?? 'null');

@@ -1,21 +1,23 @@
 import type { APIGatewayProxyStructuredResultV2, SESReceipt } from 'aws-lambda';
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handler as getInboxAddress } from '../../functions/get-inbox-address';
-import { handler as getIssue } from '../../functions/get-inbox-issue';
-import { handler as listInbox } from '../../functions/list-my-inbox';
-import { handler as listNewsletters } from '../../functions/list-my-newsletters';
-import { handler as listQuarantine } from '../../functions/list-my-quarantine';
-import { handler as muteNewsletter } from '../../functions/mute-newsletter';
 import { handler as receiveMail } from '../../functions/receive-mail';
-import { handler as releaseMail } from '../../functions/release-quarantined-mail';
-import { handler as rotateInboxAddress } from '../../functions/rotate-inbox-address';
-import { handler as unmuteNewsletter } from '../../functions/unmute-newsletter';
 import { LIMITS, type Rate } from '../../shared/limits/limits';
 import { mailRateKeys, newNewslettersKey, takeRate } from '../../shared/limits/rate';
 import { redis } from '../../shared/platform/clients/redis';
 import { httpEvent, lambdaContext } from '../support/events';
 import { newsletterMail, readers, sesEvent, sesMessageId, storeRawMail, type MailSpec, type Reader } from '../support/mail';
+import { route } from '../support/routes';
+
+const getInboxAddress = await route('get-inbox-address');
+const getIssue = await route('get-inbox-issue');
+const listInbox = await route('list-my-inbox');
+const listNewsletters = await route('list-my-newsletters');
+const listQuarantine = await route('list-my-quarantine');
+const muteNewsletter = await route('mute-newsletter');
+const releaseMail = await route('release-quarantined-mail');
+const rotateInboxAddress = await route('rotate-inbox-address');
+const unmuteNewsletter = await route('unmute-newsletter');
 
 type Result = APIGatewayProxyStructuredResultV2;
 type Handler = (event: never, context: never) => Promise<Result>;

@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { httpEvent, lambdaContext } from '../support/events';
+import { route } from '../support/routes';
 import { signedInUsers } from '../support/sessions';
 
 type Handler = (event: APIGatewayProxyEventV2, context: ReturnType<typeof lambdaContext>) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -13,7 +14,7 @@ const MISSING_QUEUE = THE_QUEUE.replace(/[^/]+$/, 'surge-health-missing-queue');
 async function healthInstance(queueUrl: string) {
   vi.resetModules();
   process.env.RESERVATION_QUEUE_URL = queueUrl;
-  const { handler } = (await import('../../functions/health')) as { handler: Handler };
+  const handler = await route('health');
   const { sqs } = await import('../../shared/platform/clients/sqs');
   const { CHECK_CACHE_MS } = await import('../../shared/platform/health');
   return { handler, sqs, CHECK_CACHE_MS };

@@ -9,10 +9,6 @@ import { openSale, remainingStock, reserve } from '../../shared/orders/sale';
 import { bucketOf, bucketTags, refill } from '../../shared/reservations/buckets';
 import { reconcileOwner } from '../../shared/reservations/reconcile';
 import { writeReservations } from '../../shared/reservations/writer';
-import { handler as createOrder } from '../../functions/create-order';
-import { handler as getItem } from '../../functions/get-item';
-import { handler as getOrder } from '../../functions/get-order';
-import { handler as putItemStock } from '../../functions/put-item-stock';
 import { httpEvent, lambdaContext } from '../support/events';
 import { beforeReservingAgain, reserveAsClient } from '../support/hot-item';
 import { falseSoldOut, type Answer } from '../../load/support/false-sold-out';
@@ -20,6 +16,12 @@ import { getOrderEvent, orderEvent } from '../support/order-events';
 import { signedInUsers } from '../support/sessions';
 import { orderRows, soldCount, uniqueItemId } from '../support/orders';
 import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
+import { route } from '../support/routes';
+
+const createOrder = await route('create-order');
+const getItem = await route('get-item');
+const getOrder = await route('get-order');
+const putItemStock = await route('put-item-stock');
 
 const look = { relayOlderThanMs: Number.POSITIVE_INFINITY, repair: false };
 const repair = { ...look, repair: true };

@@ -12,9 +12,11 @@ import { orderRows, uniqueItemId } from '../support/orders';
 import { depth, ownReservationQueue, pollQueue, testSqs } from '../support/queues';
 import { signedInUsers } from '../support/sessions';
 import { until } from '../../shared/platform/wait';
-import { handler as createOrder } from '../../functions/create-order';
 import { handler as writeReservations } from '../../functions/write-reservations';
 import { keysMatching } from '../support/redis-nodes';
+import { route } from '../support/routes';
+
+const createOrder = await route('create-order');
 
 /**
  * Faults of the hand-off that the emulator cannot produce itself, made by a proxy in front of it:

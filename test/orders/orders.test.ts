@@ -18,11 +18,13 @@ import { depth, ownReservationQueue, pollQueue, testSqs } from '../support/queue
 import { signedInUsers, type SignedInUser } from '../support/sessions';
 import { until } from '../../shared/platform/wait';
 import { literalPattern } from '../support/keys';
-import { handler as createOrder } from '../../functions/create-order';
-import { handler as getOrder } from '../../functions/get-order';
 import { handler as writeReservations } from '../../functions/write-reservations';
-import { handler as putItemStock } from '../../functions/put-item-stock';
 import { keysMatching } from '../support/redis-nodes';
+import { route } from '../support/routes';
+
+const createOrder = await route('create-order');
+const getOrder = await route('get-order');
+const putItemStock = await route('put-item-stock');
 
 const sqs = testSqs();
 const queue = await ownReservationQueue(sqs);

@@ -2,8 +2,6 @@ import { createServer, type Server } from 'node:http';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { handler as createCoupon } from '../../functions/create-coupon';
-import { handler as createOrder } from '../../functions/create-order';
 import { redis } from '../../shared/platform/clients/redis';
 import { setDealState } from '../../shared/coupons/coupons';
 import { dealKeys } from '../../shared/coupons/model';
@@ -16,6 +14,10 @@ import { uniqueItemId } from '../support/orders';
 import { signedInUsers } from '../support/sessions';
 import { startTcpProxy } from '../../infra/twin/tcp-proxy';
 import { until } from '../../shared/platform/wait';
+import { route } from '../support/routes';
+
+const createCoupon = await route('create-coupon');
+const createOrder = await route('create-order');
 
 /**
  * A hand-off that fails, followed by a release whose outcome the function cannot know: Redis runs

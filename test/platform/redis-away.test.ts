@@ -1,9 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handler as createOrder } from '../../functions/create-order';
-import { handler as createSession } from '../../functions/create-session';
-import { handler as getMe } from '../../functions/get-me';
-import { handler as listPrograms } from '../../functions/list-programs';
 import { freePort } from '../../infra/twin/processes';
 import { cache } from '../../shared/cache/cache';
 import { insertProgram } from '../../shared/catalog/programs';
@@ -17,6 +13,12 @@ import { uniqueItemId } from '../support/orders';
 import { startRedisServer, type TestRedisServer } from '../../infra/twin/redis-server';
 import { signedInUsers, type SignedInUser } from '../support/sessions';
 import { until } from '../../shared/platform/wait';
+import { route } from '../support/routes';
+
+const createSession = await route('create-session');
+const createOrder = await route('create-order');
+const getMe = await route('get-me');
+const listPrograms = await route('list-programs');
 
 type Result = APIGatewayProxyStructuredResultV2;
 

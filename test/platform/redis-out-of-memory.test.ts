@@ -19,15 +19,17 @@ import { orderRows, sql, uniqueItemId } from '../support/orders';
 import { depth, ownReservationQueue, pollQueue, testSqs } from '../support/queues';
 import { signedInUsers, type SignedInUser } from '../support/sessions';
 import { until } from '../../shared/platform/wait';
-import { handler as createCoupon } from '../../functions/create-coupon';
-import { handler as createOrder } from '../../functions/create-order';
-import { handler as createSession } from '../../functions/create-session';
-import { handler as deleteAllSessions } from '../../functions/delete-all-sessions';
-import { handler as deleteCurrentSession } from '../../functions/delete-current-session';
-import { handler as getMe } from '../../functions/get-me';
-import { handler as listPrograms } from '../../functions/list-programs';
-import { handler as putDeal } from '../../functions/put-deal';
 import { handler as writeReservations } from '../../functions/write-reservations';
+import { route } from '../support/routes';
+
+const createSession = await route('create-session');
+const createCoupon = await route('create-coupon');
+const createOrder = await route('create-order');
+const deleteAllSessions = await route('delete-all-sessions');
+const deleteCurrentSession = await route('delete-current-session');
+const getMe = await route('get-me');
+const listPrograms = await route('list-programs');
+const putDeal = await route('put-deal');
 
 // A Redis of this file's own, started as the twin starts its own, with a few megabytes to fill.
 // The shared clients connect on first use, after this.

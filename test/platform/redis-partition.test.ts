@@ -1,7 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handler as createSession } from '../../functions/create-session';
-import { handler as getMe } from '../../functions/get-me';
 import { freePort } from '../../infra/twin/processes';
 import { redis } from '../../shared/platform/clients/redis';
 import { httpEvent, lambdaContext } from '../support/events';
@@ -10,6 +8,10 @@ import { redisCommand, startRedisServer } from '../../infra/twin/redis-server';
 import { signedInUsers, type SignedInUser } from '../support/sessions';
 import { startTcpProxy } from '../../infra/twin/tcp-proxy';
 import { until } from '../../shared/platform/wait';
+import { route } from '../support/routes';
+
+const createSession = await route('create-session');
+const getMe = await route('get-me');
 
 type Result = APIGatewayProxyStructuredResultV2;
 

@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { RowDataPacket } from 'mysql2';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { handler as createSession } from '../../functions/create-session';
 import { putSecrets } from '../../infra/twin/secrets';
 import { hashPassword } from '../../shared/sessions/password';
 import { httpEvent, lambdaContext } from '../support/events';
 import { createUser } from '../support/factories';
 import { sql } from '../support/orders';
+import { route } from '../support/routes';
+
+const createSession = await route('create-session');
 
 /**
  * The deploy trigger's second job, through its handler as the stack runs it: the secret its

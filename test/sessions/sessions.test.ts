@@ -1,13 +1,15 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { handler as createSession } from '../../functions/create-session';
-import { handler as deleteAllSessions } from '../../functions/delete-all-sessions';
-import { handler as deleteCurrentSession } from '../../functions/delete-current-session';
-import { handler as getMe } from '../../functions/get-me';
 import { redis } from '../../shared/platform/clients/redis';
 import { httpEvent, lambdaContext } from '../support/events';
 import { createUser, type TestUser } from '../support/factories';
 import { connectionOf, watchCommands } from '../support/redis-nodes';
+import { route } from '../support/routes';
+
+const createSession = await route('create-session');
+const deleteAllSessions = await route('delete-all-sessions');
+const deleteCurrentSession = await route('delete-current-session');
+const getMe = await route('get-me');
 
 type Result = APIGatewayProxyStructuredResultV2;
 

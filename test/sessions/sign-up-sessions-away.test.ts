@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { RowDataPacket } from 'mysql2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handler as createUser } from '../../functions/create-user';
 import { freePort } from '../../infra/twin/processes';
 import { redis } from '../../shared/platform/clients/redis';
 import { httpEvent, lambdaContext } from '../support/events';
 import { sql } from '../support/orders';
+import { route } from '../support/routes';
+
+const createUser = await route('create-user');
 
 describe('sign-up while the session store is away', () => {
   beforeAll(async () => {

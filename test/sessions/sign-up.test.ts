@@ -2,12 +2,14 @@ import { randomBytes } from 'node:crypto';
 import type { RowDataPacket } from 'mysql2';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { handler as createSession } from '../../functions/create-session';
-import { handler as createUser } from '../../functions/create-user';
-import { handler as getMe } from '../../functions/get-me';
 import { httpEvent, lambdaContext } from '../support/events';
 import { sql } from '../support/orders';
 import { signedInUsers } from '../support/sessions';
+import { route } from '../support/routes';
+
+const createSession = await route('create-session');
+const createUser = await route('create-user');
+const getMe = await route('get-me');
 
 type Result = APIGatewayProxyStructuredResultV2;
 

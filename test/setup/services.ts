@@ -5,15 +5,21 @@
  */
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { rmSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { createConnection } from 'mysql2/promise';
 import type { TestProject } from 'vitest/node';
 import { migrate } from '../../shared/platform/db/migrate';
+import { CONTRACT_DIR_ENV, contractViolations } from '../../infra/openapi/contract-under-test';
+import { writeApiFiles } from '../../infra/openapi/files';
 import { provision } from '../../infra/twin/provision';
 import { startRedisCluster } from '../../infra/twin/redis-cluster';
 import { startDatabase, startEmulator, startRedis } from '../../infra/twin/services';
 import { functionEnvironment } from '../../infra/twin/deployment';
 
 const STATE_DIR = '.local/test';
+/** Absolute: twins the tests start in other folders hold their answers to it too. */
+const CONTRACT_DIR = resolve(STATE_DIR, 'contract');
 export const TEST_DATABASE = 'surge_test';
 
 declare module 'vitest' {
@@ -37,6 +43,10 @@ export default async function setup(project: TestProject) {
   await admin.end();
   await migrate(database.url);
 
+  // Every answer of a route in this run is held to the document of the code under test (infra/openapi/contract-under-test.ts).
+  rmSync(CONTRACT_DIR, { recursive: true, force: true });
+  await writeApiFiles(CONTRACT_DIR);
+
   const clientOptions = { region: 'us-east-1', endpoint: emulator.url, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
   const provisioned = await provision(new SQSClient(clientOptions), new S3Client({ ...clientOptions, forcePathStyle: true }));
 
@@ -49,9 +59,12 @@ export default async function setup(project: TestProject) {
     LOAD_TEST_SOURCES: '127.0.0.0/8,203.0.113.0/24',
     // The shared Redis client refuses what would cross hash slots, on a single node too (shared/platform/redis/slot-guard.ts).
     SURGE_SLOT_GUARD: 'true',
+    [CONTRACT_DIR_ENV]: CONTRACT_DIR,
   });
 
   return async () => {
     await Promise.all([redis.stop(), database.stop(), emulator.stop()]);
+    const violations = contractViolations(CONTRACT_DIR);
+    if (violations.length) throw new Error(`${violations.length} answers broke the API's contract (openapi.json):\n${[...new Set(violations)].join('\n')}`);
   };
 }
