@@ -48,6 +48,11 @@ export interface TwinOptions {
    * share the functions' path to the queue.
    */
   functionsSqsEndpoint?: string;
+  /**
+   * Whether the table's schedule rules fire (the default). The fuzz run turns them off: it holds
+   * every write in the stores to the one request it just sent.
+   */
+  schedules?: boolean;
   /** Fault switch, off by default: the event source mapping hands every batch to its function twice, shuffled (see PollerOptions.deliverTwice). */
   deliverTwice?: boolean;
   /**

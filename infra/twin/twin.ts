@@ -85,7 +85,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
       throw error;
     });
     const routes = compileRoutes([...twinHttpRoutes(lambdas, emf, consumers?.invocations), ...extra.http]);
-    const schedules = startSchedules(lambdas);
+    const schedules = options.schedules === false ? { stop: () => undefined } : startSchedules(lambdas);
 
     // Ready: the stores are seeded, and the SMTP listener and the consumers are up.
     gateway.serve(routes);
