@@ -25,7 +25,7 @@ function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
   });
 }
 
-/** What every request gets before the gateway serves its routes: the twin behind it is not ready. */
+/** What every request gets before the gateway serves its routes: the twin behind it is not ready, a retry soon will be answered. */
 const STARTING_BODY = JSON.stringify({ error: { code: 'UNAVAILABLE', message: 'The twin is starting' } });
 
 export interface Gateway {
@@ -58,7 +58,7 @@ export async function listenGateway(port: number, onFunctionError: (route: strin
   const server = createServer(async (req, res) => {
     if (!compiled) {
       req.resume();
-      return send(res, 503, STARTING_BODY);
+      return send(res, 503, STARTING_BODY, { 'retry-after': '1' });
     }
     const url = req.url ?? '/';
     const q = url.indexOf('?');

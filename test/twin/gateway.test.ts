@@ -115,7 +115,7 @@ describe('the HTTP gateway', () => {
     await expect(startGateway([route, route], 0, () => undefined)).rejects.toThrow(/described twice/);
   });
 
-  it('answers every request 503 UNAVAILABLE until it serves its routes, as the twin starts behind it', async () => {
+  it('answers every request a retry-safe 503 UNAVAILABLE until it serves its routes, as the twin starts behind it', async () => {
     // Prepare
     const starting = await listenGateway(0, () => undefined);
     try {
@@ -128,6 +128,7 @@ describe('the HTTP gateway', () => {
       for (const { res, body } of before) {
         expect(res.statusCode).toBe(503);
         expect(res.headers['content-type']).toBe('application/json');
+        expect(res.headers['retry-after']).toBe('1');
         expect(JSON.parse(body)).toEqual({ error: { code: 'UNAVAILABLE', message: 'The twin is starting' } });
       }
       expect(after.res.statusCode).toBe(200);
