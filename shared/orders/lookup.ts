@@ -2,19 +2,20 @@ import type { RowDataPacket } from 'mysql2';
 import { db } from '../platform/clients/mysql';
 import { NotFoundError } from '../platform/errors';
 import { ownerOfReservation } from '../reservations/ids';
+import type { OrderStatus } from './model';
 import { pendingOrder } from './sale';
 
 export interface OrderView {
   itemId: string;
   quantity: number;
-  status: string;
+  status: OrderStatus;
 }
 
 async function storedOrder(orderId: string) {
   const [rows] = await db().query<RowDataPacket[]>('SELECT item_id, user_id, quantity, status FROM orders WHERE id = ?', [orderId]);
   const row = rows[0];
   // A promise is an order on its way to the writer, as the client was told.
-  return row && { itemId: String(row.item_id), userId: Number(row.user_id), quantity: Number(row.quantity), status: row.status === 'promised' ? 'pending' : String(row.status) };
+  return row && { itemId: String(row.item_id), userId: Number(row.user_id), quantity: Number(row.quantity), status: (row.status === 'promised' ? 'pending' : row.status) as OrderStatus };
 }
 
 /** The buyer's order wherever it is on its way; another user's order answers exactly like a missing one. */
@@ -24,7 +25,7 @@ export async function orderOf(orderId: string, userId: number): Promise<OrderVie
   // cancelled order and one promised to a retry whose outbox entry Redis lost.
   const order =
     (await storedOrder(orderId)) ??
-    (await pendingOrder(orderId, ownerOfReservation(orderId), userId).then((p) => p && { ...p, status: 'pending' })) ??
+    (await pendingOrder(orderId, ownerOfReservation(orderId), userId).then((p) => p && { ...p, status: 'pending' as const })) ??
     (await storedOrder(orderId));
   if (!order || order.userId !== userId) throw new NotFoundError('No such order');
   return { itemId: order.itemId, quantity: order.quantity, status: order.status };

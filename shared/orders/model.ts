@@ -15,6 +15,10 @@ export const IdempotencyKey = z
 export const MAX_ORDER_QUANTITY = 100;
 export const Quantity = z.int().check(z.minimum(1), z.maximum(MAX_ORDER_QUANTITY));
 /** How many buckets an item's stock is split into, each on a hash slot of its own: 1 keeps it whole. */
+/** An order as its buyer sees it: on its way (a promise included), stored, refused by the writer, or cancelled. */
+export const OrderStatus = z.enum(['pending', 'confirmed', 'rejected', 'cancelled']);
+export type OrderStatus = z.output<typeof OrderStatus>;
+
 export const BucketCount = z.int().check(z.minimum(1), z.maximum(MAX_BUCKETS));
 
 /** What the reservation hands to the writer through the queue, and keeps in the outbox meanwhile. */
