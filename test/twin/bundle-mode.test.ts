@@ -41,10 +41,10 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
     return client;
   };
   const signIn = async (role: 'user' | 'admin') => {
-    const { client, cookie } = await signedIn(twin.url, demoAccounts.find((a) => a.role === role)!);
+    const { client } = await signedIn(twin.url, demoAccounts.find((a) => a.role === role)!);
     exercised.add('create-session');
     client.use(markExercised);
-    return { client, cookie };
+    return client;
   };
   /** Fires a schedule or the deploy trigger through the twin's own endpoint (not a route of the API), as EventBridge or CloudFormation would. */
   async function fire(functionId: string): Promise<{ status: number; body: unknown }> {
@@ -110,8 +110,8 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
 
   it('every HTTP, queue, SES, schedule and deploy function works as its bundle', async () => {
     // Prepare
-    const { client: admin } = await signIn('admin');
-    const { client: user } = await signIn('user');
+    const admin = await signIn('admin');
+    const user = await signIn('user');
     const anyone = as();
     const itemId = `bundle-${randomBytes(3).toString('hex')}`;
     const dealId = `bundle-${randomBytes(3).toString('hex')}`;
@@ -184,7 +184,7 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
     expect((await fire('reconcile-reservations')).body).toMatchObject({ result: { drifted: 0 } });
     await fire('migrate-database');
 
-    const { client: other } = await signIn('user');
+    const other = await signIn('user');
     expect((await user.DELETE('/sessions/current')).response.status).toBe(204);
     expect((await other.DELETE('/sessions')).response.status).toBe(204);
     expect((await other.GET('/me')).response.status).toBe(401);
@@ -204,7 +204,7 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
 
   it('after a rotation of both passwords, looks each secret up again once and carries on', async () => {
     // Prepare: a signed-in session, so the database and Redis both serve the request after the rotation.
-    const { client: user } = await signIn('user');
+    const user = await signIn('user');
     const lookupsBefore = await secretLookups();
     const databasePassword = randomBytes(16).toString('hex');
     const redisPassword = randomBytes(16).toString('hex');
