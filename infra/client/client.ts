@@ -8,7 +8,6 @@
 import createClient, { type Client } from 'openapi-fetch';
 import type { paths } from './api-types';
 
-export type { paths } from './api-types';
 export type SurgeClient = Client<paths>;
 
 export interface SurgeClientOptions {
