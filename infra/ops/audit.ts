@@ -11,9 +11,8 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { demoAccounts } from '../twin/seed';
-import type { Audit } from '../../shared/reservations/audit';
 import { MAX_AUDITED_IDS } from '../../shared/reservations/audit';
-import { apiCall } from '../twin/api-client';
+import { expectData, signedIn } from '../client/client';
 import { until } from '../../shared/platform/wait';
 
 const { positionals, values } = parseArgs({
@@ -37,18 +36,18 @@ const admin: { email: string; password: string } = values['admin-secret-file']
   : { email: values['admin-email'] ?? demoAdmin.email, password: process.env.SURGE_ADMIN_PASSWORD ?? demoAdmin.password };
 const accepted = [...new Set(readFileSync(idsFile, 'utf8').split('\n').map((l) => l.trim()).filter(Boolean))];
 
-const signIn = await apiCall(target, 'POST', '/sessions', { body: admin });
-if (signIn.status !== 201) throw new Error(`admin sign-in answered ${signIn.status} ${JSON.stringify(signIn.body)}`);
-const path = `/admin/audit/${values.deal ? 'deals' : 'items'}/${encodeURIComponent(owner)}`;
+// An audit of many ids reads many rows: it may take longer than a call's usual 15 s.
+const { client: asAdmin } = await signedIn(target, admin, { timeoutMs: 30_000 });
 
-async function audit(ids: string[]): Promise<Audit> {
-  const answer = await apiCall(target, 'POST', path, { cookie: signIn.cookie!, body: { accepted: ids }, timeoutMs: 30_000 });
-  if (answer.status !== 200) throw new Error(`${path} answered ${answer.status} ${JSON.stringify(answer.body)}`);
-  return answer.body as Audit;
+async function audit(ids: string[]) {
+  const answer = values.deal
+    ? await asAdmin.POST('/admin/audit/deals/{dealId}', { params: { path: { dealId: owner! } }, body: { accepted: ids } })
+    : await asAdmin.POST('/admin/audit/items/{itemId}', { params: { path: { itemId: owner! } }, body: { accepted: ids } });
+  return expectData(answer, 200);
 }
 
 // The writer drains: wait until nothing is pending, or the bound (then drained is off).
-let whole!: Audit;
+let whole!: Awaited<ReturnType<typeof audit>>;
 await until(async () => (whole = await audit([])).pending <= 0, Number(values['wait-s']) * 1000, 'the writer drained', 1000, { atDeadline: 'give up' });
 let lost = 0;
 let rejected = 0;

@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { demoAccounts } from '../twin/seed';
-import { apiCall, type ApiAnswer, type ApiCallOptions } from '../twin/api-client';
+import { expectData, expectStatus, signedIn, surgeClient, type SurgeClient } from '../client/client';
 import { until } from '../../shared/platform/wait';
 
 const { positionals, values } = parseArgs({
@@ -39,20 +39,13 @@ const tag = randomBytes(4).toString('hex');
 const itemId = values.item ?? `smoke-${tag}`;
 const dealId = values.deal ?? `smoke-${tag}`;
 
-const call = (method: string, path: string, options?: ApiCallOptions) => apiCall(base, method, path, options);
-
-/** Fails the step with what the target answered, so the report says why. */
-function expectStatus(answer: ApiAnswer, ...statuses: number[]): ApiAnswer {
-  if (!statuses.includes(answer.status)) throw new Error(`answered ${answer.status} ${JSON.stringify(answer.body).slice(0, 300)}`);
-  return answer;
-}
-
 /** How long a step waits for what shows only some time after its answer (an order confirmed, a coupon listed), asked every EVENTUALLY_EVERY_MS. */
 const EVENTUALLY_WITHIN_MS = 30_000;
 const EVENTUALLY_EVERY_MS = 250;
 
 const steps: { step: string; ok: boolean; ms: number; error?: string }[] = [];
-const state: { user?: string; admin?: string; orderId?: string; programId?: number } = {};
+/** The two sessions the steps after sign-in call as. */
+const state: { user?: SurgeClient; admin?: SurgeClient } = {};
 
 async function step(name: string, run: () => Promise<void>): Promise<void> {
   const started = performance.now();
@@ -67,34 +60,34 @@ async function step(name: string, run: () => Promise<void>): Promise<void> {
 const email = `smoke-${tag}@surge.example`;
 const password = `smoke ${randomBytes(12).toString('hex')}`;
 
+const api = surgeClient(base);
+
 await step('health', async () => {
-  expectStatus(await call('GET', '/health'), 200);
+  expectStatus(await api.GET('/health'), 200);
 });
 await step('sign-up', async () => {
-  expectStatus(await call('POST', '/users', { body: { email, password } }), 201);
+  expectStatus(await api.POST('/users', { body: { email, password } }), 201);
 });
 await step('sign-in', async () => {
-  state.user = expectStatus(await call('POST', '/sessions', { body: { email, password } }), 201).cookie;
-  state.admin = expectStatus(await call('POST', '/sessions', { body: admin }), 201).cookie;
-  if (!state.user || !state.admin) throw new Error('no session cookie');
+  state.user = (await signedIn(base, { email, password })).client;
+  state.admin = (await signedIn(base, admin)).client;
 });
 await step('me', async () => {
-  const me = expectStatus(await call('GET', '/me', { cookie: state.user! }), 200);
-  if (me.body?.email !== email) throw new Error(`/me is ${JSON.stringify(me.body)}`);
+  const me = expectData(await state.user!.GET('/me'), 200);
+  if (me.email !== email) throw new Error(`/me is ${JSON.stringify(me)}`);
 });
 await step('order confirmed', async () => {
-  expectStatus(await call('PUT', `/items/${itemId}/stock`, { cookie: state.admin!, body: { quantity: 10, perUserLimit: 1 } }), 200);
-  const order = expectStatus(await call('POST', `/items/${itemId}/orders`, { cookie: state.user!, body: { quantity: 1 }, headers: { 'idempotency-key': `smoke-${tag}` } }), 202);
-  state.orderId = order.body.orderId;
-  await until(async () => (await call('GET', `/orders/${state.orderId}`, { cookie: state.user! })).body?.status === 'confirmed', EVENTUALLY_WITHIN_MS, 'the order confirmed', EVENTUALLY_EVERY_MS);
+  expectStatus(await state.admin!.PUT('/items/{itemId}/stock', { params: { path: { itemId } }, body: { quantity: 10, perUserLimit: 1 } }), 200);
+  const { orderId } = expectData(await state.user!.POST('/items/{itemId}/orders', { params: { path: { itemId }, header: { 'idempotency-key': `smoke-${tag}` } }, body: { quantity: 1 } }), 202);
+  await until(async () => (await state.user!.GET('/orders/{orderId}', { params: { path: { orderId } } })).data?.status === 'confirmed', EVENTUALLY_WITHIN_MS, 'the order confirmed', EVENTUALLY_EVERY_MS);
 });
 await step('coupon', async () => {
   const now = Date.now();
   const deal = { title: 'Smoke deal', opensAt: new Date(now - 60_000).toISOString(), closesAt: new Date(now + 3_600_000).toISOString(), limit: 5 };
-  expectStatus(await call('PUT', `/deals/${dealId}`, { cookie: state.admin!, body: deal }), 200);
-  const coupon = expectStatus(await call('POST', `/deals/${dealId}/coupons`, { cookie: state.user! }), 201);
+  expectStatus(await state.admin!.PUT('/deals/{dealId}', { params: { path: { dealId } }, body: deal }), 200);
+  const coupon = expectData(await state.user!.POST('/deals/{dealId}/coupons', { params: { path: { dealId } } }), 201);
   await until(
-    async () => JSON.stringify((await call('GET', '/me/coupons', { cookie: state.user! })).body).includes(coupon.body.couponId),
+    async () => (await state.user!.GET('/me/coupons')).data?.coupons.some((listed) => listed.couponId === coupon.couponId),
     EVENTUALLY_WITHIN_MS,
     'the coupon listed',
     EVENTUALLY_EVERY_MS,
@@ -102,22 +95,22 @@ await step('coupon', async () => {
 });
 await step('catalog refresh', async () => {
   const title = `Smoke program ${tag}`;
-  const page = () => call('GET', `/programs?careerTag=smoke-${tag}&page=1&size=20`);
-  expectStatus(await page(), 200);
-  const created = expectStatus(await call('POST', '/programs', { cookie: state.admin!, body: { title, careerTag: `smoke-${tag}`, type: 'course' } }), 201);
-  state.programId = created.body.id;
-  const listed = expectStatus(await page(), 200);
-  if (!JSON.stringify(listed.body).includes(title)) throw new Error('the page did not show the new program right after the write');
-  expectStatus(await call('PUT', `/programs/${state.programId}`, { cookie: state.admin!, body: { title: `${title} (renamed)`, careerTag: `smoke-${tag}`, type: 'course' } }), 200);
-  if (!JSON.stringify((await page()).body).includes(`${title} (renamed)`)) throw new Error('the page did not show the change right after the write');
+  const careerTag = `smoke-${tag}`;
+  const titles = async () => expectData(await api.GET('/programs', { params: { query: { careerTag, page: 1, size: 20 } } }), 200).items.map((program) => program.title);
+  // Read once before the write, so the page is cached and the reads after it show whether the write refreshed it.
+  await titles();
+  const created = expectData(await state.admin!.POST('/programs', { body: { title, careerTag, type: 'course' } }), 201);
+  if (!(await titles()).includes(title)) throw new Error('the page did not show the new program right after the write');
+  expectStatus(await state.admin!.PUT('/programs/{id}', { params: { path: { id: created.id } }, body: { title: `${title} (renamed)`, careerTag, type: 'course' } }), 200);
+  if (!(await titles()).includes(`${title} (renamed)`)) throw new Error('the page did not show the change right after the write');
 });
 await step('inbound address', async () => {
-  const address = expectStatus(await call('GET', '/me/inbox-address', { cookie: state.user! }), 200);
-  if (!/^[^@\s]+@[^@\s]+$/.test(address.body?.address ?? '')) throw new Error(`no address: ${JSON.stringify(address.body)}`);
+  const { address } = expectData(await state.user!.GET('/me/inbox-address'), 200);
+  if (!/^[^@\s]+@[^@\s]+$/.test(address)) throw new Error(`no address: ${JSON.stringify(address)}`);
 });
 await step('sign-out', async () => {
-  expectStatus(await call('DELETE', '/sessions/current', { cookie: state.user! }), 204);
-  expectStatus(await call('GET', '/me', { cookie: state.user! }), 401);
+  expectStatus(await state.user!.DELETE('/sessions/current'), 204);
+  expectStatus(await state.user!.GET('/me'), 401);
 });
 
 const ok = steps.every((s) => s.ok);

@@ -8,6 +8,8 @@ import { drive } from '../support/measure';
 import { startCpuMeter } from '../support/cpu';
 import { round } from '../support/round';
 import { infoSum, shardsOf } from '../support/redis-shards';
+import { demoAccounts } from '../../infra/twin/seed';
+import { signedIn } from '../../infra/client/client';
 
 const TAGS = ['backend', 'frontend', 'data', 'devops', 'design', 'product'];
 const STAMPEDE = 1_000;
@@ -31,22 +33,13 @@ export const catalog: Scenario = async ({ twin, connections, duration, log, agai
   const baseline = await drive({ url: twin.url, connections, duration, requests: requests('/__baseline') }, 'GET /__baseline/programs (no cache)', log);
   noCacheCpu.perRequest(baseline.requests);
 
-  const admin = await fetch(`${twin.url}/sessions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: 'admin@surge.test', password: 'surge-admin-password' }),
-  });
-  const cookie = admin.headers.getSetCookie()[0]!.split(';')[0]!;
+  const { client: admin } = await signedIn(twin.url, demoAccounts.find((a) => a.role === 'admin')!);
   const db = await createConnection({ uri: twin.databaseUrl });
   const selects = async () => Number((await db.query<RowDataPacket[]>("SHOW GLOBAL STATUS LIKE 'Com_select'"))[0][0]!.Value);
 
   log('stampede: bumping the catalog version, then 1,000 concurrent requests for one page');
-  const bump = await fetch(`${twin.url}/programs`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', cookie },
-    body: JSON.stringify({ title: `Stampede ${Date.now()}`, careerTag: 'backend', type: 'workshop' }),
-  });
-  if (bump.status !== 201) throw new Error(`version bump failed: ${bump.status}`);
+  const bump = await admin.POST('/programs', { body: { title: `Stampede ${Date.now()}`, careerTag: 'backend', type: 'workshop' } });
+  if (bump.response.status !== 201) throw new Error(`version bump failed: ${bump.response.status}`);
   const before = await selects();
   const stampede = await drive({ url: `${twin.url}${paths[0]}`, connections: STAMPEDE, amount: STAMPEDE, timeout: 30 }, 'stampede', log);
   const dbQueries = (await selects()) - before;

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { insertUsers } from '../../infra/twin/seed';
+import { signedIn } from '../../infra/client/client';
 import { round } from '../support/round';
 import { commandsProcessed, countRoundTrips } from '../support/redis-calls';
 import { metricsCost } from '../support/metrics-cost';
@@ -12,12 +13,6 @@ import type { Scenario } from '../support/scenario';
 
 const USERS = 200;
 const SAMPLE_REQUESTS = 500;
-
-async function signIn(url: string, email: string, password: string): Promise<string> {
-  const res = await fetch(`${url}/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
-  if (res.status !== 201) throw new Error(`sign-in failed with ${res.status}`);
-  return res.headers.getSetCookie()[0]!.split(';')[0]!;
-}
 
 async function inBatches<T, R>(items: T[], size: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = [];
@@ -29,7 +24,7 @@ export const sessions: Scenario = async ({ twin, runtime, connections, duration,
   log(`signing in ${USERS} users`);
   const tag = randomBytes(4).toString('hex');
   const users = await insertUsers(twin.databaseUrl, Array.from({ length: USERS }, (_, i) => `bench-${tag}-${i}@surge.test`), `bench-${tag}`);
-  const cookies = await inBatches(users, 8, (u) => signIn(twin.url, u.email, u.password));
+  const cookies = await inBatches(users, 8, async (u) => (await signedIn(twin.url, u)).cookie);
 
   const redis = new Redis(twin.redisUrl);
   try {

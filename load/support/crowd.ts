@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { insertUsers } from '../../infra/twin/seed';
+import { demoAccounts, insertUsers } from '../../infra/twin/seed';
 import { drive, type LoadResult } from './measure';
 import { round } from './round';
 import { currentTimeline } from './timeline';
@@ -8,6 +8,7 @@ import type { BenchTwin, TwinInfo } from './twin';
 import { cookieValue, createSession } from '../../shared/sessions/store';
 import { redis } from '../../shared/platform/clients/redis';
 import { db } from '../../shared/platform/clients/mysql';
+import { signedIn } from '../../infra/client/client';
 
 /** Points the shared modules this bench imports (session store, scripts, baselines) at the twin. */
 export function pointAtTwin(twin: TwinInfo, extra: Record<string, string> = {}): void {
@@ -20,13 +21,9 @@ export async function releaseSharedClients(): Promise<void> {
   await db().end();
 }
 
+/** The demo admin's session cookie, signed in over HTTP. */
 export async function adminCookie(twin: TwinInfo): Promise<string> {
-  const res = await fetch(`${twin.url}/sessions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: 'admin@surge.test', password: 'surge-admin-password' }),
-  });
-  return res.headers.getSetCookie()[0]!.split(';')[0]!;
+  return (await signedIn(twin.url, demoAccounts.find((a) => a.role === 'admin')!)).cookie;
 }
 
 export async function adminPut(twin: TwinInfo, cookie: string, path: string, payload: unknown): Promise<void> {

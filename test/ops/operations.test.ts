@@ -6,7 +6,7 @@ import { startTwin, type Twin } from '../../infra/twin/twin';
 import { reserve } from '../../shared/orders/sale';
 import { receiveAndSend } from '../../shared/platform/queue/redrive';
 import { encodeHandOffs } from '../../shared/reservations/hand-off';
-import { apiCall } from '../../infra/twin/api-client';
+import { signedIn, surgeClient, type SurgeClient } from '../../infra/client/client';
 import { depth, testSqs } from '../support/queues';
 import { captureLog, loggedDecision, type CapturedLog } from '../support/logs';
 import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
@@ -15,13 +15,15 @@ import { until } from '../../shared/platform/wait';
 /** The operator's and load tester's endpoints and tools, against a twin whose writer runs in this process (its log lines are this process's). */
 describe('load tests and operations against the twin', () => {
   let twin: Twin;
-  let admin: string;
-  const call = (method: string, path: string, options?: Parameters<typeof apiCall>[3]) => apiCall(twin.url, method, path, options);
+  let admin: SurgeClient;
+  /** The API as the holder of this session calls it; without one, as anyone. */
+  const as = (cookie?: string) => surgeClient(twin.url, cookie ? { cookie } : {});
   const signIn = async (role: 'user' | 'admin') => {
     const { email, password } = demoAccounts.find((a) => a.role === role)!;
-    return (await call('POST', '/sessions', { body: { email, password } })).cookie!;
+    return (await signedIn(twin.url, { email, password })).client;
   };
-  const buyers = async (count: number) => (await call('POST', '/admin/load-tests/buyers', { cookie: admin, body: { count } })).body.buyers as { userId: number; cookie: string }[];
+  /** Buyers made by the load-test route, each with a client signed in as them. */
+  const buyers = async (count: number) => (await admin.POST('/admin/load-tests/buyers', { body: { count } })).data!.buyers.map((b) => ({ ...b, client: as(b.cookie) }));
   const fresh = (what: string) => `${what}-${randomUUID().slice(0, 8)}`;
 
   beforeAll(async () => {
@@ -33,87 +35,87 @@ describe('load tests and operations against the twin', () => {
   describe('POST /admin/load-tests/buyers', () => {
     it('makes distinct buyers, each signed in by the cookie it returns', async () => {
       // Act
-      const answer = await call('POST', '/admin/load-tests/buyers', { cookie: admin, body: { count: 1_200 } });
+      const answer = await admin.POST('/admin/load-tests/buyers', { body: { count: 1_200 } });
 
       // Assess
-      expect(answer.status).toBe(201);
-      const made = answer.body.buyers as { userId: number; cookie: string }[];
+      expect(answer.response.status).toBe(201);
+      const made = answer.data!.buyers;
       expect(made).toHaveLength(1_200);
       expect(new Set(made.map((b) => b.userId)).size).toBe(1_200);
       for (const buyer of [made[0]!, made[999]!, made[1_199]!]) {
-        const me = await call('GET', '/me', { cookie: buyer.cookie });
-        expect(me.status).toBe(200);
-        expect(me.body).toMatchObject({ id: buyer.userId, role: 'user' });
+        const me = await as(buyer.cookie).GET('/me');
+        expect(me.response.status).toBe(200);
+        expect(me.data).toMatchObject({ id: buyer.userId, role: 'user' });
       }
     });
 
     it('is for admins only, and takes 1 to 5,000 buyers', async () => {
       const user = await signIn('user');
 
-      const anonymous = await call('POST', '/admin/load-tests/buyers', { body: { count: 1 } });
-      const notAdmin = await call('POST', '/admin/load-tests/buyers', { cookie: user, body: { count: 1 } });
-      const tooMany = await call('POST', '/admin/load-tests/buyers', { cookie: admin, body: { count: 5_001 } });
-      const none = await call('POST', '/admin/load-tests/buyers', { cookie: admin, body: { count: 0 } });
+      const anonymous = await as().POST('/admin/load-tests/buyers', { body: { count: 1 } });
+      const notAdmin = await user.POST('/admin/load-tests/buyers', { body: { count: 1 } });
+      const tooMany = await admin.POST('/admin/load-tests/buyers', { body: { count: 5_001 } });
+      const none = await admin.POST('/admin/load-tests/buyers', { body: { count: 0 } });
 
-      expect([anonymous.status, notAdmin.status, tooMany.status, none.status]).toEqual([401, 403, 400, 400]);
-      expect(tooMany.body.error.code).toBe('VALIDATION_FAILED');
+      expect([anonymous, notAdmin, tooMany, none].map((answer) => answer.response.status)).toEqual([401, 403, 400, 400]);
+      expect(tooMany.error).toMatchObject({ error: { code: 'VALIDATION_FAILED' } });
     });
   });
 
   describe('POST /admin/audit/…', () => {
-    const drained = (path: string) => until(async () => (await call('POST', path, { cookie: admin, body: {} })).body.pending === 0, 60_000, 'the writer drained');
+    const auditItem = (itemId: string, accepted: string[] = []) => admin.POST('/admin/audit/items/{itemId}', { params: { path: { itemId } }, body: { accepted } });
+    const auditDeal = (dealId: string, accepted: string[] = []) => admin.POST('/admin/audit/deals/{dealId}', { params: { path: { dealId } }, body: { accepted } });
+    const drained = (audit: () => Promise<{ data?: { pending: number } }>) => until(async () => (await audit()).data?.pending === 0, 60_000, 'the writer drained');
 
     it('holds a sale against the orders it accepted, and names an accepted order it has no row for', async () => {
       // Prepare: 150 buyers race for 100 units, one order each.
       const itemId = fresh('audit');
-      await call('PUT', `/items/${itemId}/stock`, { cookie: admin, body: { quantity: 100, perUserLimit: 1 } });
+      await admin.PUT('/items/{itemId}/stock', { params: { path: { itemId } }, body: { quantity: 100, perUserLimit: 1 } });
       const crowd = await buyers(150);
       const answers = await Promise.all(
-        crowd.map((b) => call('POST', `/items/${itemId}/orders`, { cookie: b.cookie, headers: { 'idempotency-key': randomUUID() }, body: { quantity: 1 } })),
+        crowd.map((b) => b.client.POST('/items/{itemId}/orders', { params: { path: { itemId }, header: { 'idempotency-key': randomUUID() } }, body: { quantity: 1 } })),
       );
-      const accepted = answers.filter((a) => a.status === 202).map((a) => a.body.orderId as string);
-      const path = `/admin/audit/items/${itemId}`;
-      await drained(path);
+      const accepted = answers.flatMap((a) => (a.data ? [a.data.orderId] : []));
+      await drained(() => auditItem(itemId));
       const neverStored = `${itemId}.${'0'.repeat(9)}${'a'.repeat(14)}`;
 
       // Act
-      const audit = await call('POST', path, { cookie: admin, body: { accepted } });
-      const withAStranger = await call('POST', path, { cookie: admin, body: { accepted: [...accepted.slice(0, 10), neverStored] } });
+      const audit = await auditItem(itemId, accepted);
+      const withAStranger = await auditItem(itemId, [...accepted.slice(0, 10), neverStored]);
 
       // Assess
-      expect(answers.map((a) => a.status).sort()).toEqual([...Array(100).fill(202), ...Array(50).fill(409)]);
-      expect(audit.status).toBe(200);
-      expect(audit.body).toMatchObject({ capacity: 100, final_stock: 0, pending: 0, drift: 0, rows: 100, confirmed: 100, oversold: 0, duplicates: 0, accepted: 100, lost: 0, rejected: 0 });
-      expect(withAStranger.body).toMatchObject({ accepted: 11, lost: 1, lost_ids: [neverStored] });
+      expect(answers.map((a) => a.response.status).sort()).toEqual([...Array(100).fill(202), ...Array(50).fill(409)]);
+      expect(audit.response.status).toBe(200);
+      expect(audit.data).toMatchObject({ capacity: 100, final_stock: 0, pending: 0, drift: 0, rows: 100, confirmed: 100, oversold: 0, duplicates: 0, accepted: 100, lost: 0, rejected: 0 });
+      expect(withAStranger.data).toMatchObject({ accepted: 11, lost: 1, lost_ids: [neverStored] });
     });
 
     it('holds a deal against the coupons it issued', async () => {
       // Prepare: 30 users ask for 20 coupons.
       const dealId = fresh('audit');
       const now = Date.now();
-      await call('PUT', `/deals/${dealId}`, {
-        cookie: admin,
+      await admin.PUT('/deals/{dealId}', {
+        params: { path: { dealId } },
         body: { title: 'Audit', opensAt: new Date(now - 1_000).toISOString(), closesAt: new Date(now + 3_600_000).toISOString(), limit: 20 },
       });
       const crowd = await buyers(30);
-      const answers = await Promise.all(crowd.map((b) => call('POST', `/deals/${dealId}/coupons`, { cookie: b.cookie })));
-      const issued = answers.filter((a) => a.status === 201).map((a) => a.body.couponId as string);
-      const path = `/admin/audit/deals/${dealId}`;
-      await drained(path);
+      const answers = await Promise.all(crowd.map((b) => b.client.POST('/deals/{dealId}/coupons', { params: { path: { dealId } } })));
+      const issued = answers.flatMap((a) => (a.data ? [a.data.couponId] : []));
+      await drained(() => auditDeal(dealId));
 
       // Act
-      const audit = await call('POST', path, { cookie: admin, body: { accepted: issued } });
+      const audit = await auditDeal(dealId, issued);
 
       // Assess
       expect(issued).toHaveLength(20);
-      expect(audit.body).toMatchObject({ capacity: 20, final_stock: 0, pending: 0, rows: 20, oversold: 0, duplicates: 0, accepted: 20, lost: 0 });
+      expect(audit.data).toMatchObject({ capacity: 20, final_stock: 0, pending: 0, rows: 20, oversold: 0, duplicates: 0, accepted: 20, lost: 0 });
     });
 
     it('answers 404 for an owner MySQL does not know, and is for admins only', async () => {
-      const unknown = await call('POST', `/admin/audit/items/${fresh('none')}`, { cookie: admin, body: {} });
-      const notAdmin = await call('POST', `/admin/audit/items/${fresh('none')}`, { cookie: await signIn('user'), body: {} });
+      const unknown = await auditItem(fresh('none'));
+      const notAdmin = await (await signIn('user')).POST('/admin/audit/items/{itemId}', { params: { path: { itemId: fresh('none') } }, body: {} });
 
-      expect([unknown.status, notAdmin.status]).toEqual([404, 403]);
+      expect([unknown.response.status, notAdmin.response.status]).toEqual([404, 403]);
     });
   });
 
@@ -123,20 +125,21 @@ describe('load tests and operations against the twin', () => {
       const sqs = testSqs(twin.emulatorUrl);
       const { reservations } = twin.queues;
       const itemId = fresh('redrive');
-      await call('PUT', `/items/${itemId}/stock`, { cookie: admin, body: { quantity: 5, perUserLimit: 1 } });
+      await admin.PUT('/items/{itemId}/stock', { params: { path: { itemId } }, body: { quantity: 5, perUserLimit: 1 } });
       const [buyer] = await buyers(1);
       const { record } = await reserve({ itemId, userId: buyer!.userId, quantity: 1, idempotencyKey: randomUUID(), source: LOCAL_SOURCE });
       await sqs.send(new SendMessageCommand({ QueueUrl: reservations.deadLetterUrl, MessageBody: encodeHandOffs([{ kind: 'orders', record }]) }));
-      const before = await call('GET', `/orders/${record.orderId}`, { cookie: buyer!.cookie });
+      const order = () => buyer!.client.GET('/orders/{orderId}', { params: { path: { orderId: record.orderId } } });
+      const before = await order();
 
       // Act
       const result = await receiveAndSend(sqs, { deadLetter: { url: reservations.deadLetterUrl, arn: '' }, queue: reservations });
 
       // Assess
-      expect(before.body.status).toBe('pending');
+      expect(before.data?.status).toBe('pending');
       expect(result).toEqual({ moved: 1, how: 'receive-and-send' });
       expect(await depth(sqs, reservations.deadLetterUrl)).toBe(0);
-      await until(async () => (await call('GET', `/orders/${record.orderId}`, { cookie: buyer!.cookie })).body.status === 'confirmed', 60_000, 'the order stored');
+      await until(async () => (await order()).data?.status === 'confirmed', 60_000, 'the order stored');
     });
   });
 
@@ -157,23 +160,24 @@ describe('load tests and operations against the twin', () => {
     it('travels from the request through the queue to the writer’s log line: the caller’s when valid, else the request id', async () => {
       // Prepare
       const itemId = fresh('correlation');
-      await call('PUT', `/items/${itemId}/stock`, { cookie: admin, body: { quantity: 5, perUserLimit: 1 } });
+      await admin.PUT('/items/{itemId}/stock', { params: { path: { itemId } }, body: { quantity: 5, perUserLimit: 1 } });
       const [given, garbled, none] = await buyers(3);
       const correlationId = `checkout-${randomUUID()}`;
-      const order = (cookie: string, headers: Record<string, string> = {}) =>
-        call('POST', `/items/${itemId}/orders`, { cookie, headers: { 'idempotency-key': randomUUID(), ...headers }, body: { quantity: 1 } });
+      // X-Correlation-Id is not among the parameters the document declares: sent as a plain header.
+      const order = (buyer: SurgeClient, headers: Record<string, string> = {}) =>
+        buyer.POST('/items/{itemId}/orders', { params: { path: { itemId }, header: { 'idempotency-key': randomUUID() } }, headers, body: { quantity: 1 } });
 
       // Act
-      const named = await order(given!.cookie, { 'x-correlation-id': correlationId });
-      const refused = await order(garbled!.cookie, { 'x-correlation-id': 'not valid; has spaces' });
-      const unnamed = await order(none!.cookie);
+      const named = await order(given!.client, { 'x-correlation-id': correlationId });
+      const refused = await order(garbled!.client, { 'x-correlation-id': 'not valid; has spaces' });
+      const unnamed = await order(none!.client);
 
       // Assess
-      expect([named.status, refused.status, unnamed.status]).toEqual([202, 202, 202]);
-      expect(await loggedCorrelationId(named.body.orderId)).toBe(correlationId);
+      expect([named, refused, unnamed].map((answer) => answer.response.status)).toEqual([202, 202, 202]);
+      expect(await loggedCorrelationId(named.data!.orderId)).toBe(correlationId);
       const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-      expect(await loggedCorrelationId(refused.body.orderId)).toMatch(uuid);
-      expect(await loggedCorrelationId(unnamed.body.orderId)).toMatch(uuid);
+      expect(await loggedCorrelationId(refused.data!.orderId)).toMatch(uuid);
+      expect(await loggedCorrelationId(unnamed.data!.orderId)).toMatch(uuid);
     });
   });
 });

@@ -5,7 +5,7 @@ import { demoAccounts } from '../../infra/twin/seed';
 import type { MetricsSnapshot } from '../../infra/twin/emf';
 import { METRICS_PATH } from '../../infra/twin/routes';
 import { startTwin, type Twin } from '../../infra/twin/twin';
-import { apiCall } from '../../infra/twin/api-client';
+import { signedIn } from '../../infra/client/client';
 import { until } from '../../shared/platform/wait';
 
 /**
@@ -32,7 +32,7 @@ export function describeTwinMetrics(mode: 'sources' | 'bundles'): void {
 
     const signIn = async (role: 'user' | 'admin') => {
       const account = demoAccounts.find((a) => a.role === role)!;
-      return (await apiCall(twin.url, 'POST', '/sessions', { body: { email: account.email, password: account.password } })).cookie!;
+      return (await signedIn(twin.url, account)).client;
     };
     const snapshot = async () => (await (await fetch(`${twin.url}${METRICS_PATH}`)).json()) as MetricsSnapshot;
     const metric = (s: MetricsSnapshot, name: string) => s.metrics.find((m) => m.name === name);
@@ -41,8 +41,8 @@ export function describeTwinMetrics(mode: 'sources' | 'bundles'): void {
       // Prepare: one unit, which the buyer may take twice
       const [admin, user] = [await signIn('admin'), await signIn('user')];
       const itemId = `metrics-${randomBytes(3).toString('hex')}`;
-      expect((await apiCall(twin.url, 'PUT', `/items/${itemId}/stock`, { cookie: admin, body: { quantity: 1, perUserLimit: 2 } })).status).toBeLessThan(300);
-      const order = () => apiCall(twin.url, 'POST', `/items/${itemId}/orders`, { cookie: user, body: { quantity: 1 }, headers: { 'idempotency-key': randomBytes(8).toString('hex') } });
+      expect((await admin.PUT('/items/{itemId}/stock', { params: { path: { itemId } }, body: { quantity: 1, perUserLimit: 2 } })).response.status).toBeLessThan(300);
+      const order = () => user.POST('/items/{itemId}/orders', { params: { path: { itemId }, header: { 'idempotency-key': randomBytes(8).toString('hex') } }, body: { quantity: 1 } });
 
       // Act
       const accepted = await order();
@@ -59,8 +59,8 @@ export function describeTwinMetrics(mode: 'sources' | 'bundles'): void {
       await until(async () => metric(await snapshot(), 'orders.writerLag') !== undefined, 60_000, 'the writer lag in /__twin/metrics');
 
       // Assess: the API's counts are there once its instance has printed them, the writer's once it has stored and printed
-      expect(accepted.status).toBe(202);
-      expect(soldOut).toMatchObject({ status: 409, body: { error: { code: 'SOLD_OUT' } } });
+      expect(accepted.response.status).toBe(202);
+      expect(soldOut).toMatchObject({ response: { status: 409 }, error: { error: { code: 'SOLD_OUT' } } });
       const dimensions = { service: 'surge' };
       expect(metric(answered, 'orders.accepted')).toMatchObject({ namespace: 'Surge', unit: 'Count', dimensions, samples: 1, sum: 1 });
       expect(metric(answered, 'orders.soldOut')).toMatchObject({ namespace: 'Surge', unit: 'Count', dimensions, samples: 1, sum: 1 });

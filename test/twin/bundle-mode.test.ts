@@ -11,7 +11,9 @@ import { LIMITS } from '../../shared/limits/limits';
 import { createSignedRequester, serviceLocation } from '../../shared/platform/clients/aws-http';
 import { demoAccounts } from '../../infra/twin/seed';
 import { TWIN_SECRETS } from '../../infra/twin/deployment';
-import { apiCall, type ApiCallOptions } from '../../infra/twin/api-client';
+import type { Middleware } from 'openapi-fetch';
+import { sessionCookie, signedIn, surgeClient } from '../../infra/client/client';
+import { FIRE_PATH } from '../../infra/twin/routes';
 import { startTwinProcess, type TwinProcess } from '../../infra/twin/twin-process';
 import { until } from '../../shared/platform/wait';
 
@@ -25,19 +27,31 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
   /** Each function of the table, once something below has seen it do its job. */
   const exercised = new Set<string>();
 
-  /** Calls the twin's API; an answer under 400 marks the function that gave it as exercised. */
-  async function call(functionId: string, method: string, path: string, options: ApiCallOptions = {}) {
-    const answer = await apiCall(twin.url, method, path, options);
-    if (answer.status < 400) exercised.add(functionId);
-    return answer;
-  }
-
-  const signIn = async (role: 'user' | 'admin') => {
-    const account = demoAccounts.find((a) => a.role === role)!;
-    const res = await call('create-session', 'POST', '/sessions', { body: { email: account.email, password: account.password } });
-    expect(res.status).toBe(201);
-    return res.cookie!;
+  /** An answer under 400 marks the function of the table whose route gave it as exercised. */
+  const markExercised: Middleware = {
+    onResponse({ request, schemaPath, response }) {
+      const spec = functions.find(({ trigger }) => trigger.kind === 'http' && trigger.method === request.method && trigger.path === schemaPath);
+      if (spec && response.status < 400) exercised.add(spec.id);
+    },
   };
+  /** The twin's API, as the holder of this session calls it; without one, as anyone. */
+  const as = (cookie?: string) => {
+    const client = surgeClient(twin.url, cookie ? { cookie } : {});
+    client.use(markExercised);
+    return client;
+  };
+  const signIn = async (role: 'user' | 'admin') => {
+    const { client } = await signedIn(twin.url, demoAccounts.find((a) => a.role === role)!);
+    exercised.add('create-session');
+    client.use(markExercised);
+    return client;
+  };
+  /** Fires a schedule or the deploy trigger through the twin's own endpoint (not a route of the API), as EventBridge or CloudFormation would. */
+  async function fire(functionId: string): Promise<{ status: number; body: unknown }> {
+    const res = await fetch(`${twin.url}${FIRE_PATH.replace('{functionId}', functionId)}`, { method: 'POST', signal: AbortSignal.timeout(60_000) });
+    if (res.status < 400) exercised.add(functionId);
+    return { status: res.status, body: await res.json() };
+  }
 
   /** Secrets Manager's stand-in in the emulator, called the way an operator's rotation would. */
   async function putSecret(secretId: string, value: string): Promise<void> {
@@ -71,7 +85,7 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
 
   it('ran the migrations and made the first admin through the deploy trigger, and runs it again on demand', async () => {
     // Act
-    const fired = await call('migrate-database', 'POST', '/__twin/functions/migrate-database/invoke');
+    const fired = await fire('migrate-database');
 
     // Assess: the schema and the first admin (from the secret the trigger looked up) were there
     // before anything else ran, so nothing is left to apply or create.
@@ -98,80 +112,82 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
     // Prepare
     const admin = await signIn('admin');
     const user = await signIn('user');
+    const anyone = as();
     const itemId = `bundle-${randomBytes(3).toString('hex')}`;
     const dealId = `bundle-${randomBytes(3).toString('hex')}`;
 
     // Act and assess, one function after another
-    expect((await call('health', 'GET', '/health')).body).toEqual({ status: 'ok', down: [] });
+    expect((await anyone.GET('/health')).data).toEqual({ status: 'ok', down: [] });
     // The API's own description, built beside each serving bundle as cdk deploy builds it.
-    expect((await call('get-api-document', 'GET', '/openapi.json')).body).toMatchObject({ openapi: expect.stringMatching(/^3\.1\./), paths: expect.objectContaining({ '/items/{itemId}/orders': expect.any(Object) }) });
-    expect((await call('get-api-docs', 'GET', '/docs')).body).toMatch(/^<!doctype html>/i);
-    expect((await call('get-me', 'GET', '/me', { cookie: user })).body).toMatchObject({ role: 'user' });
+    expect((await anyone.GET('/openapi.json')).data).toMatchObject({ openapi: expect.stringMatching(/^3\.1\./), paths: expect.objectContaining({ '/items/{itemId}/orders': expect.any(Object) }) });
+    expect((await anyone.GET('/docs', { parseAs: 'text' })).data).toMatch(/^<!doctype html>/i);
+    expect((await user.GET('/me')).data).toMatchObject({ role: 'user' });
     const newcomer = `bundle-${randomBytes(3).toString('hex')}@surge.test`;
-    const signedUp = await call('create-user', 'POST', '/users', { body: { email: newcomer, password: 'a bundled passphrase' } });
-    expect(signedUp).toMatchObject({ status: 201, body: { user: { email: newcomer, role: 'user' } } });
-    expect((await call('get-me', 'GET', '/me', { cookie: signedUp.cookie })).body).toMatchObject({ email: newcomer });
+    const signedUp = await anyone.POST('/users', { body: { email: newcomer, password: 'a bundled passphrase' } });
+    expect(signedUp).toMatchObject({ response: { status: 201 }, data: { user: { email: newcomer, role: 'user' } } });
+    expect((await as(sessionCookie(signedUp.response)).GET('/me')).data).toMatchObject({ email: newcomer });
 
-    expect((await call('put-item-stock', 'PUT', `/items/${itemId}/stock`, { cookie: admin, body: { quantity: 5, perUserLimit: 1 } })).status).toBeLessThan(300);
-    expect((await call('get-item', 'GET', `/items/${itemId}`)).body).toMatchObject({ remaining: 5 });
-    const order = await call('create-order', 'POST', `/items/${itemId}/orders`, { cookie: user, body: { quantity: 1 }, headers: { 'idempotency-key': randomBytes(8).toString('hex') } });
-    expect(order).toMatchObject({ status: 202, body: { status: 'pending' } });
+    expect((await admin.PUT('/items/{itemId}/stock', { params: { path: { itemId } }, body: { quantity: 5, perUserLimit: 1 } })).response.status).toBeLessThan(300);
+    expect((await anyone.GET('/items/{itemId}', { params: { path: { itemId } } })).data).toMatchObject({ remaining: 5 });
+    const order = await user.POST('/items/{itemId}/orders', { params: { path: { itemId }, header: { 'idempotency-key': randomBytes(8).toString('hex') } }, body: { quantity: 1 } });
+    expect(order).toMatchObject({ response: { status: 202 }, data: { status: 'pending' } });
+    const { orderId } = order.data!;
     // The writer runs in the consumers' process, as its bundle too: a confirmed order is its work.
-    await until(async () => (await call('get-order', 'GET', `/orders/${order.body.orderId}`, { cookie: user })).body?.status === 'confirmed', 60_000, 'order confirmed');
+    await until(async () => (await user.GET('/orders/{orderId}', { params: { path: { orderId } } })).data?.status === 'confirmed', 60_000, 'order confirmed');
     exercised.add('write-reservations');
 
     const now = Date.now();
     const deal = { title: 'Bundled', opensAt: new Date(now - 60_000).toISOString(), closesAt: new Date(now + 3_600_000).toISOString(), limit: 3 };
-    expect((await call('put-deal', 'PUT', `/deals/${dealId}`, { cookie: admin, body: deal })).status).toBeLessThan(300);
-    expect((await call('get-deal', 'GET', `/deals/${dealId}`)).body).toMatchObject({ remaining: 3 });
-    expect((await call('create-coupon', 'POST', `/deals/${dealId}/coupons`, { cookie: user })).status).toBe(201);
-    expect((await call('list-my-coupons', 'GET', '/me/coupons', { cookie: user })).status).toBe(200);
-    expect((await call('audit-sale', 'POST', `/admin/audit/items/${itemId}`, { cookie: admin, body: { accepted: [order.body.orderId] } })).body).toMatchObject({ rows: 1, lost: 0 });
-    expect((await call('audit-deal', 'POST', `/admin/audit/deals/${dealId}`, { cookie: admin, body: { accepted: [] } })).status).toBe(200);
-    const prepared = await call('create-load-test-buyers', 'POST', '/admin/load-tests/buyers', { cookie: admin, body: { count: 2 } });
-    expect(prepared.body.buyers).toHaveLength(2);
-    expect((await call('get-me', 'GET', '/me', { cookie: prepared.body.buyers[0].cookie })).status).toBe(200);
+    expect((await admin.PUT('/deals/{dealId}', { params: { path: { dealId } }, body: deal })).response.status).toBeLessThan(300);
+    expect((await anyone.GET('/deals/{dealId}', { params: { path: { dealId } } })).data).toMatchObject({ remaining: 3 });
+    expect((await user.POST('/deals/{dealId}/coupons', { params: { path: { dealId } } })).response.status).toBe(201);
+    expect((await user.GET('/me/coupons')).response.status).toBe(200);
+    expect((await admin.POST('/admin/audit/items/{itemId}', { params: { path: { itemId } }, body: { accepted: [orderId] } })).data).toMatchObject({ rows: 1, lost: 0 });
+    expect((await admin.POST('/admin/audit/deals/{dealId}', { params: { path: { dealId } }, body: { accepted: [] } })).response.status).toBe(200);
+    const prepared = (await admin.POST('/admin/load-tests/buyers', { body: { count: 2 } })).data!;
+    expect(prepared.buyers).toHaveLength(2);
+    expect((await as(prepared.buyers[0]!.cookie).GET('/me')).response.status).toBe(200);
 
-    const created = await call('create-program', 'POST', '/programs', { cookie: admin, body: { title: 'Bundled Rust', careerTag: 'backend', type: 'course' } });
-    expect(created.status).toBe(201);
-    expect((await call('update-program', 'PUT', `/programs/${created.body.id}`, { cookie: admin, body: { title: 'Bundled Rust 2', careerTag: 'backend', type: 'course' } })).status).toBe(200);
-    const page = await call('list-programs', 'GET', '/programs?careerTag=backend&types=course&page=1&size=50');
-    expect(page.body.items.map((p: { title: string }) => p.title)).toContain('Bundled Rust 2');
+    const created = await admin.POST('/programs', { body: { title: 'Bundled Rust', careerTag: 'backend', type: 'course' } });
+    expect(created.response.status).toBe(201);
+    expect((await admin.PUT('/programs/{id}', { params: { path: { id: created.data!.id } }, body: { title: 'Bundled Rust 2', careerTag: 'backend', type: 'course' } })).response.status).toBe(200);
+    const page = await anyone.GET('/programs', { params: { query: { careerTag: 'backend', types: ['course'], page: 1, size: 50 } } });
+    expect(page.data!.items.map((p) => p.title)).toContain('Bundled Rust 2');
 
-    const first = await call('get-inbox-address', 'GET', '/me/inbox-address', { cookie: user });
-    const rotated = await call('rotate-inbox-address', 'POST', '/me/inbox-address', { cookie: user });
-    expect(rotated.body.address).not.toEqual(first.body.address);
+    const first = await user.GET('/me/inbox-address');
+    const rotated = (await user.POST('/me/inbox-address')).data!;
+    expect(rotated.address).not.toEqual(first.data!.address);
     const subject = `Bundled issue ${now}`;
     await createTransport({ url: twin.smtpUrl, ignoreTLS: true }).sendMail({
       from: 'Bundled Weekly <news@bundled.example>',
-      to: rotated.body.address,
+      to: rotated.address,
       subject,
       html: '<p>Hello from a bundle</p>',
       list: { id: 'bundled.weekly.example' },
     });
-    await until(async () => (await call('list-my-newsletters', 'GET', '/me/newsletters', { cookie: user })).body?.newsletters?.length > 0, 60_000, 'newsletter filed');
+    await until(async () => ((await user.GET('/me/newsletters')).data?.newsletters.length ?? 0) > 0, 60_000, 'newsletter filed');
     exercised.add('receive-mail');
-    const inbox = await call('list-my-inbox', 'GET', '/me/inbox?page=1', { cookie: user });
-    const issue = inbox.body.issues.find((i: { subject: string }) => i.subject === subject);
-    expect((await call('get-inbox-issue', 'GET', `/me/inbox/${issue.id}`, { cookie: user })).body).toMatchObject({ subject });
-    expect((await call('mute-newsletter', 'POST', `/me/newsletters/${issue.newsletterId}/mute`, { cookie: user })).status).toBeLessThan(300);
-    expect((await call('unmute-newsletter', 'DELETE', `/me/newsletters/${issue.newsletterId}/mute`, { cookie: user })).status).toBeLessThan(300);
+    const inbox = (await user.GET('/me/inbox', { params: { query: { page: 1 } } })).data!;
+    const issue = inbox.issues.find((i) => i.subject === subject)!;
+    expect((await user.GET('/me/inbox/{issueId}', { params: { path: { issueId: issue.id } } })).data).toMatchObject({ subject });
+    expect((await user.POST('/me/newsletters/{id}/mute', { params: { path: { id: issue.newsletterId } } })).response.status).toBeLessThan(300);
+    expect((await user.DELETE('/me/newsletters/{id}/mute', { params: { path: { id: issue.newsletterId } } })).response.status).toBeLessThan(300);
     // The reader's newsletters past the day's cap are quarantined: one of them is released, as its bundle parses it.
     const smtp = createTransport({ url: twin.smtpUrl, ignoreTLS: true });
     for (let i = 0; i < LIMITS.newNewslettersPerReader.count; i++) {
-      await smtp.sendMail({ from: 'Many <news@bundled.example>', to: rotated.body.address, subject: `Many ${i}`, text: 'Hello', list: { id: `many-${i}-${now}.bundled.example` } });
+      await smtp.sendMail({ from: 'Many <news@bundled.example>', to: rotated.address, subject: `Many ${i}`, text: 'Hello', list: { id: `many-${i}-${now}.bundled.example` } });
     }
-    await until(async () => (await call('list-my-quarantine', 'GET', '/me/quarantine', { cookie: user })).body?.mail?.length > 0, 60_000, 'mail quarantined');
-    const [held] = (await call('list-my-quarantine', 'GET', '/me/quarantine', { cookie: user })).body.mail;
-    expect((await call('release-quarantined-mail', 'POST', `/me/quarantine/${held.id}/release`, { cookie: user })).body).toEqual({ id: held.id, outcome: 'filed' });
+    await until(async () => ((await user.GET('/me/quarantine')).data?.mail.length ?? 0) > 0, 60_000, 'mail quarantined');
+    const [held] = (await user.GET('/me/quarantine')).data!.mail;
+    expect((await user.POST('/me/quarantine/{id}/release', { params: { path: { id: held!.id } } })).data).toEqual({ id: held!.id, outcome: 'filed' });
 
-    expect((await call('reconcile-reservations', 'POST', '/__twin/functions/reconcile-reservations/invoke')).body).toMatchObject({ result: { drifted: 0 } });
-    await call('migrate-database', 'POST', '/__twin/functions/migrate-database/invoke');
+    expect((await fire('reconcile-reservations')).body).toMatchObject({ result: { drifted: 0 } });
+    await fire('migrate-database');
 
     const other = await signIn('user');
-    expect((await call('delete-current-session', 'DELETE', '/sessions/current', { cookie: user })).status).toBe(204);
-    expect((await call('delete-all-sessions', 'DELETE', '/sessions', { cookie: other })).status).toBe(204);
-    expect((await call('get-me', 'GET', '/me', { cookie: other })).status).toBe(401);
+    expect((await user.DELETE('/sessions/current')).response.status).toBe(204);
+    expect((await other.DELETE('/sessions')).response.status).toBe(204);
+    expect((await other.GET('/me')).response.status).toBe(401);
 
     expect([...exercised].sort()).toEqual(functions.map((f) => f.id).sort());
   });
@@ -210,16 +226,16 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
     const statuses: number[] = [];
     await until(
       async () => {
-        const [me, item] = await Promise.all([call('get-me', 'GET', '/me', { cookie: user }), call('get-item', 'GET', '/items/demo-item')]);
-        statuses.push(me.status, item.status);
-        return me.status === 200 && item.status === 200;
+        const [me, item] = await Promise.all([user.GET('/me'), as().GET('/items/{itemId}', { params: { path: { itemId: 'demo-item' } } })]);
+        statuses.push(me.response.status, item.response.status);
+        return me.response.status === 200 && item.response.status === 200;
       },
       15_000,
       'requests served with the rotated passwords',
     );
     expect(statuses.filter((s) => s !== 200 && s !== 503)).toEqual([]);
     const lookupsAfterRotation = (await secretLookups()) - lookupsBefore;
-    for (let i = 0; i < 20; i++) expect((await call('get-me', 'GET', '/me', { cookie: user })).status).toBe(200);
+    for (let i = 0; i < 20; i++) expect((await user.GET('/me')).response.status).toBe(200);
     // Each instance whose connection was refused looked up again (every function's instance had a
     // Redis connection to lose), at most once per secret; requests after that look nothing up.
     expect(lookupsAfterRotation).toBeGreaterThanOrEqual(2);

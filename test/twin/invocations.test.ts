@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FunctionSpec } from '../../functions/table';
-import { apiCall } from '../../infra/twin/api-client';
+import { signedIn, surgeClient } from '../../infra/client/client';
 import { BundleLambda } from '../../infra/twin/bundle-lambda';
 import { invocationCounts, platformLines, type FunctionInvocations } from '../../infra/twin/invocations';
 import { LocalLambda } from '../../infra/twin/lambda';
@@ -121,7 +121,7 @@ describe('the twin serves its invocation counts, from both its processes', () =>
     const before = await snapshot();
 
     // Act
-    for (let i = 0; i < 5; i += 1) expect((await fetch(`${twin.url}/health`)).status).toBe(200);
+    for (let i = 0; i < 5; i += 1) expect((await surgeClient(twin.url).GET('/health')).response.status).toBe(200);
     const after = await snapshot();
 
     // Assess: one invocation a request, at least a billed millisecond and Lambda's three lines each
@@ -134,15 +134,14 @@ describe('the twin serves its invocation counts, from both its processes', () =>
 
   it('counts the writer’s invocations in the consumers’ process', async () => {
     // Prepare: an order, which the writer stores from the queue
-    const account = (role: 'admin' | 'user') => demoAccounts.find((a) => a.role === role)!;
-    const signIn = async (role: 'admin' | 'user') => (await apiCall(twin.url, 'POST', '/sessions', { body: { email: account(role).email, password: account(role).password } })).cookie!;
+    const signIn = async (role: 'admin' | 'user') => (await signedIn(twin.url, demoAccounts.find((a) => a.role === role)!)).client;
     const [admin, user] = [await signIn('admin'), await signIn('user')];
     const itemId = uniqueId('invocations');
-    expect((await apiCall(twin.url, 'PUT', `/items/${itemId}/stock`, { cookie: admin, body: { quantity: 1, perUserLimit: 1 } })).status).toBeLessThan(300);
+    expect((await admin.PUT('/items/{itemId}/stock', { params: { path: { itemId } }, body: { quantity: 1, perUserLimit: 1 } })).response.status).toBeLessThan(300);
     const before = await snapshot();
 
     // Act
-    const order = await apiCall(twin.url, 'POST', `/items/${itemId}/orders`, { cookie: user, body: { quantity: 1 }, headers: { 'idempotency-key': randomBytes(8).toString('hex') } });
+    const order = await user.POST('/items/{itemId}/orders', { params: { path: { itemId }, header: { 'idempotency-key': randomBytes(8).toString('hex') } }, body: { quantity: 1 } });
     const after = await until(
       async () => {
         const s = await snapshot();
@@ -153,7 +152,7 @@ describe('the twin serves its invocation counts, from both its processes', () =>
     );
 
     // Assess: the order's function in the gateway's process, the writer in the consumers'
-    expect(order.status).toBe(202);
+    expect(order.response.status).toBe(202);
     const figures = perRequest(before, after!, 1);
     expect(figures['create-order']).toMatchObject({ invocations: 1 });
     expect(figures['write-reservations']).toMatchObject({ invocations: 1, memory_mb: 512 });

@@ -5,20 +5,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buckets, inboundMail } from '../../functions/table';
 import { demoAccounts } from '../../infra/twin/seed';
 import { startTwin, type Twin } from '../../infra/twin/twin';
+import { sessionCookie, surgeClient } from '../../infra/client/client';
 import { until } from '../../shared/platform/wait';
 
 describe('the local twin over HTTP', () => {
   let twin: Twin;
 
-  /** Signs the demo user in over HTTP; returns the response and its session cookie. */
+  /** Signs the demo user in over HTTP; returns the answer and a client signed in with the cookie it set. */
   async function signInDemo() {
     const demo = demoAccounts.find((a) => a.role === 'user')!;
-    const login = await fetch(`${twin.url}/sessions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: demo.email, password: demo.password }),
-    });
-    return { demo, login, cookie: login.headers.getSetCookie()[0]!.split(';')[0]! };
+    const login = await surgeClient(twin.url).POST('/sessions', { body: { email: demo.email, password: demo.password } });
+    return { demo, login, user: surgeClient(twin.url, { cookie: sessionCookie(login.response)! }) };
   }
 
   beforeAll(async () => {
@@ -27,26 +24,26 @@ describe('the local twin over HTTP', () => {
   afterAll(() => twin.stop());
 
   it('reports every dependency healthy', async () => {
-    const res = await fetch(`${twin.url}/health`);
+    const health = await surgeClient(twin.url).GET('/health');
 
-    expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ok', down: [] });
+    expect(health.response.status).toBe(200);
+    expect(health.data).toEqual({ status: 'ok', down: [] });
   });
 
   it('signs the demo user in, serves /me, and signs out', async () => {
     // Act
-    const { demo, login, cookie } = await signInDemo();
-    const me = await fetch(`${twin.url}/me`, { headers: { cookie } });
-    const logout = await fetch(`${twin.url}/sessions/current`, { method: 'DELETE', headers: { cookie } });
-    const after = await fetch(`${twin.url}/me`, { headers: { cookie } });
+    const { demo, login, user } = await signInDemo();
+    const me = await user.GET('/me');
+    const logout = await user.DELETE('/sessions/current');
+    const after = await user.GET('/me');
 
     // Assess
-    expect(login.status).toBe(201);
-    expect(me.status).toBe(200);
-    expect(await me.json()).toMatchObject({ email: demo.email, role: 'user' });
-    expect(logout.status).toBe(204);
-    expect(after.status).toBe(401);
-    expect(await after.json()).toEqual({ error: { code: 'UNAUTHENTICATED', message: 'Session expired or unknown' } });
+    expect(login.response.status).toBe(201);
+    expect(me.response.status).toBe(200);
+    expect(me.data).toMatchObject({ email: demo.email, role: 'user' });
+    expect(logout.response.status).toBe(204);
+    expect(after.response.status).toBe(401);
+    expect(after.error).toEqual({ error: { code: 'UNAUTHENTICATED', message: 'Session expired or unknown' } });
   });
 
   it('answers an unknown route with 404 JSON', async () => {
@@ -58,8 +55,8 @@ describe('the local twin over HTTP', () => {
 
   it("files a newsletter sent over SMTP to the demo user's address into their inbox", async () => {
     // Prepare
-    const { cookie } = await signInDemo();
-    const { address } = (await (await fetch(`${twin.url}/me/inbox-address`, { headers: { cookie } })).json()) as { address: string };
+    const { user } = await signInDemo();
+    const { address } = (await user.GET('/me/inbox-address')).data!;
     const subject = `Over SMTP ${Date.now()}`;
 
     // Act
@@ -69,7 +66,7 @@ describe('the local twin over HTTP', () => {
     // Assess
     expect(sent.response).toMatch(/^250 OK queued as [a-z0-9]{40}$/);
     const filed = async () => {
-      const inbox = (await (await fetch(`${twin.url}/me/inbox`, { headers: { cookie } })).json()) as { issues: { subject: string }[] };
+      const inbox = (await user.GET('/me/inbox')).data!;
       return inbox.issues.filter((i) => i.subject === subject).length;
     };
     await until(async () => (await filed()) > 0, 60_000, 'the issue in the inbox');
@@ -78,8 +75,8 @@ describe('the local twin over HTTP', () => {
 
   it('stores a 12 MB newsletter sent over SMTP, as SES takes up to 40 MB, and records it too-large', async () => {
     // Prepare: over the function's 10 MiB, well under SES's 40 MB
-    const { cookie } = await signInDemo();
-    const { address } = (await (await fetch(`${twin.url}/me/inbox-address`, { headers: { cookie } })).json()) as { address: string };
+    const { user } = await signInDemo();
+    const { address } = (await user.GET('/me/inbox-address')).data!;
     const line = `${'Twelve megabytes of newsletter '.repeat(2)}\n`;
     const text = line.repeat(Math.ceil((12 * 1024 * 1024) / line.length));
 
