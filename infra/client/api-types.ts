@@ -1831,7 +1831,8 @@ export interface operations {
                         orderId: string;
                         itemId: string;
                         quantity: number;
-                        status: string;
+                        /** @enum {string} */
+                        status: "pending" | "confirmed" | "rejected" | "cancelled";
                     };
                 };
             };
