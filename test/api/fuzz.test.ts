@@ -38,6 +38,20 @@ const ENDS_SESSIONS = new Set(['delete-current-session', 'delete-all-sessions'])
  */
 const MAY_WRITE_WHEN_REFUSED = [/:rate:/, /^\{ip:[^}]+\}:/, /^\{item:[^}#]+#\d+\.\d+\}:(sale|moves|moved-in:.+)$/];
 
+/**
+ * Tables an answer of these codes may write: ALREADY_ISSUED names the coupon the buyer holds, and
+ * one still on its way to the writer is promised to it first, on the ledger (docs/api.md, "A retry").
+ */
+const TABLES_WRITTEN_BY: Record<string, string[]> = { ALREADY_ISSUED: ['reservation_ledger'] };
+
+const errorCodeOf = (answer: Answer) => {
+  try {
+    return String((JSON.parse(answer.body) as { error?: { code?: unknown } }).error?.code ?? '');
+  } catch {
+    return '';
+  }
+};
+
 interface Answer {
   status: number;
   type: string;
@@ -142,7 +156,9 @@ describe('every route, fuzzed from the document', () => {
               const key = event.slice(event.indexOf(' ') + 1);
               return !MAY_WRITE_WHEN_REFUSED.some((allowed) => allowed.test(key)) && !own.has(key);
             });
-            expect({ keys: stored, tables: written.tables }, `${what}: a refused request stored this`).toEqual({ keys: [], tables: [] });
+            const allowedTables = TABLES_WRITTEN_BY[errorCodeOf(answer)] ?? [];
+            const tables = written.tables.filter((table) => !allowedTables.includes(table));
+            expect({ keys: stored, tables }, `${what}: a refused request stored this`).toEqual({ keys: [], tables: [] });
           }
           if (ENDS_SESSIONS.has(operation.operationId) && answer.status < 300) await signIn();
         }),
