@@ -25,7 +25,7 @@ import { watchStoreWrites, type StoreWrites } from '../support/fuzz/store-writes
 const RUNS = Number(process.env.SURGE_FUZZ_RUNS ?? 6);
 /** When to give up: a second a request on a machine four times slower than the fastest, busy besides. */
 const GIVE_UP_MS = Math.max(180_000, RUNS * 40 * 1_000);
-const SEED = Number(process.env.SURGE_FUZZ_SEED ?? randomBytes(4).readUInt32BE() >> 1);
+const SEED = Number(process.env.SURGE_FUZZ_SEED ?? randomBytes(4).readUInt32BE() >>> 1);
 /** Each call hashes a password (sign-in, sign-up) or creates accounts (the load-test buyers). */
 const COSTLY = new Set(['create-session', 'create-user', 'create-load-test-buyers']);
 /** Ends the caller's sessions: fuzzed last, and the principals signed in again after. */
