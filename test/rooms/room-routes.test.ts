@@ -61,7 +61,7 @@ const order = (itemId: string, buyer: SignedInUser, key: string, pass?: string) 
 };
 
 beforeAll(async () => {
-  [admin] = await signedInUsers(1, 'admin');
+  admin = (await signedInUsers(1, 'admin'))[0]!;
   buyers = await signedInUsers(LIMITS.queueJoinsPerSource.count + 2);
 });
 

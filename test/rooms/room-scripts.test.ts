@@ -64,7 +64,7 @@ describe('joining', () => {
     const again = await joinQueue(itemId, 205, T + 2 * SECOND);
 
     // Assess
-    const order = (await redis().zrange(roomKeys(itemId).queue, 0, -1)).map(Number);
+    const order = (await redis().zrange(roomKeys(itemId).queue, '0', '-1')).map(Number);
     const early = order.slice(0, 200);
     expect(new Set(early)).toEqual(new Set(users(1, 200)));
     expect(early).not.toEqual(users(1, 200));
@@ -100,7 +100,7 @@ describe('admission', () => {
     // Prepare: 3 units, a fast rate: the cap, not the rate, holds the fourth back.
     const { itemId } = await roomOf({ stock: 3, rate: 100, passSeconds: 10 });
     await joinAll(itemId, users(1, 5), T - SECOND);
-    const ranked = (await redis().zrange(roomKeys(itemId).queue, 0, -1)).map(Number);
+    const ranked = (await redis().zrange(roomKeys(itemId).queue, '0', '-1')).map(Number);
     const passes = [];
     for (const user of ranked.slice(0, 3)) passes.push(await claimPass(itemId, user, T + 5 * SECOND));
 
@@ -119,6 +119,20 @@ describe('admission', () => {
     await expect(claimPass(itemId, ranked[3]!, T + 7 * SECOND)).rejects.toMatchObject({ code: 'NOT_ADMITTED' });
     expect(afterExpiry.state).toBe('admitted');
     expect(fifth.state).toBe('waiting');
+  });
+
+  it('admits at a rate below one a second, and says the wait by it', async () => {
+    // Prepare: one every two seconds.
+    const { itemId } = await roomOf({ rate: 0.5 });
+    await joinAll(itemId, [1, 2, 3], T + 1);
+
+    // Act
+    const first = await standing(itemId, 1, T + 2 * SECOND);
+    const third = await standing(itemId, 3, T + 2 * SECOND);
+
+    // Assess
+    expect(first.state).toBe('admitted');
+    expect(third).toMatchObject({ state: 'waiting', estimatedWaitSeconds: 4 });
   });
 
   it('freezes while paused, and counts a new rate from the moment it is set', async () => {

@@ -112,7 +112,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the waiting page in headless Chromium', 
     const stranger = await open(itemId, buyers[3]!);
 
     // Act
-    await waiter.page.waitForFunction(() => document.getElementById('sold')?.textContent === 'Yes', undefined, { timeout: 20_000 });
+    await waiter.page.waitForFunction("document.getElementById('sold')?.textContent === 'Yes'", undefined, { timeout: 20_000 });
     await waiter.page.screenshot({ path: new URL('sold-out.png', SHOTS).pathname, fullPage: true });
     await stranger.page.waitForSelector('#join:not([hidden])', { timeout: 20_000 });
 

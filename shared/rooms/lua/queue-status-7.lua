@@ -10,7 +10,8 @@
   ARGV[3] per-buyer limit (with ARGV[2])
   ARGV[4] user id
 
-  Returns {ordinal, frontier, served, cap, passes outstanding, units left, queue length, issued,
+  Returns (the rate as a string: Redis would cut a fractional number to an integer)
+  {ordinal, frontier, served, cap, passes outstanding, units left, queue length, issued,
   lost, expired, rate, paused (1/0), opens, grace, pass lifetime, turn (the checkpoint time of the
   waiter's turn, -1 when not stamped yet), swept, the buyer's record (<joined at>[|<token>|<expires at>]),
   their pass live (1/0), ticked, budget, per-buyer limit, joined}, or
@@ -44,4 +45,4 @@ if token then
   end
 end
 local ticked = tonumber(redis.call('HGET', KEYS[1], 'ticked') or '0')
-return { ordinal, r.admitted, r.served, r.cap, r.outstanding, r.units, r.queued, r.issued, r.lost, r.expired, r.rate, r.paused and 1 or 0, r.opens, r.grace, r.pass, turn, r.swept, record, live, ticked, r.budget, r.limit, r.joined }
+return { ordinal, r.admitted, r.served, r.cap, r.outstanding, r.units, r.queued, r.issued, r.lost, r.expired, tostring(r.rate), r.paused and 1 or 0, r.opens, r.grace, r.pass, turn, r.swept, record, live, ticked, r.budget, r.limit, r.joined }
