@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { redis } from '../platform/clients/redis';
 import { AppError } from '../platform/errors';
 import { logger, loggableError } from '../platform/logger';
-import { count, timing } from '../platform/metrics';
+import { count, level, timing } from '../platform/metrics';
 import { randomId } from '../platform/random-id';
 import { isRefusal, scriptError } from '../platform/redis/script-codes';
 import { luaScript } from '../platform/redis/script';
@@ -93,7 +93,7 @@ export async function advanceRoom(itemId: string, now = Date.now(), everyMs = AD
   refused(reply);
   const [lost, expired, admitted, waiting, oldest] = (reply as number[]).map(Number) as [number, number, number, number, number];
   countMoves(lost, expired, admitted);
-  count('room.waiting', waiting);
+  level('room.waiting', waiting);
   if (oldest > 0) timing('room.oldestWait', oldest);
 }
 
