@@ -36,5 +36,6 @@ export const roomKeys = (itemId: string) => {
     claimed: `${tag}:claimed`,
     sale: itemKeys(itemId).state,
     waiters: `${tag}:waiters`,
+    outbox: itemKeys(itemId).outbox,
   };
 };

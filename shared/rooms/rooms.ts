@@ -12,39 +12,48 @@ import { bucketCount, remainingStock } from '../orders/sale';
 import { roomKeys, type RoomInput } from './model';
 import { READING_FIELDS, standingOf, type RoomReading, type Standing } from './standing';
 
-type RoomKeys = [room: string, queue: string, passes: string, turns: string, claimed: string, sale: string, waiters: string];
+type RoomKeys = [room: string, queue: string, passes: string, turns: string, claimed: string, sale: string, waiters: string, outbox: string];
 type Arg = string | number;
 
 const putScript = luaScript<[string], Arg[]>(new URL('./lua/room-put-1.lua', import.meta.url));
-const joinScript = luaScript<RoomKeys, Arg[]>(new URL('./lua/queue-join-7.lua', import.meta.url));
-const statusScript = luaScript<RoomKeys, Arg[]>(new URL('./lua/queue-status-7.lua', import.meta.url));
-const advanceScript = luaScript<RoomKeys, Arg[]>(new URL('./lua/room-advance-7.lua', import.meta.url));
-const claimScript = luaScript<RoomKeys, Arg[]>(new URL('./lua/pass-claim-7.lua', import.meta.url));
+const joinScript = luaScript<RoomKeys, Arg[]>(new URL('./lua/queue-join-8.lua', import.meta.url));
+const statusScript = luaScript<RoomKeys, Arg[]>(new URL('./lua/queue-status-8.lua', import.meta.url));
+const advanceScript = luaScript<RoomKeys, Arg[]>(new URL('./lua/room-advance-8.lua', import.meta.url));
+const claimScript = luaScript<RoomKeys, Arg[]>(new URL('./lua/pass-claim-8.lua', import.meta.url));
 const placeScript = luaScript<[string], Arg[]>(new URL('./lua/pass-place-1.lua', import.meta.url));
 
-/** Pre-queue ranks are drawn below this; ranks from the opening on come after it (queue-join-7.lua). */
+/** Pre-queue ranks are drawn below this; ranks from the opening on come after it (queue-join-8.lua). */
 const PRE_QUEUE_RANKS = 2 ** 40;
-/** A room is advanced (room-advance-7.lua) at most this often, by the status reads that find it due: a bounded write, whatever the crowd. */
+/** A room is advanced (room-advance-8.lua) at most this often, by the status reads that find it due: a bounded write, whatever the crowd. */
 export const ADVANCE_EVERY_MS = 1_000;
 
 const keysOf = (itemId: string): RoomKeys => {
   const k = roomKeys(itemId);
-  return [k.room, k.queue, k.passes, k.turns, k.claimed, k.sale, k.waiters];
+  return [k.room, k.queue, k.passes, k.turns, k.claimed, k.sale, k.waiters, k.outbox];
 };
+
+/**
+ * More of the sale's reservations than this waiting unwritten (in the outbox: the writer is behind
+ * or down) and the room admits nobody more until it catches up: a flood of orders MySQL cannot
+ * store yet is not made bigger.
+ */
+export const MAX_UNWRITTEN = 1_000;
 
 const notOnSale = () => new AppError('NOT_ON_SALE', 'This item is not on sale');
 
 /**
- * Units left and the per-buyer limit, as a room script takes them: '' for an item not split, whose
- * script reads them in the same slot, atomically; a split item's are summed from its buckets here
- * (remainingStock: their stock and the units moving between them), a moment before the script runs.
+ * The sale as a room script takes it, with the most reservations unwritten it allows: '' for an
+ * item not split, whose script reads its units, limit and outbox in the same slot, atomically; a
+ * split item's are summed from its buckets here (remainingStock: their stock and the units moving
+ * between them; their outboxes), a moment before the script runs.
  */
-async function unitsOf(itemId: string): Promise<[Arg, Arg]> {
+async function saleOf(itemId: string): Promise<[Arg, Arg]> {
   const buckets = await bucketCount(itemId);
-  if (buckets === 1) return ['', ''];
-  const [units, limit] = await Promise.all([remainingStock(itemId), redis().hget(itemKeys(itemId, 0, buckets).state, 'limit')]);
+  if (buckets === 1) return ['', MAX_UNWRITTEN];
+  const all = itemBuckets(itemId, buckets);
+  const [units, limit, unwritten] = await Promise.all([remainingStock(itemId), redis().hget(all[0]!.state, 'limit'), Promise.all(all.map((keys) => redis().hlen(keys.outbox)))]);
   if (units === undefined) throw notOnSale();
-  return [units, limit ?? 1];
+  return [`${units}|${limit ?? 1}|${unwritten.reduce((sum, n) => sum + n, 0)}`, MAX_UNWRITTEN];
 }
 
 function refused(reply: unknown): void {
@@ -66,7 +75,7 @@ export async function putRoom(itemId: string, input: RoomInput, now = Date.now()
 
 /** Joins the buyer to the room once; a second join answers the same place. */
 export async function joinQueue(itemId: string, userId: number, now = Date.now()): Promise<{ position: number; joined: boolean }> {
-  const reply = await joinScript.run(redis(), keysOf(itemId), [now, ...(await unitsOf(itemId)), userId, randomInt(0, PRE_QUEUE_RANKS)]);
+  const reply = await joinScript.run(redis(), keysOf(itemId), [now, ...(await saleOf(itemId)), userId, randomInt(0, PRE_QUEUE_RANKS)]);
   refused(reply);
   const [ordinal, already] = reply as [number, number];
   if (!already) count('room.joined');
@@ -87,9 +96,9 @@ async function advanceIfDue(itemId: string, ticked: number, now: number): Promis
   }
 }
 
-/** Moves a room on to now: places lost, expired passes, the frontier stored (room-advance-7.lua); counted. */
+/** Moves a room on to now: places lost, expired passes, the frontier stored (room-advance-8.lua); counted. */
 export async function advanceRoom(itemId: string, now = Date.now(), everyMs = ADVANCE_EVERY_MS): Promise<void> {
-  const reply = await advanceScript.run(redis(), keysOf(itemId), [now, ...(await unitsOf(itemId)), everyMs]);
+  const reply = await advanceScript.run(redis(), keysOf(itemId), [now, ...(await saleOf(itemId)), everyMs]);
   refused(reply);
   const [lost, expired, admitted, waiting, oldest] = (reply as number[]).map(Number) as [number, number, number, number, number];
   countMoves(lost, expired, admitted);
@@ -103,13 +112,13 @@ function countMoves(lost: number, expired: number, admitted: number): void {
   if (admitted) count('room.admitted', admitted);
 }
 
-/** The reading of one waiter's place (queue-status-7.lua), which writes nothing. */
+/** The reading of one waiter's place (queue-status-8.lua), which writes nothing. */
 export async function readRoom(itemId: string, userId: number, now = Date.now()): Promise<RoomReading> {
-  const reply = await statusScript.run(redis(), keysOf(itemId), [now, ...(await unitsOf(itemId)), userId]);
+  const reply = await statusScript.run(redis(), keysOf(itemId), [now, ...(await saleOf(itemId)), userId]);
   refused(reply);
   const values = reply as (number | string)[];
   const reading = Object.fromEntries(READING_FIELDS.map((field, i) => [field, field === 'record' ? String(values[i]) : Number(values[i])]));
-  return { ...reading, now, paused: reading.paused === 1, live: reading.live === 1 } as RoomReading;
+  return { ...reading, now, paused: reading.paused === 1, live: reading.live === 1, held: reading.held === 1 } as RoomReading;
 }
 
 /** A waiter's standing; the read that finds the room due to advance asks it to (at most once a second per room and instance). */
@@ -125,12 +134,12 @@ export interface Pass {
 }
 
 /**
- * Issues the admitted buyer's pass (pass-claim-7.lua), once: a retry answers the same pass. On a
+ * Issues the admitted buyer's pass (pass-claim-8.lua), once: a retry answers the same pass. On a
  * split item the pass is then copied into the buyer's own bucket, where its reservation runs; a
  * claim whose copy failed is retried by the client and copies the same pass again.
  */
 export async function claimPass(itemId: string, userId: number, now = Date.now()): Promise<Pass> {
-  const reply = await claimScript.run(redis(), keysOf(itemId), [now, ...(await unitsOf(itemId)), userId, randomId(16)]);
+  const reply = await claimScript.run(redis(), keysOf(itemId), [now, ...(await saleOf(itemId)), userId, randomId(16)]);
   refused(reply);
   const [token, expiresAt, , again, lost, expired, admitted, waited] = reply as [string, number, number, number, number, number, number, number];
   if (!again) {

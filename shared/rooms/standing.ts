@@ -1,5 +1,5 @@
 /**
- * Where a waiter stands, worked out from one read of the room (queue-status-7.lua): no Redis here,
+ * Where a waiter stands, worked out from one read of the room (queue-status-8.lua): no Redis here,
  * so each figure is tested on its own and a poll storm costs the one read.
  */
 
@@ -32,11 +32,13 @@ export interface RoomReading {
   budget: number;
   limit: number;
   joined: number;
+  /** Admission holds: more reservations wait unwritten than the room allows. */
+  held: boolean;
 }
 
 export const READING_FIELDS = [
   'ordinal', 'frontier', 'served', 'cap', 'outstanding', 'units', 'queued', 'issued', 'lost', 'expired', 'rate', 'paused', 'opens',
-  'graceMs', 'passMs', 'turn', 'swept', 'record', 'live', 'ticked', 'budget', 'limit', 'joined',
+  'graceMs', 'passMs', 'turn', 'swept', 'record', 'live', 'ticked', 'budget', 'limit', 'joined', 'held',
 ] as const;
 
 /** waiting: not yet its turn; admitted: its turn, a pass to claim; holding: a pass to order with; done: the pass used or expired; lost: the turn passed unclaimed. */
@@ -104,10 +106,10 @@ export function refreshSeconds(reading: RoomReading, waitSeconds: number | null)
   return { near, far, mine, soon };
 }
 
-/** Seconds until the waiter's turn, by the rate and by the cap, whichever is later; null while the room is paused or its turn hangs on units that may never come back. */
+/** Seconds until the waiter's turn, by the rate and by the cap, whichever is later; null while the room is paused or held, or its turn hangs on units that may never come back. */
 function waitSeconds(r: RoomReading): number | null {
   const need = r.ordinal + 1;
-  if (r.paused && r.now >= r.opens) return null;
+  if ((r.paused || r.held) && r.now >= r.opens) return null;
   const untilOpen = Math.max(0, r.opens - r.now) / 1000;
   const byRate = untilOpen + Math.max(0, need - Math.max(r.served, r.frontier)) / r.rate;
   const short = need - Math.max(r.cap, r.frontier);

@@ -9,7 +9,7 @@ import { redis } from '../../shared/platform/clients/redis';
 import { itemKeys } from '../../shared/orders/model';
 import { openSale, release, remainingStock, reserve } from '../../shared/orders/sale';
 import { roomKeys } from '../../shared/rooms/model';
-import { advanceRoom, claimPass, joinQueue, putRoom, readRoom } from '../../shared/rooms/rooms';
+import { advanceRoom, claimPass, joinQueue, MAX_UNWRITTEN, putRoom, readRoom } from '../../shared/rooms/rooms';
 import { standingOf } from '../../shared/rooms/standing';
 import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
 import { uniqueItemId } from '../support/orders';
@@ -154,6 +154,28 @@ describe('admission', () => {
     expect(resumed).toBe(20);
     expect(rerated).toBe(120);
     await expect(putRoom(itemId, { ...settings, opensAt: T + 60 * SECOND }, T + 8 * SECOND)).rejects.toMatchObject({ code: 'CONFLICT' });
+  });
+});
+
+describe('a writer behind', () => {
+  it('holds admission while more reservations wait unwritten than the room allows, and resumes once they are written', async () => {
+    // Prepare: 10 admitted and stored by an advance; then the outbox fills past the limit, as when the writer is down.
+    const { itemId } = await roomOf({ rate: 10 });
+    await joinAll(itemId, users(1, 30), T + 1);
+    await advanceRoom(itemId, T + SECOND, 0);
+    const outbox = itemKeys(itemId).outbox;
+    await redis().hset(outbox, Object.fromEntries(Array.from({ length: MAX_UNWRITTEN + 1 }, (_, i) => [`unwritten-${i}`, '{}'])));
+
+    // Act
+    const held = await readRoom(itemId, 16, T + 2 * SECOND);
+    const heldStanding = standingOf(held);
+    await redis().del(outbox);
+    const resumed = await standing(itemId, 16, T + 2 * SECOND);
+
+    // Assess
+    expect(held).toMatchObject({ held: true, frontier: 10 });
+    expect(heldStanding).toMatchObject({ state: 'waiting', estimatedWaitSeconds: null });
+    expect(resumed.state).toBe('admitted');
   });
 });
 

@@ -33,6 +33,7 @@ const reading = (changes: Partial<RoomReading> = {}): RoomReading => ({
   budget: 1_000,
   limit: 1,
   joined: 100_000,
+  held: false,
   ...changes,
 });
 

@@ -16,11 +16,13 @@
   that claimed no pass within the grace after it lost their place (counted in `lost`, which frees
   their share of the cap for the next). No function here walks the queue.
 
-  room_read(room, queue, passes, sale, now, units, limit): room is the room hash (fields opens,
-  rate, base, anchor, paused, frontier, issued, lost, swept, grace, pass, budget), queue and
-  passes the two sorted sets, sale the item's sale hash, read for units and limit when units is
-  '' (an item not split); a split item's caller reads them from its buckets. Returns nil when the
-  item has no room.
+  room_read(room, queue, passes, sale, outbox, now, given, max_backlog): room is the room hash
+  (fields opens, rate, base, anchor, paused, frontier, issued, lost, swept, grace, pass, budget),
+  queue and passes the two sorted sets; given is '' for an item not split, whose units, limit
+  and reservations unwritten are read here (the sale hash and the outbox), or what a split item's
+  caller read of its buckets, '<units>|<limit>|<unwritten>'. While more reservations than
+  max_backlog wait unwritten, the frontier holds (the writer is behind: nobody more is admitted
+  until it catches up). Returns nil when the item has no room.
 
   room_advance(r, turns, claimed, room, passes, now): sweeps the checkpoints whose grace has passed
   (at most 100 a call), drops expired passes, and stores the frontier with a checkpoint when it
@@ -39,24 +41,28 @@ end
 local function room_frontier(r)
   local units = math.max(r.units, 0)
   r.cap = r.issued + r.lost + math.ceil(units / r.limit) - r.outstanding
-  r.admitted = math.max(r.frontier, math.min(r.served, r.cap, r.queued))
+  r.admitted = r.frontier
+  if not r.held then
+    r.admitted = math.max(r.frontier, math.min(r.served, r.cap, r.queued))
+  end
 end
 
-local function room_read(room, queue, passes, sale, now, units, limit)
+local function room_read(room, queue, passes, sale, outbox, now, given, max_backlog)
   local f = redis.call('HMGET', room, 'opens', 'rate', 'base', 'anchor', 'paused', 'frontier', 'issued', 'lost', 'swept', 'grace', 'pass', 'budget', 'expired', 'joined')
   if not f[1] then
     return nil
   end
-  if units == '' then
+  local units, limit, backlog = string.match(given, '^(%d+)|(%d+)|(%d+)$')
+  if given == '' then
     local s = redis.call('HMGET', sale, 'stock', 'limit')
-    units, limit = s[1] or '0', s[2] or '1'
+    units, limit, backlog = s[1] or '0', s[2] or '1', redis.call('HLEN', outbox)
   end
   local r = {
     opens = tonumber(f[1]), rate = tonumber(f[2]), base = tonumber(f[3] or '0'), anchor = tonumber(f[4] or f[1]),
     paused = f[5] == '1', frontier = tonumber(f[6] or '0'), issued = tonumber(f[7] or '0'), lost = tonumber(f[8] or '0'),
     swept = tonumber(f[9] or '0'), grace = tonumber(f[10]), pass = tonumber(f[11]), budget = tonumber(f[12]),
     expired = tonumber(f[13] or '0'), joined = tonumber(f[14] or '0'),
-    units = tonumber(units), limit = math.max(tonumber(limit), 1),
+    units = tonumber(units), limit = math.max(tonumber(limit), 1), held = tonumber(backlog) > tonumber(max_backlog),
     outstanding = redis.call('ZCOUNT', passes, '(' .. now, '+inf'),
     queued = redis.call('ZCARD', queue),
   }

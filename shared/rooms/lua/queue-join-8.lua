@@ -11,10 +11,11 @@
   KEYS[5] claims           {item:<id>}:claimed   user id -> ordinal
   KEYS[6] sale hash        {item:<id>}:sale      stock, limit (an item not split)
   KEYS[7] waiters          {item:<id>}:waiters   user id -> <joined at>, then <joined at>|<token>|<expires at>
+  KEYS[8] outbox           {item:<id>}:outbox    the sale's reservations not yet written (an item not split)
 
   ARGV[1] now, ms
-  ARGV[2] units left ('' : read from KEYS[6])
-  ARGV[3] per-buyer limit (with ARGV[2])
+  ARGV[2] the sale: '' to read it in this slot (KEYS[6], KEYS[8]), or <units left>|<per-buyer limit>|<reservations unwritten>
+  ARGV[3] the most reservations unwritten before the room admits nobody more
   ARGV[4] user id
   ARGV[5] a random rank below 2^40, drawn by the caller
 
@@ -24,7 +25,7 @@
 ]]
 --- @include "room-frontier.lua"
 local now = tonumber(ARGV[1])
-local r = room_read(KEYS[1], KEYS[2], KEYS[3], KEYS[6], now, ARGV[2], ARGV[3])
+local r = room_read(KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[8], now, ARGV[2], ARGV[3])
 if not r then
   return -30
 end

@@ -3,24 +3,24 @@
   where the waiter stands, admitted or not, the odds and when to ask again (shared/rooms/rooms.ts
   does that arithmetic). Writes nothing.
 
-  KEYS[1..7] as queue-join-7.lua
+  KEYS[1..8] as queue-join-8.lua
 
   ARGV[1] now, ms
-  ARGV[2] units left ('' : read from KEYS[6])
-  ARGV[3] per-buyer limit (with ARGV[2])
+  ARGV[2] the sale: '' to read it in this slot (KEYS[6], KEYS[8]), or <units left>|<per-buyer limit>|<reservations unwritten>
+  ARGV[3] the most reservations unwritten before the room admits nobody more
   ARGV[4] user id
 
   Returns (the rate as a string: Redis would cut a fractional number to an integer)
   {ordinal, frontier, served, cap, passes outstanding, units left, queue length, issued,
   lost, expired, rate, paused (1/0), opens, grace, pass lifetime, turn (the checkpoint time of the
   waiter's turn, -1 when not stamped yet), swept, the buyer's record (<joined at>[|<token>|<expires at>]),
-  their pass live (1/0), ticked, budget, per-buyer limit, joined}, or
+  their pass live (1/0), ticked, budget, per-buyer limit, joined, admission held (1/0)}, or
     -30 the item has no waiting room
     -29 the buyer is not in it
 ]]
 --- @include "room-frontier.lua"
 local now = tonumber(ARGV[1])
-local r = room_read(KEYS[1], KEYS[2], KEYS[3], KEYS[6], now, ARGV[2], ARGV[3])
+local r = room_read(KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[8], now, ARGV[2], ARGV[3])
 if not r then
   return -30
 end
@@ -45,4 +45,4 @@ if token then
   end
 end
 local ticked = tonumber(redis.call('HGET', KEYS[1], 'ticked') or '0')
-return { ordinal, r.admitted, r.served, r.cap, r.outstanding, r.units, r.queued, r.issued, r.lost, r.expired, tostring(r.rate), r.paused and 1 or 0, r.opens, r.grace, r.pass, turn, r.swept, record, live, ticked, r.budget, r.limit, r.joined }
+return { ordinal, r.admitted, r.served, r.cap, r.outstanding, r.units, r.queued, r.issued, r.lost, r.expired, tostring(r.rate), r.paused and 1 or 0, r.opens, r.grace, r.pass, turn, r.swept, record, live, ticked, r.budget, r.limit, r.joined, r.held and 1 or 0 }

@@ -3,11 +3,11 @@
   counted, expired passes dropped, the frontier stored with a checkpoint. Status reads call it at
   most once a second per room (the `ticked` time), so a crowd's polls cost reads only.
 
-  KEYS[1..7] as queue-join-7.lua
+  KEYS[1..8] as queue-join-8.lua
 
   ARGV[1] now, ms
-  ARGV[2] units left ('' : read from KEYS[6])
-  ARGV[3] per-buyer limit (with ARGV[2])
+  ARGV[2] the sale: '' to read it in this slot (KEYS[6], KEYS[8]), or <units left>|<per-buyer limit>|<reservations unwritten>
+  ARGV[3] the most reservations unwritten before the room admits nobody more
   ARGV[4] ms since the last advance below which this one does nothing
 
   Returns {places lost, passes expired, ordinals admitted, by this call; waiters not yet admitted;
@@ -16,7 +16,7 @@
 ]]
 --- @include "room-frontier.lua"
 local now = tonumber(ARGV[1])
-local r = room_read(KEYS[1], KEYS[2], KEYS[3], KEYS[6], now, ARGV[2], ARGV[3])
+local r = room_read(KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[8], now, ARGV[2], ARGV[3])
 if not r then
   return -30
 end

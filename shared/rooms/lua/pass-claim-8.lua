@@ -4,11 +4,11 @@
   turn came more than the grace ago has lost its place. Advances the room first (room_advance),
   so the frontier it decides by is stored with a checkpoint.
 
-  KEYS[1..7] as queue-join-7.lua
+  KEYS[1..8] as queue-join-8.lua
 
   ARGV[1] now, ms
-  ARGV[2] units left ('' : read from KEYS[6])
-  ARGV[3] per-buyer limit (with ARGV[2])
+  ARGV[2] the sale: '' to read it in this slot (KEYS[6], KEYS[8]), or <units left>|<per-buyer limit>|<reservations unwritten>
+  ARGV[3] the most reservations unwritten before the room admits nobody more
   ARGV[4] user id
   ARGV[5] a new pass's token, drawn by the caller
 
@@ -21,7 +21,7 @@
 ]]
 --- @include "room-frontier.lua"
 local now = tonumber(ARGV[1])
-local r = room_read(KEYS[1], KEYS[2], KEYS[3], KEYS[6], now, ARGV[2], ARGV[3])
+local r = room_read(KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[8], now, ARGV[2], ARGV[3])
 if not r then
   return -30
 end
