@@ -22,7 +22,7 @@
   KEYS[5] buyer's rate      {item:<id>}:rate:buyer:<user id>
   KEYS[6] source's rate     {item:<id>}:rate:source:<address>
   KEYS[7] taken-in record   {item:<id>}:moved-in:<move id>, of the move the buyer's refill made for it
-  KEYS[8] passes            {item:<id>}:passes    <user id>:<token> -> expires at, ms (read only with a room)
+  KEYS[8] passes            {item:<id>}:passes    <user id>:<token> -> expires at, ms (touched only with a room)
 
   ARGV[1] user id
   ARGV[2] quantity
