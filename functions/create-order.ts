@@ -6,11 +6,12 @@ import { correlationIdOf } from '../shared/platform/http/correlation';
 import { json } from '../shared/platform/http/response';
 import { orders } from '../shared/orders/kind';
 import { IdempotencyKey, ItemId, OrderId, Quantity } from '../shared/orders/model';
+import { PassToken } from '../shared/rooms/model';
 import { reserve } from '../shared/orders/sale';
 import { handOff } from '../shared/reservations/place';
 
 const Params = z.object({ itemId: ItemId });
-const Headers = z.object({ 'idempotency-key': IdempotencyKey });
+const Headers = z.object({ 'idempotency-key': IdempotencyKey, 'waiting-room-pass': z.optional(PassToken) });
 const Order = z.strictObject({ quantity: Quantity });
 const Pending = z.strictObject({ orderId: OrderId, status: z.literal('pending'), remaining: z.int() });
 
@@ -25,7 +26,7 @@ export const handler = api({
   headers: Headers,
   body: Order,
   answers: { 202: Pending },
-  errors: ['NOT_ON_SALE', 'SOLD_OUT', 'LIMIT_EXCEEDED', 'IDEMPOTENCY_MISMATCH', 'RATE_LIMITED'],
+  errors: ['NOT_ON_SALE', 'SOLD_OUT', 'LIMIT_EXCEEDED', 'IDEMPOTENCY_MISMATCH', 'RATE_LIMITED', 'PASS_REQUIRED'],
 }).handler(async (event) => {
   const { input, principal } = event;
   const reservation = await reserve({
@@ -34,6 +35,7 @@ export const handler = api({
     quantity: input.body.quantity,
     idempotencyKey: input.headers['idempotency-key'],
     source: clientAddress(event),
+    pass: input.headers['waiting-room-pass'],
   }).catch((error: Error) => {
     // Nothing was reserved when Redis could not be reached, so a retry is safe.
     throw error instanceof AppError ? error : new UnavailableError('Orders are unavailable; retry with the same Idempotency-Key');

@@ -32,6 +32,8 @@ export const COUPON_OUTCOMES = ['issued', 'soldOut', 'alreadyIssued', 'rateLimit
 /** What became of inbound mail, per recipient (shared/mail/outcomes.ts). */
 export const MAIL_OUTCOMES = ['filed', 'duplicate', 'muted', 'quarantined', 'dropped', 'rejected'] as const;
 export const CACHE_EVENTS = ['hit', 'nearCopyHit', 'fill', 'leaseWait'] as const;
+/** A waiting room's flow, buyer by buyer (shared/rooms/rooms.ts, shared/orders/sale.ts): joined, admitted, a pass claimed, an order made with it. */
+export const ROOM_FLOW = ['joined', 'admitted', 'claimed', 'converted'] as const;
 
 /** The functions whose failures nothing else shows: the queue's writer, the reconciliation, the mail receiver. */
 export const ALARMED_ERRORS = ['write-reservations', 'reconcile-reservations', 'receive-mail'] as const;
@@ -238,6 +240,14 @@ export class Observability extends Construct {
           rds('ClientConnections', { ProxyName: props.proxy.dbProxyName }, 'functions → proxy'),
         ]),
         graph('Mail, by outcome', MAIL_OUTCOMES.map((o) => surgeMetric(`mail.${o}`).with({ label: o }))),
+      ],
+      [
+        graph('Waiting rooms: joined, admitted, claimed, converted', ROOM_FLOW.map((e) => surgeMetric(`room.${e}`).with({ label: e }))),
+        graph('Waiting rooms: passes expired, places lost', ['expiredPasses', 'lostPlaces'].map((e) => surgeMetric(`room.${e}`).with({ label: e }))),
+        // Levels: the largest a minute saw, not a sum.
+        graph('Waiting rooms: waiting, and the oldest wait (ms)', [surgeMetric('room.waiting', 'Maximum').with({ label: 'waiting' })], [
+          surgeMetric('room.oldestWait', 'Maximum').with({ label: 'oldest wait' }),
+        ]),
       ],
       [
         graph('API 4xx and 5xx', [props.api.metricClientError({ period: MINUTE, statistic: 'Sum' }), props.api.metricServerError({ period: MINUTE, statistic: 'Sum' })]),

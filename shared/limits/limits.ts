@@ -23,6 +23,8 @@ export const LIMITS = {
   /** Orders a buyer may place per item, and orders from one source per item. */
   ordersPerBuyer: { count: 10, periodMs: MINUTE },
   ordersPerSource: { count: 120, periodMs: MINUTE },
+  /** Joins of waiting rooms from one source address, whatever the accounts (one place per account is the room's own rule). */
+  queueJoinsPerSource: { count: 30, periodMs: MINUTE },
   /** Coupons a user may ask for per deal, and asks from one source per deal. */
   couponsPerUser: { count: 10, periodMs: MINUTE },
   couponsPerSource: { count: 120, periodMs: MINUTE },

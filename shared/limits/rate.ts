@@ -76,6 +76,11 @@ export function throwIfRateLimited(reply: unknown, kind: ReservationKindName): v
   }
 }
 
+/** A join of a waiting room from one source address. */
+export function takeQueueJoin(address: string): Promise<void> {
+  return isLoadTestSource(address) ? Promise.resolve() : takeRate(sourceKey(address, 'queue-join'), LIMITS.queueJoinsPerSource, 'Too many joins from this address; try again later');
+}
+
 /** Sign-up from one source address. */
 export function takeSignUp(address: string): Promise<void> {
   return isLoadTestSource(address) ? Promise.resolve() : takeRate(sourceKey(address, 'signup'), LIMITS.signUpPerSource, 'Too many accounts from this address; try again later');

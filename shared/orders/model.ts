@@ -46,8 +46,12 @@ export const OrderId = ReservationId;
 export const itemKeys = (itemId: string, bucket = 0, buckets = 1) => new SaleKeys(bucketTags(`item:${itemId}`, buckets)[bucket]!);
 
 class SaleKeys extends TaggedKeys {
+  /** A waiting room's passes, checked by the reserving script in this slot (shared/rooms/): <user id>:<token> -> expires at. */
+  readonly passes: string;
+
   constructor(tag: string) {
     super(tag, { state: 'sale', buyers: 'bought' });
+    this.passes = `${tag}:passes`;
   }
 
   idempotency(userId: number, key: string): string {

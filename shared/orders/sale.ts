@@ -1,5 +1,6 @@
 import { redis } from '../platform/clients/redis';
 import { UnavailableError } from '../platform/errors';
+import { count } from '../platform/metrics';
 import { reservationRates, throwIfRateLimited } from '../limits/rate';
 import { isRefusal, ScriptCode, scriptError } from '../platform/redis/script-codes';
 import { luaScript, runOverPairs } from '../platform/redis/script';
@@ -7,8 +8,8 @@ import { bucketOf, clearMove, parseMoves, refill, REFILL_DEADLINE_MS, splitUnits
 import type { Reserved } from '../reservations/place';
 import { itemBuckets, itemKeys, layoutKey, newOrderId, orderKeys, type OrderRecord } from './model';
 
-const reserveScript = luaScript<[string, string, string, string, string, string, string], [number, number, string, string, number, string, number, number, number, number, number, number]>(
-  new URL('./lua/order-reserve-7.lua', import.meta.url),
+const reserveScript = luaScript<[string, string, string, string, string, string, string, string], [number, number, string, string, number, string, number, number, number, number, number, number, string, number]>(
+  new URL('./lua/order-reserve-8.lua', import.meta.url),
 );
 const releaseScript = luaScript<[string, string, string, string, string], [string, number, number]>(new URL('./lua/order-release-5.lua', import.meta.url));
 const openScript = luaScript<[string, string, string], [number, number, number]>(new URL('./lua/sale-open-3.lua', import.meta.url));
@@ -25,6 +26,8 @@ export interface ReservationRequest {
   idempotencyKey: string;
   /** The client's address, for the per-source rate. */
   source: string;
+  /** The token of the buyer's waiting-room pass, for an item with a room. */
+  pass?: string;
 }
 
 export interface Reservation extends Reserved<OrderRecord> {
@@ -35,7 +38,7 @@ export interface Reservation extends Reserved<OrderRecord> {
 const layouts = new Map<string, number>();
 
 /** How many buckets the item has: what this instance knows, or what Redis says (absent: one, the item's own keys). */
-async function bucketCount(itemId: string, fresh = false): Promise<number> {
+export async function bucketCount(itemId: string, fresh = false): Promise<number> {
   const known = layouts.get(itemId);
   if (known !== undefined && !fresh) return known;
   const count = Number((await redis().get(layoutKey(itemId))) ?? 1);
@@ -70,8 +73,8 @@ export async function reserve(request: ReservationRequest, now = Date.now()): Pr
     const rates = reservationRates('orders', keys.tag, request.userId, request.source);
     const reply = await reserveScript.run(
       redis(),
-      [keys.state, keys.buyers, keys.idempotency(request.userId, request.idempotencyKey), keys.outbox, ...rates.keys, keys.movedIn(keep?.id ?? 'none')],
-      [request.userId, request.quantity, order.orderId, fingerprint(request.quantity), IDEMPOTENCY_TTL_MS, JSON.stringify(order), ...rates.args, buckets, keep?.units ?? 0],
+      [keys.state, keys.buyers, keys.idempotency(request.userId, request.idempotencyKey), keys.outbox, ...rates.keys, keys.movedIn(keep?.id ?? 'none'), keys.passes],
+      [request.userId, request.quantity, order.orderId, fingerprint(request.quantity), IDEMPOTENCY_TTL_MS, JSON.stringify(order), ...rates.args, buckets, keep?.units ?? 0, request.pass ?? '', now],
     );
     if (keep) {
       // Taken in whatever the answer, unless the bucket lost its state: the move then waits for repair, as in refill.
@@ -100,7 +103,8 @@ export async function reserve(request: ReservationRequest, now = Date.now()): Pr
     }
     if (isRefusal(reply)) throw scriptError(reply);
     throwIfRateLimited(reply, 'orders');
-    const [orderId, remaining, replayed, pending] = reply as [string, number, number, number];
+    const [orderId, remaining, replayed, pending, passUsed] = reply as [string, number, number, number, number?];
+    if (passUsed === 1) count('room.converted');
     return { record: { ...order, orderId }, remaining, replayed: replayed === 1, pending: pending === 1 };
   }
 }
@@ -118,11 +122,14 @@ export async function release(order: OrderRecord): Promise<number> {
  */
 export async function openSale(itemId: string, stock: number, perUserLimit: number, buckets = 1): Promise<void> {
   const before = await bucketCount(itemId, true);
+  // A waiting room (shared/rooms/) marks every bucket's state: the new layout's buckets are marked as the old ones were.
+  const roomed = before !== buckets && (await redis().hget(itemKeys(itemId, 0, before).state, 'room')) !== null;
   if (before !== buckets) await Promise.all(itemBuckets(itemId, before).map((keys) => redis().del(keys.state)));
   const shares = splitUnits(stock, buckets);
   const replies = await Promise.all(itemBuckets(itemId, buckets).map((keys, k) => openScript.run(redis(), [keys.state, keys.buyers, keys.outbox], [shares[k]!, perUserLimit, buckets])));
   const refused = replies.find(isRefusal);
   if (refused !== undefined) throw scriptError(refused);
+  if (roomed) await Promise.all(itemBuckets(itemId, buckets).map((keys) => redis().hset(keys.state, 'room', 1)));
   await (buckets > 1 ? redis().set(layoutKey(itemId), buckets) : redis().del(layoutKey(itemId)));
   layouts.set(itemId, buckets);
 }

@@ -8,6 +8,8 @@ export const errorStatus = {
   UNAUTHENTICATED: 401,
   INVALID_CREDENTIALS: 401,
   FORBIDDEN: 403,
+  /** An order on a sale with a waiting room without a live pass of the buyer's own. */
+  PASS_REQUIRED: 403,
   NOT_FOUND: 404,
   CONFLICT: 409,
   EMAIL_TAKEN: 409,
@@ -19,6 +21,8 @@ export const errorStatus = {
   NOT_OPEN: 409,
   CLOSED: 409,
   ALREADY_ISSUED: 409,
+  NOT_ADMITTED: 409,
+  PLACE_LOST: 409,
   UNSUPPORTED_MEDIA_TYPE: 415,
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,

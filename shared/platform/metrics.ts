@@ -42,9 +42,10 @@ function metrics(): Metrics {
   return instance;
 }
 
-/** What the instance holds until its next line: each count's sum, each timing's values. */
+/** What the instance holds until its next line: each count's sum, each timing's and level's values. */
 const counts = new Map<string, number>();
 const timings = new Map<string, number[]>();
+const levels = new Map<string, number[]>();
 /** When the oldest held value was recorded; undefined when nothing is held. */
 let heldSince: number | undefined;
 /** A count that pages someone is held: the invocation's end prints everything. */
@@ -57,10 +58,10 @@ let timer: ReturnType<typeof setTimeout> | undefined;
  * What Powertools would refuse when printing (at the end of another invocation, or in the timer),
  * refused when recorded instead, where the caller sees it: a bad name or value, one name in two units.
  */
-function check(name: string, value: number, otherUnit: Map<string, unknown>): void {
+function check(name: string, value: number, ...others: Map<string, unknown>[]): void {
   if (name.length < 1 || name.length > 255) throw new RangeError(`A metric name has 1 to 255 characters: ${name}`);
   if (!Number.isFinite(value)) throw new RangeError(`${value} is not a valid value of ${name}`);
-  if (otherUnit.has(name)) throw new RangeError(`${name} is both a count and a timing`);
+  if (others.some((other) => other.has(name))) throw new RangeError(`${name} is recorded as two kinds of metric (count, timing, level)`);
 }
 
 function hold(): void {
@@ -85,7 +86,7 @@ export interface CountOptions {
  * METRICS_FLUSH_MS has passed since the oldest held value, or at once with `urgent`.
  */
 export function count(name: string, by = 1, options: CountOptions = {}): void {
-  check(name, by, timings);
+  check(name, by, timings, levels);
   hold();
   counts.set(name, (counts.get(name) ?? 0) + by);
   if (options.urgent) urgentHeld = true;
@@ -97,11 +98,25 @@ export function count(name: string, by = 1, options: CountOptions = {}): void {
  * of its invocation.
  */
 export function timing(name: string, milliseconds: number): void {
-  check(name, milliseconds, counts);
+  check(name, milliseconds, counts, levels);
+  keep(timings, name, milliseconds);
+}
+
+/**
+ * Records how much of something there is now, e.g. `room.waiting`: a count whose values are kept
+ * rather than summed, so CloudWatch's Maximum or Average of a minute reads it (its Sum means
+ * nothing). Held as timings are.
+ */
+export function level(name: string, value: number): void {
+  check(name, value, counts, timings);
+  keep(levels, name, value);
+}
+
+function keep(held: Map<string, number[]>, name: string, value: number): void {
   hold();
-  let values = timings.get(name);
-  if (!values) timings.set(name, (values = []));
-  values.push(milliseconds);
+  let values = held.get(name);
+  if (!values) held.set(name, (values = []));
+  values.push(value);
   if (values.length >= MAX_HELD_VALUES) fullHeld = true;
 }
 
@@ -115,10 +130,11 @@ export function publishHeldMetrics(): void {
   const countedAt = heldSince;
   heldSince = undefined;
   urgentHeld = fullHeld = false;
-  if (counts.size === 0 && timings.size === 0) return;
-  const held = { counts: [...counts], timings: [...timings] };
+  if (counts.size === 0 && timings.size === 0 && levels.size === 0) return;
+  const held = { counts: [...counts], timings: [...timings], levels: [...levels] };
   counts.clear();
   timings.clear();
+  levels.clear();
   // Printing must never fail the invocation that happens to print (its own answer is already
   // made, and the values are mostly others'), nor the process from the timer: logged, and dropped.
   try {
@@ -127,6 +143,7 @@ export function publishHeldMetrics(): void {
     const add = (name: string, unit: (typeof MetricUnit)[keyof typeof MetricUnit], value: number) => m.setTimestamp(countedAt!).addMetric(name, unit, value);
     for (const [name, sum] of held.counts) add(name, MetricUnit.Count, sum);
     for (const [name, values] of held.timings) for (const value of values) add(name, MetricUnit.Milliseconds, value);
+    for (const [name, values] of held.levels) for (const value of values) add(name, MetricUnit.Count, value);
     if (m.hasStoredMetrics()) m.setTimestamp(countedAt!).publishStoredMetrics();
   } catch (error) {
     logger.error('Held metrics not printed', { error: loggableError(error) });

@@ -111,6 +111,11 @@ const STATEFUL_DEV: Record<string, string> = {
   putitemstockLogs5352EAE0: 'AWS::Logs::LogGroup',
   getitemLogsC14F77D4: 'AWS::Logs::LogGroup',
   createorderLogs5B65D058: 'AWS::Logs::LogGroup',
+  putwaitingroomLogs472293D3: 'AWS::Logs::LogGroup',
+  joinqueueLogs69BB371B: 'AWS::Logs::LogGroup',
+  getqueuestatusLogsD07BDDE1: 'AWS::Logs::LogGroup',
+  claimqueuepassLogsDD464A92: 'AWS::Logs::LogGroup',
+  getwaitingpageLogsBE54AD8F: 'AWS::Logs::LogGroup',
   getorderLogs0B720D99: 'AWS::Logs::LogGroup',
   putdealLogs051F7836: 'AWS::Logs::LogGroup',
   getdealLogs88B38601: 'AWS::Logs::LogGroup',
@@ -627,6 +632,9 @@ describe('the CDK app', () => {
       'Catalog cache',
       'Aurora and RDS Proxy connections',
       'Mail, by outcome',
+      'Waiting rooms: joined, admitted, claimed, converted',
+      'Waiting rooms: passes expired, places lost',
+      'Waiting rooms: waiting, and the oldest wait (ms)',
       'API 4xx and 5xx',
       'API latency (ms)',
       'API requests per second',
@@ -640,6 +648,8 @@ describe('the CDK app', () => {
     expect(graph('Aurora and RDS Proxy connections')).toMatch(/"DatabaseConnections".*"ClientConnections"/);
     expect(graph('API 4xx and 5xx')).toMatch(/"4xx".*"5xx"/);
     expect(graph('API latency (ms)')).toContain('"Latency"');
+    for (const event of ['joined', 'admitted', 'claimed', 'converted']) expect(graph('Waiting rooms: joined, admitted, claimed, converted')).toContain(`"room.${event}"`);
+    expect(graph('Waiting rooms: waiting, and the oldest wait (ms)')).toMatch(/"room.waiting".*"room.oldestWait"/);
   });
 
   it('leaves CloudFront out of dev, whose API serves requests straight from API Gateway', () => {

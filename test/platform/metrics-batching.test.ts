@@ -2,7 +2,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import middy from '@middy/core';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { EmfCollector, onStdoutLine } from '../../infra/twin/emf';
-import { count, flushMetrics, MAX_HELD_VALUES, METRICS_FLUSH_MS, publishHeldMetrics, timing } from '../../shared/platform/metrics';
+import { count, flushMetrics, level, MAX_HELD_VALUES, METRICS_FLUSH_MS, publishHeldMetrics, timing } from '../../shared/platform/metrics';
 import { lambdaContext } from '../support/events';
 
 /** One invocation of a function whose handler records what `record` does. */
@@ -101,6 +101,24 @@ describe('metrics held in the instance and printed at most every METRICS_FLUSH_M
     expect(lines.map((line) => JSON.parse(line)['coupons.writerLag'].length)).toEqual([100, 100, 50]);
     expect(lines.map((line) => JSON.parse(line)._aws.Timestamp)).toEqual([countedAt, countedAt, countedAt]);
     expect(sums()).toEqual({ 'coupons.writerLag': { samples: 250, sum: 250 } });
+  });
+
+  it('keeps every value of a level, in unit Count, rather than their sum', async () => {
+    // Act
+    await invoke(() => {
+      level('room.waiting', 30);
+      level('room.waiting', 10);
+    });
+    const asCount = () => count('room.waiting');
+    expect(asCount).toThrow(RangeError);
+    vi.advanceTimersByTime(METRICS_FLUSH_MS);
+    await invoke();
+
+    // Assess
+    expect(sums()).toEqual({ 'room.waiting': { samples: 2, sum: 40 } });
+    const line = JSON.parse(lines[0]!);
+    expect(line['room.waiting']).toEqual([30, 10]);
+    expect(line._aws.CloudWatchMetrics[0].Metrics).toContainEqual({ Name: 'room.waiting', Unit: 'Count' });
   });
 
   it('refuses, where it is recorded, what Powertools would refuse when printing it later', () => {

@@ -27,6 +27,13 @@ export enum ScriptCode {
   AlreadyIssued = -23,
   CouponsSoldOut = -24,
   LimitBelowIssued = -25,
+  /** The item has a waiting room, and the buyer brought no live pass of its own (forged, expired, used or another's). */
+  PassRequired = -26,
+  NotAdmitted = -27,
+  PlaceLost = -28,
+  NotInQueue = -29,
+  NoRoom = -30,
+  RoomOpened = -31,
 }
 
 /** The codes a caller acts on itself (they carry data or ask for another step) rather than answer with an error. */
@@ -48,6 +55,12 @@ const errorFor: Record<Refusal, () => AppError> = {
   [ScriptCode.DealClosed]: () => new AppError('CLOSED', 'This deal has closed'),
   [ScriptCode.CouponsSoldOut]: () => new AppError('SOLD_OUT', 'All coupons of this deal are issued'),
   [ScriptCode.LimitBelowIssued]: () => new AppError('CONFLICT', 'The limit cannot go below the coupons already issued'),
+  [ScriptCode.PassRequired]: () => new AppError('PASS_REQUIRED', 'This sale has a waiting room: order with your live pass (the Waiting-Room-Pass header)'),
+  [ScriptCode.NotAdmitted]: () => new AppError('NOT_ADMITTED', 'Your turn in the waiting room has not come yet'),
+  [ScriptCode.PlaceLost]: () => new AppError('PLACE_LOST', 'Your turn came and its grace passed without a claim: your place is lost'),
+  [ScriptCode.NotInQueue]: () => new NotFoundError('You are not in this waiting room; join it first'),
+  [ScriptCode.NoRoom]: () => new NotFoundError('This item has no waiting room'),
+  [ScriptCode.RoomOpened]: () => new AppError('CONFLICT', 'The waiting room has opened; its opening time can no longer change'),
 };
 
 export function isRefusal(reply: unknown): reply is Refusal {

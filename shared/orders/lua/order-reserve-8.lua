@@ -8,10 +8,13 @@
   are none before the buyer is told SOLD_OUT. The units the buyer's own refill moved come with
   the next attempt: it takes that move in first (take_in, from take-in.lua, included below),
   whatever it then answers, so no other buyer can take them between their arrival and this
-  buyer's reservation.
+  buyer's reservation. An item with a waiting room (field room of its sale hash; shared/rooms/)
+  takes only orders that bring a live pass of the buyer's, and a pass orders once; an item without
+  one pays for the check with one more field of the HMGET it makes anyway.
 
   KEYS[1] sale hash         {item:<id>}:sale      fields stock (remaining), limit (per buyer),
-                                                  buckets (how many, when split), moves
+                                                  buckets (how many, when split), moves,
+                                                  room (1: orders need a pass)
   (an item split into buckets has these keys per bucket, each under its bucket's own tag)
   KEYS[2] buyers hash       {item:<id>}:bought    user id -> quantity reserved
   KEYS[3] idempotency key   {item:<id>}:idem:<user id>:<Idempotency-Key>
@@ -19,6 +22,7 @@
   KEYS[5] buyer's rate      {item:<id>}:rate:buyer:<user id>
   KEYS[6] source's rate     {item:<id>}:rate:source:<address>
   KEYS[7] taken-in record   {item:<id>}:moved-in:<move id>, of the move the buyer's refill made for it
+  KEYS[8] passes            {item:<id>}:passes    <user id>:<token> -> expires at, ms (touched only with a room)
 
   ARGV[1] user id
   ARGV[2] quantity
@@ -30,8 +34,11 @@
   ARGV[9], ARGV[10] the source's rate: interval (0: no limit), burst (ms)
   ARGV[11] how many buckets the caller believes the item has (1: not split)
   ARGV[12] units of that move (0: none, and KEYS[7] is not touched)
+  ARGV[13] the pass's token the buyer brought ('' : none)
+  ARGV[14] now, ms (a pass expiring at or before it is no pass)
 
-  Returns {order id, remaining stock, replayed (1) or new (0), still in the outbox (1) or not (0)}, or
+  Returns {order id, remaining stock, replayed (1) or new (0), still in the outbox (1) or not (0),
+  a pass used up (1) or none needed (0, absent on a replay)}, or
     -10 no sale open for this item (a move brought is then not taken in: it stays recorded at its donor)
     -11 sold out (not enough stock for the quantity)
     -12 per-buyer limit would be exceeded
@@ -39,6 +46,7 @@
     {-15, ms} a rate is spent: the ms until it allows one again
     -16 this bucket has too few units; the item's other buckets may have some
     -17 the item has another number of buckets than the caller believes
+    -26 the item has a waiting room, and the buyer brought no live pass of its own
 ]]
 --- @include "gcra.lua"
 --- @include "take-in.lua"
@@ -56,12 +64,20 @@ if previous then
   return { orderId, tonumber(remaining), 1, redis.call('HEXISTS', KEYS[4], orderId) }
 end
 
-local sale = redis.call('HMGET', KEYS[1], 'stock', 'limit', 'buckets')
+local sale = redis.call('HMGET', KEYS[1], 'stock', 'limit', 'buckets', 'room')
 if not sale[1] then
   return -10
 end
 if tonumber(sale[3] or '1') ~= tonumber(ARGV[11]) then
   return -17
+end
+local pass = false
+if sale[4] then
+  pass = ARGV[1] .. ':' .. ARGV[13]
+  local expires = redis.call('ZSCORE', KEYS[8], pass)
+  if not expires or tonumber(expires) <= tonumber(ARGV[14]) then
+    return -26
+  end
 end
 local stock = tonumber(sale[1])
 local quantity = tonumber(ARGV[2])
@@ -91,4 +107,7 @@ local remaining = redis.call('HINCRBY', KEYS[1], 'stock', -quantity)
 redis.call('HINCRBY', KEYS[2], ARGV[1], quantity)
 redis.call('SET', KEYS[3], ARGV[4] .. '|' .. ARGV[3] .. '|' .. remaining, 'PX', ARGV[5])
 redis.call('HSET', KEYS[4], ARGV[3], ARGV[6])
-return { ARGV[3], remaining, 0, 1 }
+if pass then
+  redis.call('ZREM', KEYS[8], pass)
+end
+return { ARGV[3], remaining, 0, 1, pass and 1 or 0 }

@@ -1,0 +1,42 @@
+import * as z from '../shared/platform/zod';
+import { api } from '../shared/api/api';
+import { json } from '../shared/platform/http/response';
+import { ItemId } from '../shared/orders/model';
+import { queueStatus } from '../shared/rooms/rooms';
+
+const Params = z.object({ itemId: ItemId });
+const Status = z.strictObject({
+  state: z.enum(['waiting', 'admitted', 'holding', 'done', 'lost']),
+  position: z.int(),
+  ahead: z.int(),
+  admitted: z.boolean(),
+  estimatedWaitSeconds: z.nullable(z.int()),
+  odds: z.number(),
+  soldOut: z.boolean(),
+  refreshSeconds: z.int(),
+  opensAt: z.iso.datetime(),
+  claimBy: z.optional(z.iso.datetime()),
+  passExpiresAt: z.optional(z.iso.datetime()),
+});
+
+const iso = (ms: number | undefined) => (ms === undefined ? {} : { value: new Date(ms).toISOString() });
+
+/** The buyer's place in the item's waiting room: a read (the room itself is advanced at most once a second, whoever asks). */
+export const handler = api({ access: 'user', params: Params, answers: { 200: Status }, errors: ['NOT_FOUND', 'NOT_ON_SALE'] }).handler(async (event) => {
+  const s = await queueStatus(event.input.params.itemId, event.principal.userId);
+  const claimBy = iso(s.claimBy).value;
+  const passExpiresAt = iso(s.passExpiresAt).value;
+  return json(200, {
+    state: s.state,
+    position: s.position,
+    ahead: s.ahead,
+    admitted: s.state === 'admitted' || s.state === 'holding',
+    estimatedWaitSeconds: s.estimatedWaitSeconds,
+    odds: s.odds,
+    soldOut: s.soldOut,
+    refreshSeconds: s.refreshSeconds,
+    opensAt: new Date(s.opensAt).toISOString(),
+    ...(claimBy ? { claimBy } : {}),
+    ...(passExpiresAt ? { passExpiresAt } : {}),
+  });
+});

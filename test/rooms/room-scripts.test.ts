@@ -1,0 +1,291 @@
+/**
+ * The waiting room's scripts on real Redis, each test on an item of its own: ranks, the read that
+ * writes nothing, admission by rate and by the cap, pause and re-rate, the claim window, passes
+ * checked by the reserving script, closing at sold out and reopening. Time is the argument each
+ * call takes, so nothing here waits on the clock.
+ */
+import { describe, expect, it } from 'vitest';
+import { redis } from '../../shared/platform/clients/redis';
+import { itemKeys } from '../../shared/orders/model';
+import { openSale, release, remainingStock, reserve } from '../../shared/orders/sale';
+import { roomKeys } from '../../shared/rooms/model';
+import { advanceRoom, claimPass, joinQueue, MAX_UNWRITTEN, putRoom, readRoom } from '../../shared/rooms/rooms';
+import { standingOf } from '../../shared/rooms/standing';
+import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
+import { uniqueItemId } from '../support/orders';
+
+const T = Date.UTC(2030, 0, 1);
+const SECOND = 1_000;
+
+interface Room {
+  stock?: number;
+  limit?: number;
+  buckets?: number;
+  rate?: number;
+  passSeconds?: number;
+  graceSeconds?: number;
+}
+
+async function roomOf({ stock = 100, limit = 1, buckets = 1, rate = 10, passSeconds = 60, graceSeconds = 30 }: Room = {}) {
+  const itemId = uniqueItemId('room');
+  await openSale(itemId, stock, limit, buckets);
+  const settings = { opensAt: T, admitPerSecond: rate, passSeconds, graceSeconds, paused: false, statusReadsPerSecond: 1_000 };
+  await putRoom(itemId, settings, T - 60 * SECOND);
+  return { itemId, settings };
+}
+
+/** Joins users 1..n in order, at `at`. */
+async function joinAll(itemId: string, users: number[], at: number) {
+  for (const user of users) await joinQueue(itemId, user, at);
+}
+
+const standing = async (itemId: string, user: number, now: number) => standingOf(await readRoom(itemId, user, now));
+
+let key = 0;
+const order = (itemId: string, userId: number, pass: string | undefined, now: number, quantity = 1) =>
+  reserve({ itemId, userId, quantity, idempotencyKey: `k${++key}`, source: LOCAL_SOURCE, pass }, now);
+
+/** Every key of the room and of its sale with its whole content, to hold a read to writing nothing. */
+async function snapshot(itemId: string) {
+  const keys = [...Object.values(roomKeys(itemId)), itemKeys(itemId).buyers, itemKeys(itemId).outbox];
+  return Promise.all(keys.map(async (k) => [k, await redis().dump(k)]));
+}
+
+const users = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+describe('joining', () => {
+  it('draws pre-queue places at random, puts every later joiner after them in arrival order, and keeps one place per account', async () => {
+    // Prepare
+    const { itemId } = await roomOf();
+
+    // Act: 200 join before the opening, in order of their ids; 20 after it, in order too, one of them twice.
+    await joinAll(itemId, users(1, 200), T - SECOND);
+    await joinAll(itemId, users(201, 220), T + SECOND);
+    const again = await joinQueue(itemId, 205, T + 2 * SECOND);
+
+    // Assess
+    const order = (await redis().zrange(roomKeys(itemId).queue, '0', '-1')).map(Number);
+    const early = order.slice(0, 200);
+    expect(new Set(early)).toEqual(new Set(users(1, 200)));
+    expect(early).not.toEqual(users(1, 200));
+    // Arriving early gives no edge: the first 100 to arrive hold about half of the first 100 places.
+    const firstArrivals = early.slice(0, 100).filter((u) => u <= 100).length;
+    expect(firstArrivals).toBeGreaterThan(30);
+    expect(firstArrivals).toBeLessThan(70);
+    expect(order.slice(200)).toEqual(users(201, 220));
+    expect(again).toEqual({ position: 205, joined: false });
+  });
+});
+
+describe('admission', () => {
+  it('admits by the rate since the opening, in rank order, and a status read writes nothing', async () => {
+    // Prepare
+    const { itemId } = await roomOf({ rate: 10 });
+    await joinAll(itemId, users(1, 30), T + 1);
+    const before = await snapshot(itemId);
+
+    // Act
+    const atOpening = await standing(itemId, 1, T + 1);
+    const tenth = await standing(itemId, 10, T + SECOND);
+    const eleventh = await standing(itemId, 11, T + SECOND);
+
+    // Assess
+    expect(atOpening.state).toBe('waiting');
+    expect(tenth).toMatchObject({ state: 'admitted', position: 10, odds: 1 });
+    expect(eleventh).toMatchObject({ state: 'waiting', position: 11, ahead: 10, estimatedWaitSeconds: 1 });
+    expect(await snapshot(itemId)).toEqual(before);
+  });
+
+  it('admits no more than the units left allow, and a pass that expires gives its unit back to the next in line', async () => {
+    // Prepare: 3 units, a fast rate: the cap, not the rate, holds the fourth back.
+    const { itemId } = await roomOf({ stock: 3, rate: 100, passSeconds: 10 });
+    await joinAll(itemId, users(1, 5), T - SECOND);
+    const ranked = (await redis().zrange(roomKeys(itemId).queue, '0', '-1')).map(Number);
+    const passes = [];
+    for (const user of ranked.slice(0, 3)) passes.push(await claimPass(itemId, user, T + 5 * SECOND));
+
+    // Act
+    await order(itemId, ranked[0]!, passes[0]!.token, T + 6 * SECOND);
+    await order(itemId, ranked[1]!, passes[1]!.token, T + 6 * SECOND);
+    const whileHeld = await standing(itemId, ranked[3]!, T + 7 * SECOND);
+    const reading = await readRoom(itemId, ranked[3]!, T + 7 * SECOND);
+    const afterExpiry = await standing(itemId, ranked[3]!, T + 16 * SECOND);
+    const fifth = await standing(itemId, ranked[4]!, T + 16 * SECOND);
+
+    // Assess
+    expect(whileHeld.state).toBe('waiting');
+    expect(reading.outstanding).toBeLessThanOrEqual(reading.units);
+    expect(reading).toMatchObject({ outstanding: 1, units: 1, frontier: 3 });
+    await expect(claimPass(itemId, ranked[3]!, T + 7 * SECOND)).rejects.toMatchObject({ code: 'NOT_ADMITTED' });
+    expect(afterExpiry.state).toBe('admitted');
+    expect(fifth.state).toBe('waiting');
+  });
+
+  it('admits at a rate below one a second, and says the wait by it', async () => {
+    // Prepare: one every two seconds.
+    const { itemId } = await roomOf({ rate: 0.5 });
+    await joinAll(itemId, [1, 2, 3], T + 1);
+
+    // Act
+    const first = await standing(itemId, 1, T + 2 * SECOND);
+    const third = await standing(itemId, 3, T + 2 * SECOND);
+
+    // Assess
+    expect(first.state).toBe('admitted');
+    expect(third).toMatchObject({ state: 'waiting', estimatedWaitSeconds: 4 });
+  });
+
+  it('freezes while paused, and counts a new rate from the moment it is set', async () => {
+    // Prepare
+    const { itemId, settings } = await roomOf({ stock: 1_000, rate: 10 });
+    await joinAll(itemId, users(1, 200), T + 1);
+    const frontier = async (now: number) => (await readRoom(itemId, 1, now)).frontier;
+
+    // Act
+    await putRoom(itemId, { ...settings, paused: true }, T + SECOND);
+    const paused = await frontier(T + 5 * SECOND);
+    await putRoom(itemId, { ...settings, paused: false }, T + 5 * SECOND);
+    const resumed = await frontier(T + 6 * SECOND);
+    await putRoom(itemId, { ...settings, admitPerSecond: 100 }, T + 6 * SECOND);
+    const rerated = await frontier(T + 7 * SECOND);
+
+    // Assess
+    expect(paused).toBe(10);
+    expect(resumed).toBe(20);
+    expect(rerated).toBe(120);
+    await expect(putRoom(itemId, { ...settings, opensAt: T + 60 * SECOND }, T + 8 * SECOND)).rejects.toMatchObject({ code: 'CONFLICT' });
+  });
+});
+
+describe('a writer behind', () => {
+  it('holds admission while more reservations wait unwritten than the room allows, and resumes once they are written', async () => {
+    // Prepare: 10 admitted and stored by an advance; then the outbox fills past the limit, as when the writer is down.
+    const { itemId } = await roomOf({ rate: 10 });
+    await joinAll(itemId, users(1, 30), T + 1);
+    await advanceRoom(itemId, T + SECOND, 0);
+    const outbox = itemKeys(itemId).outbox;
+    await redis().hset(outbox, Object.fromEntries(Array.from({ length: MAX_UNWRITTEN + 1 }, (_, i) => [`unwritten-${i}`, '{}'])));
+
+    // Act
+    const held = await readRoom(itemId, 16, T + 2 * SECOND);
+    const heldStanding = standingOf(held);
+    await redis().del(outbox);
+    const resumed = await standing(itemId, 16, T + 2 * SECOND);
+
+    // Assess
+    expect(held).toMatchObject({ held: true, frontier: 10 });
+    expect(heldStanding).toMatchObject({ state: 'waiting', estimatedWaitSeconds: null });
+    expect(resumed.state).toBe('admitted');
+  });
+});
+
+describe('the claim window', () => {
+  it('takes the place of a waiter that claims nothing within the grace after its turn, and admits the next', async () => {
+    // Prepare: 1 unit; the first in line stops polling.
+    const { itemId } = await roomOf({ stock: 1, rate: 100, graceSeconds: 10 });
+    await joinAll(itemId, [1, 2], T + 1);
+    await advanceRoom(itemId, T + SECOND, 0);
+
+    // Act
+    const inGrace = await standing(itemId, 1, T + 10 * SECOND);
+    const late = await claimPass(itemId, 1, T + 12 * SECOND).catch((error: unknown) => error);
+    const next = await standing(itemId, 2, T + 12 * SECOND);
+    const reading = await readRoom(itemId, 2, T + 12 * SECOND);
+
+    // Assess
+    expect(inGrace).toMatchObject({ state: 'admitted', claimBy: T + 11 * SECOND });
+    expect(late).toMatchObject({ code: 'PLACE_LOST' });
+    expect(next.state).toBe('admitted');
+    expect(reading.lost).toBe(1);
+    expect((await standing(itemId, 1, T + 12 * SECOND)).state).toBe('lost');
+  });
+
+  it('issues a pass once: a second claim answers the same pass', async () => {
+    // Prepare
+    const { itemId } = await roomOf();
+    await joinQueue(itemId, 1, T + 1);
+
+    // Act
+    const first = await claimPass(itemId, 1, T + SECOND);
+    const second = await claimPass(itemId, 1, T + 2 * SECOND);
+
+    // Assess
+    expect(second).toEqual(first);
+    expect((await readRoom(itemId, 1, T + 2 * SECOND)).issued).toBe(1);
+  });
+});
+
+describe('passes in the reserving script', () => {
+  it('takes an order only with the buyer’s own live pass, and a pass orders once', async () => {
+    // Prepare
+    const { itemId } = await roomOf({ passSeconds: 10 });
+    await joinAll(itemId, [1, 2, 3], T + 1);
+    const [one, two, three] = [await claimPass(itemId, 1, T + SECOND), await claimPass(itemId, 2, T + SECOND), await claimPass(itemId, 3, T + SECOND)];
+
+    // Act
+    const none = order(itemId, 1, undefined, T + 2 * SECOND);
+    const forged = order(itemId, 1, 'AAAAAAAAAAAAAAAAAAAAAA', T + 2 * SECOND);
+    const anothers = order(itemId, 1, two.token, T + 2 * SECOND);
+    const expired = order(itemId, 3, three.token, T + 11 * SECOND);
+    const valid = await order(itemId, 1, one.token, T + 2 * SECOND);
+    const twice = order(itemId, 1, one.token, T + 3 * SECOND);
+
+    // Assess
+    for (const refused of [none, forged, anothers, expired, twice]) await expect(refused).rejects.toMatchObject({ code: 'PASS_REQUIRED' });
+    expect(valid).toMatchObject({ replayed: false, remaining: 99 });
+    expect(await remainingStock(itemId)).toBe(99);
+    // Two and three's passes; one's was used up.
+    expect((await readRoom(itemId, 1, T + 3 * SECOND)).outstanding).toBe(2);
+  });
+
+  it('checks a split item’s pass in the buyer’s own bucket', async () => {
+    // Prepare
+    const { itemId } = await roomOf({ stock: 30, buckets: 3 });
+    await joinAll(itemId, [11, 12], T + 1);
+    const pass = await claimPass(itemId, 11, T + SECOND);
+    const again = await claimPass(itemId, 11, T + SECOND);
+
+    // Act
+    const without = order(itemId, 12, undefined, T + 2 * SECOND);
+    const valid = await order(itemId, 11, pass.token, T + 2 * SECOND);
+
+    // Assess
+    expect(again).toEqual(pass);
+    await expect(without).rejects.toMatchObject({ code: 'PASS_REQUIRED' });
+    expect(valid.replayed).toBe(false);
+    expect(await remainingStock(itemId)).toBe(29);
+  });
+
+  it('leaves an item without a room as it was: no pass asked', async () => {
+    // Prepare
+    const itemId = uniqueItemId('roomless');
+    await openSale(itemId, 5, 1);
+
+    // Act
+    const placed = await order(itemId, 1, undefined, T);
+
+    // Assess
+    expect(placed.remaining).toBe(4);
+  });
+});
+
+describe('sold out', () => {
+  it('closes when no unit is left and no pass outstanding, and reopens for those waiting when a unit comes back', async () => {
+    // Prepare: 1 unit, 3 waiting; the first buys it.
+    const { itemId } = await roomOf({ stock: 1, rate: 100 });
+    await joinAll(itemId, [1, 2, 3], T + 1);
+    const pass = await claimPass(itemId, 1, T + SECOND);
+    const sold = await order(itemId, 1, pass.token, T + 2 * SECOND);
+
+    // Act
+    const closed = await standing(itemId, 2, T + 3 * SECOND);
+    const lateJoin = await joinQueue(itemId, 4, T + 3 * SECOND).catch((error: unknown) => error);
+    await release(sold.record);
+    const reopened = await standing(itemId, 2, T + 4 * SECOND);
+
+    // Assess
+    expect(closed).toMatchObject({ soldOut: true, state: 'waiting', odds: 0 });
+    expect(lateJoin).toMatchObject({ code: 'SOLD_OUT' });
+    expect(reopened).toMatchObject({ soldOut: false, state: 'admitted' });
+  });
+});
