@@ -6,12 +6,6 @@
 import { randomBytes } from 'node:crypto';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { handler as claimQueuePass } from '../../functions/claim-queue-pass';
-import { handler as createOrder } from '../../functions/create-order';
-import { handler as getQueueStatus } from '../../functions/get-queue-status';
-import { handler as getWaitingPage } from '../../functions/get-waiting-page';
-import { handler as joinQueue } from '../../functions/join-queue';
-import { handler as putWaitingRoom } from '../../functions/put-waiting-room';
 import { openSale } from '../../shared/orders/sale';
 import { LIMITS } from '../../shared/limits/limits';
 import { httpEvent, lambdaContext } from '../support/events';
@@ -19,6 +13,14 @@ import { orderEvent } from '../support/order-events';
 import { uniqueItemId } from '../support/orders';
 import { ownReservationQueue, testSqs } from '../support/queues';
 import { signedInUsers, type SignedInUser } from '../support/sessions';
+import { route } from '../support/routes';
+
+const claimQueuePass = await route('claim-queue-pass');
+const createOrder = await route('create-order');
+const getQueueStatus = await route('get-queue-status');
+const getWaitingPage = await route('get-waiting-page');
+const joinQueue = await route('join-queue');
+const putWaitingRoom = await route('put-waiting-room');
 
 type Result = APIGatewayProxyStructuredResultV2;
 const body = (r: Result) => JSON.parse(r.body ?? 'null');

@@ -9,16 +9,18 @@ import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handler as claimQueuePass } from '../../functions/claim-queue-pass';
-import { handler as getQueueStatus } from '../../functions/get-queue-status';
-import { handler as getWaitingPage } from '../../functions/get-waiting-page';
-import { handler as joinQueueRoute } from '../../functions/join-queue';
 import { openSale, reserve } from '../../shared/orders/sale';
 import { claimPass, joinQueue, putRoom } from '../../shared/rooms/rooms';
 import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
 import { httpEvent, lambdaContext } from '../support/events';
 import { uniqueItemId } from '../support/orders';
 import { signedInUsers, type SignedInUser } from '../support/sessions';
+import { route } from '../support/routes';
+
+const claimQueuePass = await route('claim-queue-pass');
+const getQueueStatus = await route('get-queue-status');
+const getWaitingPage = await route('get-waiting-page');
+const joinQueueRoute = await route('join-queue');
 
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = new URL('../../.local/screenshots/', import.meta.url);
@@ -81,8 +83,9 @@ describe.skipIf(!existsSync(CHROMIUM))('the waiting page in headless Chromium', 
   }
 
   it('shows a waiter its place, the wait and the odds before the opening', async () => {
-    // Prepare: the room opens in an hour; the buyer is one of three in it.
-    const itemId = await roomItem(2, Date.now() + 3_600_000);
+    // Prepare: the room opens in an hour; the buyer is one of three in it, with a unit for each
+    // (ranks before the opening are drawn at random: with fewer units, its wait could hang on units that never come back).
+    const itemId = await roomItem(3, Date.now() + 3_600_000);
     for (const buyer of buyers.slice(0, 3)) await joinQueue(itemId, buyer.id);
     const { page, elsewhere, context } = await open(itemId, buyers[0]!);
 
