@@ -49,7 +49,9 @@ export interface FeedPoll {
 export async function answerFeedPoll({ token, scope, format, headers, base }: FeedPoll): Promise<Answer<200, string> | Answer<304, undefined>> {
   const reader = await admitFeedPoll(token);
   const own = validators(reader);
-  if (fresh(headers, own)) return notModified(own);
+  // Only the conditions: a request's Cache-Control: no-cache speaks to caches on the way (fetch() adds it to every conditional
+  // request its caller makes), and this is the origin, whose 304 to a matching ETag is the poll's cheap answer.
+  if (fresh({ 'if-none-match': headers['if-none-match'], 'if-modified-since': headers['if-modified-since'] }, own)) return notModified(own);
   return textBody(200, await feedBody(reader, scope, format, { base, token }), FEED_MEDIA[format], { headers: own });
 }
 

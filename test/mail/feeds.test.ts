@@ -192,6 +192,8 @@ describe('feeds', () => {
 
     const byEtag = await fetchUrl(feeds.all.atom, { 'if-none-match': etag });
     const byDate = await fetchUrl(feeds.all.json, { 'if-modified-since': lastModified });
+    // What fetch() sends with a conditional header of the caller's: for a cache, never for the origin's own 304.
+    const noCache = await fetchUrl(feeds.all.atom, { 'if-none-match': etag, 'cache-control': 'no-cache', pragma: 'no-cache' });
     await deliver(reader, { from: 'Daily Bytes <news@bytes.example>', listId: '<bytes.example>', subject: 'Bytes 2' });
     const after = await fetchUrl(feeds.all.atom, { 'if-none-match': etag });
 
@@ -200,6 +202,7 @@ describe('feeds', () => {
     expect(byEtag.body).toBeUndefined();
     expect(byEtag.headers!.etag).toBe(etag);
     expect(byDate.statusCode).toBe(304);
+    expect(noCache.statusCode).toBe(304);
     expect(after.statusCode).toBe(200);
     expect(after.headers!.etag).not.toBe(etag);
     expect(parseFeed(after.body!).items[0]!.title).toBe('Bytes 2');
