@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createConnection, type ResultSetHeader } from 'mysql2/promise';
 import { insertUsers } from '../../infra/twin/seed';
+import { feedCacheCounterKeys } from '../../shared/mail/feed-cache';
 import { feedTokenHash } from '../../shared/mail/feed-tokens';
 import { drive } from '../support/measure';
 import { round } from '../support/round';
@@ -49,9 +50,8 @@ async function bytesOfToken(redis: Redis, token: string): Promise<number> {
   return bytes;
 }
 
-async function cachedFeedBytes(redis: Redis): Promise<number> {
-  const keys = await redis.keys('{feed-cache}:bytes:*');
-  return keys.length ? (await redis.mget(...keys)).reduce((sum, v) => sum + Number(v ?? 0), 0) : 0;
+async function cachedFeedBytes(redis: Redis, windows: string[]): Promise<number> {
+  return (await redis.mget(...windows)).reduce((sum, v) => sum + Number(v ?? 0), 0);
 }
 
 export const feeds: Scenario = async ({ twin, connections, duration, log, againstCeiling }) => {
@@ -96,11 +96,12 @@ export const feeds: Scenario = async ({ twin, connections, duration, log, agains
     log('storm: muting the newsletter (a change), then 1,000 concurrent polls of its feed');
     const muted = await fetch(`${twin.url}/me/newsletters/${newsletter.insertId}/mute`, { method: 'POST', headers: { cookie: stormCookie! } });
     if (muted.status !== 200) throw new Error(`mute failed: ${muted.status}`);
-    const bytesBefore = await cachedFeedBytes(redis);
+    const windows = feedCacheCounterKeys(Date.now());
+    const bytesBefore = await cachedFeedBytes(redis, windows);
     const storm = await drive({ url: `${twin.url}${stormPath}`, connections: STORM, amount: STORM, timeout: 30 }, 'storm', log);
     const body = await (await fetch(`${twin.url}${stormPath}`)).text();
     // Each build that is kept adds its body and ENTRY_OVERHEAD (shared/mail/feed-cache.ts) to the budget's counter.
-    const builds = round(((await cachedFeedBytes(redis)) - bytesBefore) / (Buffer.byteLength(body) + 200), 2);
+    const builds = round(((await cachedFeedBytes(redis, windows)) - bytesBefore) / (Buffer.byteLength(body) + 200), 2);
 
     const perReader304 = await bytesOfToken(redis, tokenOf(pollerFeeds[0]!.all.atom));
     const perReaderStorm = await bytesOfToken(redis, tokenOf(stormFeeds.all.json));

@@ -26,6 +26,9 @@ const WINDOW_MS = Math.ceil(FEED_CACHE.fill.ttlSeconds * (1 + FEED_CACHE.fill.ji
 /** Every window's counter in one slot, so the two are read in one MGET. */
 const windowKey = (window: number) => `{feed-cache}:bytes:${window}`;
 
+/** The counters of the windows around a time, oldest first, for a reader of the budget from outside (tests, the bench). */
+export const feedCacheCounterKeys = (now: number) => [-2, -1, 0, 1].map((offset) => windowKey(Math.floor(now / WINDOW_MS) + offset));
+
 async function cachedBytes(now: number): Promise<number> {
   const window = Math.floor(now / WINDOW_MS);
   const counts = await redis().mget(windowKey(window), windowKey(window - 1));
