@@ -15,7 +15,7 @@ import { handler as rotateInboxAddress } from '../../functions/rotate-inbox-addr
 import { LIMITS } from '../../shared/limits/limits';
 import { takeRate } from '../../shared/limits/rate';
 import { feedKeys, feedsChanged } from '../../shared/mail/feed-access';
-import { feedCacheCounterKeys } from '../../shared/mail/feed-cache';
+import { FEED_CACHE, feedCacheCounterKeys } from '../../shared/mail/feed-cache';
 import { feedTokenHash } from '../../shared/mail/feed-tokens';
 import { FEED_MAX_BYTES } from '../../shared/mail/feeds';
 import { redis } from '../../shared/platform/clients/redis';
@@ -357,6 +357,26 @@ describe('feeds of hostile and large mail', () => {
       const cut = items.filter((i) => !i.content.includes(big));
       expect(cut.length).toBeGreaterThan(40);
       for (const item of cut) expect(item.content).toContain(`<a href="${item.url}">`);
+    }
+  });
+
+  it('keeps no body past the byte budget: the feed is built for its poll and Redis holds no more than before', async () => {
+    const [reader] = (await readers(1)) as [Reader];
+    await deliver(reader, { subject: 'Past the budget' });
+    const feeds = await myFeeds(reader);
+    const windows = feedCacheCounterKeys(Date.now());
+    // The budget used up, as that many bytes of bodies filled in this window would.
+    await redis().incrby(windows[2]!, FEED_CACHE.budgetBytes);
+    try {
+      const before = await cachedFeedBytes(windows);
+
+      const answer = await fetchUrl(feeds.all.atom);
+
+      expect(answer.statusCode).toBe(200);
+      expect(parseFeed(answer.body!).items[0]!.title).toBe('Past the budget');
+      expect(await cachedFeedBytes(windows)).toBe(before);
+    } finally {
+      await redis().decrby(windows[2]!, FEED_CACHE.budgetBytes);
     }
   });
 });
