@@ -59,6 +59,8 @@ interface StatusAnswer {
   media?: string;
   /** Whether this answer carries Retry-After: Surge's 503s and RATE_LIMITED's 429 do, API Gateway's and health's 503 do not. */
   retryAfter: boolean;
+  /** Further headers it always carries (a route's answerHeaders), by name, with what each says. */
+  headers?: Readonly<Record<string, string>>;
 }
 
 const RETRY_AFTER = { description: 'Whole seconds after which a retry may be answered', schema: { type: 'integer' as const, minimum: 1 } };
@@ -87,7 +89,15 @@ function gatewayAnswers(route: Route): Map<number, StatusAnswer[]> {
 function responses(route: Route): Record<string, ZodOpenApiResponseObject> {
   const all = new Map<number, StatusAnswer[]>();
   for (const [status, schema] of Object.entries(route.api.answers)) {
-    all.set(Number(status), [{ description: STATUS_CODES[status]!, ...(schema ? { schema } : {}), ...(route.api.answerMedia ? { media: route.api.answerMedia } : {}), retryAfter: false }]);
+    all.set(Number(status), [
+      {
+        description: STATUS_CODES[status]!,
+        ...(schema ? { schema } : {}),
+        ...(route.api.answerMedia ? { media: route.api.answerMedia } : {}),
+        retryAfter: false,
+        ...(route.api.answerHeaders ? { headers: route.api.answerHeaders } : {}),
+      },
+    ]);
   }
   for (const answers of [errorAnswers(route), gatewayAnswers(route)]) {
     for (const [status, more] of answers) all.set(status, [...(all.get(status) ?? []), ...more]);
@@ -104,9 +114,12 @@ function responses(route: Route): Record<string, ZodOpenApiResponseObject> {
           }),
         );
         const retryAfter = answers.filter((answer) => answer.retryAfter).length;
+        // A success's own headers: every answer of its status is the route's (errors take other statuses).
+        const own = Object.entries(answers[0]?.headers ?? {}).map(([name, description]) => [name, { description, schema: { type: 'string' as const }, required: answers.length === 1 }]);
+        const headers = { ...Object.fromEntries(own), ...(retryAfter ? { 'Retry-After': { ...RETRY_AFTER, required: retryAfter === answers.length } } : {}) };
         const response: ZodOpenApiResponseObject = {
           description: answers.map((answer) => answer.description).join('. Or: '),
-          ...(retryAfter ? { headers: { 'Retry-After': { ...RETRY_AFTER, required: retryAfter === answers.length } } } : {}),
+          ...(Object.keys(headers).length ? { headers } : {}),
           ...(media.length ? { content } : {}),
         };
         return [String(status), response];

@@ -6,12 +6,26 @@ import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
 import { ORIGIN_VERIFY_HEADER } from '../../shared/platform/config';
+import { VIEWER_HOST_HEADER } from '../../shared/platform/http/public-url';
 
 /**
  * The WAF's requests per client address in its 5-minute window (about 10 a second): far above a
  * person's, even through a shared NAT, and far below a script's flood.
  */
 const WAF_REQUESTS_PER_ADDRESS = 3_000;
+/**
+ * Where the feeds are served (functions/table.ts's feed routes): polled by feed readers, and by
+ * aggregators (Feedly, Inoreader …) from a few addresses for many readers each, so they are left
+ * out of the per-address rule above and held to one of their own.
+ */
+export const FEED_PATH_PREFIX = '/feeds/';
+/**
+ * An aggregator's address in the 5-minute window (100 a second): thousands of readers' feeds
+ * polled every few minutes each. Each token is held to its own rate by the feed functions
+ * (LIMITS.feedPollsPerToken), so this only stops one address's flood of made-up tokens, each of
+ * which costs a MySQL lookup.
+ */
+const WAF_FEED_REQUESTS_PER_ADDRESS = 30_000;
 /** A web ACL for CloudFront (scope CLOUDFRONT) exists only in us-east-1, so a stack with CloudFront is deployed there. */
 export const CLOUDFRONT_REGION = 'us-east-1';
 /**
@@ -43,6 +57,9 @@ export class Edge {
       generateSecretString: { passwordLength: 48, excludePunctuation: true },
     });
     const visibility = (metricName: string) => ({ cloudWatchMetricsEnabled: true, metricName, sampledRequestsEnabled: true });
+    const feedPaths = {
+      byteMatchStatement: { fieldToMatch: { uriPath: {} }, positionalConstraint: 'STARTS_WITH', searchString: FEED_PATH_PREFIX, textTransformations: [{ priority: 0, type: 'NONE' }] },
+    };
     const webAcl = new CfnWebACL(stack, 'WebAcl', {
       scope: 'CLOUDFRONT',
       defaultAction: { allow: {} },
@@ -52,7 +69,9 @@ export class Edge {
           name: 'RatePerAddress',
           priority: 0,
           action: { block: {} },
-          statement: { rateBasedStatement: { limit: WAF_REQUESTS_PER_ADDRESS, aggregateKeyType: 'IP', evaluationWindowSec: 300 } },
+          statement: {
+            rateBasedStatement: { limit: WAF_REQUESTS_PER_ADDRESS, aggregateKeyType: 'IP', evaluationWindowSec: 300, scopeDownStatement: { notStatement: { statement: feedPaths } } },
+          },
           visibilityConfig: visibility('surgeRatePerAddress'),
         },
         {
@@ -94,13 +113,46 @@ export class Edge {
           },
           visibilityConfig: visibility('surgeLargeBodyOutsideAudits'),
         },
+        {
+          name: 'FeedRatePerAddress',
+          priority: 3,
+          action: { block: {} },
+          statement: { rateBasedStatement: { limit: WAF_FEED_REQUESTS_PER_ADDRESS, aggregateKeyType: 'IP', evaluationWindowSec: 300, scopeDownStatement: feedPaths } },
+          visibilityConfig: visibility('surgeFeedRatePerAddress'),
+        },
       ],
     });
     const requests = new cloudfront.OriginRequestPolicy(stack, 'ApiRequests', {
       comment: 'What the functions read, and the viewer address',
-      headerBehavior: cloudfront.OriginRequestHeaderBehavior.allowList('content-type', 'idempotency-key', 'x-correlation-id', 'user-agent', 'cloudfront-viewer-address'),
+      headerBehavior: cloudfront.OriginRequestHeaderBehavior.allowList('content-type', 'idempotency-key', 'x-correlation-id', 'user-agent', 'cloudfront-viewer-address', VIEWER_HOST_HEADER),
       cookieBehavior: cloudfront.OriginRequestCookieBehavior.all(),
       queryStringBehavior: cloudfront.OriginRequestQueryStringBehavior.all(),
+    });
+    /*
+     * Feeds carry no cookie (their token is in the path), and CloudFront passes a conditional GET's
+     * If-None-Match and If-Modified-Since on only when it forwards no cookies: their own policy, so
+     * a poll whose copy is current is answered 304 by the function.
+     */
+    const feedRequests = new cloudfront.OriginRequestPolicy(stack, 'FeedRequests', {
+      comment: 'Feed polls: the conditional headers, no cookies',
+      headerBehavior: cloudfront.OriginRequestHeaderBehavior.allowList('if-none-match', 'if-modified-since', 'x-correlation-id', 'user-agent', 'cloudfront-viewer-address', VIEWER_HOST_HEADER),
+      cookieBehavior: cloudfront.OriginRequestCookieBehavior.none(),
+      queryStringBehavior: cloudfront.OriginRequestQueryStringBehavior.none(),
+    });
+    // API Gateway is reached at its own host: the one the viewer asked for goes on in a header of ours, whatever a client sent in it (public-url.ts).
+    const viewerHost = new cloudfront.Function(stack, 'ViewerHost', {
+      comment: 'Passes the host the viewer asked for on to the API',
+      runtime: cloudfront.FunctionRuntime.JS_2_0,
+      code: cloudfront.FunctionCode.fromInline(
+        `function handler(event) { var request = event.request; request.headers['${VIEWER_HOST_HEADER}'] = { value: request.headers.host.value }; return request; }`,
+      ),
+    });
+    const functionAssociations = [{ function: viewerHost, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST }];
+    const origin = new HttpOrigin(`${props.api.apiId}.execute-api.${stack.region}.${stack.urlSuffix}`, {
+      protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY,
+      originSslProtocols: [cloudfront.OriginSslPolicy.TLS_V1_2],
+      // Resolved by CloudFormation from the secret; the functions look the same secret up.
+      customHeaders: { [ORIGIN_VERIFY_HEADER]: this.originSecret.secretValue.unsafeUnwrap() },
     });
     this.distribution = new cloudfront.Distribution(stack, 'Cdn', {
       comment: 'Surge API behind WAF',
@@ -110,16 +162,23 @@ export class Edge {
       logBucket: props.logs,
       logFilePrefix: 'cloudfront/',
       defaultBehavior: {
-        origin: new HttpOrigin(`${props.api.apiId}.execute-api.${stack.region}.${stack.urlSuffix}`, {
-          protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY,
-          originSslProtocols: [cloudfront.OriginSslPolicy.TLS_V1_2],
-          // Resolved by CloudFormation from the secret; the functions look the same secret up.
-          customHeaders: { [ORIGIN_VERIFY_HEADER]: this.originSecret.secretValue.unsafeUnwrap() },
-        }),
+        origin,
         viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
         allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
         cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
         originRequestPolicy: requests,
+        functionAssociations,
+      },
+      additionalBehaviors: {
+        [`${FEED_PATH_PREFIX}*`]: {
+          origin,
+          viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
+          allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
+          // Nothing is kept at the edge: a feed is one reader's mail, and the function's 304 is the cheap answer.
+          cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
+          originRequestPolicy: feedRequests,
+          functionAssociations,
+        },
       },
     });
   }

@@ -161,6 +161,7 @@ const lines = [
   ['queue', `${twin.queues.reservations.url}  (dlq ${twin.queues.reservations.deadLetterUrl})`],
   ['smtp', `${twin.smtpUrl}  (mail for <token>@${twin.inboundDomain}; GET /me/inbox-address tells a reader's)`],
   ...demoAccounts.map((a) => [`login ${a.role}`, `${a.email} / ${a.password}`]),
+  ...(twin.demoFeedPath ? [['feed user', `${twin.url}${twin.demoFeedPath}  (Atom; /json/ for JSON Feed; what the demo user's inbox address receives)`]] : []),
 ];
 for (const [name, value] of lines) process.stdout.write(`surge ${name!.padEnd(12)} ${value}\n`);
 process.stdout.write('surge ready; Ctrl-C or SIGTERM stops everything\n');

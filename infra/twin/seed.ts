@@ -9,6 +9,8 @@ import { setDealState } from '../../shared/coupons/coupons';
 import { findDeal, upsertDeal } from '../../shared/coupons/deals';
 import { catalogChanged } from '../../shared/catalog/cached-programs';
 import { db } from '../../shared/platform/clients/mysql';
+import { feedTokenFor } from '../../shared/mail/feed-tokens';
+import { feedPath } from '../../shared/mail/feeds';
 
 export const demoAccounts = [
   { email: 'demo@surge.test', password: 'surge-demo-password', role: 'user' },
@@ -74,7 +76,7 @@ function demoPrograms(): unknown[][] {
  * functions' environment is set, since it opens the sale through the same code they use.
  */
 /** Demo data through the shared modules, configured by the twin's own (admin) environment. */
-export async function seed(): Promise<void> {
+export async function seed(): Promise<{ demoFeedPath: string }> {
   if (!(await findDeal(demoDeal.id))) {
     // Open from now for a week, so the demo deal can be tried right away.
     const deal = { ...demoDeal, opensAt: Date.now(), closesAt: Date.now() + 7 * 24 * 3_600_000 };
@@ -104,4 +106,7 @@ export async function seed(): Promise<void> {
   } finally {
     conn.release();
   }
+  // The demo reader's feed of all their newsletters, printed by npm start: mail their inbox address and it shows there.
+  const [[demoUser]] = (await db().query('SELECT id FROM users WHERE email = ?', [demoAccounts[0].email])) as unknown as [[{ id: number }]];
+  return { demoFeedPath: feedPath(await feedTokenFor(Number(demoUser.id)), 'atom', 'all') };
 }

@@ -37,6 +37,8 @@ export interface Twin {
   pids: Record<string, number | undefined>;
   /** How the functions run, for the consumers' process and for benchmarks. */
   runtime: FunctionRuntime;
+  /** The demo reader's Atom feed of all their newsletters, a path under url (npm start prints it). */
+  demoFeedPath?: string;
   /** The twin's own view of the stores, with their credentials, when they are AWS-like. */
   admin: { redisUrl: string; databaseUrl: string; ca?: string };
   stop(): Promise<void>;
@@ -71,7 +73,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     const lambdas = directRunners(runtime);
     runners.push(...lambdas.values());
     await migrateDatabase(runtime, lambdas, database);
-    await seed();
+    const { demoFeedPath } = await seed();
 
     const extra = extraFunctionRoutes(options.extraFunctions ?? []);
     const mailRoutes = [...twinMailRoutes(lambdas), ...extra.mail];
@@ -96,6 +98,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
       emulatorUrl: emulator.url,
       smtpUrl: smtp.url,
       inboundDomain: TWIN_INBOUND_DOMAIN,
+      demoFeedPath,
       queues: provisioned,
       // Read when asked: a supervised process has a new pid after each restart.
       pids: {

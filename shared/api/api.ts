@@ -19,8 +19,11 @@ type Access = 'public' | Role;
 
 type EventOf<A extends Access, In> = A extends 'public' ? ApiEvent<In> : AuthedEvent<In>;
 
-/** A route's successful answers: each status with its JSON body's schema, or null for none (204). */
-export type AnswerSchemas = { [Status in 200 | 201 | 202 | 204 | 503]?: z.ZodMiniType | null };
+/** A route's successful answers: each status with its JSON body's schema, or null for none (204, 304). */
+export type AnswerSchemas = { [Status in 200 | 201 | 202 | 204 | 304 | 503]?: z.ZodMiniType | null };
+
+/** The media types a route's successful answers may have besides JSON: the docs page's HTML, the feeds'. */
+export type AnswerMedia = 'text/html' | 'application/atom+xml' | 'application/feed+json';
 
 /** The answers a handler may return: one of the declared statuses, with a body of its schema's type. */
 type AnswerOf<R extends AnswerSchemas> = { [Status in keyof R & number]: Answer<Status, R[Status] extends z.ZodMiniType ? z.output<R[Status]> : undefined> }[keyof R & number];
@@ -34,8 +37,10 @@ export interface RouteOptions<A extends Access = Access, R extends AnswerSchemas
   access: A;
   outcomes?: Outcomes;
   answers: R;
-  /** The media type of its successful answers, when not JSON (the docs page's HTML, its schema a string). */
-  answerMedia?: 'text/html';
+  /** The media type of its successful answers, when not JSON (the docs page's HTML, a feed: its schema a string). */
+  answerMedia?: AnswerMedia;
+  /** Headers every successful answer carries (ETag, Cache-Control …), by name, each with what it says. */
+  answerHeaders?: Readonly<Record<string, string>>;
   errors: readonly ErrorCode[];
 }
 

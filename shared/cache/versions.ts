@@ -12,7 +12,7 @@ export const NO_VERSION = '0';
  * failover, a flush) a count would climb again through numbers an instance has already seen and
  * holds near copies for. Below 2^53 until the year 2255, so exact in Lua and in JavaScript.
  */
-const clockVersion = () => String(Math.floor((performance.timeOrigin + performance.now()) * 1000));
+export const clockVersion = () => String(Math.floor((performance.timeOrigin + performance.now()) * 1000));
 
 /** Version keys an instance remembers the last seen version of; past this it forgets the oldest. */
 const REMEMBERED_VERSIONS = 10_000;

@@ -47,6 +47,13 @@ export const LIMITS = {
    * every new one would otherwise grow the reader's list and slip past their mutes.
    */
   newNewslettersPerReader: { count: 20, periodMs: DAY },
+  /**
+   * Polls of one reader's feeds and issue pages, all under one token: generous for feed readers
+   * (a reader with 50 newsletter feeds in two apps polling every 15 minutes asks 400 an hour), far
+   * below a loop's. A storm of a thousand at once still passes (the burst), so the bench's storm
+   * reaches the cache.
+   */
+  feedPollsPerToken: { count: 1_000, periodMs: HOUR },
 } as const satisfies Record<string, Rate | object>;
 
 /** The GCRA's parameters for a rate: one request per interval, `count` at once. */

@@ -3,6 +3,7 @@ import { db } from '../platform/clients/mysql';
 import { NotFoundError } from '../platform/errors';
 import { LIMITS } from '../limits/limits';
 import { admitNewNewsletter } from '../limits/rate';
+import { feedsChanged } from './feed-access';
 import type { SafeMail } from './isolated-parse';
 import * as z from '../platform/zod';
 
@@ -56,6 +57,8 @@ export async function fileIssue({ userId, newsletterId, newsletterName, sesMessa
     // Each reader sees the newsletter under the name the latest mail they got gave it.
     if (subscription.name !== newsletterName) {
       await db().query('UPDATE subscriptions SET name = ? WHERE user_id = ? AND newsletter_id = ?', [newsletterName, userId, newsletterId]);
+      // A muted newsletter's own feed still shows its name.
+      if (subscription.muted) await feedsChanged(userId);
     }
     if (subscription.muted) return 'muted';
   } else {
@@ -81,6 +84,8 @@ export async function fileIssue({ userId, newsletterId, newsletterName, sesMessa
       mail.attachments.length,
     ],
   );
+  // A duplicate bumps too: it may be the retry of a filing whose bump failed.
+  await feedsChanged(userId);
   // mysql2 counts a found row as affected, so a redelivery is told apart by getting no new id.
   return result.insertId !== 0 ? 'filed' : 'duplicate';
 }
@@ -210,4 +215,6 @@ export async function readIssue(userId: number, issueId: number) {
 export async function setMuted(userId: number, newsletterId: number, muted: boolean): Promise<void> {
   const [result] = await db().query<ResultSetHeader>('UPDATE subscriptions SET muted = ? WHERE user_id = ? AND newsletter_id = ?', [muted, userId, newsletterId]);
   if (result.affectedRows === 0) throw new NotFoundError('No such newsletter');
+  // The all-newsletters feed leaves a muted newsletter out, and its own feed says it is muted.
+  await feedsChanged(userId);
 }

@@ -137,6 +137,11 @@ const STATEFUL_DEV: Record<string, string> = {
   getinboxissueLogsBBFDDD94: 'AWS::Logs::LogGroup',
   mutenewsletterLogs6130CA63: 'AWS::Logs::LogGroup',
   unmutenewsletterLogs06F3BFD9: 'AWS::Logs::LogGroup',
+  getmyfeedsLogs30CE7AF1: 'AWS::Logs::LogGroup',
+  rotatefeedtokenLogs0882B593: 'AWS::Logs::LogGroup',
+  getatomfeedLogsC212F7D6: 'AWS::Logs::LogGroup',
+  getjsonfeedLogsD57829CF: 'AWS::Logs::LogGroup',
+  getfeedissueLogs1EDFD011: 'AWS::Logs::LogGroup',
   listmyquarantineLogs1215CBDD: 'AWS::Logs::LogGroup',
   releasequarantinedmailLogsCE6D1DBE: 'AWS::Logs::LogGroup',
   migratedatabaseLogsC0E8B867: 'AWS::Logs::LogGroup',
@@ -749,11 +754,17 @@ describe('the CDK app in the prod stage', () => {
 
     expect(acl!.Properties).toMatchObject({ Scope: 'CLOUDFRONT', DefaultAction: { Allow: {} } });
     expect(acl!.Properties.Rules).toEqual([
-      expect.objectContaining({ Action: { Block: {} }, Statement: { RateBasedStatement: expect.objectContaining({ AggregateKeyType: 'IP', Limit: expect.any(Number) }) } }),
+      expect.objectContaining({ Action: { Block: {} }, Statement: { RateBasedStatement: expect.objectContaining({ AggregateKeyType: 'IP', Limit: expect.any(Number), ScopeDownStatement: { NotStatement: expect.anything() } }) } }),
       expect.objectContaining({ OverrideAction: { None: {} }, Statement: { ManagedRuleGroupStatement: expect.objectContaining({ VendorName: 'AWS', Name: 'AWSManagedRulesCommonRuleSet' }) } }),
       // Its 8 KB body limit, outside the audits (test/infra/deploy-traps.test.ts).
       expect.objectContaining({ Name: 'LargeBodyOutsideAudits', Action: { Block: {} } }),
+      // The feeds', fitted to aggregators: many readers' feeds from one address.
+      expect.objectContaining({ Name: 'FeedRatePerAddress', Action: { Block: {} }, Statement: { RateBasedStatement: expect.objectContaining({ AggregateKeyType: 'IP', ScopeDownStatement: expect.anything() }) } }),
     ]);
+    const [perAddress, , , feeds] = acl!.Properties.Rules as { Statement: { RateBasedStatement: { Limit: number; ScopeDownStatement: unknown } } }[];
+    expect(feeds!.Statement.RateBasedStatement.Limit).toBeGreaterThan(perAddress!.Statement.RateBasedStatement.Limit);
+    expect(perAddress!.Statement.RateBasedStatement.ScopeDownStatement).toEqual({ NotStatement: { Statement: feeds!.Statement.RateBasedStatement.ScopeDownStatement } });
+    expect(JSON.stringify(feeds!.Statement.RateBasedStatement.ScopeDownStatement)).toContain('"SearchString":"/feeds/"');
     expect(distribution!.Properties.DistributionConfig.WebACLId).toEqual({ 'Fn::GetAtt': [Object.keys(resources).find((id) => resources[id] === acl), 'Arn'] });
   });
 
@@ -761,7 +772,7 @@ describe('the CDK app in the prod stage', () => {
     const config = ofType('AWS::CloudFront::Distribution')[0]!.Properties.DistributionConfig;
     const [origin] = config.Origins;
     const secretId = Object.keys(resources).find((id) => String(resources[id]!.Properties.Description).startsWith('The header CloudFront sends'))!;
-    const [policy] = ofType('AWS::CloudFront::OriginRequestPolicy');
+    const policy = ofType('AWS::CloudFront::OriginRequestPolicy').find((p) => p.Properties.OriginRequestPolicyConfig.Comment.startsWith('What the functions read'));
 
     expect(origin.CustomOriginConfig).toMatchObject({ OriginProtocolPolicy: 'https-only', OriginSSLProtocols: ['TLSv1.2'] });
     expect(origin.OriginCustomHeaders).toEqual([{ HeaderName: 'x-origin-verify', HeaderValue: expect.anything() }]);
@@ -770,6 +781,19 @@ describe('the CDK app in the prod stage', () => {
     expect(config.DefaultCacheBehavior).toMatchObject({ ViewerProtocolPolicy: 'https-only', CachePolicyId: '4135ea2d-6df8-44a3-9df3-4b5a84be39ad' });
     expect(policy!.Properties.OriginRequestPolicyConfig.HeadersConfig.Headers).toEqual(expect.arrayContaining(['cloudfront-viewer-address', 'content-type', 'idempotency-key', 'x-correlation-id']));
     expect(policy!.Properties.OriginRequestPolicyConfig.CookiesConfig.CookieBehavior).toBe('all');
+  });
+
+  it('passes a feed poll’s If-None-Match and If-Modified-Since on, forwarding no cookies (CloudFront drops them otherwise), and every request’s viewer host', () => {
+    const config = ofType('AWS::CloudFront::Distribution')[0]!.Properties.DistributionConfig;
+    const feeds = (config.CacheBehaviors as { PathPattern: string; OriginRequestPolicyId: { Ref: string }; AllowedMethods: string[]; FunctionAssociations: unknown[] }[]).find((b) => b.PathPattern === '/feeds/*')!;
+    const policy = resources[feeds.OriginRequestPolicyId.Ref]!.Properties.OriginRequestPolicyConfig;
+    const [viewerHost] = ofType('AWS::CloudFront::Function');
+
+    expect(policy.HeadersConfig.Headers).toEqual(expect.arrayContaining(['if-none-match', 'if-modified-since', 'x-forwarded-host']));
+    expect(policy.CookiesConfig.CookieBehavior).toBe('none');
+    expect(feeds.AllowedMethods).toEqual(['GET', 'HEAD']);
+    expect(viewerHost!.Properties.FunctionCode).toContain("request.headers['x-forwarded-host'] = { value: request.headers.host.value }");
+    for (const behavior of [config.DefaultCacheBehavior, feeds]) expect(behavior.FunctionAssociations).toEqual([expect.objectContaining({ EventType: 'viewer-request' })]);
   });
 
   it('has every route’s function check the origin header, the secret named in its environment and readable by it alone', () => {

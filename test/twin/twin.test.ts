@@ -1,4 +1,5 @@
 import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { parseFeed } from '@rowanmanning/feed-parser';
 import { createConnection } from 'mysql2/promise';
 import { createTransport } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -71,6 +72,25 @@ describe('the local twin over HTTP', () => {
     };
     await until(async () => (await filed()) > 0, 60_000, 'the issue in the inbox');
     expect(await filed()).toBe(1);
+  });
+
+  it("serves the demo user's feed at the path npm start prints: a feed parser finds the issue mailed to them", async () => {
+    // Prepare
+    const { cookie } = await signInDemo();
+    const { address } = (await (await fetch(`${twin.url}/me/inbox-address`, { headers: { cookie } })).json()) as { address: string };
+    const subject = `In the feed ${Date.now()}`;
+    const smtp = createTransport({ url: twin.smtpUrl, ignoreTLS: true });
+
+    // Act
+    await smtp.sendMail({ from: 'Twin Weekly <weekly@twin.example>', to: address, subject, html: '<p>Hello, feed</p>', list: { id: 'twin-weekly.twin.example' } });
+    const feed = async () => parseFeed(await (await fetch(`${twin.url}${twin.demoFeedPath}`)).text());
+
+    // Assess: filed in the background, as SES invokes the function
+    await until(async () => (await feed()).items.some((i) => i.title === subject), 60_000, 'the issue in the feed');
+    const item = (await feed()).items.find((i) => i.title === subject)!;
+    expect(item.authors[0]!.name).toBe('Twin Weekly');
+    expect(item.content).toContain('<p>Hello, feed</p>');
+    expect(item.url).toBe(`${twin.url}${twin.demoFeedPath!.replace(/\/atom\/all$/, '')}/issues/${item.id!.split(':').at(-1)}`);
   });
 
   it('stores a 12 MB newsletter sent over SMTP, as SES takes up to 40 MB, and records it too-large', async () => {

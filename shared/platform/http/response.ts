@@ -42,3 +42,13 @@ export function noContent(extra: { cookies?: string[] } = {}): Answer<204, undef
 export function html<Status extends number>(statusCode: Status, body: string, extra: { headers?: Record<string, string> } = {}): Answer<Status, string> {
   return { statusCode, headers: { 'content-type': 'text/html; charset=utf-8', ...extra.headers }, body };
 }
+
+/** A body of another media type than JSON (a feed): its body's schema is a string, so its type is one. */
+export function textBody<Status extends number>(statusCode: Status, body: string, contentType: string, extra: { headers?: Record<string, string> } = {}): Answer<Status, string> {
+  return { statusCode, headers: { 'content-type': `${contentType}; charset=utf-8`, ...extra.headers }, body };
+}
+
+/** 304: the client's copy is current; the validators and caching headers again, no body. */
+export function notModified(headers: Record<string, string>): Answer<304, undefined> {
+  return { statusCode: 304, headers };
+}

@@ -1,0 +1,139 @@
+/**
+ * Feed polls: conditional polls answered 304 (one Redis call each) in turns with the gateway's
+ * ceiling, polls answered from the cached body, then a storm of 1,000 polls at once on one feed
+ * right after a change, counting its builds; and what one reader's feeds keep in Redis.
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { createConnection, type ResultSetHeader } from 'mysql2/promise';
+import { insertUsers } from '../../infra/twin/seed';
+import { feedCacheCounterKeys } from '../../shared/mail/feed-cache';
+import { feedTokenHash } from '../../shared/mail/feed-tokens';
+import { drive } from '../support/measure';
+import { round } from '../support/round';
+import type { Scenario } from '../support/scenario';
+
+/** Readers whose tokens the steady polls spread over: each token's rate (1,000 an hour) is far from spent. */
+const READERS = 200;
+const STORM = 1_000;
+/** Conditional polls whose answers are each checked to be 304. */
+const SAMPLE = 200;
+/** The storm reader's issues: a feed of realistic size to build. */
+const ISSUES = 20;
+const ISSUE_HTML = `<p>${'A newsletter paragraph. '.repeat(800)}</p>`;
+
+async function inBatches<T, R>(items: T[], size: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += size) out.push(...(await Promise.all(items.slice(i, i + size).map(fn))));
+  return out;
+}
+
+async function signIn(url: string, email: string, password: string): Promise<string> {
+  const res = await fetch(`${url}/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+  if (res.status !== 201) throw new Error(`sign-in failed with ${res.status}`);
+  return res.headers.getSetCookie()[0]!.split(';')[0]!;
+}
+
+/** A feed URL's path and token: the API's host in it is the twin's. */
+const pathOf = (url: string) => new URL(url).pathname;
+const tokenOf = (url: string) => pathOf(url).split('/')[2]!;
+
+/** What Redis holds for one token's feeds (its reader, version, rate and cached bodies), in bytes as MEMORY USAGE counts them. */
+async function bytesOfToken(redis: Redis, token: string): Promise<number> {
+  let bytes = 0;
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `{feed:${feedTokenHash(token)}}*`, 'COUNT', 1000);
+    cursor = next;
+    for (const key of keys) bytes += Number((await redis.memory('USAGE', key)) ?? 0);
+  } while (cursor !== '0');
+  return bytes;
+}
+
+async function cachedFeedBytes(redis: Redis, windows: string[]): Promise<number> {
+  return (await redis.mget(...windows)).reduce((sum, v) => sum + Number(v ?? 0), 0);
+}
+
+export const feeds: Scenario = async ({ twin, connections, duration, log, againstCeiling }) => {
+  log(`signing in ${READERS + 1} readers`);
+  const tag = randomBytes(4).toString('hex');
+  const users = await insertUsers(twin.databaseUrl, Array.from({ length: READERS + 1 }, (_, i) => `feeds-${tag}-${i}@surge.test`), `feeds-${tag}`);
+  const cookies = await inBatches(users, 8, (u) => signIn(twin.url, u.email, u.password));
+  const [stormUser, ...pollers] = users;
+  const [stormCookie, ...pollerCookies] = cookies;
+
+  // The storm reader's newsletter and issues, filed straight into MySQL: the feed is what is measured, not receipt.
+  const db = await createConnection({ uri: twin.databaseUrl });
+  const [newsletter] = await db.query<ResultSetHeader>("INSERT INTO newsletters (identity_key, identity, kind, name) VALUES (?, ?, 'list-id', 'Bench Weekly')", [
+    randomBytes(32).toString('hex'),
+    `bench-${tag}.example`,
+  ]);
+  await db.query('INSERT INTO subscriptions (user_id, newsletter_id, name) VALUES (?, ?, ?)', [stormUser!.id, newsletter.insertId, 'Bench Weekly']);
+  await db.query('INSERT INTO issues (user_id, newsletter_id, ses_message_id, subject, sender, html, text, attachments) VALUES ?', [
+    Array.from({ length: ISSUES }, (_, i) => [stormUser!.id, newsletter.insertId, randomBytes(20).toString('hex'), `Bench issue ${i}`, 'news@bench.example', ISSUE_HTML, null, '[]']),
+  ]);
+  await db.end();
+
+  const feedsOf = async (cookie: string) => (await (await fetch(`${twin.url}/me/feeds`, { headers: { cookie } })).json()) as { all: { atom: string; json: string } };
+  const pollerFeeds = await inBatches(pollerCookies, 10, feedsOf);
+  // Each poller's first poll: Redis learns its token and version, which the steady polls send back.
+  const etags = await inBatches(pollerFeeds, 10, async (f) => (await fetch(f.all.atom)).headers.get('etag')!);
+  const conditional = pollerFeeds.map((f, i) => ({ method: 'GET' as const, path: pathOf(f.all.atom), headers: { 'if-none-match': etags[i]! } }));
+  const unconditional = pollerFeeds.map((f) => ({ method: 'GET' as const, path: pathOf(f.all.atom) }));
+
+  const { load: notModified, ceiling, cpuPerRequest, ceilingCpuPerRequest } = await againstCeiling({ url: twin.url, requests: conditional }, 'GET /feeds/{token}/atom/all (304)');
+  const cached = await drive({ url: twin.url, connections, duration, requests: unconditional }, 'GET /feeds/{token}/atom/all (200, cached body)', log);
+  // autocannon counts a 304 as not 2xx: a sample of its own says they were all 304s.
+  const sampleStatuses = await inBatches(conditional.slice(0, SAMPLE), 10, async (r) => (await fetch(`${twin.url}${r.path}`, { headers: r.headers })).status);
+  const sampled304 = sampleStatuses.filter((status) => status === 304).length;
+
+  const redis = new Redis(twin.redisUrl);
+  try {
+    const stormFeeds = await feedsOf(stormCookie!);
+    const stormPath = pathOf(stormFeeds.all.json).replace(/\/all$/, `/${newsletter.insertId}`);
+    // Learnt before the change (a first poll takes nothing from the token's rate), so every poll of the storm meets the same version.
+    await (await fetch(`${twin.url}${stormPath}`)).arrayBuffer();
+    log('storm: muting the newsletter (a change), then 1,000 concurrent polls of its feed');
+    const muted = await fetch(`${twin.url}/me/newsletters/${newsletter.insertId}/mute`, { method: 'POST', headers: { cookie: stormCookie! } });
+    if (muted.status !== 200) throw new Error(`mute failed: ${muted.status}`);
+    const windows = feedCacheCounterKeys(Date.now());
+    const bytesBefore = await cachedFeedBytes(redis, windows);
+    const storm = await drive({ url: `${twin.url}${stormPath}`, connections: STORM, amount: STORM, timeout: 30 }, 'storm', log);
+    const body = await (await fetch(`${twin.url}${stormPath}`)).text();
+    // Each build that is kept adds its body and ENTRY_OVERHEAD (shared/mail/feed-cache.ts) to the budget's counter.
+    const builds = round(((await cachedFeedBytes(redis, windows)) - bytesBefore) / (Buffer.byteLength(body) + 200), 2);
+
+    const perReader304 = await bytesOfToken(redis, tokenOf(pollerFeeds[0]!.all.atom));
+    const perReaderStorm = await bytesOfToken(redis, tokenOf(stormFeeds.all.json));
+
+    return {
+      load: notModified,
+      ceiling,
+      designs: {
+        surge: { label: 'Surge: conditional poll (304)', load: notModified },
+        cached: { label: 'poll answered from the cached body (200)', load: cached },
+        ceiling: { label: "the gateway's ceiling", load: ceiling },
+      },
+      extra: {
+        readers: READERS,
+        // A 304 is not 2xx to autocannon: what is not 304 shows in the sample.
+        not_modified_non_2xx: notModified.errors,
+        cached_rps: cached.rps,
+        cached_p99_ms: cached.p99_ms,
+        cached_ratio_to_ceiling: round(cached.rps / ceiling.rps, 3),
+        cpu_ms_per_request: cpuPerRequest,
+        ceiling_cpu_ms_per_request: ceilingCpuPerRequest,
+        storm: { requests: storm.requests, ok: storm.ok, p50_ms: storm.p50_ms, p99_ms: storm.p99_ms, builds, body_bytes: Buffer.byteLength(body) },
+        redis_bytes_per_reader: { polled_304_only: perReader304, with_cached_feeds: perReaderStorm },
+      },
+      invariants: {
+        builds_per_change: { expected: 1, actual: builds },
+        storm_ok: { expected: STORM, actual: storm.ok },
+        sampled_304: { expected: SAMPLE, actual: sampled304 },
+        cached_errors: { expected: 0, actual: cached.errors },
+      },
+    };
+  } finally {
+    redis.disconnect();
+  }
+};

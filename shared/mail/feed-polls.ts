@@ -1,0 +1,84 @@
+import fresh from 'fresh';
+import * as z from '../platform/zod';
+import { notModified, textBody, type Answer } from '../platform/http/response';
+import { admitFeedPoll, type FeedReader } from './feed-access';
+import { feedBody } from './feed-cache';
+import { FEED_TOKEN } from './feed-tokens';
+import { FEED_MEDIA, feedIssue, feedPath, issuePage, ISSUE_PAGE_POLICY, listSubscriptions, type FeedFormat, type FeedScope } from './feeds';
+
+/** The token in a feed's path; a malformed one is refused before any lookup. */
+export const FeedToken = z.string().check(z.regex(FEED_TOKEN));
+
+/** Which feed of the reader's: all their newsletters, or one by id. */
+export const FeedScopeParam = z.union([z.literal('all'), z.coerce.number().check(z.int(), z.minimum(1), z.maximum(Number.MAX_SAFE_INTEGER))]);
+
+/** What a feed reader sends to ask only for a change. */
+export const ConditionalHeaders = z.object({ 'if-none-match': z.optional(z.string()), 'if-modified-since': z.optional(z.string()) });
+
+/** The headers every feed answer carries, 200 and 304 alike (each route's answerHeaders). */
+export const FEED_ANSWER_HEADERS = {
+  ETag: "The reader's feed version: unchanged until an issue is filed or a newsletter renamed, muted or unmuted",
+  'Last-Modified': 'When that version began, rounded up to the second',
+  'Cache-Control': 'private: the feed is one reader\'s mail, for no shared cache',
+} as const;
+
+/** A client may keep a feed this long before asking again (with If-None-Match: a 304 costs one small Redis call). */
+const FEED_CACHE_CONTROL = 'private, max-age=300';
+
+/** A version is the clock of its change in microseconds: Last-Modified is the second it falls in, rounded up, so it is never before the change. */
+const lastModified = (version: string) => new Date(Math.ceil(Number(version) / 1_000_000) * 1000).toUTCString();
+
+function validators(reader: FeedReader): Record<string, string> {
+  return { etag: `"${reader.version}"`, 'last-modified': lastModified(reader.version), 'cache-control': FEED_CACHE_CONTROL };
+}
+
+export interface FeedPoll {
+  token: string;
+  scope: FeedScope;
+  format: FeedFormat;
+  /** The request's headers, If-None-Match and If-Modified-Since among them. */
+  headers: Record<string, string | undefined>;
+  /** The API as the client reached it, for the feed's links. */
+  base: string;
+}
+
+/**
+ * A poll of one feed: 304 after one Redis call when the client's copy is current (no MySQL, no
+ * body), else the body at the current version, built once per change whatever the polls at once.
+ */
+export async function answerFeedPoll({ token, scope, format, headers, base }: FeedPoll): Promise<Answer<200, string> | Answer<304, undefined>> {
+  const reader = await admitFeedPoll(token);
+  const own = validators(reader);
+  // Only the conditions: a request's Cache-Control: no-cache speaks to caches on the way (fetch() adds it to every conditional
+  // request its caller makes), and this is the origin, whose 304 to a matching ETag is the poll's cheap answer.
+  if (fresh({ 'if-none-match': headers['if-none-match'], 'if-modified-since': headers['if-modified-since'] }, own)) return notModified(own);
+  return textBody(200, await feedBody(reader, scope, format, { base, token }), FEED_MEDIA[format], { headers: own });
+}
+
+/** An issue's page, for the link of its feed entry: the feed's token opens it, as a session would the JSON route. */
+export async function answerIssuePage(token: string, issueId: number): Promise<Answer<200, string>> {
+  const reader = await admitFeedPoll(token);
+  const page = issuePage(await feedIssue(reader.userId, issueId));
+  return textBody(200, page, 'text/html', {
+    headers: { 'content-security-policy': ISSUE_PAGE_POLICY, 'referrer-policy': 'no-referrer', 'x-content-type-options': 'nosniff', 'cache-control': 'private, max-age=3600' },
+  });
+}
+
+/** A feed's URLs, one per format. */
+const FeedUrls = z.strictObject({ atom: z.string(), json: z.string() });
+
+/** The reader's feeds: all their newsletters in one, and one per newsletter (paged as GET /me/newsletters is). */
+export const MyFeeds = z.strictObject({
+  all: FeedUrls,
+  newsletters: z.array(z.extend(FeedUrls, { id: z.int(), name: z.string(), muted: z.boolean() })),
+  /** The cursor of the next page of newsletters; null after the last. */
+  next: z.nullable(z.string()),
+});
+
+const urlsOf = (base: string, token: string, scope: FeedScope) => ({ atom: `${base}${feedPath(token, 'atom', scope)}`, json: `${base}${feedPath(token, 'json', scope)}` });
+
+/** The reader's feed URLs under their token, created on first use: what GET /me/feeds shows and POST /me/feeds rotates. */
+export async function myFeeds(userId: number, token: string, base: string, page: { after?: number; limit: number }): Promise<z.infer<typeof MyFeeds>> {
+  const { newsletters, next } = await listSubscriptions(userId, page);
+  return { all: urlsOf(base, token, 'all'), newsletters: newsletters.map((n) => ({ id: n.id, name: n.name, muted: n.muted, ...urlsOf(base, token, n.id) })), next };
+}

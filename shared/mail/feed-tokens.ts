@@ -1,0 +1,54 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { ResultSetHeader, RowDataPacket } from 'mysql2';
+import { db } from '../platform/clients/mysql';
+
+/** 256 random bits in base64url: a path segment as it is, and no one guesses it. */
+export const newFeedToken = () => randomBytes(32).toString('base64url');
+
+/** What a feed token looks like; anything else is refused before a lookup. */
+export const FEED_TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * A token's SHA-256, by which it is looked up in MySQL and named in Redis: an index or key compared
+ * byte by byte compares hashes, so how long a wrong token's miss takes says nothing about the right one.
+ */
+export const feedTokenHash = (token: string) => createHash('sha256').update(token).digest('base64url');
+
+/** The reader's feed token, created on first use. */
+export async function feedTokenFor(userId: number): Promise<string> {
+  const [rows] = await db().query<RowDataPacket[]>('SELECT token FROM feed_tokens WHERE user_id = ?', [userId]);
+  if (rows[0]) return rows[0].token as string;
+  const token = newFeedToken();
+  // Two first uses at once: the first row stays, and both read it.
+  await db().query('INSERT INTO feed_tokens (user_id, token, token_hash) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE user_id = user_id', [userId, token, feedTokenHash(token)]);
+  return feedTokenFor(userId);
+}
+
+/** The hash of the reader's current token, if they have one: what their feeds' Redis keys are named by. */
+export async function feedTokenHashOf(userId: number): Promise<string | undefined> {
+  const [rows] = await db().query<RowDataPacket[]>('SELECT token_hash FROM feed_tokens WHERE user_id = ?', [userId]);
+  return rows[0]?.token_hash as string | undefined;
+}
+
+/**
+ * Gives the reader a new token; returns it and the hash of the one it replaced (none on first use).
+ * A compare-and-set on the old hash, so of two rotations at once each replaces a token the other
+ * did not, and every replaced hash is returned to someone to revoke.
+ */
+export async function replaceFeedToken(userId: number): Promise<{ token: string; replaced?: string }> {
+  const token = newFeedToken();
+  const hash = feedTokenHash(token);
+  for (;;) {
+    const replaced = await feedTokenHashOf(userId);
+    const [result] = replaced
+      ? await db().query<ResultSetHeader>('UPDATE feed_tokens SET token = ?, token_hash = ?, created_at = CURRENT_TIMESTAMP(3) WHERE user_id = ? AND token_hash = ?', [token, hash, userId, replaced])
+      : await db().query<ResultSetHeader>('INSERT IGNORE INTO feed_tokens (user_id, token, token_hash) VALUES (?, ?, ?)', [userId, token, hash]);
+    if (result.affectedRows === 1) return { token, ...(replaced ? { replaced } : {}) };
+  }
+}
+
+/** The reader whose token has this hash, if any: one lookup on the unique index of hashes. */
+export async function readerOfFeedTokenHash(hash: string): Promise<number | undefined> {
+  const [rows] = await db().query<RowDataPacket[]>('SELECT user_id FROM feed_tokens WHERE token_hash = ?', [hash]);
+  return rows[0] ? Number(rows[0].user_id) : undefined;
+}

@@ -1,0 +1,33 @@
+--[[
+  A poll of a reader's feed, in one round trip: whose token this is, the reader's feed version
+  (the ETag), and one request taken from the token's rate. Only a token Redis knows takes from a
+  rate, so polls with made-up tokens create no keys. The rate is gcra.lua's (included below).
+
+  KEYS[1] the token's reader    {feed:<token hash>}:reader    user id, or "-" once the token was rotated away
+  KEYS[2] the feed version      {feed:<token hash>}:version
+  KEYS[3] the token's rate      {feed:<token hash>}:rate      (TAT, ms)
+
+  ARGV[1] rate interval, ms
+  ARGV[2] rate burst, ms
+
+  Returns { 0 } when Redis does not know the token (the caller asks MySQL), { 1 } when it was
+  rotated away, { -15 RateLimited, ms until a poll is allowed }, or { 2, user id, version }.
+]]
+--- @include "gcra.lua"
+local reader = redis.call('GET', KEYS[1])
+if not reader then
+  return { 0 }
+end
+if reader == '-' then
+  return { 1 }
+end
+local version = redis.call('GET', KEYS[2])
+if not version then
+  return { 0 }
+end
+local wait, take = rate_wait(KEYS[3], ARGV[1], ARGV[2])
+if wait > 0 then
+  return { -15, wait }
+end
+take()
+return { 2, reader, version }
