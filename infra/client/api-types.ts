@@ -605,6 +605,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/me/feeds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Returns the caller's feed URLs (Atom, JSON Feed) of all their newsletters and of each, creating their feed token on first use
+         * @description Signed-in users only. Query parameters it does not name are refused (400 VALIDATION_FAILED).
+         */
+        get: operations["get-my-feeds"];
+        put?: never;
+        /**
+         * Replaces the caller's feed token; the old feed URLs answer 404, the inbox address stays
+         * @description Signed-in users only. Query parameters it does not name are refused (400 VALIDATION_FAILED).
+         */
+        post: operations["rotate-feed-token"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/feeds/{token}/atom/{feed}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Returns a reader's newsletters (all, or one) as an Atom 1.0 feed, opened by the feed token in its path; 304 to a current copy
+         * @description Public: no session needed.
+         */
+        get: operations["get-atom-feed"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/feeds/{token}/json/{feed}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Returns a reader's newsletters (all, or one) as a JSON Feed 1.1, opened by the feed token in its path; 304 to a current copy
+         * @description Public: no session needed.
+         */
+        get: operations["get-json-feed"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/feeds/{token}/issues/{issueId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Returns one of a reader's issues as an HTML page, opened by the feed token in its path (a feed entry's link)
+         * @description Public: no session needed.
+         */
+        get: operations["get-feed-issue"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/me/quarantine": {
         parameters: {
             query?: never;
@@ -4855,6 +4939,631 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GatewayMessage"];
+                };
+            };
+            /** @description Surge's error: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Whole seconds after which a retry may be answered */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "get-my-feeds": {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        all: {
+                            atom: string;
+                            json: string;
+                        };
+                        newsletters: {
+                            atom: string;
+                            json: string;
+                            id: number;
+                            name: string;
+                            muted: boolean;
+                        }[];
+                        next: string | null;
+                    };
+                };
+            };
+            /** @description Surge's error: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Surge's error: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHENTICATED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Surge's error: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayMessage"];
+                };
+            };
+            /** @description Surge's error: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Whole seconds after which a retry may be answered */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "rotate-feed-token": {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        all: {
+                            atom: string;
+                            json: string;
+                        };
+                        newsletters: {
+                            atom: string;
+                            json: string;
+                            id: number;
+                            name: string;
+                            muted: boolean;
+                        }[];
+                        next: string | null;
+                    };
+                };
+            };
+            /** @description Surge's error: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Surge's error: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHENTICATED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Surge's error: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayMessage"];
+                };
+            };
+            /** @description Surge's error: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Whole seconds after which a retry may be answered */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "get-atom-feed": {
+        parameters: {
+            query?: never;
+            header?: {
+                "if-none-match"?: string;
+                "if-modified-since"?: string;
+            };
+            path: {
+                token: string;
+                feed: "all" | number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The reader's feed version: unchanged until an issue is filed or a newsletter renamed, muted or unmuted */
+                    ETag: string;
+                    /** @description When that version began, rounded up to the second */
+                    "Last-Modified": string;
+                    /** @description private: the feed is one reader's mail, for no shared cache */
+                    "Cache-Control": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/atom+xml": string;
+                };
+            };
+            /** @description Not Modified */
+            304: {
+                headers: {
+                    /** @description The reader's feed version: unchanged until an issue is filed or a newsletter renamed, muted or unmuted */
+                    ETag: string;
+                    /** @description When that version began, rounded up to the second */
+                    "Last-Modified": string;
+                    /** @description private: the feed is one reader's mail, for no shared cache */
+                    "Cache-Control": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Surge's error: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Surge's error: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Surge's error: NOT_FOUND. Or: API Gateway: a path that matches no route (e.g. a parameter holding /) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND";
+                            message: string;
+                            details?: unknown;
+                        };
+                    } | components["schemas"]["GatewayMessage"];
+                };
+            };
+            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            429: {
+                headers: {
+                    /** @description Whole seconds after which a retry may be answered */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    } | components["schemas"]["GatewayMessage"];
+                };
+            };
+            /** @description Surge's error: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Whole seconds after which a retry may be answered */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "get-json-feed": {
+        parameters: {
+            query?: never;
+            header?: {
+                "if-none-match"?: string;
+                "if-modified-since"?: string;
+            };
+            path: {
+                token: string;
+                feed: "all" | number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The reader's feed version: unchanged until an issue is filed or a newsletter renamed, muted or unmuted */
+                    ETag: string;
+                    /** @description When that version began, rounded up to the second */
+                    "Last-Modified": string;
+                    /** @description private: the feed is one reader's mail, for no shared cache */
+                    "Cache-Control": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/feed+json": {
+                        /** @constant */
+                        version: "https://jsonfeed.org/version/1.1";
+                        title: string;
+                        home_page_url?: string;
+                        feed_url?: string;
+                        description?: string;
+                        authors?: ({
+                            name?: string;
+                            url?: string;
+                            avatar?: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        items: ({
+                            id: string;
+                            url?: string;
+                            title?: string;
+                            content_html?: string;
+                            summary?: string;
+                            date_published?: string;
+                            date_modified?: string;
+                            authors?: ({
+                                name?: string;
+                                url?: string;
+                                avatar?: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Not Modified */
+            304: {
+                headers: {
+                    /** @description The reader's feed version: unchanged until an issue is filed or a newsletter renamed, muted or unmuted */
+                    ETag: string;
+                    /** @description When that version began, rounded up to the second */
+                    "Last-Modified": string;
+                    /** @description private: the feed is one reader's mail, for no shared cache */
+                    "Cache-Control": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Surge's error: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Surge's error: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Surge's error: NOT_FOUND. Or: API Gateway: a path that matches no route (e.g. a parameter holding /) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND";
+                            message: string;
+                            details?: unknown;
+                        };
+                    } | components["schemas"]["GatewayMessage"];
+                };
+            };
+            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            429: {
+                headers: {
+                    /** @description Whole seconds after which a retry may be answered */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    } | components["schemas"]["GatewayMessage"];
+                };
+            };
+            /** @description Surge's error: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Whole seconds after which a retry may be answered */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "get-feed-issue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+                issueId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description Nothing on the page runs, loads or submits: inline styles only, in a sandbox */
+                    "Content-Security-Policy": string;
+                    /** @description private: one reader's mail */
+                    "Cache-Control": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Surge's error: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Surge's error: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Surge's error: NOT_FOUND. Or: API Gateway: a path that matches no route (e.g. a parameter holding /) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND";
+                            message: string;
+                            details?: unknown;
+                        };
+                    } | components["schemas"]["GatewayMessage"];
+                };
+            };
+            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            429: {
+                headers: {
+                    /** @description Whole seconds after which a retry may be answered */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    } | components["schemas"]["GatewayMessage"];
                 };
             };
             /** @description Surge's error: UNAVAILABLE */

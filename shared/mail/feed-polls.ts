@@ -1,10 +1,10 @@
 import fresh from 'fresh';
 import * as z from '../platform/zod';
-import { notModified, textBody, type Answer } from '../platform/http/response';
+import { notModified, textBody, type Answer, type ApiResult } from '../platform/http/response';
 import { admitFeedPoll, type FeedReader } from './feed-access';
 import { feedBody } from './feed-cache';
 import { FEED_TOKEN } from './feed-tokens';
-import { FEED_MEDIA, feedIssue, feedPath, issuePage, ISSUE_PAGE_POLICY, listSubscriptions, type FeedFormat, type FeedScope } from './feeds';
+import { FEED_MEDIA, feedIssue, feedPath, issuePage, ISSUE_PAGE_POLICY, listSubscriptions, type FeedFormat, type FeedScope, type JsonFeed } from './feeds';
 
 /** The token in a feed's path; a malformed one is refused before any lookup. */
 export const FeedToken = z.string().check(z.regex(FEED_TOKEN));
@@ -46,7 +46,10 @@ export interface FeedPoll {
  * A poll of one feed: 304 after one Redis call when the client's copy is current (no MySQL, no
  * body), else the body at the current version, built once per change whatever the polls at once.
  */
-export async function answerFeedPoll({ token, scope, format, headers, base }: FeedPoll): Promise<Answer<200, string> | Answer<304, undefined>> {
+/** A poll's answer: the feed (Atom's XML text, or a JSON Feed typed as one), or 304. */
+export function answerFeedPoll(poll: FeedPoll & { format: 'json' }): Promise<Answer<200, z.output<typeof JsonFeed>> | Answer<304, undefined>>;
+export function answerFeedPoll(poll: FeedPoll & { format: 'atom' }): Promise<Answer<200, string> | Answer<304, undefined>>;
+export async function answerFeedPoll({ token, scope, format, headers, base }: FeedPoll): Promise<ApiResult> {
   const reader = await admitFeedPoll(token);
   const own = validators(reader);
   // Only the conditions: a request's Cache-Control: no-cache speaks to caches on the way (fetch() adds it to every conditional

@@ -2,10 +2,38 @@ import { Feed, type Item } from 'feed';
 import type { RowDataPacket } from 'mysql2';
 import { db } from '../platform/clients/mysql';
 import { NotFoundError } from '../platform/errors';
+import * as z from '../platform/zod';
 
 export type FeedFormat = 'atom' | 'json';
 /** All the reader's newsletters, or one of them by id. */
 export type FeedScope = 'all' | number;
+
+const JsonFeedAuthor = z.looseObject({ name: z.optional(z.string()), url: z.optional(z.string()), avatar: z.optional(z.string()) });
+
+/**
+ * What a JSON Feed 1.1 reader may count on of ours (https://www.jsonfeed.org/version/1.1/): the
+ * fields we write, each of its type. Loose, as the format lets a feed carry extensions.
+ */
+export const JsonFeed = z.looseObject({
+  version: z.literal('https://jsonfeed.org/version/1.1'),
+  title: z.string(),
+  home_page_url: z.optional(z.string()),
+  feed_url: z.optional(z.string()),
+  description: z.optional(z.string()),
+  authors: z.optional(z.array(JsonFeedAuthor)),
+  items: z.array(
+    z.looseObject({
+      id: z.string(),
+      url: z.optional(z.string()),
+      title: z.optional(z.string()),
+      content_html: z.optional(z.string()),
+      summary: z.optional(z.string()),
+      date_published: z.optional(z.string()),
+      date_modified: z.optional(z.string()),
+      authors: z.optional(z.array(JsonFeedAuthor)),
+    }),
+  ),
+});
 
 export const FEED_MEDIA = { atom: 'application/atom+xml', json: 'application/feed+json' } as const;
 

@@ -76,8 +76,8 @@ describe('the local twin over HTTP', () => {
 
   it("serves the demo user's feed at the path npm start prints: a feed parser finds the issue mailed to them", async () => {
     // Prepare
-    const { cookie } = await signInDemo();
-    const { address } = (await (await fetch(`${twin.url}/me/inbox-address`, { headers: { cookie } })).json()) as { address: string };
+    const { user } = await signInDemo();
+    const { address } = (await user.GET('/me/inbox-address')).data!;
     const subject = `In the feed ${Date.now()}`;
     const smtp = createTransport({ url: twin.smtpUrl, ignoreTLS: true });
 
