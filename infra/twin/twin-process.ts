@@ -127,12 +127,16 @@ export function spawnTwinProcess(options: TwinProcessOptions): StartingTwinProce
   return twin;
 }
 
-/** Starts the twin as spawnTwinProcess does, and resolves once it serves. */
+/**
+ * Starts the twin as spawnTwinProcess does, and resolves once it serves. The default bound only
+ * decides when to give up: a bundle twin builds every function first, and took 106 s on a busy
+ * machine of this kind, past the 90 s this was; the suite's hooks give up at 300 s.
+ */
 export async function startTwinProcess(options: TwinProcessOptions & { timeoutMs?: number }): Promise<TwinProcess> {
   const twin = spawnTwinProcess(options);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`the twin did not start in time; its last lines:\n${twin.stderrTail()}`)), options.timeoutMs ?? 90_000);
+    timer = setTimeout(() => reject(new Error(`the twin did not start in time; its last lines:\n${twin.stderrTail()}`)), options.timeoutMs ?? 240_000);
   });
   try {
     return { ...(await Promise.race([twin.ready, timeout])), child: twin.child, stop: twin.stop };
