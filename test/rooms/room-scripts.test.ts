@@ -223,15 +223,16 @@ describe('passes in the reserving script', () => {
     const [one, two, three] = [await claimPass(itemId, 1, T + SECOND), await claimPass(itemId, 2, T + SECOND), await claimPass(itemId, 3, T + SECOND)];
 
     // Act
-    const none = order(itemId, 1, undefined, T + 2 * SECOND);
-    const forged = order(itemId, 1, 'AAAAAAAAAAAAAAAAAAAAAA', T + 2 * SECOND);
-    const anothers = order(itemId, 1, two.token, T + 2 * SECOND);
-    const expired = order(itemId, 3, three.token, T + 11 * SECOND);
+    const refusal = (attempt: Promise<unknown>) => attempt.then(() => 'accepted', (error: unknown) => error);
+    const none = await refusal(order(itemId, 1, undefined, T + 2 * SECOND));
+    const forged = await refusal(order(itemId, 1, 'AAAAAAAAAAAAAAAAAAAAAA', T + 2 * SECOND));
+    const anothers = await refusal(order(itemId, 1, two.token, T + 2 * SECOND));
+    const expired = await refusal(order(itemId, 3, three.token, T + 11 * SECOND));
     const valid = await order(itemId, 1, one.token, T + 2 * SECOND);
-    const twice = order(itemId, 1, one.token, T + 3 * SECOND);
+    const twice = await refusal(order(itemId, 1, one.token, T + 3 * SECOND));
 
     // Assess
-    for (const refused of [none, forged, anothers, expired, twice]) await expect(refused).rejects.toMatchObject({ code: 'PASS_REQUIRED' });
+    for (const refused of [none, forged, anothers, expired, twice]) expect(refused).toMatchObject({ code: 'PASS_REQUIRED' });
     expect(valid).toMatchObject({ replayed: false, remaining: 99 });
     expect(await remainingStock(itemId)).toBe(99);
     // Two and three's passes; one's was used up.
@@ -246,12 +247,12 @@ describe('passes in the reserving script', () => {
     const again = await claimPass(itemId, 11, T + SECOND);
 
     // Act
-    const without = order(itemId, 12, undefined, T + 2 * SECOND);
+    const without = await order(itemId, 12, undefined, T + 2 * SECOND).catch((error: unknown) => error);
     const valid = await order(itemId, 11, pass.token, T + 2 * SECOND);
 
     // Assess
     expect(again).toEqual(pass);
-    await expect(without).rejects.toMatchObject({ code: 'PASS_REQUIRED' });
+    expect(without).toMatchObject({ code: 'PASS_REQUIRED' });
     expect(valid.replayed).toBe(false);
     expect(await remainingStock(itemId)).toBe(29);
   });
