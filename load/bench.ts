@@ -36,7 +36,7 @@ const scenarios: Record<string, { load: () => Promise<Scenario>; httpCeiling: 'a
   abuse: { load: async () => (await import('./scenarios/abuse')).abuse, httpCeiling: 'before' },
   'hot-item': { load: async () => (await import('./scenarios/hot-item')).hotItem, httpCeiling: false },
   feeds: { load: async () => (await import('./scenarios/feeds')).feeds, httpCeiling: 'alternating' },
-  'waiting-room': { load: async () => (await import('./scenarios/waiting-room')).waitingRoom, httpCeiling: false },
+  'waiting-room': { load: async () => (await import('./scenarios/waiting-room')).waitingRoom, httpCeiling: 'alternating' },
 };
 
 const { positionals, values } = parseArgs({
