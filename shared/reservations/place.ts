@@ -3,6 +3,8 @@ import { loggableError, logger } from '../platform/logger';
 import { count } from '../platform/metrics';
 import type { ReservationKind } from './kind';
 import { decideFirst } from './ledger';
+import { luaScript } from '../platform/redis/script';
+import { redis } from '../platform/clients/redis';
 import { reservationQueue } from './queue';
 
 /** What a reserving script answered: a new reservation, or an earlier one that a retry found. */
@@ -13,6 +15,8 @@ export interface Reserved<R> {
   /** True while the reservation is still in the outbox, on its way to the writer. */
   pending: boolean;
 }
+
+const stampScript = luaScript<[state: string], [now: number]>(new URL('./lua/hand-off-failed-1.lua', import.meta.url));
 
 const retryLater = (kind: ReservationKind<unknown>) =>
   new UnavailableError(kind.name === 'orders' ? 'The order could not be placed; retry with the same Idempotency-Key' : 'The coupon could not be issued; try again');
@@ -74,7 +78,11 @@ export async function handOff<R>(kind: ReservationKind<R>, reserved: Reserved<R>
       throw unavailable();
     });
     logger.warn(`Hand-off of one of the ${kind.name} failed`, { id, released, error: loggableError(sendError) });
-    if (released) count(`${kind.name}.handOffCompensated`);
-    if (released) throw unavailable();
+    if (released) {
+      count(`${kind.name}.handOffCompensated`);
+      // For a waiting room to hold its admission by (a failing checkout admits nobody more); the 503 stands whatever this does.
+      await stampScript.run(redis(), [kind.keysOfRecord(reserved.record).state], [Date.now()]).catch(() => undefined);
+      throw unavailable();
+    }
   }
 }

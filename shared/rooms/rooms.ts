@@ -39,21 +39,36 @@ const keysOf = (itemId: string): RoomKeys => {
  */
 export const MAX_UNWRITTEN = 1_000;
 
+/**
+ * After a hand-off of the sale's failed (an order told 503: its queue is failing) the room admits
+ * nobody more for this long; each further failure starts it again, so admission resumes this long
+ * after the last one. Those admitted already keep their passes and retry with them.
+ */
+export const HOLD_AFTER_FAILED_HAND_OFF_MS = 5_000;
+const HOLDS = `${MAX_UNWRITTEN}|${HOLD_AFTER_FAILED_HAND_OFF_MS}`;
+
 const notOnSale = () => new AppError('NOT_ON_SALE', 'This item is not on sale');
 
 /**
- * The sale as a room script takes it, with the most reservations unwritten it allows: '' for an
- * item not split, whose script reads its units, limit and outbox in the same slot, atomically; a
- * split item's are summed from its buckets here (remainingStock: their stock and the units moving
- * between them; their outboxes), a moment before the script runs.
+ * The sale as a room script takes it, with when its admission holds: '' for an item not split,
+ * whose script reads its units, limit, outbox and last failed hand-off in the same slot,
+ * atomically; a split item's are summed from its buckets here (remainingStock: their stock and the
+ * units moving between them; their outboxes; the latest failure of any), a moment before the
+ * script runs.
  */
 async function saleOf(itemId: string): Promise<[Arg, Arg]> {
   const buckets = await bucketCount(itemId);
-  if (buckets === 1) return ['', MAX_UNWRITTEN];
+  if (buckets === 1) return ['', HOLDS];
   const all = itemBuckets(itemId, buckets);
-  const [units, limit, unwritten] = await Promise.all([remainingStock(itemId), redis().hget(all[0]!.state, 'limit'), Promise.all(all.map((keys) => redis().hlen(keys.outbox)))]);
+  const [units, limit, unwritten, failures] = await Promise.all([
+    remainingStock(itemId),
+    redis().hget(all[0]!.state, 'limit'),
+    Promise.all(all.map((keys) => redis().hlen(keys.outbox))),
+    Promise.all(all.map((keys) => redis().hget(keys.state, 'handOffFailedAt'))),
+  ]);
   if (units === undefined) throw notOnSale();
-  return [`${units}|${limit ?? 1}|${unwritten.reduce((sum, n) => sum + n, 0)}`, MAX_UNWRITTEN];
+  const lastFailure = Math.max(0, ...failures.map(Number));
+  return [`${units}|${limit ?? 1}|${unwritten.reduce((sum, n) => sum + n, 0)}|${lastFailure}`, HOLDS];
 }
 
 function refused(reply: unknown): void {

@@ -79,6 +79,20 @@ describe('the hand-off to the order queue', () => {
       expect(body(result).error.code).toBe('UNAVAILABLE');
       expect(await redisState(itemId)).toEqual({ stock: 5, bought: 0, pending: 0, idempotency: 0 });
     });
+
+    it('stamps the sale with the failure, by which a waiting room holds its admission', async () => {
+      // Prepare
+      const itemId = await openItem(5);
+      const [buyer] = await signedInUsers(1);
+      const before = Date.now();
+
+      // Act
+      const result = await createOrder(orderEvent(itemId, buyer!.cookie, 'stamped', { quantity: 1 }), lambdaContext());
+
+      // Assess
+      expect(result.statusCode).toBe(503);
+      expect(Number(await redis().hget(itemKeys(itemId).state, 'handOffFailedAt'))).toBeGreaterThanOrEqual(before);
+    });
   });
 
   describe('when a send times out but its message arrives anyway', () => {

@@ -9,7 +9,7 @@ import { redis } from '../../shared/platform/clients/redis';
 import { itemKeys } from '../../shared/orders/model';
 import { openSale, release, remainingStock, reserve } from '../../shared/orders/sale';
 import { roomKeys } from '../../shared/rooms/model';
-import { advanceRoom, claimPass, joinQueue, MAX_UNWRITTEN, putRoom, readRoom } from '../../shared/rooms/rooms';
+import { advanceRoom, claimPass, HOLD_AFTER_FAILED_HAND_OFF_MS, joinQueue, MAX_UNWRITTEN, putRoom, readRoom } from '../../shared/rooms/rooms';
 import { standingOf } from '../../shared/rooms/standing';
 import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
 import { uniqueItemId } from '../support/orders';
@@ -175,6 +175,25 @@ describe('a writer behind', () => {
     // Assess
     expect(held).toMatchObject({ held: true, frontier: 10 });
     expect(heldStanding).toMatchObject({ state: 'waiting', estimatedWaitSeconds: null });
+    expect(resumed.state).toBe('admitted');
+  });
+});
+
+describe('a checkout failing', () => {
+  it('holds admission for a while after a hand-off failed (an order told 503), and resumes once that while has passed', async () => {
+    // Prepare: 10 admitted and stored by an advance; then an order's hand-off fails (its queue down) at 2 s.
+    const { itemId } = await roomOf({ rate: 10 });
+    await joinAll(itemId, users(1, 30), T + 1);
+    await advanceRoom(itemId, T + SECOND, 0);
+    await redis().hset(itemKeys(itemId).state, 'handOffFailedAt', T + 2 * SECOND);
+
+    // Act
+    const held = await readRoom(itemId, 16, T + 2 * SECOND + HOLD_AFTER_FAILED_HAND_OFF_MS - 1);
+    const resumed = await standing(itemId, 16, T + 2 * SECOND + HOLD_AFTER_FAILED_HAND_OFF_MS);
+
+    // Assess
+    expect(held).toMatchObject({ held: true, frontier: 10 });
+    expect(standingOf(held)).toMatchObject({ state: 'waiting', estimatedWaitSeconds: null });
     expect(resumed.state).toBe('admitted');
   });
 });

@@ -6,8 +6,8 @@
   KEYS[1..8] as queue-join-8.lua
 
   ARGV[1] now, ms
-  ARGV[2] the sale: '' to read it in this slot (KEYS[6], KEYS[8]), or <units left>|<per-buyer limit>|<reservations unwritten>
-  ARGV[3] the most reservations unwritten before the room admits nobody more
+  ARGV[2] the sale: '' to read it in this slot (KEYS[6], KEYS[8]), or <units left>|<per-buyer limit>|<reservations unwritten>|<last failed hand-off, ms>
+  ARGV[3] when admission holds: <most reservations unwritten>|<ms after a failed hand-off>
   ARGV[4] ms since the last advance below which this one does nothing
 
   Returns {places lost, passes expired, ordinals admitted, by this call; waiters not yet admitted;

@@ -16,13 +16,15 @@
   that claimed no pass within the grace after it lost their place (counted in `lost`, which frees
   their share of the cap for the next). No function here walks the queue.
 
-  room_read(room, queue, passes, sale, outbox, now, given, max_backlog): room is the room hash
+  room_read(room, queue, passes, sale, outbox, now, given, holds): room is the room hash
   (fields opens, rate, base, anchor, paused, frontier, issued, lost, swept, grace, pass, budget),
-  queue and passes the two sorted sets; given is '' for an item not split, whose units, limit
-  and reservations unwritten are read here (the sale hash and the outbox), or what a split item's
-  caller read of its buckets, '<units>|<limit>|<unwritten>'. While more reservations than
-  max_backlog wait unwritten, the frontier holds (the writer is behind: nobody more is admitted
-  until it catches up). Returns nil when the item has no room.
+  queue and passes the two sorted sets; given is '' for an item not split, whose units, limit,
+  reservations unwritten and last failed hand-off are read here (the sale hash and the outbox), or
+  what a split item's caller read of its buckets, '<units>|<limit>|<unwritten>|<failed at>' (0:
+  none). holds is '<max backlog>|<hold ms>': while more reservations than max backlog wait
+  unwritten (the writer is behind), or for hold ms after a hand-off failed (the order route's
+  503s: its queue is failing), the frontier holds and nobody more is admitted. Returns nil when
+  the item has no room.
 
   room_advance(r, turns, claimed, room, passes, now): sweeps the checkpoints whose grace has passed
   (at most 100 a call), drops expired passes, and stores the frontier with a checkpoint when it
@@ -47,22 +49,23 @@ local function room_frontier(r)
   end
 end
 
-local function room_read(room, queue, passes, sale, outbox, now, given, max_backlog)
+local function room_read(room, queue, passes, sale, outbox, now, given, holds)
   local f = redis.call('HMGET', room, 'opens', 'rate', 'base', 'anchor', 'paused', 'frontier', 'issued', 'lost', 'swept', 'grace', 'pass', 'budget', 'expired', 'joined')
   if not f[1] then
     return nil
   end
-  local units, limit, backlog = string.match(given, '^(%d+)|(%d+)|(%d+)$')
+  local units, limit, backlog, failed = string.match(given, '^(%d+)|(%d+)|(%d+)|(%d+)$')
   if given == '' then
-    local s = redis.call('HMGET', sale, 'stock', 'limit')
-    units, limit, backlog = s[1] or '0', s[2] or '1', redis.call('HLEN', outbox)
+    local s = redis.call('HMGET', sale, 'stock', 'limit', 'handOffFailedAt')
+    units, limit, backlog, failed = s[1] or '0', s[2] or '1', redis.call('HLEN', outbox), s[3] or '0'
   end
+  local max_backlog, hold_ms = string.match(holds, '^(%d+)|(%d+)$')
   local r = {
     opens = tonumber(f[1]), rate = tonumber(f[2]), base = tonumber(f[3] or '0'), anchor = tonumber(f[4] or f[1]),
     paused = f[5] == '1', frontier = tonumber(f[6] or '0'), issued = tonumber(f[7] or '0'), lost = tonumber(f[8] or '0'),
     swept = tonumber(f[9] or '0'), grace = tonumber(f[10]), pass = tonumber(f[11]), budget = tonumber(f[12]),
     expired = tonumber(f[13] or '0'), joined = tonumber(f[14] or '0'),
-    units = tonumber(units), limit = math.max(tonumber(limit), 1), held = tonumber(backlog) > tonumber(max_backlog),
+    units = tonumber(units), limit = math.max(tonumber(limit), 1), held = tonumber(backlog) > tonumber(max_backlog) or now < tonumber(failed) + tonumber(hold_ms),
     outstanding = redis.call('ZCOUNT', passes, '(' .. now, '+inf'),
     queued = redis.call('ZCARD', queue),
   }
