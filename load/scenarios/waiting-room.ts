@@ -23,6 +23,7 @@ import { randomBytes } from 'node:crypto';
 import type { Scenario } from '../support/scenario';
 import { adminCookie, adminPut, pointAtTwin, releaseSharedClients, signedInCrowd } from '../support/crowd';
 import { startCpuMeter } from '../support/cpu';
+import { shardsOf } from '../support/redis-shards';
 import { round } from '../support/round';
 import { remainingStock } from '../../shared/orders/sale';
 import { roomKeys } from '../../shared/rooms/model';
@@ -94,7 +95,9 @@ function limiter(limit: number) {
 }
 
 export const waitingRoom: Scenario = async ({ twin, connections, log, againstCeiling }) => {
-  pointAtTwin(twin);
+  const shape = await shardsOf(twin.redisUrl);
+  await shape.close();
+  pointAtTwin(twin, shape.cluster ? { REDIS_CLUSTER: 'true' } : {});
   const itemId = `room-${randomBytes(4).toString('hex')}`;
   const admin = await adminCookie(twin);
   log(`${BUYERS} buyers signing in beforehand`);
@@ -239,6 +242,7 @@ export const waitingRoom: Scenario = async ({ twin, connections, log, againstCei
     extra: {
       status_reads_steady: { cpu_ms_per_request: steady.cpuPerRequest, ceiling_cpu_ms_per_request: steady.ceilingCpuPerRequest },
       status_reads_in_the_room: { requests: statusReads, ok: statusReads - readErrors, errors: readErrors, rps: round(statusReads / runSeconds), p50_ms: percentile(readMs, 0.5), p99_ms: percentile(readMs, 0.99) },
+      redis: shape.shape,
       buyers: BUYERS,
       units: UNITS,
       buckets: BUCKETS,
