@@ -2,7 +2,7 @@
 // (default: the twin on http://127.0.0.1:3000) as SURGE_EMAIL/SURGE_PASSWORD, with telemetry off
 // and nothing sent home. The reference scenarios are prepared first (load/artillery/prepare.mjs),
 // in .local/artillery/<scenario>-<time>/, where Artillery's JSON report goes too; how many answers
-// needed a retry (load/artillery/reference.cjs) and the audit to run afterwards are printed last.
+// needed a retry (load/artillery/ask.cjs) and the audit to run afterwards are printed last.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -49,7 +49,7 @@ if (report && existsSync(report)) console.error(retriesSummary(JSON.parse(readFi
 if (prepared) console.error(`then check the invariants: ${prepared.audit}`);
 process.exit(result.status ?? 1);
 
-/** What reference.cjs counted: answers that needed a retry, and the retries by what they followed. */
+/** What ask.cjs counted: answers that needed a retry, and the retries by what they followed. */
 function retriesSummary(counters) {
   const sum = (suffix) => Object.entries(counters).filter(([name]) => name.endsWith(suffix)).reduce((total, [, n]) => total + n, 0);
   const after = Object.entries(counters).flatMap(([name, n]) => (/\.retries_after\./.test(name) ? [`${name.split('.retries_after.')[1]} ×${n}`] : []));
