@@ -54,7 +54,7 @@ if (report && existsSync(report)) {
   if (prepared.room) roomHeld = roomInvariants(counters, prepared.room);
 }
 if (prepared) console.error(`then check the invariants: ${prepared.audit}`);
-process.exit(result.status || (roomHeld ? 0 : 1));
+process.exit(result.status === 0 && !roomHeld ? 1 : (result.status ?? 1));
 
 /** What ask.cjs counted: answers that needed a retry, and the retries by what they followed. */
 function retriesSummary(counters) {
