@@ -2,7 +2,9 @@
 // (default: the twin on http://127.0.0.1:3000) as SURGE_EMAIL/SURGE_PASSWORD, with telemetry off
 // and nothing sent home. The reference scenarios are prepared first (load/artillery/prepare.mjs),
 // in .local/artillery/<scenario>-<time>/, where Artillery's JSON report goes too; how many answers
-// needed a retry (load/artillery/reference.cjs) and the audit to run afterwards are printed last.
+// needed a retry (load/artillery/ask.cjs), a waiting room's invariants as its buyers saw them
+// (load/artillery/waiting-room.cjs; a run that breaks one exits 1) and the audit to run afterwards
+// are printed last.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -45,13 +47,40 @@ const result = spawnSync(
   ['--require', `${here}no-telemetry.cjs`, `${here}node_modules/artillery/bin/run`, 'run', file, ...(prepared?.args ?? []), ...(report ? ['--output', report] : []), ...rest],
   { stdio: 'inherit', env: { ...env, ...prepared?.env } },
 );
-if (report && existsSync(report)) console.error(retriesSummary(JSON.parse(readFileSync(report, 'utf8')).aggregate.counters));
+let roomHeld = true;
+if (report && existsSync(report)) {
+  const { counters } = JSON.parse(readFileSync(report, 'utf8')).aggregate;
+  console.error(retriesSummary(counters));
+  if (prepared.room) roomHeld = roomInvariants(counters, prepared.room);
+}
 if (prepared) console.error(`then check the invariants: ${prepared.audit}`);
-process.exit(result.status ?? 1);
+process.exit(result.status === 0 && !roomHeld ? 1 : (result.status ?? 1));
 
-/** What reference.cjs counted: answers that needed a retry, and the retries by what they followed. */
+/** What ask.cjs counted: answers that needed a retry, and the retries by what they followed. */
 function retriesSummary(counters) {
   const sum = (suffix) => Object.entries(counters).filter(([name]) => name.endsWith(suffix)).reduce((total, [, n]) => total + n, 0);
   const after = Object.entries(counters).flatMap(([name, n]) => (/\.retries_after\./.test(name) ? [`${name.split('.retries_after.')[1]} ×${n}`] : []));
   return `answers that needed a retry: ${sum('.answered_after_retry')} (${sum('.retries')} retries${after.length ? `, after ${after.join(', ')}` : ''}); timeouts: ${sum('.timeouts')}`;
+}
+
+/**
+ * The waiting room's invariants that its buyers see over HTTP (waiting-room.cjs counted them):
+ * every unit sold, no order accepted without a valid pass, no buyer who kept polling lost its
+ * place. Printed with the room's figures; true when all held.
+ */
+function roomInvariants(counters, { buyers, units }) {
+  const n = (what) => counters[`room.${what}`] ?? 0;
+  console.error(
+    `waiting room: ${buyers} buyers for ${units} units; ${n('joins')} joined (${n('joins_before_opening')} before the opening, ${n('joins_sold_out')} refused sold out), ` +
+      `${n('stopped_polling')} stopped polling, ${n('status_reads')} status reads, ${n('admitted')} admitted, ${n('passes')} passes (${n('passes_unused')} never used), ` +
+      `${n('orders_accepted')} orders accepted, ${n('sold_out_seen')} waiters told sold out, ${n('rogue_orders_refused')} orders without a valid pass refused 403`,
+  );
+  const invariants = [
+    ['every unit sold', units, n('orders_accepted')],
+    ['no order accepted without a valid pass', 0, n('rogue_orders_accepted')],
+    ['no pass holder refused', 0, n('pass_holders_refused')],
+    ['no buyer who kept polling lost its place', 0, n('lost_while_polling')],
+  ];
+  for (const [name, expected, actual] of invariants) console.error(`  ${actual === expected ? 'held' : 'BROKEN'}: ${name} (expected ${expected}, got ${actual})`);
+  return invariants.every(([, expected, actual]) => actual === expected);
 }
