@@ -1,5 +1,7 @@
 import { randomInt } from 'node:crypto';
+import { db } from '../platform/clients/mysql';
 import { redis } from '../platform/clients/redis';
+import { inTransaction } from '../platform/db/transaction';
 import { AppError } from '../platform/errors';
 import { logger, loggableError } from '../platform/logger';
 import { count, level, timing } from '../platform/metrics';
@@ -11,6 +13,7 @@ import { itemBuckets, itemKeys } from '../orders/model';
 import { bucketCount, remainingStock } from '../orders/sale';
 import { roomKeys, type RoomInput } from './model';
 import { READING_FIELDS, standingOf, type RoomReading, type Standing } from './standing';
+import { storedRoom, storeRoom } from './stored';
 
 type RoomKeys = [room: string, queue: string, passes: string, turns: string, claimed: string, sale: string, waiters: string, outbox: string];
 type Arg = string | number;
@@ -21,6 +24,8 @@ const statusScript = luaScript<RoomKeys, Arg[]>(new URL('./lua/queue-status-8.lu
 const advanceScript = luaScript<RoomKeys, Arg[]>(new URL('./lua/room-advance-8.lua', import.meta.url));
 const claimScript = luaScript<RoomKeys, Arg[]>(new URL('./lua/pass-claim-8.lua', import.meta.url));
 const placeScript = luaScript<[string], Arg[]>(new URL('./lua/pass-place-1.lua', import.meta.url));
+const restoreScript = luaScript<[room: string, queue: string, turns: string, claimed: string, waiters: string], Arg[]>(new URL('./lua/room-restore-5.lua', import.meta.url));
+const markScript = luaScript<[state: string], []>(new URL('./lua/room-mark-1.lua', import.meta.url));
 
 /** Pre-queue ranks are drawn below this; ranks from the opening on come after it (queue-join-8.lua). */
 const PRE_QUEUE_RANKS = 2 ** 40;
@@ -60,17 +65,37 @@ function refused(reply: unknown): void {
   if (isRefusal(reply)) throw scriptError(reply);
 }
 
+const settingsOf = (input: RoomInput): Arg[] => [input.opensAt, input.admitPerSecond, input.passSeconds * 1000, input.graceSeconds * 1000, input.paused ? 1 : 0, input.statusReadsPerSecond];
+
 /**
  * Sets an item's room, or pauses, resumes or re-rates it while it runs (room-put-1.lua), then marks
  * the sale hash of every bucket: the reserving script takes only orders with a pass from then on.
+ * MySQL's row is written first and committed once Redis took the room, so an acknowledged room
+ * outlives Redis losing it (restoreRoom puts it back), and one Redis refused (CONFLICT) is not kept.
  */
 export async function putRoom(itemId: string, input: RoomInput, now = Date.now()): Promise<void> {
   const buckets = await bucketCount(itemId, true);
   if ((await remainingStock(itemId)) === undefined) throw notOnSale();
-  refused(
-    await putScript.run(redis(), [roomKeys(itemId).room], [now, input.opensAt, input.admitPerSecond, input.passSeconds * 1000, input.graceSeconds * 1000, input.paused ? 1 : 0, input.statusReadsPerSecond]),
-  );
+  await inTransaction(db(), async (conn) => {
+    await storeRoom(conn, itemId, input);
+    refused(await putScript.run(redis(), [roomKeys(itemId).room], [now, ...settingsOf(input)]));
+  });
   await Promise.all(itemBuckets(itemId, buckets).map((keys) => redis().hset(keys.state, 'room', 1)));
+}
+
+/**
+ * Puts back what Redis lost of an item's room, from MySQL (the repair's step, after it rebuilt any
+ * lost state): the room hash, started over (room-restore-5.lua: its waiters join again), and the
+ * mark on every bucket's state Redis has. True when anything came back; false too when MySQL has
+ * no room for the item.
+ */
+export async function restoreRoom(itemId: string, buckets: number, now = Date.now()): Promise<boolean> {
+  const settings = await storedRoom(db(), itemId);
+  if (!settings) return false;
+  const k = roomKeys(itemId);
+  const restored = await restoreScript.run(redis(), [k.room, k.queue, k.turns, k.claimed, k.waiters], [now, ...settingsOf(settings)]);
+  const marked = await Promise.all(itemBuckets(itemId, buckets).map((keys) => markScript.run(redis(), [keys.state], [])));
+  return restored === 1 || marked.some((m) => m === 1);
 }
 
 /** Joins the buyer to the room once; a second join answers the same place. */
