@@ -3,7 +3,7 @@ import { logger } from '../platform/logger';
 import type { ReservationKind, StoredState } from '../reservations/kind';
 import type { DecisionTable } from '../reservations/ledger';
 import { redis } from '../platform/clients/redis';
-import { restoreRoom } from '../rooms/rooms';
+import { repairRoom } from '../rooms/rooms';
 import { storedRoom } from '../rooms/stored';
 import { findItem, listItems } from './items';
 import { itemBuckets, layoutKey, OrderRecord, orderKeys } from './model';
@@ -131,7 +131,10 @@ export const orders: ReservationKind<OrderRecord, Map<string, Capacity>> = {
     if (buckets > 1) await redis().set(layoutKey(itemId), buckets, 'NX');
   },
 
-  restoreAttached: async (itemId, buckets) => restoreRoom(itemId, buckets),
+  async repairAttached(itemId, buckets, confirmed) {
+    const limit = (await findItem(itemId))?.perUserLimit ?? Number.POSITIVE_INFINITY;
+    return repairRoom(itemId, buckets, confirmed.filter((c) => c.units >= limit).map((c) => c.buyer));
+  },
 
   restoreBuyers: async (itemId, confirmed) => raiseBuyerCounts(itemId, (await findItem(itemId))?.buckets ?? 1, confirmed),
 };

@@ -84,18 +84,34 @@ export async function putRoom(itemId: string, input: RoomInput, now = Date.now()
 }
 
 /**
- * Puts back what Redis lost of an item's room, from MySQL (the repair's step, after it rebuilt any
- * lost state): the room hash, started over (room-restore-5.lua: its waiters join again), and the
- * mark on every bucket's state Redis has. True when anything came back; false too when MySQL has
- * no room for the item.
+ * Mends what Redis lost of an item's room, from MySQL (the repair's step, after it rebuilt any lost
+ * state): the room hash, started over (room-restore-5.lua: its waiters join again), the mark on
+ * every bucket's state Redis has, and the passes of the buyers given (those MySQL says hold their
+ * limit): a failover that lost an order's writes after the writer stored it undid the removal of
+ * its pass too, which could buy nothing more but would count outstanding against the units left.
+ * True when anything changed; false too when MySQL has no room for the item.
  */
-export async function restoreRoom(itemId: string, buckets: number, now = Date.now()): Promise<boolean> {
+export async function repairRoom(itemId: string, buckets: number, spent: number[], now = Date.now()): Promise<boolean> {
   const settings = await storedRoom(db(), itemId);
   if (!settings) return false;
   const k = roomKeys(itemId);
   const restored = await restoreScript.run(redis(), [k.room, k.queue, k.turns, k.claimed, k.waiters], [now, ...settingsOf(settings)]);
   const marked = await Promise.all(itemBuckets(itemId, buckets).map((keys) => markScript.run(redis(), [keys.state], [])));
-  return restored === 1 || marked.some((m) => m === 1);
+  const dropped = await dropPasses(itemId, buckets, new Set(spent));
+  return restored === 1 || marked.some((m) => m === 1) || dropped > 0;
+}
+
+/** Drops the passes of the buyers given: in the item's slot, and the copies in a split item's buckets. Exact members only, so a race with a claim drops nothing else. */
+async function dropPasses(itemId: string, buckets: number, buyers: Set<number>): Promise<number> {
+  if (buyers.size === 0) return 0;
+  const keys = [roomKeys(itemId).passes, ...(buckets > 1 ? itemBuckets(itemId, buckets).map((b) => b.passes) : [])];
+  const dropped = await Promise.all(
+    keys.map(async (key) => {
+      const theirs = (await redis().zrange(key, '0', '-1')).filter((member) => buyers.has(Number(member.split(':')[0])));
+      return theirs.length ? redis().zrem(key, ...theirs) : 0;
+    }),
+  );
+  return dropped.reduce((sum, n) => sum + n, 0);
 }
 
 /** Joins the buyer to the room once; a second join answers the same place. */

@@ -50,9 +50,9 @@ describe('a Redis failover mid-queue', () => {
   let rogue: SignedInUser;
 
   beforeAll(async () => {
-    [admin] = await signedInUsers(1, 'admin');
+    admin = (await signedInUsers(1, 'admin'))[0]!;
     buyers = await signedInUsers(BUYERS);
-    [rogue] = await signedInUsers(1);
+    rogue = (await signedInUsers(1))[0]!;
   });
 
   afterAll(async () => {
@@ -69,7 +69,7 @@ describe('a Redis failover mid-queue', () => {
     await pair.synced();
     pair.holdReplication();
     await openSale(itemId, UNITS, 1);
-    expect((await routes.put(itemId, admin!, settings)).statusCode).toBe(200);
+    expect((await routes.put(itemId, admin, settings)).statusCode).toBe(200);
     for (const buyer of buyers) expect((await routes.join(itemId, buyer)).statusCode).toBe(201);
     const lostPasses = new Map<number, string>();
     for (const i of [0, 1]) {
@@ -114,8 +114,8 @@ describe('a Redis failover mid-queue', () => {
     /** A buyer who never waits: orders without a pass, and with another buyer's pass. */
     async function rogueLoop(): Promise<void> {
       for (let k = 0; !stopped; k++) {
-        record('order', -1, await routes.order(itemId, rogue!, `rogue-${k}`));
-        record('order', -1, await routes.order(itemId, rogue!, `rogue-other-${k}`, lostPasses.get(0)));
+        record('order', -1, await routes.order(itemId, rogue, `rogue-${k}`));
+        record('order', -1, await routes.order(itemId, rogue, `rogue-other-${k}`, lostPasses.get(0)));
         await sleep(50);
       }
     }
@@ -150,7 +150,7 @@ describe('a Redis failover mid-queue', () => {
     expect(accepted.every((a) => a.afterFailover && a.passClaimedAfterFailover)).toBe(true);
     expect(answers.filter((a) => a.route === 'order' && [...lostPasses.values()].includes(a.pass!) && a.status === 202)).toEqual([]);
     expect(samples.filter((s) => s.outstanding > s.units)).toEqual([]);
-    expect(reports).toMatchObject([{ owner: itemId, rebuilt: true, attachedRestored: true }]);
+    expect(reports).toMatchObject([{ owner: itemId, rebuilt: true, attachedRepaired: true }]);
     expect(mark).toBe('1');
     expect(room).toEqual([String(Date.parse(settings.opensAt)), '1000', '60000', '30000', '0', '1000']);
     expect(accepted).toHaveLength(UNITS);

@@ -2,18 +2,24 @@
  * A waiting room that Redis lost (a failover under asynchronous replication, an AOF restart) is
  * put back from MySQL by the repair that rebuilds the sale: the sale never comes back open.
  */
+import type { SQSEvent } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { handler as writeReservations } from '../../functions/write-reservations';
+import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
+import { encodeHandOffs } from '../../shared/reservations/hand-off';
 import { redis } from '../../shared/platform/clients/redis';
 import { upsertItemStock } from '../../shared/orders/items';
 import { orders } from '../../shared/orders/kind';
 import { itemKeys } from '../../shared/orders/model';
-import { openSale } from '../../shared/orders/sale';
+import { openSale, reserve } from '../../shared/orders/sale';
 import { roomKeys } from '../../shared/rooms/model';
 import { reconcileOwner } from '../../shared/reservations/reconcile';
-import { uniqueItemId } from '../support/orders';
+import { fixture, lambdaContext } from '../support/events';
+import { checkpoint } from '../support/lost-writes';
+import { sql, uniqueItemId } from '../support/orders';
 import { ownReservationQueue, testSqs } from '../support/queues';
 import { keysMatching } from '../support/redis-nodes';
-import { admittedClaim, body, openRoom, roomRoutes } from '../support/rooms';
+import { admittedClaim, body, openRoom, passesAndUnits, roomRoutes } from '../support/rooms';
 import { signedInUsers, type SignedInUser } from '../support/sessions';
 
 const routes = await roomRoutes();
@@ -64,7 +70,7 @@ describe('a waiting room Redis lost', () => {
     expect([joined.statusCode, body(joined)]).toEqual([201, { position: 1 }]);
     expect(claimed.statusCode).toBe(200);
     expect(withNewPass.statusCode).toBe(202);
-    expect(report).toMatchObject({ rebuilt: true, attachedRestored: true });
+    expect(report).toMatchObject({ rebuilt: true, attachedRepaired: true });
   });
 
   it('takes no order without a pass while the sale outlived the room, and the repair puts the room and its mark back', async () => {
@@ -84,6 +90,31 @@ describe('a waiting room Redis lost', () => {
     expect(await redis().hget(itemKeys(itemId).state, 'room')).toBe('1');
     expect(await redis().hget(k.room, 'rate')).toBe('7');
     expect([afterRepair.statusCode, body(afterRepair).error?.code]).toEqual([403, 'PASS_REQUIRED']);
-    expect(report).toMatchObject({ rebuilt: false, attachedRestored: true });
+    expect(report).toMatchObject({ rebuilt: false, attachedRepaired: true });
+  });
+
+  it('drops a pass whose use it lost once MySQL holds the order, so passes outstanding stay within the units left', async () => {
+    // Prepare: two units, both buyers holding a pass; then the first one's order is lost from
+    // Redis (its pass back in the set, its unit back in the stock) after its hand-off was sent.
+    const { itemId, pass } = await roomWithPass(2);
+    expect((await routes.join(itemId, buyers[1]!)).statusCode).toBe(201);
+    expect((await admittedClaim(routes, itemId, buyers[1]!)).statusCode).toBe(200);
+    const undo = await checkpoint(`{item:${itemId}}`);
+    const { record } = await reserve({ itemId, userId: buyers[0]!.id, quantity: 1, idempotencyKey: 'spent', source: LOCAL_SOURCE, pass });
+    await undo();
+    const lost = await passesAndUnits(itemId);
+    const handOff = fixture<SQSEvent>('sqs/order-records.json').Records[0]!;
+
+    // Act: the writer stores the order, finds Redis lost it, and repairs the item at once.
+    const written = await writeReservations({ Records: [{ ...handOff, messageId: 'spent', body: encodeHandOffs([{ kind: 'orders', record }]) }] }, lambdaContext());
+    const repaired = await passesAndUnits(itemId);
+    const again = await routes.order(itemId, buyers[0]!, 'spent-again', pass);
+
+    // Assess
+    expect(lost).toEqual({ outstanding: 2, units: 2 });
+    expect(written.batchItemFailures).toEqual([]);
+    expect(await sql('SELECT status FROM orders WHERE id = ?', [record.orderId])).toEqual([{ status: 'confirmed' }]);
+    expect(repaired).toEqual({ outstanding: 1, units: 1 });
+    expect([again.statusCode, body(again).error?.code]).toEqual([403, 'PASS_REQUIRED']);
   });
 });
