@@ -13,7 +13,7 @@ import { itemBuckets, itemKeys } from '../orders/model';
 import { bucketCount, remainingStock } from '../orders/sale';
 import { roomKeys, type RoomInput } from './model';
 import { READING_FIELDS, standingOf, type RoomReading, type Standing } from './standing';
-import { storedRoom, storeRoom } from './stored';
+import { forgetRoom, storedRoom, storeRoom } from './stored';
 
 type RoomKeys = [room: string, queue: string, passes: string, turns: string, claimed: string, sale: string, waiters: string, outbox: string];
 type Arg = string | number;
@@ -112,6 +112,25 @@ async function dropPasses(itemId: string, buckets: number, buyers: Set<number>):
     }),
   );
   return dropped.reduce((sum, n) => sum + n, 0);
+}
+
+/**
+ * Removes an item's room: MySQL's row first, so no repair puts it back; then the mark on every
+ * bucket's state, so its orders need no pass from then on; then the room's keys and the passes
+ * copied into a split item's buckets (a mark left without its room would refuse every order, with
+ * no pass left to claim). A retry after a failure half-way finishes the rest. False when neither
+ * MySQL nor Redis had a room.
+ */
+export async function removeRoom(itemId: string): Promise<boolean> {
+  const buckets = itemBuckets(itemId, await bucketCount(itemId, true));
+  const forgotten = await forgetRoom(db(), itemId);
+  await Promise.all(buckets.map((keys) => redis().hdel(keys.state, 'room')));
+  const k = roomKeys(itemId);
+  const [deleted] = await Promise.all([
+    redis().del(k.room, k.queue, k.passes, k.turns, k.claimed, k.waiters),
+    ...(buckets.length > 1 ? buckets.map((keys) => redis().del(keys.passes)) : []),
+  ]);
+  return forgotten || deleted > 0;
 }
 
 /** Joins the buyer to the room once; a second join answers the same place. */

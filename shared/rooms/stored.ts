@@ -1,4 +1,4 @@
-import type { PoolConnection, RowDataPacket } from 'mysql2/promise';
+import type { PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import type { RoomInput } from './model';
 
 /** A pool or a connection: what a room's row is read with. */
@@ -40,4 +40,10 @@ export async function storedRoom(conn: Queryable, itemId: string): Promise<RoomI
       statusReadsPerSecond: Number(row.status_reads_per_second),
     }
   );
+}
+
+/** Forgets the room's settings, so no repair puts the room back; true when there was a row. */
+export async function forgetRoom(conn: Queryable, itemId: string): Promise<boolean> {
+  const [result] = await conn.query<ResultSetHeader>('DELETE FROM waiting_rooms WHERE item_id = ?', [itemId]);
+  return result.affectedRows > 0;
 }

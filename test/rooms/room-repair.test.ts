@@ -118,3 +118,29 @@ describe('a waiting room Redis lost', () => {
     expect([again.statusCode, body(again).error?.code]).toEqual([403, 'PASS_REQUIRED']);
   });
 });
+
+describe('DELETE /items/{itemId}/waiting-room', () => {
+  it('removes the room for an admin only: orders need no pass from then on, and no repair brings it back', async () => {
+    // Prepare
+    const { itemId } = await roomWithPass(5);
+
+    // Act
+    const byBuyer = await routes.remove(itemId, buyers[1]!);
+    const removed = await routes.remove(itemId, admin);
+    const again = await routes.remove(itemId, admin);
+    const report = await repair(itemId);
+    const withoutPass = await routes.order(itemId, buyers[1]!, 'no-room');
+    const joined = await routes.join(itemId, buyers[0]!);
+
+    // Assess
+    expect(byBuyer.statusCode).toBe(403);
+    expect(removed.statusCode).toBe(204);
+    expect([again.statusCode, body(again).error.code]).toEqual([404, 'NOT_FOUND']);
+    expect(report).toMatchObject({ attachedRepaired: false });
+    const k = roomKeys(itemId);
+    expect(await redis().exists(k.room, k.queue, k.passes, k.turns, k.claimed, k.waiters)).toBe(0);
+    expect(await redis().hget(itemKeys(itemId).state, 'room')).toBeNull();
+    expect(withoutPass.statusCode).toBe(202);
+    expect([joined.statusCode, body(joined).error.code]).toEqual([404, 'NOT_FOUND']);
+  });
+});

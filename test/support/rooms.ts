@@ -29,11 +29,12 @@ export const openRoom = (overrides: Record<string, unknown> = {}) => ({
 
 /** The waiting room's routes and the order route, through their handlers, as the gateway calls them. */
 export async function roomRoutes() {
-  const [put, joinQueue, getQueueStatus, claimQueuePass, createOrder] = await Promise.all(
-    ['put-waiting-room', 'join-queue', 'get-queue-status', 'claim-queue-pass', 'create-order'].map((id) => route(id)),
+  const [put, remove, joinQueue, getQueueStatus, claimQueuePass, createOrder] = await Promise.all(
+    ['put-waiting-room', 'delete-waiting-room', 'join-queue', 'get-queue-status', 'claim-queue-pass', 'create-order'].map((id) => route(id)),
   );
   return {
     put: (itemId: string, admin: SignedInUser, settings: unknown) => put!(roomEvent('PUT', `/items/${itemId}/waiting-room`, itemId, admin.cookie, { body: settings }), lambdaContext()),
+    remove: (itemId: string, user: SignedInUser) => remove!(roomEvent('DELETE', `/items/${itemId}/waiting-room`, itemId, user.cookie), lambdaContext()),
     join: (itemId: string, buyer: SignedInUser) => joinQueue!(roomEvent('POST', `/items/${itemId}/queue`, itemId, buyer.cookie), lambdaContext()),
     status: (itemId: string, buyer: SignedInUser) => getQueueStatus!(roomEvent('GET', `/items/${itemId}/queue/me`, itemId, buyer.cookie), lambdaContext()),
     claim: (itemId: string, buyer: SignedInUser) => claimQueuePass!(roomEvent('POST', `/items/${itemId}/queue/pass`, itemId, buyer.cookie), lambdaContext()),
