@@ -174,7 +174,14 @@ export const functions: readonly FunctionSpec[] = [
     description: "Sets an item's waiting room, or pauses, resumes or re-rates it; from then on its orders need a pass (admin)",
     trigger: { kind: 'http', method: 'PUT', path: '/items/{itemId}/waiting-room' },
     ...api,
-    env: ['redis', 'sessions'],
+    env: ['redis', 'database', 'sessions'],
+  },
+  {
+    id: 'delete-waiting-room',
+    description: "Removes an item's waiting room, its queue and its passes; from then on its orders need no pass (admin)",
+    trigger: { kind: 'http', method: 'DELETE', path: '/items/{itemId}/waiting-room' },
+    ...api,
+    env: ['redis', 'database', 'sessions'],
   },
   {
     id: 'join-queue',

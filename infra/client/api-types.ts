@@ -223,7 +223,11 @@ export interface paths {
          */
         put: operations["put-waiting-room"];
         post?: never;
-        delete?: never;
+        /**
+         * Removes an item's waiting room, its queue and its passes; from then on its orders need no pass (admin)
+         * @description Admins only.
+         */
+        delete: operations["delete-waiting-room"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2141,6 +2145,117 @@ export interface operations {
                             details?: unknown;
                         };
                     };
+                };
+            };
+            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayMessage"];
+                };
+            };
+            /** @description Surge's error: UNAVAILABLE */
+            503: {
+                headers: {
+                    /** @description Whole seconds after which a retry may be answered */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "delete-waiting-room": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                itemId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Surge's error: VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Surge's error: UNAUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHENTICATED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Surge's error: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Surge's error: NOT_FOUND. Or: API Gateway: a path that matches no route (e.g. a parameter holding /) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND";
+                            message: string;
+                            details?: unknown;
+                        };
+                    } | components["schemas"]["GatewayMessage"];
                 };
             };
             /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */

@@ -79,6 +79,12 @@ export interface ReservationKind<R, Locked = unknown> {
   rebuiltState(conn: PoolConnection, owner: string, units: number): Promise<Record<string, string | number> | undefined>;
   /** Puts back what tells the reserving path how many buckets the owner has, if Redis lost it. */
   restoreLayout?(owner: string, buckets: number): Promise<void>;
+  /**
+   * Mends what Redis keeps beside the owner's units after it lost writes (an item's waiting room:
+   * its hash and its mark on each of the `buckets` states Redis has, put back from MySQL, and the
+   * passes of buyers `confirmed` at their limit dropped); true when anything changed.
+   */
+  repairAttached?(owner: string, buckets: number, confirmed: { buyer: number; units: number; id: string }[]): Promise<boolean>;
   /** What Redis must forget of reservations the guard rejected, which hold nothing (after their commit). */
   forgetRejected?(owner: string, rejected: R[]): Promise<void>;
   /** Puts back buyers' holdings that Redis lost, from what MySQL confirmed for them; lowers nothing. Returns how many changed. */

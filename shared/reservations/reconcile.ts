@@ -147,6 +147,8 @@ export interface OwnerReconciliation {
   /** Why a lost state was not rebuilt yet. */
   waiting?: string;
   buyersRestored: number;
+  /** True when what Redis keeps beside the owner's units (an item's waiting room) had lost writes and was mended (ReservationKind.repairAttached). */
+  attachedRepaired: boolean;
 }
 
 export interface ReconcileOptions {
@@ -213,6 +215,7 @@ export async function reconcileOwner<R>(kind: ReservationKind<R>, owner: string,
     movesFinished: 0,
     rebuilt: false,
     buyersRestored: 0,
+    attachedRepaired: false,
   };
   if (!options.repair) return report;
   const buckets = current.buckets.map((b) => b.keys);
@@ -245,7 +248,9 @@ export async function reconcileOwner<R>(kind: ReservationKind<R>, owner: string,
     const applied = await adjustScript.run(redis(), [target.keys.state], [kind.counter.field, kind.counter.sign * current.drift, Number(target.state?.repairs ?? 0), min, max]);
     if (applied !== null) report.adjusted = current.drift;
   }
-  report.buyersRestored = await kind.restoreBuyers(owner, await confirmedHoldings(kind.decisions, owner));
+  const confirmed = await confirmedHoldings(kind.decisions, owner);
+  report.attachedRepaired = (await kind.repairAttached?.(owner, buckets.length, confirmed)) ?? false;
+  report.buyersRestored = await kind.restoreBuyers(owner, confirmed);
   return report;
 }
 
@@ -271,8 +276,8 @@ function unresolved(report: OwnerReconciliation): boolean {
 
 /** What the schedule logs of an owner: repairs and what they wait for as errors, relays as warnings, a clean owner not at all. */
 function logReconciliation(report: OwnerReconciliation): void {
-  if (report.waiting || report.rebuilt) {
-    logger.error(report.rebuilt ? 'Rebuilt a state Redis lost' : 'A state Redis lost waits to be rebuilt', { ...report });
+  if (report.waiting || report.rebuilt || report.attachedRepaired) {
+    logger.error(report.waiting ? 'A state Redis lost waits to be rebuilt' : report.rebuilt ? 'Rebuilt a state Redis lost' : 'Mended what Redis lost beside a state', { ...report });
   } else if (drifted(report)) {
     logger.error(report.adjusted === report.drift ? 'Reservation drift repaired' : 'Reservation drift', { ...report });
   } else if (report.relayed > 0) {

@@ -1,5 +1,7 @@
 import { randomInt } from 'node:crypto';
+import { db } from '../platform/clients/mysql';
 import { redis } from '../platform/clients/redis';
+import { inTransaction } from '../platform/db/transaction';
 import { AppError } from '../platform/errors';
 import { logger, loggableError } from '../platform/logger';
 import { count, level, timing } from '../platform/metrics';
@@ -11,6 +13,7 @@ import { itemBuckets, itemKeys } from '../orders/model';
 import { bucketCount, remainingStock } from '../orders/sale';
 import { roomKeys, type RoomInput } from './model';
 import { READING_FIELDS, standingOf, type RoomReading, type Standing } from './standing';
+import { forgetRoom, storedRoom, storeRoom } from './stored';
 
 type RoomKeys = [room: string, queue: string, passes: string, turns: string, claimed: string, sale: string, waiters: string, outbox: string];
 type Arg = string | number;
@@ -21,6 +24,8 @@ const statusScript = luaScript<RoomKeys, Arg[]>(new URL('./lua/queue-status-8.lu
 const advanceScript = luaScript<RoomKeys, Arg[]>(new URL('./lua/room-advance-8.lua', import.meta.url));
 const claimScript = luaScript<RoomKeys, Arg[]>(new URL('./lua/pass-claim-8.lua', import.meta.url));
 const placeScript = luaScript<[string], Arg[]>(new URL('./lua/pass-place-1.lua', import.meta.url));
+const restoreScript = luaScript<[room: string, queue: string, turns: string, claimed: string, waiters: string], Arg[]>(new URL('./lua/room-restore-5.lua', import.meta.url));
+const markScript = luaScript<[state: string], []>(new URL('./lua/room-mark-1.lua', import.meta.url));
 
 /** Pre-queue ranks are drawn below this; ranks from the opening on come after it (queue-join-8.lua). */
 const PRE_QUEUE_RANKS = 2 ** 40;
@@ -75,17 +80,72 @@ function refused(reply: unknown): void {
   if (isRefusal(reply)) throw scriptError(reply);
 }
 
+const settingsOf = (input: RoomInput): Arg[] => [input.opensAt, input.admitPerSecond, input.passSeconds * 1000, input.graceSeconds * 1000, input.paused ? 1 : 0, input.statusReadsPerSecond];
+
 /**
  * Sets an item's room, or pauses, resumes or re-rates it while it runs (room-put-1.lua), then marks
  * the sale hash of every bucket: the reserving script takes only orders with a pass from then on.
+ * MySQL's row is written first and committed once Redis took the room, so an acknowledged room
+ * outlives Redis losing it (restoreRoom puts it back), and one Redis refused (CONFLICT) is not kept.
  */
 export async function putRoom(itemId: string, input: RoomInput, now = Date.now()): Promise<void> {
   const buckets = await bucketCount(itemId, true);
   if ((await remainingStock(itemId)) === undefined) throw notOnSale();
-  refused(
-    await putScript.run(redis(), [roomKeys(itemId).room], [now, input.opensAt, input.admitPerSecond, input.passSeconds * 1000, input.graceSeconds * 1000, input.paused ? 1 : 0, input.statusReadsPerSecond]),
-  );
+  await inTransaction(db(), async (conn) => {
+    await storeRoom(conn, itemId, input);
+    refused(await putScript.run(redis(), [roomKeys(itemId).room], [now, ...settingsOf(input)]));
+  });
   await Promise.all(itemBuckets(itemId, buckets).map((keys) => redis().hset(keys.state, 'room', 1)));
+}
+
+/**
+ * Mends what Redis lost of an item's room, from MySQL (the repair's step, after it rebuilt any lost
+ * state): the room hash, started over (room-restore-5.lua: its waiters join again), the mark on
+ * every bucket's state Redis has, and the passes of the buyers given (those MySQL says hold their
+ * limit): a failover that lost an order's writes after the writer stored it undid the removal of
+ * its pass too, which could buy nothing more but would count outstanding against the units left.
+ * True when anything changed; false too when MySQL has no room for the item.
+ */
+export async function repairRoom(itemId: string, buckets: number, spent: number[], now = Date.now()): Promise<boolean> {
+  const settings = await storedRoom(db(), itemId);
+  if (!settings) return false;
+  const k = roomKeys(itemId);
+  const restored = await restoreScript.run(redis(), [k.room, k.queue, k.turns, k.claimed, k.waiters], [now, ...settingsOf(settings)]);
+  const marked = await Promise.all(itemBuckets(itemId, buckets).map((keys) => markScript.run(redis(), [keys.state], [])));
+  const dropped = await dropPasses(itemId, buckets, new Set(spent));
+  return restored === 1 || marked.some((m) => m === 1) || dropped > 0;
+}
+
+/** Drops the passes of the buyers given: in the item's slot, and the copies in a split item's buckets. Exact members only, so a race with a claim drops nothing else. */
+async function dropPasses(itemId: string, buckets: number, buyers: Set<number>): Promise<number> {
+  if (buyers.size === 0) return 0;
+  const keys = [roomKeys(itemId).passes, ...(buckets > 1 ? itemBuckets(itemId, buckets).map((b) => b.passes) : [])];
+  const dropped = await Promise.all(
+    keys.map(async (key) => {
+      const theirs = (await redis().zrange(key, '0', '-1')).filter((member) => buyers.has(Number(member.split(':')[0])));
+      return theirs.length ? redis().zrem(key, ...theirs) : 0;
+    }),
+  );
+  return dropped.reduce((sum, n) => sum + n, 0);
+}
+
+/**
+ * Removes an item's room: MySQL's row first, so no repair puts it back; then the mark on every
+ * bucket's state, so its orders need no pass from then on; then the room's keys and the passes
+ * copied into a split item's buckets (a mark left without its room would refuse every order, with
+ * no pass left to claim). A retry after a failure half-way finishes the rest. False when neither
+ * MySQL nor Redis had a room.
+ */
+export async function removeRoom(itemId: string): Promise<boolean> {
+  const buckets = itemBuckets(itemId, await bucketCount(itemId, true));
+  const forgotten = await forgetRoom(db(), itemId);
+  await Promise.all(buckets.map((keys) => redis().hdel(keys.state, 'room')));
+  const k = roomKeys(itemId);
+  const [deleted] = await Promise.all([
+    redis().del(k.room, k.queue, k.passes, k.turns, k.claimed, k.waiters),
+    ...(buckets.length > 1 ? buckets.map((keys) => redis().del(keys.passes)) : []),
+  ]);
+  return forgotten || deleted > 0;
 }
 
 /** Joins the buyer to the room once; a second join answers the same place. */
