@@ -3,8 +3,6 @@ import { logger } from '../platform/logger';
 import type { ReservationKind, StoredState } from '../reservations/kind';
 import type { DecisionTable } from '../reservations/ledger';
 import { redis } from '../platform/clients/redis';
-import { repairRoom } from '../rooms/rooms';
-import { storedRoom } from '../rooms/stored';
 import { findItem, listItems } from './items';
 import { itemBuckets, layoutKey, OrderRecord, orderKeys } from './model';
 import { raiseBuyerCounts, release } from './sale';
@@ -122,18 +120,11 @@ export const orders: ReservationKind<OrderRecord, Map<string, Capacity>> = {
     const [rows] = await conn.query<RowDataPacket[]>('SELECT per_user_limit, buckets FROM items WHERE id = ?', [itemId]);
     const row = rows[0];
     if (!row) return undefined;
-    // Behind its waiting room from the first moment back, never open: the mark is rebuilt with the units.
-    const room: Record<string, number> = (await storedRoom(conn, itemId)) ? { room: 1 } : {};
-    return { stock: Math.max(0, remaining), limit: Number(row.per_user_limit), ...(Number(row.buckets) > 1 ? { buckets: Number(row.buckets) } : {}), ...room };
+    return { stock: Math.max(0, remaining), limit: Number(row.per_user_limit), ...(Number(row.buckets) > 1 ? { buckets: Number(row.buckets) } : {}) };
   },
 
   async restoreLayout(itemId, buckets) {
     if (buckets > 1) await redis().set(layoutKey(itemId), buckets, 'NX');
-  },
-
-  async repairAttached(itemId, buckets, confirmed) {
-    const limit = (await findItem(itemId))?.perUserLimit ?? Number.POSITIVE_INFINITY;
-    return repairRoom(itemId, buckets, confirmed.filter((c) => c.units >= limit).map((c) => c.buyer));
   },
 
   restoreBuyers: async (itemId, confirmed) => raiseBuyerCounts(itemId, (await findItem(itemId))?.buckets ?? 1, confirmed),

@@ -9,7 +9,7 @@ import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
 import { encodeHandOffs } from '../../shared/reservations/hand-off';
 import { redis } from '../../shared/platform/clients/redis';
 import { upsertItemStock } from '../../shared/orders/items';
-import { orders } from '../../shared/orders/kind';
+import { ordersBehindRooms } from '../../shared/rooms/sale-kind';
 import { itemKeys } from '../../shared/orders/model';
 import { openSale, reserve } from '../../shared/orders/sale';
 import { roomKeys } from '../../shared/rooms/model';
@@ -33,7 +33,7 @@ beforeAll(async () => {
   buyers = await signedInUsers(2);
 });
 
-const repair = (itemId: string) => reconcileOwner(orders, itemId, { relayOlderThanMs: Number.POSITIVE_INFINITY, repair: true, oneLook: true });
+const repair = (itemId: string) => reconcileOwner(ordersBehindRooms, itemId, { relayOlderThanMs: Number.POSITIVE_INFINITY, repair: true, oneLook: true });
 
 /** An item on sale in MySQL and Redis with a room in front of it, the first buyer holding a pass. */
 async function roomWithPass(stock: number): Promise<{ itemId: string; pass: string }> {
