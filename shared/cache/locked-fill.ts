@@ -34,6 +34,12 @@ export interface FillOptions {
    * an instance reads too rarely for a copy to be read again; they keep no version key either.
    */
   nearCopies?: boolean;
+  /**
+   * When Redis fails mid-way (a command timed out), call the loader directly (the default), or
+   * give up with a 503. Off where the loader is too costly to run once per caller at once (a feed's
+   * build), or where the caller has needed Redis anyway and a retry will find it again.
+   */
+  readThrough?: boolean;
 }
 
 /**
@@ -67,6 +73,11 @@ function refreshDue(entry: Entry, now: number, beta: number, logRandom: number):
   return now >= entry.expires || (beta > 0 && now - entry.delta * beta * logRandom >= entry.expires);
 }
 
+interface Read {
+  version: string;
+  entry: Entry | null;
+}
+
 export interface LockedCacheOptions {
   /** Bound on this instance's near copies, in characters of key and value plus a per-copy overhead (about bytes). */
   nearCopyChars?: number;
@@ -78,7 +89,7 @@ export interface LockedCacheOptions {
  * memcache). A lease holder that pauses past its lease cannot overwrite a newer value; one that
  * dies is replaced by one waiter when the lease expires. Hot entries are refreshed early (XFetch)
  * and served stale while one caller refreshes them, and served from a near copy while their version
- * holds. Without Redis, the loader is called directly.
+ * holds. Without Redis, the loader is called directly (unless readThrough is off: then 503).
  */
 export function createLockedCache(redis: RedisClient, connectSubscriber: () => Redis, { nearCopyChars = NEAR_COPY_CHARS }: LockedCacheOptions = {}): LockedCache {
   const waiters = new FillWaiters(connectSubscriber);
@@ -92,7 +103,7 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
    * share a slot), so a bump committed before the read is always seen. Only after a bump does a
    * read take a second round trip, with the new version.
    */
-  async function read(key: CacheKey, keepCopy: boolean): Promise<{ version: string; entry: Entry | null }> {
+  async function readNow(key: CacheKey, keepCopy: boolean): Promise<Read> {
     let version = versions.seen(key.versionKey);
     for (let chase = 0; ; chase++) {
       const entryKey = entryKeyOf(key, version);
@@ -111,6 +122,29 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
       // A version bumped again and again: its entries would be outdated as soon as read anyway.
       if (chase === VERSION_CHASES) return { version, entry: null };
     }
+  }
+
+  /**
+   * Reads of one entry asked for on this instance before the first of them is sent share that one
+   * read: an instance serving many callers at once (the twin's, or any host that runs invocations
+   * concurrently) sends one MGET per round of its event loop, not one per caller. Otherwise, just
+   * after a bump, every caller pulls the entry of the version it last saw (a feed: 390 KB) only to
+   * find the version moved, and a thousand of them keep the connection busy past its command
+   * timeout. A read that is already sent is never joined: it may have reached Redis before the
+   * joining caller's write (a bump) committed.
+   */
+  const pendingReads = new Map<string, Promise<Read>>();
+  function read(key: CacheKey, keepCopy: boolean): Promise<Read> {
+    const id = `${key.versionKey}\n${key.prefix}\n${key.suffix}\n${keepCopy}`;
+    let pending = pendingReads.get(id);
+    if (!pending) {
+      pending = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+        pendingReads.delete(id);
+        return readNow(key, keepCopy);
+      });
+      pendingReads.set(id, pending);
+    }
+    return pending;
   }
 
   async function fill(version: string, entryKey: string, token: string, options: FillOptions, loader: () => Promise<string>): Promise<string> {
@@ -145,6 +179,8 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
       return await coordinatedFill(key, options, () => loader().catch((error: unknown) => Promise.reject(new LoaderFailure(error))));
     } catch (error) {
       if (error instanceof LoaderFailure) throw error.error;
+      // A retry-safe 503 (the API's error handler logs it) rather than one load per caller at once.
+      if (options.readThrough === false) throw new UnavailableError('The value is being loaded, try again shortly');
       degrade(error);
       return loader();
     }

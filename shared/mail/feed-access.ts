@@ -15,6 +15,9 @@ const KNOWN_MS = 24 * 3600_000;
 /** How long a rotated token's "-" outlives the rotation: past any poll that read MySQL before it. */
 const REVOKED_MS = 10 * 60_000;
 
+/** The token's rate as the poll script takes it, worked out once rather than per poll. */
+const POLL_RATE = gcra(LIMITS.feedPollsPerToken);
+
 /** Every key of one token's feeds carries its hash as the hash tag: one slot per token. */
 export function feedKeys(hash: string) {
   const tag = `{feed:${hash}}`;
@@ -38,7 +41,7 @@ const noSuchFeed = () => new NotFoundError('No such feed');
 export async function admitFeedPoll(token: string): Promise<FeedReader> {
   const hash = feedTokenHash(token);
   const keys = feedKeys(hash);
-  const reply = (await pollScript.run(redis(), [keys.reader, keys.version, keys.rate], gcra(LIMITS.feedPollsPerToken))) as [number, ...(string | number)[]];
+  const reply = (await pollScript.run(redis(), [keys.reader, keys.version, keys.rate], POLL_RATE)) as [number, ...(string | number)[]];
   switch (reply[0]) {
     case 2:
       return { userId: Number(reply[1]), version: String(reply[2]), hash };

@@ -1,6 +1,7 @@
 import { cache } from '../cache/cache';
 import type { FillOptions } from '../cache/locked-fill';
 import { redis } from '../platform/clients/redis';
+import { loggableError, logger } from '../platform/logger';
 import { count } from '../platform/metrics';
 import { feedKeys, type FeedReader } from './feed-access';
 import { buildFeed, FEED_MAX_BYTES, type FeedFormat, type FeedLinks, type FeedScope } from './feeds';
@@ -17,7 +18,11 @@ import { buildFeed, FEED_MAX_BYTES, type FeedFormat, type FeedLinks, type FeedSc
  */
 export const FEED_CACHE = {
   budgetBytes: 64 * 1024 * 1024,
-  fill: { ttlSeconds: 600, jitter: 0.1, staleSeconds: 0, leaseMs: 5_000, maxWaitMs: 8_000, earlyRefreshBeta: 0, nearCopies: false } satisfies FillOptions,
+  /**
+   * No reading through: a poll has needed Redis already (its token, its version), so Redis failing
+   * mid-fill is a retry-safe 503 rather than one 390 KB build per poll at once.
+   */
+  fill: { ttlSeconds: 600, jitter: 0.1, staleSeconds: 0, leaseMs: 5_000, maxWaitMs: 8_000, earlyRefreshBeta: 0, nearCopies: false, readThrough: false } satisfies FillOptions,
 };
 
 /** An entry's key and its framing beside its body, in bytes: counted with each body, roughly as Redis stores them. */
@@ -37,8 +42,12 @@ async function cachedBytes(now: number): Promise<number> {
 
 async function countFill(bytes: number, now: number): Promise<void> {
   const key = windowKey(Math.floor(now / WINDOW_MS));
-  // The counter outlives every body it counts.
-  await Promise.all([redis().incrby(key, bytes), redis().pexpire(key, 2 * WINDOW_MS)]);
+  // The counter outlives every body it counts. A count that fails (Redis slow) leaves the body
+  // uncounted rather than failing the poll that built it: a failed poll would hand the lease to a
+  // waiter, who would build the feed again.
+  await Promise.all([redis().incrby(key, bytes), redis().pexpire(key, 2 * WINDOW_MS)]).catch((error: Error) =>
+    logger.warn('Feed body not counted against the budget', { error: loggableError(error) }),
+  );
 }
 
 /**

@@ -378,6 +378,59 @@ describe('getOrFill across instances', () => {
     await filling;
   });
 
+  it('sends one read for many callers on one instance just after a bump, so the old version’s large entry is not pulled once per caller', async () => {
+    // Prepare: one instance, with the functions' own command timeout (1 s), has read a 512 KB entry
+    // (a feed's size) and so remembers its version; another instance bumps it. Without one shared
+    // read, each of the 300 callers' MGETs brings the old entry back (150 MB on one connection):
+    // replies wait past the timeout and every caller loads for itself.
+    const key = freshKey();
+    const [writer, { mysql }] = instances as [Instance, Instance];
+    const redis = connectRedis();
+    const one: Instance = { redis, mysql, cache: createLockedCache(redis, () => connectRedis('subscriber')) };
+    const large = { ...options, nearCopies: false };
+    try {
+      // A key space without near copies keeps no version of its own: it has one here, as a feed's does.
+      await writer.cache.bumpVersion(key.versionKey);
+      await one.cache.getOrFill(key, large, async () => 'x'.repeat(512 * 1024));
+      const oldEntryKey = await entryKeyNow(key);
+      await writer.cache.bumpVersion(key.versionKey);
+      const before = await selectsSoFar();
+
+      // Act
+      let values: string[] = [];
+      const commands = await commandsOn(tagOf(key), async () => {
+        values = await Promise.all(Array.from({ length: 300 }, () => one.cache.getOrFill(key, large, loadFrom(one, 'after the bump'))));
+      });
+
+      // Assess: one load, everyone served its value, and the old entry asked for once, not 300 times.
+      expect(await selectsSoFar()).toBe(before + 1);
+      expect(new Set(values)).toEqual(new Set(['after the bump']));
+      expect(commands.filter((command) => command.startsWith('mget ') && command.endsWith(oldEntryKey))).toHaveLength(1);
+    } finally {
+      one.cache.close();
+      redis.disconnect();
+    }
+  });
+
+  it('answers 503 without loading when Redis fails and reading through is off', async () => {
+    // Prepare
+    const unreachable = new Redis({ port: 1, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    unreachable.on('error', () => undefined);
+    await unreachable.connect().catch(() => undefined);
+    const cache = createLockedCache(unreachable, () => unreachable.duplicate());
+    let loaded = false;
+
+    // Act
+    const read = cache.getOrFill(freshKey(), { ...options, readThrough: false }, async () => {
+      loaded = true;
+      return 'from the source';
+    });
+
+    // Assess
+    await expect(read).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    expect(loaded).toBe(false);
+  });
+
   it('reads through to the loader when Redis is unreachable', async () => {
     const unreachable = new Redis({ port: 1, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
     unreachable.on('error', () => undefined);
