@@ -86,8 +86,11 @@ export function oddsOfUnit(units: number, contenders: number, conversion: number
 /**
  * How often a waiter polls, so that the room's status reads stay near its budget per second. The
  * waiters within two graces of their turn, the admitted and the pass holders poll every third of
- * the grace (at least a second): a waiter that polls loses no turn. The others share what is left
- * of the budget, each no later than a grace before its estimated turn. With a rate `r` and a grace
+ * the grace (at least a second): a waiter that polls loses no turn. Within two graces is by the
+ * estimate, or by place: the next `2 r g` ordinals past the frontier poll so whatever the estimate
+ * says, since a pause's end, an expiry or a lost place can bring their turn sooner than any
+ * estimate foresees. The others share what is left of the budget, each no later than a grace
+ * before its estimated turn. With a rate `r` and a grace
  * `g`, the near ones cost about (2 r g + admitted) / (g / 3) reads a second, ~6 r: the budget is
  * meant to be well above it (a 100,000-waiter room admitting 50/s with a budget of 1,000 reads/s:
  * the near ones ~300/s, the far 99,000 every 142 s).
@@ -101,7 +104,7 @@ export function refreshSeconds(reading: RoomReading, waitSeconds: number | null)
   const farWaiters = Math.max(0, reading.queued - reading.frontier - window);
   const share = Math.max(reading.budget - nearReads, reading.budget / 10);
   const far = Math.min(MAX_REFRESH_SECONDS, Math.max(near, Math.ceil(farWaiters / share)));
-  const soon = waitSeconds !== null && waitSeconds <= 2 * grace;
+  const soon = reading.ordinal - reading.frontier < window || (waitSeconds !== null && waitSeconds <= 2 * grace);
   const mine = soon ? near : waitSeconds === null ? far : Math.min(far, Math.max(near, Math.floor(waitSeconds - grace)));
   return { near, far, mine, soon };
 }
@@ -114,9 +117,13 @@ function waitSeconds(r: RoomReading): number | null {
   const byRate = untilOpen + Math.max(0, need - Math.max(r.served, r.frontier)) / r.rate;
   const short = need - Math.max(r.cap, r.frontier);
   if (short <= 0) return Math.ceil(byRate);
-  // Held back by the cap: each pass outstanding frees its place within its lifetime (used or expired), half of it on average.
-  if (r.outstanding === 0) return null;
-  const byCap = (Math.ceil(short / r.outstanding) * r.passMs) / 2000;
+  // Held back by the cap: each pass outstanding frees its place within its lifetime (used or expired), and each waiter admitted but
+  // not yet claiming within the grace (its place lost, or its pass then expiring); half of that on average.
+  const awaiting = Math.max(0, r.frontier - r.issued - r.lost);
+  const freeing = r.outstanding + awaiting;
+  if (freeing === 0) return null;
+  const lifetimeMs = (r.outstanding * r.passMs + awaiting * r.graceMs) / freeing;
+  const byCap = (Math.ceil(short / freeing) * lifetimeMs) / 2000;
   return Math.ceil(Math.max(byRate, byCap));
 }
 

@@ -69,6 +69,14 @@ describe('the wait', () => {
     expect(byCap.estimatedWaitSeconds).toBe(120);
     expect(paused.estimatedWaitSeconds).toBeNull();
   });
+
+  it('counts the waiters admitted but not yet claiming among what frees places, when no pass is outstanding', () => {
+    // 10 units left and 10 admitted who have not claimed: the cap holds the frontier; a waiter 6 past it.
+    const hangs = standingOf(reading({ ordinal: 2_005, served: 3_000, frontier: 2_000, cap: 2_000, issued: 1_990, units: 10 }));
+
+    // 6 places to free, 10 waiters each freeing theirs within the grace (30 s): one round of half of it.
+    expect(hangs.estimatedWaitSeconds).toBe(15);
+  });
 });
 
 describe('the refresh interval', () => {
@@ -86,5 +94,14 @@ describe('the refresh interval', () => {
     expect(readsPerSecond).toBeLessThan(room.budget * 1.1);
     // Near its turn a waiter polls at least three times within the grace.
     expect(nearest).toBeGreaterThanOrEqual(3);
+  });
+
+  it('polls at a third of the grace within two graces’ worth of places past the frontier, whatever the estimate', () => {
+    // Paused, so no estimate: their turn can still come at once when the pause ends.
+    const paused = standingOf(reading({ ordinal: 2_100, served: 2_000, frontier: 2_000, issued: 2_000, paused: true }));
+    const farther = standingOf(reading({ ordinal: 2_000 + 50 * 2 * 30, served: 2_000, frontier: 2_000, issued: 2_000, paused: true }));
+
+    expect(paused.refreshSeconds).toBe(10);
+    expect(farther.refreshSeconds).toBeGreaterThan(10);
   });
 });
