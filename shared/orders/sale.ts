@@ -104,7 +104,13 @@ export async function reserve(request: ReservationRequest, now = Date.now()): Pr
     if (isRefusal(reply)) throw scriptError(reply);
     throwIfRateLimited(reply, 'orders');
     const [orderId, remaining, replayed, pending, passUsed] = reply as [string, number, number, number, number?];
-    if (passUsed === 1) count('room.converted');
+    if (passUsed === 1) {
+      count('room.converted');
+      // A split item's pass is checked and used in the buyer's bucket; the item's own slot, where the room counts it outstanding,
+      // is told here, so the room sees the unit taken and the place freed together, as for an item not split. Should this be
+      // lost, the pass counts outstanding until it expires: the room admits less, never more.
+      if (buckets > 1) await redis().zrem(itemKeys(request.itemId).passes, `${request.userId}:${request.pass}`).catch(() => undefined);
+    }
     return { record: { ...order, orderId }, remaining, replayed: replayed === 1, pending: pending === 1 };
   }
 }

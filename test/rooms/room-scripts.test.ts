@@ -274,6 +274,8 @@ describe('passes in the reserving script', () => {
     expect(without).toMatchObject({ code: 'PASS_REQUIRED' });
     expect(valid.replayed).toBe(false);
     expect(await remainingStock(itemId)).toBe(29);
+    // Used, the pass no longer counts outstanding in the item's slot: the unit and the place go together.
+    expect((await readRoom(itemId, 11, T + 2 * SECOND)).outstanding).toBe(0);
   });
 
   it('leaves an item without a room as it was: no pass asked', async () => {
