@@ -7,7 +7,7 @@ import { json } from '../shared/platform/http/response';
 import { orders } from '../shared/orders/kind';
 import { IdempotencyKey, ItemId, OrderId, Quantity } from '../shared/orders/model';
 import { PassToken } from '../shared/rooms/model';
-import { reserve } from '../shared/orders/sale';
+import { givePassBack, reserve } from '../shared/orders/sale';
 import { handOff } from '../shared/reservations/place';
 
 const Params = z.object({ itemId: ItemId });
@@ -17,7 +17,7 @@ const Pending = z.strictObject({ orderId: OrderId, status: z.literal('pending'),
 
 /**
  * Reserves in Redis (one script, the buyer's and the source's rates included: one round trip), then hands the order to the queue; a hand-off
- * that fails is cancelled and the client told to retry with the same key (503).
+ * that fails is cancelled and the client told to retry with the same key (503), its waiting-room pass given back for that retry.
  */
 export const handler = api({
   access: 'user',
@@ -40,6 +40,10 @@ export const handler = api({
     // Nothing was reserved when Redis could not be reached, so a retry is safe.
     throw error instanceof AppError ? error : new UnavailableError('Orders are unavailable; retry with the same Idempotency-Key');
   });
-  await handOff(orders, reservation, correlationIdOf(event));
+  // A 503 here is retried with the same key: its pass must still be there for the retry.
+  await handOff(orders, reservation, correlationIdOf(event)).catch(async (error: unknown) => {
+    await givePassBack(reservation);
+    throw error;
+  });
   return json(202, { orderId: reservation.record.orderId, status: 'pending', remaining: reservation.remaining });
 });

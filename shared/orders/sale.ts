@@ -32,6 +32,8 @@ export interface ReservationRequest {
 
 export interface Reservation extends Reserved<OrderRecord> {
   remaining: number;
+  /** The waiting-room pass this order used up, where it was kept and until when: what givePassBack restores. */
+  usedPass?: { member: string; expiresAt: number; keys: string[] };
 }
 
 /** How many buckets each item has, as this instance last learnt it; a script that finds otherwise says so. */
@@ -103,16 +105,32 @@ export async function reserve(request: ReservationRequest, now = Date.now()): Pr
     }
     if (isRefusal(reply)) throw scriptError(reply);
     throwIfRateLimited(reply, 'orders');
-    const [orderId, remaining, replayed, pending, passUsed] = reply as [string, number, number, number, number?];
-    if (passUsed === 1) {
+    const [orderId, remaining, replayed, pending, passExpiry] = reply as [string, number, number, number, (string | number)?];
+    const reservation: Reservation = { record: { ...order, orderId }, remaining, replayed: replayed === 1, pending: pending === 1 };
+    if (Number(passExpiry ?? 0) > 0) {
       count('room.converted');
+      const member = `${request.userId}:${request.pass}`;
       // A split item's pass is checked and used in the buyer's bucket; the item's own slot, where the room counts it outstanding,
       // is told here, so the room sees the unit taken and the place freed together, as for an item not split. Should this be
       // lost, the pass counts outstanding until it expires: the room admits less, never more.
-      if (buckets > 1) await redis().zrem(itemKeys(request.itemId).passes, `${request.userId}:${request.pass}`).catch(() => undefined);
+      if (buckets > 1) await redis().zrem(itemKeys(request.itemId).passes, member).catch(() => undefined);
+      reservation.usedPass = { member, expiresAt: Number(passExpiry), keys: buckets > 1 ? [keys.passes, itemKeys(request.itemId).passes] : [keys.passes] };
     }
-    return { record: { ...order, orderId }, remaining, replayed: replayed === 1, pending: pending === 1 };
+    return reservation;
   }
+}
+
+/**
+ * Gives a buyer back the pass an order used up when that order was answered 503 (its hand-off
+ * failed: the order was given back, or may stand pending): the buyer retries with the same key and
+ * the same pass, as after any refusal, until the pass's own expiry. Should Redis fail here too, the
+ * retry is refused 403 and the pass's place comes back to the room at its expiry. A pass given back
+ * to an order that stands is bounded by the buyer's limit, which the reservation script checks.
+ */
+export async function givePassBack(reservation: Reservation): Promise<void> {
+  const used = reservation.usedPass;
+  if (!used) return;
+  await Promise.all(used.keys.map((key) => redis().zadd(key, used.expiresAt, used.member))).catch(() => undefined);
 }
 
 /** Gives back an order cancelled in MySQL, its own row's decision (idempotent); 1 when it gave stock back now or before. */

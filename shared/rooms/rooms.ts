@@ -86,7 +86,7 @@ const settingsOf = (input: RoomInput): Arg[] => [input.opensAt, input.admitPerSe
  * Sets an item's room, or pauses, resumes or re-rates it while it runs (room-put-1.lua), then marks
  * the sale hash of every bucket: the reserving script takes only orders with a pass from then on.
  * MySQL's row is written first and committed once Redis took the room, so an acknowledged room
- * outlives Redis losing it (restoreRoom puts it back), and one Redis refused (CONFLICT) is not kept.
+ * outlives Redis losing it (repairRoom puts it back), and one Redis refused (CONFLICT) is not kept.
  */
 export async function putRoom(itemId: string, input: RoomInput, now = Date.now()): Promise<void> {
   const buckets = await bucketCount(itemId, true);
@@ -95,7 +95,8 @@ export async function putRoom(itemId: string, input: RoomInput, now = Date.now()
     await storeRoom(conn, itemId, input);
     refused(await putScript.run(redis(), [roomKeys(itemId).room], [now, ...settingsOf(input)]));
   });
-  await Promise.all(itemBuckets(itemId, buckets).map((keys) => redis().hset(keys.state, 'room', 1)));
+  // Only on a state Redis has: a hash holding nothing but the mark would read as a sale (room-mark-1.lua).
+  await Promise.all(itemBuckets(itemId, buckets).map((keys) => markScript.run(redis(), [keys.state], [])));
 }
 
 /**
@@ -211,7 +212,8 @@ export interface Pass {
 /**
  * Issues the admitted buyer's pass (pass-claim-8.lua), once: a retry answers the same pass. On a
  * split item the pass is then copied into the buyer's own bucket, where its reservation runs; a
- * claim whose copy failed is retried by the client and copies the same pass again.
+ * claim whose copy failed is retried by the client and copies the same pass again, but only while
+ * the item's slot still holds it: a pass used (removed from both) or expired is not put back.
  */
 export async function claimPass(itemId: string, userId: number, now = Date.now()): Promise<Pass> {
   const reply = await claimScript.run(redis(), keysOf(itemId), [now, ...(await saleOf(itemId)), userId, randomId(16)]);
@@ -223,8 +225,9 @@ export async function claimPass(itemId: string, userId: number, now = Date.now()
     countMoves(Number(lost), Number(expired), Number(admitted));
   }
   const buckets = await bucketCount(itemId);
-  if (buckets > 1) {
-    await placeScript.run(redis(), [itemKeys(itemId, bucketOf(userId, buckets), buckets).passes], [now, `${userId}:${token}`, expiresAt]);
+  const member = `${userId}:${token}`;
+  if (buckets > 1 && (!again || (await redis().zscore(roomKeys(itemId).passes, member)) !== null)) {
+    await placeScript.run(redis(), [itemKeys(itemId, bucketOf(userId, buckets), buckets).passes], [now, member, expiresAt]);
   }
   return { token, expiresAt: Number(expiresAt) };
 }

@@ -1,4 +1,5 @@
 import type { ReservationKind } from '../reservations/kind';
+import { db } from '../platform/clients/mysql';
 import { findItem } from '../orders/items';
 import { orders } from '../orders/kind';
 import type { OrderRecord } from '../orders/model';
@@ -21,6 +22,8 @@ export const ordersBehindRooms: ReservationKind<OrderRecord, Parameters<typeof o
   },
 
   async repairAttached(itemId, buckets, confirmed) {
+    // An item without a room costs the repair one read of waiting_rooms, and nothing more.
+    if (!(await storedRoom(db(), itemId))) return false;
     const limit = (await findItem(itemId))?.perUserLimit ?? Number.POSITIVE_INFINITY;
     return repairRoom(itemId, buckets, confirmed.filter((c) => c.units >= limit).map((c) => c.buyer));
   },

@@ -32,7 +32,7 @@ export interface RoomReading {
   budget: number;
   limit: number;
   joined: number;
-  /** Admission holds: more reservations wait unwritten than the room allows. */
+  /** Admission holds: more reservations wait unwritten than the room allows, or a hand-off failed a moment ago. */
   held: boolean;
 }
 

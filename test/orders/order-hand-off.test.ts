@@ -80,6 +80,27 @@ describe('the hand-off to the order queue', () => {
       expect(await redisState(itemId)).toEqual({ stock: 5, bought: 0, pending: 0, idempotency: 0 });
     });
 
+    it('gives the buyer back the waiting-room pass the order used, for the retry it is told to make', async () => {
+      // Prepare: an item behind a room, and the buyer's live pass, as a claim leaves them.
+      const itemId = await openItem(5);
+      const [buyer] = await signedInUsers(1);
+      const keys = itemKeys(itemId);
+      const member = `${buyer!.id}:AAAAAAAAAAAAAAAAAAAAAA`;
+      const expiresAt = Date.now() + 60_000;
+      await redis().hset(keys.state, 'room', 1);
+      await redis().zadd(keys.passes, expiresAt, member);
+      const event = orderEvent(itemId, buyer!.cookie, 'with-pass', { quantity: 1 });
+      event.headers['waiting-room-pass'] = 'AAAAAAAAAAAAAAAAAAAAAA';
+
+      // Act
+      const result = await createOrder(event, lambdaContext());
+
+      // Assess
+      expect(result.statusCode).toBe(503);
+      expect(Number(await redis().zscore(keys.passes, member))).toBe(expiresAt);
+      expect(await remainingStock(itemId)).toBe(5);
+    });
+
     it('stamps the sale with the failure, by which a waiting room holds its admission', async () => {
       // Prepare
       const itemId = await openItem(5);

@@ -276,6 +276,9 @@ describe('passes in the reserving script', () => {
     expect(await remainingStock(itemId)).toBe(29);
     // Used, the pass no longer counts outstanding in the item's slot: the unit and the place go together.
     expect((await readRoom(itemId, 11, T + 2 * SECOND)).outstanding).toBe(0);
+    // A claim retried after the pass was used does not copy it back into the bucket.
+    await claimPass(itemId, 11, T + 3 * SECOND);
+    expect(await order(itemId, 11, pass.token, T + 3 * SECOND).catch((error: unknown) => error)).toMatchObject({ code: 'PASS_REQUIRED' });
   });
 
   it('leaves an item without a room as it was: no pass asked', async () => {

@@ -38,7 +38,7 @@
   ARGV[14] now, ms (a pass expiring at or before it is no pass)
 
   Returns {order id, remaining stock, replayed (1) or new (0), still in the outbox (1) or not (0),
-  a pass used up (1) or none needed (0, absent on a replay)}, or
+  the expiry (ms) of the pass used up, or 0 when none was needed (absent on a replay)}, or
     -10 no sale open for this item (a move brought is then not taken in: it stays recorded at its donor)
     -11 sold out (not enough stock for the quantity)
     -12 per-buyer limit would be exceeded
@@ -72,9 +72,10 @@ if tonumber(sale[3] or '1') ~= tonumber(ARGV[11]) then
   return -17
 end
 local pass = false
+local expires = false
 if sale[4] then
   pass = ARGV[1] .. ':' .. ARGV[13]
-  local expires = redis.call('ZSCORE', KEYS[8], pass)
+  expires = redis.call('ZSCORE', KEYS[8], pass)
   if not expires or tonumber(expires) <= tonumber(ARGV[14]) then
     return -26
   end
@@ -110,4 +111,4 @@ redis.call('HSET', KEYS[4], ARGV[3], ARGV[6])
 if pass then
   redis.call('ZREM', KEYS[8], pass)
 end
-return { ARGV[3], remaining, 0, 1, pass and 1 or 0 }
+return { ARGV[3], remaining, 0, 1, pass and expires or 0 }
