@@ -106,6 +106,7 @@ const STATEFUL_DEV: Record<string, string> = {
   createsessionLogs1E6CB07C: 'AWS::Logs::LogGroup',
   createuserLogs5F06CAB8: 'AWS::Logs::LogGroup',
   deletecurrentsessionLogs4358CA91: 'AWS::Logs::LogGroup',
+  deletewaitingroomLogsD03A06D3: 'AWS::Logs::LogGroup',
   deleteallsessionsLogs67737BAB: 'AWS::Logs::LogGroup',
   getmeLogs3A724806: 'AWS::Logs::LogGroup',
   putitemstockLogs5352EAE0: 'AWS::Logs::LogGroup',
