@@ -147,6 +147,7 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
     const passed = await user.POST('/items/{itemId}/orders', { params: { path: { itemId: roomItemId }, header: { 'idempotency-key': randomBytes(8).toString('hex'), 'waiting-room-pass': pass.token } }, body: { quantity: 1 } });
     expect(passed.response.status).toBe(202);
     expect((await anyone.GET('/wait/{itemId}', { params: { path: { itemId: roomItemId } }, parseAs: 'text' })).data).toMatch(/^<!doctype html>/i);
+    expect((await admin.DELETE('/items/{itemId}/waiting-room', { params: { path: { itemId: roomItemId } } })).response.status).toBe(204);
 
     const now = Date.now();
     const deal = { title: 'Bundled', opensAt: new Date(now - 60_000).toISOString(), closesAt: new Date(now + 3_600_000).toISOString(), limit: 3 };
