@@ -16,6 +16,8 @@ const Health = z.strictObject({
 
 export const handler = api({
   access: 'public',
+  // An admin's ?detail=1 is checked against the session.
+  readsSessionCookie: true,
   query: Query,
   answers: { 200: Health, 503: Health },
   // Asked for the detail without a session, or not as an admin.

@@ -15,7 +15,12 @@ import { Network } from './stack/network';
 import { Queues } from './stack/queues';
 import { KEPT_BY, type Stage } from './stack/stage';
 import { functions, type EnvNeed } from '../functions/table';
+import { requestReads } from '../shared/api/api';
 import type { Deployment } from '../shared/platform/config';
+import { routesOfTable } from './table-routes';
+
+/** Every route with what it reads of a request, from its entry's api(): the edge forwards that (stack/edge-requests.ts). */
+const tableRoutes = (await routesOfTable()).map((route) => ({ id: route.spec.id, method: route.method, path: route.path, reads: requestReads(route.api), loadTest: route.spec.loadTest }));
 
 export interface SurgeStackProps extends StackProps {
   /** What the stack keeps when it, or one of its resources, is deleted (see KEPT_BY in stack/stage.ts). */
@@ -88,7 +93,8 @@ export class SurgeStack extends Stack {
       },
     });
     const api = new Api(this, { kept, name: props.namePrefix });
-    const edge = props.cloudFront ? new Edge(this, { api: api.api, logs: mail.accessLogs }) : undefined;
+    const routes = tableRoutes.filter((route) => !(route.loadTest && props.stage === 'prod'));
+    const edge = props.cloudFront ? new Edge(this, { api: api.api, logs: mail.accessLogs, routes }) : undefined;
 
     // Where each need points on AWS. The URLs carry no credentials: functions look the secrets
     // up at cold start (shared/platform/clients/credentials.ts), so no password is in their configuration.

@@ -8,31 +8,13 @@
 import { readFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponseObject } from 'zod-openapi';
-import { functions, type FunctionSpec, type HttpMethod } from '../../functions/table';
+import { routesOfTable, type TableRoute } from '../table-routes';
 import { stackErrors, type RouteOptions } from '../../shared/api/api';
 import { errorStatus, type ErrorCode } from '../../shared/platform/errors';
 import * as z from '../../shared/platform/zod';
 import { SESSION_COOKIE } from '../../shared/sessions/store';
 
-interface Route {
-  spec: FunctionSpec;
-  method: HttpMethod;
-  path: string;
-  api: RouteOptions;
-}
-
-/** Every route of the table with what its entry's api() keeps. */
-async function routesOfTable(): Promise<Route[]> {
-  const specs = functions.filter((spec) => spec.trigger.kind === 'http');
-  return Promise.all(
-    specs.map(async (spec) => {
-      const { trigger } = spec;
-      if (trigger.kind !== 'http') throw new Error(`${spec.id} is not a route`);
-      const entry = (await import(`../../functions/${spec.id}.ts`)) as { handler: { api: RouteOptions } };
-      return { spec, method: trigger.method, path: trigger.path, api: entry.handler.api };
-    }),
-  );
-}
+type Route = TableRoute;
 
 /** API Gateway's own answers (no route, a throttle, a payload past its 10 MB) carry this body, not Surge's error. */
 const GatewayMessage = z

@@ -7,6 +7,7 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
 import { ORIGIN_VERIFY_HEADER } from '../../shared/platform/config';
 import { VIEWER_HOST_HEADER } from '../../shared/platform/http/public-url';
+import { originRequestsOf, type BehaviourPlan, type BehaviourRequests, type EdgeRoute } from './edge-requests';
 
 /**
  * The WAF's requests per client address in its 5-minute window (about 10 a second): far above a
@@ -38,6 +39,24 @@ export const LARGE_BODY_PATH_PREFIX = '/admin/audit/';
 const LARGE_BODY_LABEL = 'awswaf:managed:aws:core-rule-set:SizeRestrictions_Body';
 
 /**
+ * The distribution's behaviours, in precedence order, the default last: what each forwards is
+ * derived from the routes it serves (edge-requests.ts).
+ */
+export const EDGE_BEHAVIOURS: readonly BehaviourPlan[] = [
+  {
+    name: 'FeedRequests',
+    pathPattern: `${FEED_PATH_PREFIX}*`,
+    methods: ['GET', 'HEAD'],
+    // Feeds carry no cookie (their token is in the path), and CloudFront passes a conditional GET's
+    // If-None-Match and If-Modified-Since on only when it forwards no cookies, so that a poll whose
+    // copy is current is answered 304 by the function.
+    noCookies: 'a feed reader sends none, and the conditional headers pass only without cookies',
+    noQueryStrings: 'a feed URL is whole in its path',
+  },
+  { name: 'ApiRequests', methods: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'PATCH', 'POST', 'DELETE'] },
+];
+
+/**
  * CloudFront in front of the API with a WAF web ACL (a rate limit per client address, and AWS's
  * common rule set), since WAF cannot be attached to an HTTP API. Nothing is cached: every
  * request goes to the API with the origin header, the viewer's address (CloudFront-Viewer-Address,
@@ -51,7 +70,7 @@ export class Edge {
   readonly originSecret: Secret;
   readonly distribution: cloudfront.Distribution;
 
-  constructor(stack: Stack, props: { api: HttpApi; logs: Bucket }) {
+  constructor(stack: Stack, props: { api: HttpApi; logs: Bucket; routes: readonly EdgeRoute[] }) {
     this.originSecret = new Secret(stack, 'OriginSecret', {
       description: 'The header CloudFront sends the API with every request, proving it came through the distribution',
       generateSecretString: { passwordLength: 48, excludePunctuation: true },
@@ -122,23 +141,16 @@ export class Edge {
         },
       ],
     });
-    const requests = new cloudfront.OriginRequestPolicy(stack, 'ApiRequests', {
-      comment: 'What the functions read, and the viewer address',
-      headerBehavior: cloudfront.OriginRequestHeaderBehavior.allowList('content-type', 'idempotency-key', 'x-correlation-id', 'user-agent', 'cloudfront-viewer-address', VIEWER_HOST_HEADER),
-      cookieBehavior: cloudfront.OriginRequestCookieBehavior.all(),
-      queryStringBehavior: cloudfront.OriginRequestQueryStringBehavior.all(),
-    });
-    /*
-     * Feeds carry no cookie (their token is in the path), and CloudFront passes a conditional GET's
-     * If-None-Match and If-Modified-Since on only when it forwards no cookies: their own policy, so
-     * a poll whose copy is current is answered 304 by the function.
-     */
-    const feedRequests = new cloudfront.OriginRequestPolicy(stack, 'FeedRequests', {
-      comment: 'Feed polls: the conditional headers, no cookies',
-      headerBehavior: cloudfront.OriginRequestHeaderBehavior.allowList('if-none-match', 'if-modified-since', 'x-correlation-id', 'user-agent', 'cloudfront-viewer-address', VIEWER_HOST_HEADER),
-      cookieBehavior: cloudfront.OriginRequestCookieBehavior.none(),
-      queryStringBehavior: cloudfront.OriginRequestQueryStringBehavior.none(),
-    });
+    const [feeds, rest] = originRequestsOf(props.routes, EDGE_BEHAVIOURS);
+    const policy = (behaviour: BehaviourRequests, comment: string) =>
+      new cloudfront.OriginRequestPolicy(stack, behaviour.plan.name, {
+        comment,
+        headerBehavior: behaviour.headers.length ? cloudfront.OriginRequestHeaderBehavior.allowList(...behaviour.headers) : cloudfront.OriginRequestHeaderBehavior.none(),
+        cookieBehavior: behaviour.cookies.length ? cloudfront.OriginRequestCookieBehavior.allowList(...behaviour.cookies) : cloudfront.OriginRequestCookieBehavior.none(),
+        queryStringBehavior: behaviour.queryStrings.length ? cloudfront.OriginRequestQueryStringBehavior.allowList(...behaviour.queryStrings) : cloudfront.OriginRequestQueryStringBehavior.none(),
+      });
+    const requests = policy(rest!, 'What the routes read (their schemas), the correlation id, and the viewer address and host');
+    const feedRequests = policy(feeds!, 'Feed polls: what the feed routes read, the conditional headers among it, no cookies');
     // API Gateway is reached at its own host: the one the viewer asked for goes on in a header of ours, whatever a client sent in it (public-url.ts).
     const viewerHost = new cloudfront.Function(stack, 'ViewerHost', {
       comment: 'Passes the host the viewer asked for on to the API',
@@ -164,16 +176,16 @@ export class Edge {
       defaultBehavior: {
         origin,
         viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
-        allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
+        allowedMethods: allowedMethods(rest!.plan),
         cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
         originRequestPolicy: requests,
         functionAssociations,
       },
       additionalBehaviors: {
-        [`${FEED_PATH_PREFIX}*`]: {
+        [feeds!.plan.pathPattern!]: {
           origin,
           viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
-          allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
+          allowedMethods: allowedMethods(feeds!.plan),
           // Nothing is kept at the edge: a feed is one reader's mail, and the function's 304 is the cheap answer.
           cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
           originRequestPolicy: feedRequests,
@@ -182,4 +194,13 @@ export class Edge {
       },
     });
   }
+}
+
+/** CloudFront's allowed-methods setting that is exactly a behaviour's methods: it has three. */
+function allowedMethods(plan: BehaviourPlan): cloudfront.AllowedMethods {
+  const setting = [cloudfront.AllowedMethods.ALLOW_GET_HEAD, cloudfront.AllowedMethods.ALLOW_GET_HEAD_OPTIONS, cloudfront.AllowedMethods.ALLOW_ALL].find(
+    (candidate) => candidate.methods.length === plan.methods.length && plan.methods.every((method) => candidate.methods.includes(method)),
+  );
+  if (!setting) throw new Error(`The behaviour ${plan.name} allows ${plan.methods.join(', ')}: CloudFront allows GET and HEAD, those with OPTIONS, or all`);
+  return setting;
 }

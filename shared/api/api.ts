@@ -5,6 +5,9 @@ import { countOutcome, errorHandler, normaliseEvent, throughCloudFront, validate
 import type { Answer, ApiResult } from '../platform/http/response';
 import type * as z from '../platform/zod';
 import { functionStack } from '../platform/function-stack';
+import { VIEWER_ADDRESS_HEADER } from '../platform/http/client-address';
+import { CORRELATION_HEADER } from '../platform/http/correlation';
+import { VIEWER_HOST_HEADER } from '../platform/http/public-url';
 import { parseSessionCookie, resolveSession, SESSION_COOKIE, type Principal } from '../sessions/store';
 import type { Role } from '../sessions/users';
 
@@ -42,7 +45,37 @@ export interface RouteOptions<A extends Access = Access, R extends AnswerSchemas
   /** Headers every successful answer carries (ETag, Cache-Control …), by name, each with what it says. */
   answerHeaders?: Readonly<Record<string, string>>;
   errors: readonly ErrorCode[];
+  /**
+   * A public route that reads the session cookie when one comes: sign-in and sign-up replace it,
+   * health's detail is an admin's. Routes with a role read it anyway; the rest are never given
+   * cookies (normaliseEvent), so that the edge may drop them.
+   */
+  readsSessionCookie?: true;
 }
+
+/** What a route reads of a request besides its path and body, by name: what the edge must forward to it. */
+export interface RequestReads {
+  headers: string[];
+  cookies: string[];
+  queryStrings: string[];
+}
+
+const objectKeys = (schema: z.ZodMiniType | undefined): string[] => (schema ? Object.keys((schema as z.ZodMiniObject)._zod.def.shape) : []);
+
+/**
+ * Every header, cookie and query string a route reads: its schemas' names, the session cookie where
+ * it authenticates, the body's content type, and what this stack reads of every request (its
+ * correlation id, the viewer's address and host). The stack's edge forwards exactly these.
+ */
+export function requestReads(options: RouteOptions): RequestReads {
+  return {
+    headers: [CORRELATION_HEADER, VIEWER_ADDRESS_HEADER, VIEWER_HOST_HEADER, ...(options.body ? ['content-type'] : []), ...objectKeys(options.headers)],
+    cookies: readsCookies(options) ? [SESSION_COOKIE] : [],
+    queryStrings: objectKeys(options.query),
+  };
+}
+
+const readsCookies = (options: RouteOptions) => options.access !== 'public' || options.readsSessionCookie === true;
 
 /**
  * The errors the stack gives whatever the handler does: a request around CloudFront (403), a
@@ -70,7 +103,7 @@ export function stackErrors(options: RouteOptions): ErrorCode[] {
  * handler takes the plain API Gateway event.
  */
 export function api<A extends Access, R extends AnswerSchemas, S extends InputSchemas = {}>(options: RouteOptions<A, R> & S) {
-  const stack = functionStack<APIGatewayProxyEventV2, ApiResult>().use(normaliseEvent()).use(throughCloudFront());
+  const stack = functionStack<APIGatewayProxyEventV2, ApiResult>().use(normaliseEvent({ cookies: readsCookies(options) })).use(throughCloudFront());
   if (options.access !== 'public') stack.use(authenticate(options.access));
   stack.use(validateInput(options));
   if (options.outcomes) stack.use(countOutcome(options.outcomes));

@@ -6,6 +6,9 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app';
 import type { SurgeStack } from '../../infra/stack';
+import { pathPatternMatcher } from '../../infra/stack/edge-requests';
+import { routesOfTable } from '../../infra/table-routes';
+import { SESSION_COOKIE } from '../../shared/sessions/store';
 import { synthesized as synthesizedStack, type Resource } from '../support/stack';
 import { envNeedsOf, functions, inboundMail, queueNamesOf, queues, visibilityTimeoutSeconds, type EnvNeed, type QueueName } from '../../functions/table';
 import { envNeeds, environmentFor, serviceEnvironment, type Deployment } from '../../shared/platform/config';
@@ -773,18 +776,44 @@ describe('the CDK app in the prod stage', () => {
     const config = ofType('AWS::CloudFront::Distribution')[0]!.Properties.DistributionConfig;
     const [origin] = config.Origins;
     const secretId = Object.keys(resources).find((id) => String(resources[id]!.Properties.Description).startsWith('The header CloudFront sends'))!;
-    const policy = ofType('AWS::CloudFront::OriginRequestPolicy').find((p) => p.Properties.OriginRequestPolicyConfig.Comment.startsWith('What the functions read'));
 
     expect(origin.CustomOriginConfig).toMatchObject({ OriginProtocolPolicy: 'https-only', OriginSSLProtocols: ['TLSv1.2'] });
     expect(origin.OriginCustomHeaders).toEqual([{ HeaderName: 'x-origin-verify', HeaderValue: expect.anything() }]);
     expect(JSON.stringify(origin.OriginCustomHeaders)).toContain(`{{resolve:secretsmanager:`);
     expect(JSON.stringify(origin.OriginCustomHeaders)).toContain(secretId);
     expect(config.DefaultCacheBehavior).toMatchObject({ ViewerProtocolPolicy: 'https-only', CachePolicyId: '4135ea2d-6df8-44a3-9df3-4b5a84be39ad' });
-    expect(policy!.Properties.OriginRequestPolicyConfig.HeadersConfig.Headers).toEqual(expect.arrayContaining(['cloudfront-viewer-address', 'content-type', 'idempotency-key', 'x-correlation-id']));
-    expect(policy!.Properties.OriginRequestPolicyConfig.CookiesConfig.CookieBehavior).toBe('all');
   });
 
-  it('passes a feed poll’s If-None-Match and If-Modified-Since on, forwarding no cookies (CloudFront drops them otherwise), and every request’s viewer host', () => {
+  it('forwards to every route, through the behaviour that serves it, each header, cookie and query string it reads', async () => {
+    // Prepare: the distribution's behaviours in precedence order, the default last, each with its policy.
+    const config = ofType('AWS::CloudFront::Distribution')[0]!.Properties.DistributionConfig;
+    const behaviours = [...(config.CacheBehaviors ?? []), config.DefaultCacheBehavior] as { PathPattern?: string; AllowedMethods: string[]; OriginRequestPolicyId: { Ref: string } }[];
+    const names = (schema: unknown) => (schema ? Object.keys((schema as { _zod: { def: { shape: object } } })._zod.def.shape) : []);
+    const forwards = (part: { HeaderBehavior?: string; CookieBehavior?: string; QueryStringBehavior?: string; Headers?: string[]; Cookies?: string[]; QueryStrings?: string[] }, name: string) => {
+      const behavior = part.HeaderBehavior ?? part.CookieBehavior ?? part.QueryStringBehavior;
+      const listed = (part.Headers ?? part.Cookies ?? part.QueryStrings ?? []).some((n) => (part.HeaderBehavior ? n.toLowerCase() === name.toLowerCase() : n === name));
+      return behavior === 'all' || behavior === 'allViewer' || behavior === 'allViewerAndWhitelistCloudFront' || (behavior === 'whitelist' && listed) || (behavior === 'allExcept' && !listed);
+    };
+    const dropped: string[] = [];
+
+    // Act: each route's reads, from its entry's schemas, against the policy of the behaviour whose pattern serves its path.
+    for (const route of (await routesOfTable()).filter((r) => !r.spec.loadTest)) {
+      const path = route.path.replace(/\{[^}]+\}/g, 'x');
+      const behaviour = behaviours.find((b) => b.PathPattern === undefined || pathPatternMatcher(b.PathPattern)(path))!;
+      const policy = resources[behaviour.OriginRequestPolicyId.Ref]!.Properties.OriginRequestPolicyConfig;
+      const where = `${route.method} ${route.path} through the behaviour ${behaviour.PathPattern ?? '(default)'}`;
+      if (!behaviour.AllowedMethods.includes(route.method)) dropped.push(`${where}: the method`);
+      const headers = [...names(route.api.headers), ...(route.api.body ? ['content-type'] : []), 'x-correlation-id', 'cloudfront-viewer-address', 'x-forwarded-host'];
+      for (const header of headers) if (!forwards(policy.HeadersConfig, header)) dropped.push(`${where}: the header ${header}`);
+      if ((route.api.access !== 'public' || route.api.readsSessionCookie) && !forwards(policy.CookiesConfig, SESSION_COOKIE)) dropped.push(`${where}: the cookie ${SESSION_COOKIE}`);
+      for (const query of names(route.api.query)) if (!forwards(policy.QueryStringsConfig, query)) dropped.push(`${where}: the query string ${query}`);
+    }
+
+    // Assess
+    expect(dropped, 'what a route reads and the edge does not forward').toEqual([]);
+  });
+
+  it('passes a feed poll’s If-None-Match and If-Modified-Since on, forwarding no cookies nor query strings (CloudFront drops them otherwise), and every request’s viewer host', () => {
     const config = ofType('AWS::CloudFront::Distribution')[0]!.Properties.DistributionConfig;
     const feeds = (config.CacheBehaviors as { PathPattern: string; OriginRequestPolicyId: { Ref: string }; AllowedMethods: string[]; FunctionAssociations: unknown[] }[]).find((b) => b.PathPattern === '/feeds/*')!;
     const policy = resources[feeds.OriginRequestPolicyId.Ref]!.Properties.OriginRequestPolicyConfig;
@@ -792,6 +821,7 @@ describe('the CDK app in the prod stage', () => {
 
     expect(policy.HeadersConfig.Headers).toEqual(expect.arrayContaining(['if-none-match', 'if-modified-since', 'x-forwarded-host']));
     expect(policy.CookiesConfig.CookieBehavior).toBe('none');
+    expect(policy.QueryStringsConfig.QueryStringBehavior).toBe('none');
     expect(feeds.AllowedMethods).toEqual(['GET', 'HEAD']);
     expect(viewerHost!.Properties.FunctionCode).toContain("request.headers['x-forwarded-host'] = { value: request.headers.host.value }");
     for (const behavior of [config.DefaultCacheBehavior, feeds]) expect(behavior.FunctionAssociations).toEqual([expect.objectContaining({ EventType: 'viewer-request' })]);

@@ -9,6 +9,9 @@ export function markThroughCloudFront(event: APIGatewayProxyEventV2): void {
   throughCloudFront.add(event);
 }
 
+/** The header CloudFront adds, where its origin request policy asks, with the viewer's address and port. */
+export const VIEWER_ADDRESS_HEADER = 'cloudfront-viewer-address';
+
 /**
  * The address in a CloudFront-Viewer-Address header: `198.51.100.10:46532`, or an IPv6 address
  * followed by `:<port>` (the port is after the last colon; brackets, should they come, are dropped).
@@ -27,7 +30,7 @@ export function viewerAddress(header: string | undefined): string | undefined {
  */
 export function clientAddress(event: APIGatewayProxyEventV2): string {
   if (throughCloudFront.has(event)) {
-    const viewer = viewerAddress(event.headers?.['cloudfront-viewer-address']);
+    const viewer = viewerAddress(event.headers?.[VIEWER_ADDRESS_HEADER]);
     if (viewer) return viewer;
   }
   return event.requestContext?.http?.sourceIp ?? 'unknown';

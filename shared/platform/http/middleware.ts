@@ -49,7 +49,12 @@ export interface Outcomes {
 const UPPER_CASE = /[A-Z]/;
 const NO_COOKIES: Readonly<Record<string, string>> = Object.freeze({});
 
-export function normaliseEvent(): MiddlewareObj<APIGatewayProxyEventV2> {
+/**
+ * Header names lower-cased, and the cookies by name: only where the route reads cookies, so a
+ * route that reads one without declaring it sees none here as it would behind the edge, which
+ * forwards only what the routes declare (infra/stack/edge.ts).
+ */
+export function normaliseEvent(options: { cookies: boolean }): MiddlewareObj<APIGatewayProxyEventV2> {
   return {
     name: 'normaliseEvent',
     before: ({ event }) => {
@@ -59,7 +64,7 @@ export function normaliseEvent(): MiddlewareObj<APIGatewayProxyEventV2> {
         for (const [name, value] of Object.entries(event.headers ?? {})) headers[name.toLowerCase()] = value;
         event.headers = headers;
       }
-      (event as ApiEvent).cookieMap = event.cookies?.length ? cookiesByName(event.cookies) : NO_COOKIES;
+      (event as ApiEvent).cookieMap = options.cookies && event.cookies?.length ? cookiesByName(event.cookies) : NO_COOKIES;
     },
   };
 }
