@@ -7,8 +7,8 @@ import { defineConfig } from 'vitest/config';
 const LONG_SUITES: Record<string, { files: string[]; why: string }> = {
   chaos: { files: ['test/chaos/**/*.test.ts'], why: 'each scenario is a twin of its own, a sale, a fault and a recovery: about a minute each' },
   bundles: {
-    files: ['test/twin/bundle-mode.test.ts', 'test/twin/npm-start.test.ts', 'test/twin/twin-metrics-bundles.test.ts'],
-    why: 'each builds every bundle and starts twins with stores of their own, over TLS where --aws-stores',
+    files: ['test/twin/bundle-mode.test.ts', 'test/twin/edge.test.ts', 'test/twin/npm-start.test.ts', 'test/twin/twin-metrics-bundles.test.ts'],
+    why: 'each builds every bundle and starts twins with stores of their own, over TLS where --aws-stores, behind the production edge where --edge',
   },
 };
 
@@ -29,6 +29,7 @@ const SINGLE_NODE_ONLY = {
   'test/platform/secure-stores.test.ts': 'its own TLS-only redis-server with AUTH',
   'test/twin/bundle-mode.test.ts': '--aws-stores, which the twin does not combine with --redis-cluster yet',
   'test/twin/npm-start.test.ts': 'twins with stores of their own, --aws-stores among them (single node)',
+  'test/twin/edge.test.ts': 'a twin with stores of its own, behind the edge (single node)',
   // Not a matter of nodes: it synthesizes CloudFormation templates, minutes of CPU with no Redis in them.
   'test/infra/stack.test.ts': 'synthesizes templates; talks to no Redis',
   'test/infra/deploy-names.test.ts': 'synthesizes templates; talks to no Redis',

@@ -31,7 +31,14 @@ export interface TwinStores {
  * each to its variables): for the functions, credentials come from secrets when the stores are
  * AWS-like; for the twin's own code (`admin`), they travel in the URLs.
  */
-export function twinDeployment(stores: TwinStores, provisioned: Record<QueueName, ProvisionedQueue>, view: 'functions' | 'admin', lambdaInstances?: number): Deployment {
+/** What a twin adds to its stores' places: Lambda's instance model, and the origin secret of the edge in front. */
+export interface TwinShape {
+  lambdaInstances?: number;
+  /** With --edge: the secret the routes' functions check the edge's origin header against. */
+  originSecretId?: string;
+}
+
+export function twinDeployment(stores: TwinStores, provisioned: Record<QueueName, ProvisionedQueue>, view: 'functions' | 'admin', { lambdaInstances, originSecretId }: TwinShape = {}): Deployment {
   const secure = stores.database.adminTls !== undefined;
   const functions = view === 'functions' && secure;
   return {
@@ -58,6 +65,7 @@ export function twinDeployment(stores: TwinStores, provisioned: Record<QueueName
     // The twin serves loopback only, where benches and Artillery send everything from 127.0.0.1:
     // the documented load-test allowance, unless SURGE_LOAD_TEST_SOURCES says otherwise ('' for none).
     ...(loadTestSources() ? { loadTestSources: loadTestSources() } : {}),
+    ...(originSecretId ? { originSecretId } : {}),
   };
 }
 
@@ -78,7 +86,7 @@ export function runtimeEnvironment(emulatorUrl: string, functionsSqsEndpoint?: s
 }
 
 /** The environment of the twin's own process, which runs every function in source mode: the union of every function's needs. */
-export function functionEnvironment(stores: TwinStores, provisioned: Record<QueueName, ProvisionedQueue>, functionsSqsEndpoint?: string) {
+export function functionEnvironment(stores: TwinStores, provisioned: Record<QueueName, ProvisionedQueue>, functionsSqsEndpoint?: string, originSecretId?: string) {
   const allNeeds = [...new Set(functions.flatMap(envNeedsOf))];
-  return { ...runtimeEnvironment(stores.emulator.url, functionsSqsEndpoint), ...environmentFor(allNeeds, twinDeployment(stores, provisioned, 'admin')) };
+  return { ...runtimeEnvironment(stores.emulator.url, functionsSqsEndpoint), ...environmentFor(allNeeds, twinDeployment(stores, provisioned, 'admin', originSecretId ? { originSecretId } : {})) };
 }

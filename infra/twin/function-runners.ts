@@ -19,6 +19,7 @@ export async function functionRuntime(
   options: Pick<TwinOptions, 'bundles' | 'stateDir' | 'lambdaInstances' | 'functionsSqsEndpoint'>,
   stores: TwinStores,
   provisioned: Record<QueueName, ProvisionedQueue>,
+  originSecretId?: string,
 ): Promise<FunctionRuntime> {
   // Source mode reads the published files from dist/ (shared/api/published.ts): built now, from the sources it runs.
   if (!options.bundles) {
@@ -28,7 +29,7 @@ export async function functionRuntime(
   return {
     kind: 'bundles',
     dir: await buildBundles(join(options.stateDir, 'bundles')),
-    deployment: twinDeployment(stores, provisioned, 'functions', options.lambdaInstances),
+    deployment: twinDeployment(stores, provisioned, 'functions', { ...(options.lambdaInstances ? { lambdaInstances: options.lambdaInstances } : {}), ...(originSecretId ? { originSecretId } : {}) }),
     runtimeEnv: runtimeEnvironment(stores.emulator.url, options.functionsSqsEndpoint),
     ...(options.lambdaInstances ? { instances: options.lambdaInstances } : {}),
   };

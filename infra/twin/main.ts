@@ -8,7 +8,8 @@
  *   npm start -- --lambda-instances 64 with --bundles: Lambda's instance model, one event at a time per instance
  *   npm start -- --aws-stores          TLS-only stores with AUTH, credentials looked up in Secrets Manager
  *   npm start -- --redis-cluster       Redis as a cluster of three masters, the functions with REDIS_CLUSTER=true
- * (or SURGE_BUNDLES=true, SURGE_LAMBDA_INSTANCES=64, SURGE_AWS_STORES=true, SURGE_REDIS_CLUSTER=true)
+ *   npm start -- --edge                the prod stack's CloudFront and WAF in front, read from its synthesized template
+ * (or SURGE_BUNDLES=true, SURGE_LAMBDA_INSTANCES=64, SURGE_AWS_STORES=true, SURGE_REDIS_CLUSTER=true, SURGE_EDGE=true)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,7 +26,7 @@ import { EXTRA_FUNCTIONS_ENV, type ExtraFunction } from './extra-functions';
 import { startTwin, type Twin } from './twin';
 
 const { values: flags } = parseArgs({
-  options: { bundles: { type: 'boolean' }, 'lambda-instances': { type: 'string' }, 'aws-stores': { type: 'boolean' }, 'redis-cluster': { type: 'boolean' } },
+  options: { bundles: { type: 'boolean' }, 'lambda-instances': { type: 'string' }, 'aws-stores': { type: 'boolean' }, 'redis-cluster': { type: 'boolean' }, edge: { type: 'boolean' } },
 });
 
 const env = z
@@ -42,6 +43,7 @@ const env = z
     SURGE_LAMBDA_INSTANCES: z.coerce.number().int().min(1).max(256).optional(),
     SURGE_AWS_STORES: z.enum(['true', 'false']).default(flags['aws-stores'] ? 'true' : 'false'),
     SURGE_REDIS_CLUSTER: z.enum(['true', 'false']).default(flags['redis-cluster'] ? 'true' : 'false'),
+    SURGE_EDGE: z.enum(['true', 'false']).default(flags.edge ? 'true' : 'false'),
     SURGE_FUNCTIONS_SQS_ENDPOINT: z.url().optional(),
     // A fault switch for the fault-injection suite, off by default: every queue batch delivered twice, shuffled.
     SURGE_DELIVER_TWICE: z.enum(['true', 'false']).default('false'),
@@ -64,7 +66,7 @@ let stopping: Promise<never> | undefined;
 
 /** Readable by this user only: with AWS-like stores it holds the stores' passwords. */
 function writeStateFile(serving: Twin): void {
-  writeFileSync(stateFile, JSON.stringify({ pid: process.pid, url: serving.url, redisUrl: serving.redisUrl, databaseUrl: serving.databaseUrl, emulatorUrl: serving.emulatorUrl, smtpUrl: serving.smtpUrl, inboundDomain: serving.inboundDomain, pids: serving.pids, queues: serving.queues, runtime: serving.runtime.kind, lambdaInstances: env.SURGE_LAMBDA_INSTANCES, admin: serving.admin }, null, 2), { mode: 0o600 });
+  writeFileSync(stateFile, JSON.stringify({ pid: process.pid, url: serving.url, gatewayUrl: serving.gatewayUrl, redisUrl: serving.redisUrl, databaseUrl: serving.databaseUrl, emulatorUrl: serving.emulatorUrl, smtpUrl: serving.smtpUrl, inboundDomain: serving.inboundDomain, pids: serving.pids, queues: serving.queues, runtime: serving.runtime.kind, lambdaInstances: env.SURGE_LAMBDA_INSTANCES, admin: serving.admin }, null, 2), { mode: 0o600 });
 }
 
 /**
@@ -130,6 +132,7 @@ twin = await startTwin({
   ...(env.SURGE_LAMBDA_INSTANCES ? { lambdaInstances: env.SURGE_LAMBDA_INSTANCES } : {}),
   awsStores: env.SURGE_AWS_STORES === 'true',
   redisCluster: env.SURGE_REDIS_CLUSTER === 'true',
+  edge: env.SURGE_EDGE === 'true',
   ...(env.SURGE_FUNCTIONS_SQS_ENDPOINT ? { functionsSqsEndpoint: env.SURGE_FUNCTIONS_SQS_ENDPOINT } : {}),
   deliverTwice: env.SURGE_DELIVER_TWICE === 'true',
   onListening: (url) => process.stdout.write(`surge starting     ${url}  (answers 503 until ready)\n`),
@@ -154,7 +157,12 @@ function withoutPassword(url: string): string {
 }
 
 const lines = [
-  ['gateway', `${twin.url}  (try: curl -i ${twin.url}/health)`],
+  ...(env.SURGE_EDGE === 'true'
+    ? [
+        ['edge', `${twin.url}  (CloudFront and WAF as the prod stack builds them; try: curl -i ${twin.url}/health)`],
+        ['gateway', `${twin.gatewayUrl}  (API Gateway's own endpoint: refused without the edge's origin header)`],
+      ]
+    : [['gateway', `${twin.url}  (try: curl -i ${twin.url}/health)`]]),
   ['redis', `${withoutPassword(twin.redisUrl)}${env.SURGE_REDIS_CLUSTER === 'true' ? '  (a node of a 3-master cluster)' : ''}`],
   ['mariadb', twin.databaseUrl],
   ['sqs+s3', twin.emulatorUrl],

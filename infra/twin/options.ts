@@ -34,6 +34,12 @@ export interface TwinOptions {
    * its row's environment; migrations then run as the deploy trigger runs them, through the bundle.
    */
   bundles?: boolean;
+  /**
+   * The production edge in front of the gateway: CloudFront's behaviours and origin request
+   * policies and the WAF web ACL, read from the prod stack's synthesized template (infra/twin/edge/).
+   * The twin's address is then the edge's; requests straight to the gateway are refused, as on AWS.
+   */
+  edge?: boolean;
   /** With bundles: Lambda's instance model, one event at a time per instance, at most this many instances per function. */
   lambdaInstances?: number;
   /**

@@ -12,6 +12,8 @@ import { EmfCollector, onStdoutLine } from './emf';
 import { extraFunctionRoutes } from './extra-functions';
 import { logFunctionError } from './function-errors';
 import { directRunners, functionRuntime, migrateDatabase } from './function-runners';
+import { listenEdge, type Edge } from './edge/edge';
+import { edgeFromTemplate } from './edge/from-template';
 import { listenGateway } from './gateway';
 import { compileRoutes } from './http-routes';
 import { startInboundMail } from './inbound-mail';
@@ -21,12 +23,15 @@ import { startQueueConsumers } from './queue-consumers';
 import { twinHttpRoutes, twinMailRoutes } from './routes';
 import type { FunctionRunner, FunctionRuntime } from './runners';
 import { startSchedules } from './schedules';
-import { putTwinSecrets } from './secrets';
+import { putSecrets, putTwinSecrets } from './secrets';
 import { seed } from './seed';
 import { startStores, storeCredentials } from './stores';
 
 export interface Twin {
+  /** Where clients call it: the edge's address with --edge, else the gateway's. */
   url: string;
+  /** The gateway's own address (API Gateway's endpoint); with --edge, a request there has no origin header and is refused. */
+  gatewayUrl: string;
   redisUrl: string;
   databaseUrl: string;
   emulatorUrl: string;
@@ -49,10 +54,24 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const secure = await storeCredentials(options);
   // Under test, every answer of a route is held to the API's document (infra/openapi/contract-under-test.ts).
-  const gateway = await listenGateway(options.port, logFunctionError, contractUnderTest());
-  options.onListening?.(gateway.url);
+  // Behind the edge, the gateway is API Gateway's own endpoint, on a port of its own.
+  const gateway = await listenGateway(options.edge ? 0 : options.port, logFunctionError, contractUnderTest());
+  let edge: Edge | undefined;
+  const front = async () => {
+    await Promise.all([gateway.close(), edge?.close()]);
+  };
+  // The template is synthesized (or found) while the stores start.
+  const edgePlan = options.edge ? edgeFromTemplate() : undefined;
+  edgePlan?.catch(() => undefined);
+  try {
+    if (options.edge) edge = await listenEdge(options.port);
+  } catch (error) {
+    await front();
+    throw error;
+  }
+  options.onListening?.((edge ?? gateway).url);
   const stores = await startStores(options, secure).catch(async (error: Error) => {
-    await gateway.close();
+    await front();
     throw error;
   });
   const { redis, database, emulator } = stores;
@@ -66,10 +85,12 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     const s3 = new S3Client({ ...clientOptions, forcePathStyle: true });
     const provisioned = await provision(sqs, s3, options.queuePrefix);
     await putTwinSecrets(emulator.url, secure, options.bundles ?? false);
-    const runtime = await functionRuntime(options, stores, provisioned);
+    const plan = await edgePlan;
+    if (plan) await putSecrets(emulator.url, { [plan.originSecret.name]: plan.originSecret.value });
+    const runtime = await functionRuntime(options, stores, provisioned, plan?.originSecret.name);
 
     // The twin's own code (and every function, in source mode) reads this process's environment.
-    Object.assign(process.env, functionEnvironment(stores, provisioned, options.functionsSqsEndpoint));
+    Object.assign(process.env, functionEnvironment(stores, provisioned, options.functionsSqsEndpoint, plan?.originSecret.name));
     const lambdas = directRunners(runtime);
     runners.push(...lambdas.values());
     await migrateDatabase(runtime, lambdas, database);
@@ -91,8 +112,17 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
 
     // Ready: the stores are seeded, and the SMTP listener and the consumers are up.
     gateway.serve(routes);
+    if (plan) {
+      edge!.serve({
+        distribution: plan.distribution,
+        ...(plan.webAcl ? { webAcl: plan.webAcl } : {}),
+        originUrl: gateway.url,
+        secretValues: { [plan.originSecret.logicalId]: plan.originSecret.value },
+      });
+    }
     return {
-      url: gateway.url,
+      url: (edge ?? gateway).url,
+      gatewayUrl: gateway.url,
       redisUrl: redis.adminUrl,
       databaseUrl: database.adminUrl,
       emulatorUrl: emulator.url,
@@ -116,7 +146,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
       admin: { redisUrl: redis.adminUrl, databaseUrl: database.adminUrl, ...(database.adminTls ? { ca: database.adminTls.ca } : {}) },
       async stop() {
         schedules.stop();
-        await Promise.all([gateway.close(), smtp.close()]);
+        await Promise.all([front(), smtp.close()]);
         await consumers?.stop();
         await Promise.all(runners.map((r) => r.stop()));
         await stores.stop();
@@ -124,7 +154,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
       },
     };
   } catch (error) {
-    await Promise.all([gateway.close(), ...runners.map((r) => r.stop())]);
+    await Promise.all([front(), ...runners.map((r) => r.stop())]);
     await stores.stop();
     stopTap();
     throw error;
