@@ -5,7 +5,25 @@ import { answerText, gatewayAnswer, toEvent, writeAnswer } from './gateway-paylo
 import { compileRoutes, matchRoute, type CompiledRoute, type HttpRoute } from './http-routes';
 
 /** API Gateway HTTP APIs accept payloads up to 10 MB. */
-const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
+export const MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
+/** An HTTP API's quota on the request line and the header values together (not adjustable). */
+export const MAX_REQUEST_LINE_AND_HEADER_BYTES = 10_240;
+/** A synchronous invocation's response payload, the function's result as JSON: Lambda fails the invocation past it. */
+export const MAX_LAMBDA_RESPONSE_BYTES = 6 * 1024 * 1024;
+
+/** The request line and every header value, as API Gateway's quota measures them. */
+function requestLineAndHeaderBytes(req: IncomingMessage): number {
+  let bytes = Buffer.byteLength(`${req.method} ${req.url} HTTP/${req.httpVersion}`);
+  for (let i = 1; i < req.rawHeaders.length; i += 2) bytes += Buffer.byteLength(req.rawHeaders[i]!);
+  return bytes;
+}
+
+/** Whether a function's result is past Lambda's response payload: measured as JSON only when its body could be (a character is at most 3 bytes of UTF-8). */
+function pastLambdaResponse(result: unknown): boolean {
+  const body = (result as { body?: unknown } | null)?.body;
+  if (typeof body === 'string' && body.length * 3 < MAX_LAMBDA_RESPONSE_BYTES / 2) return false;
+  return Buffer.byteLength(JSON.stringify(result) ?? '') > MAX_LAMBDA_RESPONSE_BYTES;
+}
 
 function send(res: ServerResponse, status: number, body: string, headers: Record<string, string | string[]> = {}) {
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
@@ -69,10 +87,17 @@ export async function listenGateway(port: number, onFunctionError: (route: strin
       return send(res, 404, '{"message":"Not Found"}');
     }
     const { route, pathParameters } = matched;
+    if (requestLineAndHeaderBytes(req) > MAX_REQUEST_LINE_AND_HEADER_BYTES) {
+      req.resume();
+      return send(res, 431, '{"message":"Request Header Fields Too Large"}');
+    }
     const body = await readBody(req).catch(() => undefined);
     if (!body) return send(res, 413, '{"message":"Request Entity Too Large"}');
     try {
-      const answer = gatewayAnswer(await route.invoke(toEvent(req, body, route, pathParameters)));
+      const result = await route.invoke(toEvent(req, body, route, pathParameters));
+      // Lambda fails such an invocation, and API Gateway answers a failed one 500.
+      if (pastLambdaResponse(result)) throw new Error(`The response is past Lambda's ${MAX_LAMBDA_RESPONSE_BYTES} bytes`);
+      const answer = gatewayAnswer(result);
       const problems = check?.(route.method, route.path, answerText(answer));
       if (problems?.length) {
         onFunctionError(route.routeKey, new Error(`Answer outside the contract: ${problems.join('; ')}`));

@@ -1,7 +1,8 @@
 import { request, type IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listenGateway, startGateway, type Gateway } from '../../infra/twin/gateway';
+import { listenGateway, MAX_LAMBDA_RESPONSE_BYTES, MAX_PAYLOAD_BYTES, MAX_REQUEST_LINE_AND_HEADER_BYTES, startGateway, type Gateway } from '../../infra/twin/gateway';
 import { compileRoutes } from '../../infra/twin/http-routes';
 import { fixture } from '../support/events';
 
@@ -22,6 +23,12 @@ function keysOf(value: unknown, prefix = ''): string[] {
   return Object.entries(value).flatMap(([k, v]) => [prefix + k, ...keysOf(v, `${prefix}${k}.`)]);
 }
 
+/** A function's result whose JSON, as Lambda measures its response payload, is exactly this many bytes. */
+function sizedResult(bytes: number) {
+  const shell = { statusCode: 200, body: '' };
+  return { ...shell, body: 'x'.repeat(bytes - JSON.stringify(shell).length) };
+}
+
 describe('the HTTP gateway', () => {
   let gateway: Gateway;
   const seen: APIGatewayProxyEventV2[] = [];
@@ -34,6 +41,9 @@ describe('the HTTP gateway', () => {
         { method: 'GET', path: '/bare', invoke: async () => ({ hello: 'world' }) },
         { method: 'GET', path: '/binary', invoke: async () => ({ statusCode: 200, headers: { 'content-type': 'image/png' }, isBase64Encoded: true, body: Buffer.from([0, 1, 2, 255]).toString('base64') }) },
         { method: 'GET', path: '/broken', invoke: async () => { throw new Error('boom'); } },
+        // A result whose JSON is exactly ?bytes= long.
+        { method: 'GET', path: '/sized', invoke: async (event) => sizedResult(Number(event.queryStringParameters!.bytes)) },
+        { method: 'POST', path: '/received', invoke: async (event) => ({ statusCode: 200, body: String(Buffer.byteLength(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8')) }) },
       ],
       0,
       (route, error) => failures.push(`${route}: ${error.message}`),
@@ -108,6 +118,36 @@ describe('the HTTP gateway', () => {
     expect(res.statusCode).toBe(500);
     expect(JSON.parse(body)).toEqual({ message: 'Internal Server Error' });
     expect(failures).toContain('GET /broken: boom');
+  });
+
+  it('holds API Gateway’s and Lambda’s limits: a 10 MB payload, 10,240 bytes of request line and header values, a 6 MB response, each at the limit and one past it', async () => {
+    // Prepare
+    const payload = (bytes: number) => call(`${gateway.url}/received`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: Buffer.alloc(bytes, 1) });
+    // Written by hand, so nothing but these three headers is sent: request line 18 bytes, values 1 + pad + 5.
+    const withHeaderBytes = (bytes: number) =>
+      new Promise<{ res: { statusCode: number }; body: string }>((resolve, reject) => {
+        const socket = connect(Number(new URL(gateway.url).port), '127.0.0.1');
+        let reply = '';
+        socket.on('data', (chunk) => (reply += chunk));
+        socket.on('end', () => resolve({ res: { statusCode: Number(reply.split(' ')[1]) }, body: reply.slice(reply.indexOf('\r\n\r\n') + 4) }));
+        socket.on('error', reject);
+        socket.end(`GET /bare HTTP/1.1\r\nHost: h\r\nX-Pad: ${'p'.repeat(bytes - 18 - 1 - 5)}\r\nConnection: close\r\n\r\n`);
+      });
+    const failuresBefore = failures.length;
+
+    // Act
+    const [atPayload, pastPayload] = [await payload(MAX_PAYLOAD_BYTES), await payload(MAX_PAYLOAD_BYTES + 1)];
+    const [atHeaders, pastHeaders] = [await withHeaderBytes(MAX_REQUEST_LINE_AND_HEADER_BYTES), await withHeaderBytes(MAX_REQUEST_LINE_AND_HEADER_BYTES + 1)];
+    const [atResponse, pastResponse] = [await call(`${gateway.url}/sized?bytes=${MAX_LAMBDA_RESPONSE_BYTES}`), await call(`${gateway.url}/sized?bytes=${MAX_LAMBDA_RESPONSE_BYTES + 1}`)];
+
+    // Assess
+    expect([atPayload.res.statusCode, atPayload.body]).toEqual([200, String(MAX_PAYLOAD_BYTES)]);
+    expect([pastPayload.res.statusCode, pastPayload.body]).toEqual([413, '{"message":"Request Entity Too Large"}']);
+    expect(atHeaders.res.statusCode).toBe(200);
+    expect([pastHeaders.res.statusCode, pastHeaders.body]).toEqual([431, '{"message":"Request Header Fields Too Large"}']);
+    expect([atResponse.res.statusCode, atResponse.body.length]).toEqual([200, MAX_LAMBDA_RESPONSE_BYTES - JSON.stringify({ statusCode: 200, body: '' }).length]);
+    expect([pastResponse.res.statusCode, pastResponse.body]).toEqual([500, '{"message":"Internal Server Error"}']);
+    expect(failures.slice(failuresBefore)).toEqual([expect.stringContaining("past Lambda's")]);
   });
 
   it('refuses to describe a route twice', async () => {
