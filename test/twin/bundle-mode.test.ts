@@ -18,11 +18,12 @@ import { startTwinProcess, type TwinProcess } from '../../infra/twin/twin-proces
 import { until } from '../../shared/platform/wait';
 
 /**
- * `npm start -- --bundles --aws-stores` as a user runs it: every function of the table served as
- * the bundle `cdk deploy` uploads, in a thread whose environment is only its row's, against
- * TLS-only stores with AUTH whose passwords the functions look up in Secrets Manager.
+ * `npm start -- --bundles --aws-stores --edge` as a user runs it: every function of the table
+ * served as the bundle `cdk deploy` uploads, in a thread whose environment is only its row's,
+ * against TLS-only stores with AUTH whose passwords the functions look up in Secrets Manager,
+ * behind the prod stack's CloudFront and WAF (the edge forwards only what its policies name).
  */
-describe('the twin serving the deployed bundles against AWS-like stores', () => {
+describe('the twin serving the deployed bundles against AWS-like stores, behind the production edge', () => {
   let twin: TwinProcess;
   /** Each function of the table, once something below has seen it do its job. */
   const exercised = new Set<string>();
@@ -73,7 +74,7 @@ describe('the twin serving the deployed bundles against AWS-like stores', () => 
     twin = await startTwinProcess({
       stateDir,
       database: 'surge_bundles',
-      args: ['--bundles', '--aws-stores'],
+      args: ['--bundles', '--aws-stores', '--edge'],
       ownServices: true,
       env: { POWERTOOLS_LOG_LEVEL: 'ERROR' },
     });
