@@ -13,22 +13,38 @@ const { appendFileSync } = require('node:fs');
 const http = require('node:http');
 const https = require('node:https');
 
-/** Connections shared by this worker's virtual users, as Artillery's `http.pool` shares them. */
+/**
+ * Connections shared by this worker's virtual users, as Artillery's `http.pool` shares them. To a
+ * target on 127.0.0.0/8 each connection leaves from an address of its own there: a crowd comes
+ * from many addresses, and the prod stack's web ACL (the twin's --edge) holds each address to its
+ * own rate, which one address's whole run would pass (docs/benchmarks.md, "Artillery").
+ */
 const agents = new Map();
 function agentFor(url, connections) {
   const key = `${url.protocol}${connections}`;
   if (!agents.has(key)) {
     const Agent = url.protocol === 'https:' ? https.Agent : http.Agent;
-    agents.set(key, new Agent({ keepAlive: true, maxSockets: connections, maxFreeSockets: connections }));
+    const loopback = /^127\.\d+\.\d+\.\d+$/.test(url.hostname);
+    const pool = loopback
+      ? Array.from({ length: connections }, (_, i) => new Agent({ keepAlive: true, maxSockets: 1, maxFreeSockets: 1, localAddress: `127.0.${1 + (i >> 8)}.${1 + (i & 255)}` }))
+      : [new Agent({ keepAlive: true, maxSockets: connections, maxFreeSockets: connections })];
+    agents.set(key, { pool, next: 0 });
   }
-  return agents.get(key);
+  const shared = agents.get(key);
+  return shared.pool[shared.next++ % shared.pool.length];
 }
+
+/**
+ * Who the buyers say they are: AWS's core rule set, in the prod stack's web ACL, blocks every
+ * request without a User-Agent (NoUserAgent_HEADER), and node's http sends none of its own.
+ */
+const USER_AGENT = 'Surge load test (Artillery)';
 
 /** One HTTP request: its status, headers and body, or a rejection (code ETIMEDOUT) past timeoutMs. */
 function send(url, { method, headers, body, timeoutMs, connections }) {
   return new Promise((resolve, reject) => {
     const client = url.protocol === 'https:' ? https : http;
-    const request = client.request(url, { method, headers, agent: agentFor(url, connections) }, (response) => {
+    const request = client.request(url, { method, headers: { 'user-agent': USER_AGENT, ...headers }, agent: agentFor(url, connections) }, (response) => {
       const chunks = [];
       response.on('data', (chunk) => chunks.push(chunk));
       response.on('end', () => {

@@ -17,6 +17,8 @@ const { placeOrder, askForCoupon } = createRequire(import.meta.url)('../../load/
 interface Seen {
   at: number;
   idempotencyKey: string | undefined;
+  from: string | undefined;
+  userAgent: string | undefined;
 }
 
 let server: Server | undefined;
@@ -27,7 +29,7 @@ let accepted: string;
 async function target(answer: (n: number, res: ServerResponse) => 'lose' | void): Promise<string> {
   server = createServer((req: IncomingMessage, res) => {
     req.resume();
-    seen.push({ at: performance.now(), idempotencyKey: req.headers['idempotency-key'] as string | undefined });
+    seen.push({ at: performance.now(), idempotencyKey: req.headers['idempotency-key'] as string | undefined, from: req.socket.remoteAddress, userAgent: req.headers['user-agent'] });
     answer(seen.length, res);
   });
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
@@ -60,6 +62,19 @@ afterEach(async () => {
 });
 
 describe('a reference run’s buyer', () => {
+  it('says who it is (the prod web ACL blocks a request without a User-Agent), and to a loopback target comes from as many addresses as connections', async () => {
+    // Prepare
+    const url = await target((n, res) => json(res, 202, { orderId: `order-${n}`, status: 'pending' }));
+
+    // Act: ten buyers over the scenario's five connections.
+    await Promise.all(Array.from({ length: 10 }, () => buyer(placeOrder, url)));
+
+    // Assess
+    expect(new Set(seen.map((s) => s.userAgent))).toEqual(new Set(['Surge load test (Artillery)']));
+    expect(new Set(seen.map((s) => s.from)).size).toBe(5);
+    expect(seen.every((s) => s.from?.startsWith('127.0.'))).toBe(true);
+  });
+
   it('sends an order left unanswered again under the same Idempotency-Key, and records what the retry learnt', async () => {
     // Prepare: the first answer never comes, as one past the client's timeout on a slow target
     const url = await target((n, res) => (n === 1 ? 'lose' : json(res, 202, { orderId: 'order-1', status: 'pending' })));
