@@ -19,6 +19,13 @@ describe('the function table', () => {
     expect(new Set(routes).size).toBe(routes.length);
   });
 
+  it("has every route's function time out within API Gateway's 30 s integration timeout, so a slow one is its own 500, not the gateway's 503", () => {
+    const routes = functions.filter((f) => f.trigger.kind === 'http');
+
+    expect(routes.length).toBeGreaterThan(0);
+    for (const spec of routes) expect(spec.timeoutSeconds, spec.id).toBeLessThan(30);
+  });
+
   // The visibility of six times the consumer's timeout is checked in the synthesized template (test/infra/stack.test.ts).
   it('lets every queue try a message at least five times before its dead-letter queue', () => {
     for (const name of Object.keys(queues) as QueueName[]) expect(queues[name].maxReceiveCount, name).toBeGreaterThanOrEqual(5);

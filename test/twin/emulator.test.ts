@@ -29,6 +29,23 @@ describe("the emulator's S3", () => {
   });
 });
 
+describe("the emulator's SQS", () => {
+  it("takes a message of a queue's default largest size (1 MiB, as SQS's), and refuses one byte more", async () => {
+    // Prepare
+    const sqs = new SQSClient({ region: process.env.AWS_REGION, endpoint: process.env.AWS_ENDPOINT_URL, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: `size-${process.pid}-${Date.now()}` }));
+    const LARGEST = 1_048_576;
+
+    // Act
+    const at = await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'x'.repeat(LARGEST) }));
+    const past = sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: 'x'.repeat(LARGEST + 1) }));
+
+    // Assess
+    expect(at.MessageId).toBeDefined();
+    await expect(past).rejects.toThrow();
+  });
+});
+
 describe("the emulator's count of SQS requests as billed", () => {
   let emulator: Spawned;
   let url: string;

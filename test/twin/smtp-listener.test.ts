@@ -78,6 +78,26 @@ describe("the twin's SMTP listener", () => {
     await expect(sending).rejects.toMatchObject({ responseCode: 550 });
   });
 
+  it('takes a message of exactly the size limit, and refuses one byte more with 552', async () => {
+    // Prepare: raw messages of lines under SMTP's 1,000 bytes, CRLF-terminated, padded to the byte.
+    const rawOf = (bytes: number) => {
+      const head = `From: news@bits.example\r\nTo: reader@${DOMAIN}\r\nSubject: exact\r\n\r\n`;
+      const line = `${'x'.repeat(98)}\r\n`;
+      const body = line.repeat(Math.floor((bytes - head.length) / line.length));
+      // Ending in CRLF, as a message does, so nothing is added to it on the wire.
+      return `${head}${body}${'y'.repeat(bytes - head.length - body.length - 2)}\r\n`;
+    };
+    const envelope = { from: 'news@bits.example', to: `reader@${DOMAIN}` };
+
+    // Act
+    const at = await smtp().sendMail({ envelope, raw: rawOf(MAX_BYTES) });
+    const past = smtp().sendMail({ envelope, raw: rawOf(MAX_BYTES + 1) });
+
+    // Assess
+    expect(at.accepted).toEqual([`reader@${DOMAIN}`]);
+    await expect(past).rejects.toMatchObject({ responseCode: 552 });
+  });
+
   it('refuses a message over the size limit with 552', async () => {
     const sending = smtp().sendMail({ from: 'news@bits.example', to: `reader@${DOMAIN}`, subject: 'big', text: 'x'.repeat(MAX_BYTES * 2) });
 
