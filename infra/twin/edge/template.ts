@@ -44,9 +44,14 @@ export async function prodTemplate(dir: string): Promise<{ file: string; templat
     rmSync(part, { recursive: true, force: true });
     await synthInto(part);
     for (const old of readdirSync(dir)) if (old !== hash && !old.endsWith('.part')) rmSync(join(dir, old), { recursive: true, force: true });
-    // Whole or not at all: twins starting side by side (the tests) never read half a template.
-    if (!existsSync(file)) renameSync(part, out);
-    else rmSync(part, { recursive: true, force: true });
+    // Whole or not at all: twins starting side by side (the tests) never read half a template, and
+    // of two that synthesized at once, the second finds the first's in place and drops its own.
+    try {
+      renameSync(part, out);
+    } catch (error) {
+      if (!existsSync(file)) throw error;
+    }
+    rmSync(part, { recursive: true, force: true });
   }
   return { file, template: JSON.parse(readFileSync(file, 'utf8')) as CfnTemplate };
 }
