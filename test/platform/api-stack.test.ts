@@ -9,9 +9,10 @@ import { METRICS_FLUSH_MS, publishHeldMetrics } from '../../shared/platform/metr
 import * as z from '../../shared/platform/zod';
 import { httpEvent, lambdaContext } from '../support/events';
 
-/** A public function that answers with what the stack handed it. */
+/** A public function that answers with what the stack handed it, the session cookie's route among them. */
 const echo = api({
   access: 'public',
+  readsSessionCookie: true,
   body: z.strictObject({ name: z.string() }),
   answers: { 200: z.object({ headers: z.record(z.string(), z.optional(z.string())), cookies: z.record(z.string(), z.string()), body: z.object({ name: z.string() }) }) },
   errors: [],
@@ -57,6 +58,17 @@ describe('the HTTP middleware stack', () => {
 
     expect((await invoke(event)).body.cookies).toEqual({ a: '1', b: '2' });
     expect((await invoke(httpEvent('post-sessions', { body: { name: 'a' } }))).body.cookies).toEqual({});
+  });
+
+  it('hands a public route that does not say it reads the session no cookie at all, as the edge forwards it none', async () => {
+    // Prepare
+    const blind = api({ access: 'public', answers: { 200: z.object({ cookies: z.record(z.string(), z.string()) }) }, errors: [] }).handler(async (event) => json(200, { cookies: event.cookieMap }));
+
+    // Act
+    const result = await blind(httpEvent('post-sessions', { cookies: ['sid=1.abc', 'theme=dark'] }), lambdaContext());
+
+    // Assess
+    expect(JSON.parse(String((result as { body: string }).body))).toEqual({ cookies: {} });
   });
 
   it('refuses a body that is not JSON, or not declared as JSON, with a JSON error', async () => {
