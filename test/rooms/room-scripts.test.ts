@@ -77,6 +77,43 @@ describe('joining', () => {
   });
 });
 
+describe('ranks at the opening', () => {
+  it('ranks a join stamped before the opening, but run after a read saw the opening, after everyone: nobody admitted reads waiting again, no ordinal moves', async () => {
+    // Prepare: twenty in the shuffled pre-queue; at the opening's first second, reads tell ten of them they are admitted.
+    const { itemId } = await roomOf({ rate: 10 });
+    await joinAll(itemId, users(1, 20), T - SECOND);
+    const first = await Promise.all(users(1, 20).map((user) => standing(itemId, user, T + SECOND)));
+
+    // Act: twenty joins whose callers stamped them before the opening (a slow request of the
+    // opening burst) run now, between reads, each with its caller's random pre-queue rank.
+    await Promise.all(users(21, 40).map((user, i) => (i % 2 ? joinQueue(itemId, user, T - 1) : standing(itemId, (i % 20) + 1, T + SECOND).then(() => joinQueue(itemId, user, T - 1)))));
+    const again = await Promise.all(users(1, 20).map((user) => standing(itemId, user, T + SECOND)));
+
+    // Assess
+    expect(first.filter((s) => s.state === 'admitted')).toHaveLength(10);
+    expect(again.map((s) => [s.state, s.position])).toEqual(first.map((s) => [s.state, s.position]));
+    const order = (await redis().zrange(roomKeys(itemId).queue, '0', '-1')).map(Number);
+    expect(order.slice(20).sort((a, b) => a - b)).toEqual(users(21, 40));
+  });
+
+  it('still shuffles joins before the opening when nothing has seen it: the record of the opening is the first script’s at or after it', async () => {
+    // Prepare
+    const { itemId } = await roomOf({ rate: 10 });
+
+    // Act: before the opening, reads and joins leave the room unopened.
+    await joinAll(itemId, users(1, 100), T - SECOND);
+    await standing(itemId, 1, T - 1);
+    const unopened = await redis().hget(roomKeys(itemId).room, 'opened');
+    await standing(itemId, 1, T);
+
+    // Assess
+    const early = (await redis().zrange(roomKeys(itemId).queue, '0', '-1')).map(Number);
+    expect(unopened).toBeNull();
+    expect(await redis().hget(roomKeys(itemId).room, 'opened')).toBe('1');
+    expect(early).not.toEqual(users(1, 100));
+  });
+});
+
 describe('admission', () => {
   it('admits by the rate since the opening, in rank order, and a status read writes nothing', async () => {
     // Prepare

@@ -1,8 +1,9 @@
 --[[
   Puts a buyer in an item's waiting room, once: a buyer already in it gets its place again. Before
   the room opens the rank is the random one the caller drew (a shuffled pre-queue: arriving first
-  gives no edge); from the opening on, the next of a counter above every pre-queue rank, in order
-  of arrival. Refused at once when the item is sold out: no unit left and no pass outstanding.
+  gives no edge); from the opening on, by the room's clock (its record that a script saw the
+  opening, its last advance, anyone admitted) and not the caller's stamp alone, the next of a
+  counter above every pre-queue rank, in order of arrival. Refused at once when the item is sold out: no unit left and no pass outstanding.
 
   KEYS[1] room hash        {item:<id>}:room
   KEYS[2] queue            {item:<id>}:queue     user id -> rank
@@ -36,8 +37,11 @@ end
 if r.units <= 0 and r.outstanding == 0 then
   return -11
 end
+-- Decided by the room's clock, not the caller's alone: a join stamped before the opening but run
+-- after a script saw it (the room has opened), after an advance past it, or once anyone was admitted
+-- ranks after everyone, so nobody admitted or told their place is moved back.
 local rank = tonumber(ARGV[5])
-if now >= r.opens then
+if r.opened or math.max(now, r.ticked) >= r.opens or r.frontier > 0 then
   rank = 1099511627776 + redis.call('HINCRBY', KEYS[1], 'seq', 1)
 end
 redis.call('ZADD', KEYS[2], rank, ARGV[4])

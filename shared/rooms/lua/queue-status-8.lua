@@ -1,7 +1,7 @@
 --[[
-  One waiter's place in an item's waiting room, read-only: everything the caller needs to say
+  One waiter's place in an item's waiting room, read: everything the caller needs to say
   where the waiter stands, admitted or not, the odds and when to ask again (shared/rooms/rooms.ts
-  does that arithmetic). Writes nothing.
+  does that arithmetic). Writes nothing, but the room's record that it has opened, once (room-frontier.lua).
 
   KEYS[1..8] as queue-join-8.lua
 

@@ -17,7 +17,8 @@
   their share of the cap for the next). No function here walks the queue.
 
   room_read(room, queue, passes, sale, outbox, now, given, holds): room is the room hash
-  (fields opens, rate, base, anchor, paused, frontier, issued, lost, swept, grace, pass, budget),
+  (fields opens, rate, base, anchor, paused, frontier, issued, lost, swept, grace, pass, budget,
+  ticked, opened: set once, by the first script to run at or after the opening, its one write in a read),
   queue and passes the two sorted sets; given is '' for an item not split, whose units, limit,
   reservations unwritten and last failed hand-off are read here (the sale hash and the outbox), or
   what a split item's caller read of its buckets, '<units>|<limit>|<unwritten>|<failed at>' (0:
@@ -50,7 +51,7 @@ local function room_frontier(r)
 end
 
 local function room_read(room, queue, passes, sale, outbox, now, given, holds)
-  local f = redis.call('HMGET', room, 'opens', 'rate', 'base', 'anchor', 'paused', 'frontier', 'issued', 'lost', 'swept', 'grace', 'pass', 'budget', 'expired', 'joined')
+  local f = redis.call('HMGET', room, 'opens', 'rate', 'base', 'anchor', 'paused', 'frontier', 'issued', 'lost', 'swept', 'grace', 'pass', 'budget', 'expired', 'joined', 'ticked', 'opened')
   if not f[1] then
     return nil
   end
@@ -69,6 +70,16 @@ local function room_read(room, queue, passes, sale, outbox, now, given, holds)
     outstanding = redis.call('ZCOUNT', passes, '(' .. now, '+inf'),
     queued = redis.call('ZCARD', queue),
   }
+  r.ticked = tonumber(f[15] or '0')
+  -- The room's own record that it has opened, made by the first script of any kind to run at or
+  -- after the opening (a read's one write): from then on a join ranks after everyone, whatever
+  -- time its caller stamped it with (queue-join-8.lua), so no ordinal moves once anyone may have
+  -- been told it was admitted.
+  r.opened = f[16] == '1'
+  if not r.opened and now >= r.opens then
+    redis.call('HSET', room, 'opened', 1)
+    r.opened = true
+  end
   r.served = room_served(r, now)
   room_frontier(r)
   return r
