@@ -44,6 +44,9 @@ interface Answer {
   passClaimedAfterFailover?: boolean;
 }
 
+/** Good samples of the passes against the units after the failover, at one every 20 ms or so: the sale after it lasts seconds. */
+const MIN_SAMPLES_AFTER_FAILOVER = 20;
+
 describe('a Redis failover mid-queue', () => {
   let admin: SignedInUser;
   let buyers: SignedInUser[];
@@ -79,7 +82,10 @@ describe('a Redis failover mid-queue', () => {
     }
 
     const answers: Answer[] = [];
-    const samples: { outstanding: number; units: number }[] = [];
+    // Each good sample of passes outstanding against units left, and the samples Redis failed: an
+    // error is counted, never taken for a sample (it would hold "within units" exactly when failing).
+    const samples: { outstanding: number; units: number; afterFailover: boolean }[] = [];
+    let failedSamples = 0;
     let failedOver = false;
     let stopped = false;
     const record = (route: Answer['route'], buyer: number, r: Result, extra: Partial<Answer> = {}) =>
@@ -122,7 +128,9 @@ describe('a Redis failover mid-queue', () => {
 
     async function sampleLoop(): Promise<void> {
       while (!stopped) {
-        samples.push(await passesAndUnits(itemId).catch(() => ({ outstanding: 0, units: 0 })));
+        const sample = await passesAndUnits(itemId).catch(() => undefined);
+        if (sample) samples.push({ ...sample, afterFailover: failedOver });
+        else failedSamples++;
         await sleep(20);
       }
     }
@@ -150,6 +158,9 @@ describe('a Redis failover mid-queue', () => {
     expect(accepted.every((a) => a.afterFailover && a.passClaimedAfterFailover)).toBe(true);
     expect(answers.filter((a) => a.route === 'order' && [...lostPasses.values()].includes(a.pass!) && a.status === 202)).toEqual([]);
     expect(samples.filter((s) => s.outstanding > s.units)).toEqual([]);
+    // The bound was watched through the sale after the failover, not only before it.
+    expect(samples.filter((s) => s.afterFailover).length, `${failedSamples} samples failed`).toBeGreaterThanOrEqual(MIN_SAMPLES_AFTER_FAILOVER);
+    expect(failedSamples, 'samples failed: only while the replica is promoted').toBeLessThan(samples.length);
     expect(reports).toMatchObject([{ owner: itemId, rebuilt: true, attachedRepaired: true }]);
     expect(mark).toBe('1');
     expect(room).toEqual([String(Date.parse(settings.opensAt)), '1000', '60000', '30000', '0', '1000']);
