@@ -2688,13 +2688,38 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
-            429: {
+            /** @description Surge's error: PASS_EXPIRED */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GatewayMessage"];
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "PASS_EXPIRED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            429: {
+                headers: {
+                    /** @description Whole seconds after which a retry may be answered */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    } | components["schemas"]["GatewayMessage"];
                 };
             };
             /** @description Surge's error: UNAVAILABLE */

@@ -25,6 +25,8 @@ export const LIMITS = {
   ordersPerSource: { count: 120, periodMs: MINUTE },
   /** Joins of waiting rooms from one source address, whatever the accounts (one place per account is the room's own rule). */
   queueJoinsPerSource: { count: 30, periodMs: MINUTE },
+  /** Pass claims of one buyer, whatever the item: a page claims once at its turn, and again only after a lost answer. */
+  queueClaimsPerBuyer: { count: 10, periodMs: MINUTE },
   /** Coupons a user may ask for per deal, and asks from one source per deal. */
   couponsPerUser: { count: 10, periodMs: MINUTE },
   couponsPerSource: { count: 120, periodMs: MINUTE },

@@ -81,6 +81,11 @@ export function takeQueueJoin(address: string): Promise<void> {
   return isLoadTestSource(address) ? Promise.resolve() : takeRate(sourceKey(address, 'queue-join'), LIMITS.queueJoinsPerSource, 'Too many joins from this address; try again later');
 }
 
+/** A buyer's pass claims: each that finds its turn not come reads the room, so a script's loop of them is held to a person's pace. */
+export function takeQueueClaim(userId: number): Promise<void> {
+  return takeRate(`{user:${userId}}:rate:queue-claim`, LIMITS.queueClaimsPerBuyer, 'Too many claims; wait for your turn and claim once');
+}
+
 /** Sign-up from one source address. */
 export function takeSignUp(address: string): Promise<void> {
   return isLoadTestSource(address) ? Promise.resolve() : takeRate(sourceKey(address, 'signup'), LIMITS.signUpPerSource, 'Too many accounts from this address; try again later');

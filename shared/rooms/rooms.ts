@@ -216,7 +216,7 @@ export interface Pass {
  * the item's slot still holds it: a pass used (removed from both) or expired is not put back.
  */
 export async function claimPass(itemId: string, userId: number, now = Date.now()): Promise<Pass> {
-  const reply = await claimScript.run(redis(), keysOf(itemId), [now, ...(await saleOf(itemId)), userId, randomId(16)]);
+  const reply = await claimScript.run(redis(), keysOf(itemId), [now, ...(await saleOf(itemId)), userId, randomId(16), ADVANCE_EVERY_MS]);
   refused(reply);
   const [token, expiresAt, , again, lost, expired, admitted, waited] = reply as [string, number, number, number, number, number, number, number];
   if (!again) {

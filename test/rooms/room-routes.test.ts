@@ -187,3 +187,20 @@ describe('GET /wait/{itemId}', () => {
     expect(page.body).not.toMatch(/\ssrc=|<link/i);
   });
 });
+
+describe('claiming a pass', () => {
+  it('holds each buyer to the claims’ rate, whatever the room answers', async () => {
+    // Prepare: a buyer whose turn has not come (the room opens in an hour).
+    const [buyer] = await signedInUsers(1);
+    const itemId = await itemWithRoom(10, room({ opensAt: new Date(Date.now() + 3_600_000).toISOString() }));
+    expect((await join(itemId, buyer!)).statusCode).toBe(201);
+
+    // Act
+    const answers = [];
+    for (let i = 0; i <= LIMITS.queueClaimsPerBuyer.count; i++) answers.push(await claim(itemId, buyer!));
+
+    // Assess
+    expect(answers.slice(0, -1).map((a) => body(a).error.code)).toEqual(Array(LIMITS.queueClaimsPerBuyer.count).fill('NOT_ADMITTED'));
+    expect([answers.at(-1)!.statusCode, body(answers.at(-1)!).error.code]).toEqual([429, 'RATE_LIMITED']);
+  });
+});

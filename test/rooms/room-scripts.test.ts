@@ -269,6 +269,43 @@ describe('the claim window', () => {
     expect(second).toEqual(first);
     expect((await readRoom(itemId, 1, T + 2 * SECOND)).issued).toBe(1);
   });
+
+  it('answers a claim after the pass expired PASS_EXPIRED, not the dead pass', async () => {
+    // Prepare
+    const { itemId } = await roomOf({ passSeconds: 10 });
+    await joinQueue(itemId, 1, T + 1);
+    const pass = await claimPass(itemId, 1, T + SECOND);
+
+    // Act
+    const live = await claimPass(itemId, 1, pass.expiresAt - 1);
+    const late = claimPass(itemId, 1, pass.expiresAt);
+
+    // Assess
+    expect(live).toEqual(pass);
+    await expect(late).rejects.toMatchObject({ code: 'PASS_EXPIRED', status: 410 });
+  });
+
+  it('reads before it writes: a claim whose turn has not come changes nothing, and claims advance the room at most once a second', async () => {
+    // Prepare: one admitted a second after the opening, the second in line not yet.
+    const { itemId } = await roomOf({ rate: 1 });
+    await joinAll(itemId, users(1, 3), T + 1);
+    await advanceRoom(itemId, T + SECOND, 0);
+    const before = await snapshot(itemId);
+
+    // Act
+    const early = claimPass(itemId, 2, T + SECOND + 1);
+    await expect(early).rejects.toMatchObject({ code: 'NOT_ADMITTED' });
+    const unchanged = await snapshot(itemId);
+    await claimPass(itemId, 1, T + SECOND + 2);
+    const tickedWithinTheSecond = await redis().hget(roomKeys(itemId).room, 'ticked');
+    await claimPass(itemId, 2, T + 2 * SECOND + 500);
+    const tickedAfter = await redis().hget(roomKeys(itemId).room, 'ticked');
+
+    // Assess
+    expect(unchanged).toEqual(before);
+    expect(tickedWithinTheSecond).toBe(String(T + SECOND));
+    expect(tickedAfter).toBe(String(T + 2 * SECOND + 500));
+  });
 });
 
 describe('passes in the reserving script', () => {

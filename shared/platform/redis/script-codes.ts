@@ -34,6 +34,7 @@ export enum ScriptCode {
   NotInQueue = -29,
   NoRoom = -30,
   RoomOpened = -31,
+  PassExpired = -32,
 }
 
 /** The codes a caller acts on itself (they carry data or ask for another step) rather than answer with an error. */
@@ -58,6 +59,7 @@ const errorFor: Record<Refusal, () => AppError> = {
   [ScriptCode.PassRequired]: () => new AppError('PASS_REQUIRED', 'This sale has a waiting room: order with your live pass (the Waiting-Room-Pass header)'),
   [ScriptCode.NotAdmitted]: () => new AppError('NOT_ADMITTED', 'Your turn in the waiting room has not come yet'),
   [ScriptCode.PlaceLost]: () => new AppError('PLACE_LOST', 'Your turn came and its grace passed without a claim: your place is lost'),
+  [ScriptCode.PassExpired]: () => new AppError('PASS_EXPIRED', 'Your pass expired before an order used it: its unit went to the next in line'),
   [ScriptCode.NotInQueue]: () => new NotFoundError('You are not in this waiting room; join it first'),
   [ScriptCode.NoRoom]: () => new NotFoundError('This item has no waiting room'),
   [ScriptCode.RoomOpened]: () => new AppError('CONFLICT', 'The waiting room has opened; its opening time can no longer change'),

@@ -1,8 +1,10 @@
 --[[
   Issues an admitted waiter its pass: the right to order the item once before it expires. Once per
-  buyer: a buyer that has one gets the same again, expired or used as it may be. A waiter whose
-  turn came more than the grace ago has lost its place. Advances the room first (room_advance),
-  so the frontier it decides by is stored with a checkpoint.
+  buyer: a buyer that has one gets the same again while it lives, used as it may be, and -32 once
+  it has expired. Reads before it writes: a waiter whose turn has not come by the room's reading is
+  refused without a write on the sale's slot; the room is advanced (room_advance) at most once a
+  second, by whichever claim or status read finds it due. A waiter whose turn came more than the
+  grace ago has lost its place.
 
   KEYS[1..8] as queue-join-8.lua
 
@@ -11,6 +13,7 @@
   ARGV[3] when admission holds: <most reservations unwritten>|<ms after a failed hand-off>
   ARGV[4] user id
   ARGV[5] a new pass's token, drawn by the caller
+  ARGV[6] ms since the last advance below which this claim does not advance the room
 
   Returns {token, expires at, ordinal, 1 when issued before, else 0, places lost, passes expired,
   ordinals admitted by this call, ms the waiter waited from joining}, or
@@ -18,6 +21,7 @@
     -29 the buyer is not in it
     -27 the buyer's turn has not come
     -28 the buyer's turn came and went: its place is lost
+    -32 the buyer's pass has expired
 ]]
 --- @include "room-frontier.lua"
 local now = tonumber(ARGV[1])
@@ -32,12 +36,18 @@ end
 local joined = redis.call('HGET', KEYS[7], ARGV[4]) or ARGV[1]
 local token, expires = string.match(joined, '^%d+|([^|]+)|(%d+)$')
 if token then
+  if tonumber(expires) <= now then
+    return -32
+  end
   return { token, tonumber(expires), ordinal, 1, 0, 0, 0, 0 }
 end
-local before = r.frontier
-local lost, expired = room_advance(r, KEYS[4], KEYS[5], KEYS[1], KEYS[3], now)
 if ordinal >= r.admitted then
   return -27
+end
+local before = r.frontier
+local lost, expired = 0, 0
+if now - r.ticked >= tonumber(ARGV[6]) then
+  lost, expired = room_advance(r, KEYS[4], KEYS[5], KEYS[1], KEYS[3], now)
 end
 if ordinal < r.swept then
   return -28
