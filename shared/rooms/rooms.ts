@@ -82,11 +82,22 @@ function refused(reply: unknown): void {
 
 const settingsOf = (input: RoomInput): Arg[] => [input.opensAt, input.admitPerSecond, input.passSeconds * 1000, input.graceSeconds * 1000, input.paused ? 1 : 0, input.statusReadsPerSecond];
 
+/*
+ * PUT, DELETE and the repair are serialised on the room's MySQL row: each takes it (a write, or a
+ * locking read; a gap lock where there is none) and holds it across its Redis steps, committing
+ * after them. So none of them interleaves with another's Redis steps: a DELETE that followed a PUT's
+ * commit cannot remove the marks before the PUT lays them (leaving a mark with no room, every order
+ * refused), and a repair that read the row cannot put back a room a DELETE removed. A lock row in
+ * MySQL rather than a generation checked by every script: the scripts of the order path stay as
+ * they are, and these are an admin's or the schedule's, rare and short.
+ */
+
 /**
  * Sets an item's room, or pauses, resumes or re-rates it while it runs (room-put-1.lua), then marks
  * the sale hash of every bucket: the reserving script takes only orders with a pass from then on.
- * MySQL's row is written first and committed once Redis took the room, so an acknowledged room
- * outlives Redis losing it (repairRoom puts it back), and one Redis refused (CONFLICT) is not kept.
+ * MySQL's row is written first and committed once Redis took the room and its marks, so an
+ * acknowledged room outlives Redis losing it (repairRoom puts it back), and one Redis refused
+ * (CONFLICT) is not kept.
  */
 export async function putRoom(itemId: string, input: RoomInput, now = Date.now()): Promise<void> {
   const buckets = await bucketCount(itemId, true);
@@ -94,27 +105,38 @@ export async function putRoom(itemId: string, input: RoomInput, now = Date.now()
   await inTransaction(db(), async (conn) => {
     await storeRoom(conn, itemId, input);
     refused(await putScript.run(redis(), [roomKeys(itemId).room], [now, ...settingsOf(input)]));
+    // Only on a state Redis has: a hash holding nothing but the mark would read as a sale (room-mark-1.lua).
+    await Promise.all(itemBuckets(itemId, buckets).map((keys) => markScript.run(redis(), [keys.state], [])));
   });
-  // Only on a state Redis has: a hash holding nothing but the mark would read as a sale (room-mark-1.lua).
-  await Promise.all(itemBuckets(itemId, buckets).map((keys) => markScript.run(redis(), [keys.state], [])));
 }
 
 /**
- * Mends what Redis lost of an item's room, from MySQL (the repair's step, after it rebuilt any lost
- * state): the room hash, started over (room-restore-5.lua: its waiters join again), the mark on
- * every bucket's state Redis has, and the passes of the buyers given (those MySQL says hold their
- * limit): a failover that lost an order's writes after the writer stored it undid the removal of
- * its pass too, which could buy nothing more but would count outstanding against the units left.
- * True when anything changed; false too when MySQL has no room for the item.
+ * Mends what Redis lost of an item's room, from MySQL's row, read locked (the repair's step, after
+ * it rebuilt any lost state): the room hash, started over (room-restore-5.lua: its waiters join
+ * again), the mark on every bucket's state Redis has, and the passes of the buyers given (those
+ * MySQL says hold their limit): a failover that lost an order's writes after the writer stored it
+ * undid the removal of its pass too, which could buy nothing more but would count outstanding
+ * against the units left. Where MySQL has no room, whatever Redis holds of one (a mark left alone
+ * refuses every order) is cleared. True when anything changed.
  */
 export async function repairRoom(itemId: string, buckets: number, spent: number[], now = Date.now()): Promise<boolean> {
-  const settings = await storedRoom(db(), itemId);
-  if (!settings) return false;
+  return inTransaction(db(), async (conn) => {
+    const settings = await storedRoom(conn, itemId, { lock: true });
+    if (!settings) return (await clearRoom(itemId, itemBuckets(itemId, buckets))) > 0;
+    const k = roomKeys(itemId);
+    const restored = await restoreScript.run(redis(), [k.room, k.queue, k.turns, k.claimed, k.waiters], [now, ...settingsOf(settings)]);
+    const marked = await Promise.all(itemBuckets(itemId, buckets).map((keys) => markScript.run(redis(), [keys.state], [])));
+    const dropped = await dropPasses(itemId, buckets, new Set(spent));
+    return restored === 1 || marked.some((m) => m === 1) || dropped > 0;
+  });
+}
+
+/** Removes what Redis holds of a room: the marks first, so orders need no pass, then its keys and a split item's pass copies. How many keys and marks went. */
+async function clearRoom(itemId: string, buckets: ReturnType<typeof itemBuckets>): Promise<number> {
+  const unmarked = await Promise.all(buckets.map((keys) => redis().hdel(keys.state, 'room')));
   const k = roomKeys(itemId);
-  const restored = await restoreScript.run(redis(), [k.room, k.queue, k.turns, k.claimed, k.waiters], [now, ...settingsOf(settings)]);
-  const marked = await Promise.all(itemBuckets(itemId, buckets).map((keys) => markScript.run(redis(), [keys.state], [])));
-  const dropped = await dropPasses(itemId, buckets, new Set(spent));
-  return restored === 1 || marked.some((m) => m === 1) || dropped > 0;
+  const deleted = await Promise.all([redis().del(k.room, k.queue, k.passes, k.turns, k.claimed, k.waiters), ...(buckets.length > 1 ? buckets.map((keys) => redis().del(keys.passes)) : [])]);
+  return [...unmarked, ...deleted].reduce((sum, n) => sum + n, 0);
 }
 
 /** Drops the passes of the buyers given: in the item's slot, and the copies in a split item's buckets. Exact members only, so a race with a claim drops nothing else. */
@@ -131,22 +153,19 @@ async function dropPasses(itemId: string, buckets: number, buyers: Set<number>):
 }
 
 /**
- * Removes an item's room: MySQL's row first, so no repair puts it back; then the mark on every
- * bucket's state, so its orders need no pass from then on; then the room's keys and the passes
- * copied into a split item's buckets (a mark left without its room would refuse every order, with
- * no pass left to claim). A retry after a failure half-way finishes the rest. False when neither
- * MySQL nor Redis had a room.
+ * Removes an item's room: MySQL's row first, so no repair puts it back, its lock held until Redis's
+ * part is done; then the mark on every bucket's state, so its orders need no pass from then on; then
+ * the room's keys and the passes copied into a split item's buckets (a mark left without its room
+ * would refuse every order, with no pass left to claim). A retry after a failure half-way finishes
+ * the rest. False when neither MySQL nor Redis had a room.
  */
 export async function removeRoom(itemId: string): Promise<boolean> {
   const buckets = itemBuckets(itemId, await bucketCount(itemId, true));
-  const forgotten = await forgetRoom(db(), itemId);
-  await Promise.all(buckets.map((keys) => redis().hdel(keys.state, 'room')));
-  const k = roomKeys(itemId);
-  const [deleted] = await Promise.all([
-    redis().del(k.room, k.queue, k.passes, k.turns, k.claimed, k.waiters),
-    ...(buckets.length > 1 ? buckets.map((keys) => redis().del(keys.passes)) : []),
-  ]);
-  return forgotten || deleted > 0;
+  return inTransaction(db(), async (conn) => {
+    const forgotten = await forgetRoom(conn, itemId);
+    const cleared = await clearRoom(itemId, buckets);
+    return forgotten || cleared > 0;
+  });
 }
 
 /** Joins the buyer to the room once; a second join answers the same place. */

@@ -23,10 +23,14 @@ export async function storeRoom(conn: PoolConnection, itemId: string, input: Roo
   );
 }
 
-/** The room's settings as last put, undefined when the item has no room. */
-export async function storedRoom(conn: Queryable, itemId: string): Promise<RoomInput | undefined> {
+/**
+ * The room's settings as last put, undefined when the item has no room; with lock, read locked in
+ * conn's transaction (the row, or the gap where it would be), so no PUT or DELETE of the room runs
+ * until it commits.
+ */
+export async function storedRoom(conn: Queryable, itemId: string, { lock = false } = {}): Promise<RoomInput | undefined> {
   const [rows] = await conn.query<Row[]>(
-    'SELECT opens_at, admit_per_second, pass_seconds, grace_seconds, paused, status_reads_per_second FROM waiting_rooms WHERE item_id = ?',
+    `SELECT opens_at, admit_per_second, pass_seconds, grace_seconds, paused, status_reads_per_second FROM waiting_rooms WHERE item_id = ?${lock ? ' FOR UPDATE' : ''}`,
     [itemId],
   );
   const row = rows[0];

@@ -13,6 +13,7 @@ import { ordersBehindRooms } from '../../shared/rooms/sale-kind';
 import { itemKeys } from '../../shared/orders/model';
 import { openSale, reserve } from '../../shared/orders/sale';
 import { roomKeys } from '../../shared/rooms/model';
+import { repairRoom } from '../../shared/rooms/rooms';
 import { reconcileOwner } from '../../shared/reservations/reconcile';
 import { fixture, lambdaContext } from '../support/events';
 import { checkpoint } from '../support/lost-writes';
@@ -142,5 +143,66 @@ describe('DELETE /items/{itemId}/waiting-room', () => {
     expect(await redis().hget(itemKeys(itemId).state, 'room')).toBeNull();
     expect(withoutPass.statusCode).toBe(202);
     expect([joined.statusCode, body(joined).error.code]).toEqual([404, 'NOT_FOUND']);
+  });
+});
+
+describe('PUT, DELETE and the repair of one room at once', () => {
+  /** What MySQL and Redis hold of the room: its row, its hash, its mark. */
+  async function heldOf(itemId: string): Promise<{ row: boolean; room: boolean; mark: boolean }> {
+    const rows = await sql('SELECT item_id FROM waiting_rooms WHERE item_id = ?', [itemId]);
+    return { row: rows.length === 1, room: (await redis().exists(roomKeys(itemId).room)) === 1, mark: (await redis().hget(itemKeys(itemId).state, 'room')) === '1' };
+  }
+  const WHOLE = { row: true, room: true, mark: true };
+  const NONE = { row: false, room: false, mark: false };
+
+  /** An item on sale in MySQL and Redis behind a room: its settings, the same for every PUT of it (an opened room's opening cannot change). */
+  async function itemWithRoom(): Promise<{ itemId: string; settings: unknown }> {
+    const itemId = uniqueItemId('room-race');
+    await upsertItemStock(itemId, 5, 1);
+    await openSale(itemId, 5, 1);
+    const settings = openRoom({ admitPerSecond: 7 });
+    expect((await routes.put(itemId, admin, settings)).statusCode).toBe(200);
+    return { itemId, settings };
+  }
+
+  it('leaves a whole room or none, never a mark alone, however PUT and DELETE interleave', async () => {
+    // Prepare
+    const { itemId, settings } = await itemWithRoom();
+    const outcomes: string[] = [];
+
+    // Act: each round a PUT and a DELETE at once, the PUT a step ahead or behind.
+    for (let round = 0; round < 20; round++) {
+      const put = () => routes.put(itemId, admin, settings);
+      const remove = () => routes.remove(itemId, admin);
+      const answers = await Promise.all(round % 2 ? [put(), remove()] : [remove(), put()]);
+      const held = await heldOf(itemId);
+      outcomes.push(`${answers.map((a) => `${a.statusCode}${a.statusCode! >= 400 ? ` ${body(a).error.code}` : ''}`).join('/')} ${JSON.stringify(held)}`);
+    }
+
+    // Assess
+    expect(outcomes.filter((o) => !o.endsWith(JSON.stringify(WHOLE)) && !o.endsWith(JSON.stringify(NONE)))).toEqual([]);
+    expect(outcomes.filter((o) => !/^(200|204|404 NOT_FOUND)\/(200|204|404 NOT_FOUND) /.test(o))).toEqual([]);
+  });
+
+  it('never puts back a room a DELETE removed while the repair ran, and clears a mark MySQL has no room for', async () => {
+    // Prepare
+    const outcomes: string[] = [];
+
+    // Act: each round a fresh room, then its repair and its DELETE at once.
+    for (let round = 0; round < 10; round++) {
+      const { itemId } = await itemWithRoom();
+      await Promise.all(round % 2 ? [repairRoom(itemId, 1, []), routes.remove(itemId, admin)] : [routes.remove(itemId, admin), repairRoom(itemId, 1, [])]);
+      outcomes.push(JSON.stringify(await heldOf(itemId)));
+    }
+    const orphan = uniqueItemId('room-orphan');
+    await upsertItemStock(orphan, 5, 1);
+    await openSale(orphan, 5, 1);
+    await redis().hset(itemKeys(orphan).state, 'room', '1');
+    const cleared = await repairRoom(orphan, 1, []);
+
+    // Assess
+    expect(outcomes).toEqual(Array(10).fill(JSON.stringify(NONE)));
+    expect(cleared).toBe(true);
+    expect(await heldOf(orphan)).toEqual(NONE);
   });
 });
