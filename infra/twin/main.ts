@@ -9,10 +9,11 @@
  *   npm start -- --aws-stores          TLS-only stores with AUTH, credentials looked up in Secrets Manager
  *   npm start -- --redis-cluster       Redis as a cluster of three masters, the functions with REDIS_CLUSTER=true
  *   npm start -- --edge                the prod stack's CloudFront and WAF in front, read from its synthesized template
+ *   npm start -- --fresh               start afresh: the stores' data (Redis, MariaDB) under the state directory removed first
  * (or SURGE_BUNDLES=true, SURGE_LAMBDA_INSTANCES=64, SURGE_AWS_STORES=true, SURGE_REDIS_CLUSTER=true, SURGE_EDGE=true)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -26,7 +27,7 @@ import { EXTRA_FUNCTIONS_ENV, type ExtraFunction } from './extra-functions';
 import { startTwin, type Twin } from './twin';
 
 const { values: flags } = parseArgs({
-  options: { bundles: { type: 'boolean' }, 'lambda-instances': { type: 'string' }, 'aws-stores': { type: 'boolean' }, 'redis-cluster': { type: 'boolean' }, edge: { type: 'boolean' } },
+  options: { bundles: { type: 'boolean' }, 'lambda-instances': { type: 'string' }, 'aws-stores': { type: 'boolean' }, 'redis-cluster': { type: 'boolean' }, edge: { type: 'boolean' }, fresh: { type: 'boolean' } },
 });
 
 const env = z
@@ -101,6 +102,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
+if (flags.fresh) forgetStoredData(env.SURGE_STATE_DIR);
 mkdirSync(env.SURGE_STATE_DIR, { recursive: true });
 if (env.SURGE_AWS_STORES === 'true') {
   // Functions verify the stores' certificates against the process's trust store, as on AWS; only
@@ -148,6 +150,25 @@ twin = await startTwin({
 if (stopping) await stopping;
 
 writeStateFile(twin);
+
+/**
+ * The twin keeps Redis's and MariaDB's data under its state directory from one start to the next;
+ * --fresh removes it first (the bundles and certificates stay, so the start stays quick). Refused
+ * while a twin of that directory is running.
+ */
+function forgetStoredData(stateDir: string): void {
+  const running = (() => {
+    try {
+      const { pid } = JSON.parse(readFileSync(stateFile, 'utf8')) as { pid: number };
+      process.kill(pid, 0);
+      return pid;
+    } catch {
+      return undefined;
+    }
+  })();
+  if (running !== undefined) throw new Error(`--fresh: a twin of ${stateDir} is running (pid ${running}); stop it first`);
+  for (const store of ['redis', 'redis-cluster', 'mariadb']) rmSync(join(stateDir, store), { recursive: true, force: true });
+}
 
 /** What is printed leaves out any password; the state file has them for the twin's own tools. */
 function withoutPassword(url: string): string {

@@ -8,13 +8,13 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { expect } from 'vitest';
 
 const PAGE = 'docs/api.md';
 /** Where the page says the twin is: `npm start`'s gateway and SMTP listener. */
 const DOCUMENTED_GATEWAY = 'localhost:3000';
-const DOCUMENTED_SMTP_PORT = 2525;
+const DOCUMENTED_SMTP = 'smtp://127.0.0.1:2525';
 /** Far beyond what the walkthrough takes (seconds); it waits on mail being filed, never on a clock. */
 export const GIVE_UP_MS = 240_000;
 
@@ -81,9 +81,10 @@ export function walkthrough(markdown: string, gateway: string, smtpPort: number)
   const addressed = script
     .join('\n')
     .replaceAll(DOCUMENTED_GATEWAY, gateway)
-    .replaceAll(`port:${DOCUMENTED_SMTP_PORT}`, `port:${smtpPort}`);
-  // Each curl names the gateway once: as many steps as mentions outside comments, or one was missed.
-  const gatewayMentions = blocks.flat().filter((line) => !line.trimStart().startsWith('#')).join('\n').split(DOCUMENTED_GATEWAY).length - 1;
+    .replaceAll(DOCUMENTED_SMTP, `smtp://127.0.0.1:${smtpPort}`);
+  // Each curl names the gateway or the SMTP listener once: as many steps as mentions outside comments, or one was missed.
+  const commands = blocks.flat().filter((line) => !line.trimStart().startsWith('#')).join('\n');
+  const gatewayMentions = commands.split(DOCUMENTED_GATEWAY).length - 1 + commands.split(DOCUMENTED_SMTP).length - 1;
   return { script: `${CURL_STEP}\n${addressed}`, steps, gatewayMentions };
 }
 
@@ -102,8 +103,8 @@ export async function runInBash(script: string): Promise<Run> {
     const child = spawn('bash', ['-c', script], {
       cwd: dir,
       detached: true,
-      // The page's `node -e` lines require nodemailer, installed with the project.
-      env: { ...process.env, NODE_PATH: resolve('node_modules'), SURGE_STEPS: stepsFile },
+      // In a directory of its own, as the page says a reader may: nothing of the project's is at hand there.
+      env: { ...process.env, SURGE_STEPS: stepsFile },
     });
     let transcript = '';
     child.stdout.on('data', (chunk: Buffer) => (transcript += chunk));

@@ -82,6 +82,28 @@ describe('npm start', () => {
     expect(answers.at(-1)).toMatchObject({ status: 200, body: { status: 'ok', down: [] } });
   }, START_TIMEOUT_MS);
 
+  it('keeps its stores’ data from one start to the next, and starts afresh with --fresh', async () => {
+    // Prepare: an account made on one start.
+    const email = `kept-${randomBytes(3).toString('hex')}@surge.test`;
+    const credentials = { email, password: 'a passphrase kept' };
+    const first = startThroughNpm().twin;
+    const made = await fetch(`${(await first.ready).url}/users`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(credentials) });
+    await first.stop();
+    const signIn = async (url: string) => (await fetch(`${url}/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(credentials) })).status;
+
+    // Act
+    const second = startThroughNpm().twin;
+    const kept = await signIn((await second.ready).url);
+    await second.stop();
+    const third = startThroughNpm(['--fresh']).twin;
+    const afresh = await signIn((await third.ready).url);
+
+    // Assess
+    expect(made.status).toBe(201);
+    expect(kept).toBe(201);
+    expect(afresh).toBe(401);
+  }, 3 * START_TIMEOUT_MS);
+
   it('stops every process it started within 10 s of a SIGTERM to npm alone', async () => {
     // Prepare
     const { twin, tree } = startThroughNpm();
