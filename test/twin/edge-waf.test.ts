@@ -1,4 +1,7 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listenEdge, type Edge } from '../../infra/twin/edge/edge';
 import { edgeFromTemplate, type EdgePlan } from '../../infra/twin/edge/from-template';
 import { behaviourServing } from '../../infra/twin/edge/distribution';
 import type { InspectedRequest, WebAcl } from '../../infra/twin/edge/waf';
@@ -104,5 +107,61 @@ describe("the twin's edge, read from the prod stack's template", () => {
     expect(allowed).toBe(limit);
     expect(past).toMatchObject({ action: 'block', rule: 'FeedRatePerAddress' });
     expect(acl.inspect(request({ at: start + limit })).action).toBe('allow');
+  });
+});
+
+describe("the twin's edge over HTTP, in front of an origin that records what reaches it", () => {
+  let edge: Edge;
+  let origin: Server;
+  const reached: { path: string; headers: IncomingHttpHeaders }[] = [];
+
+  beforeAll(async () => {
+    const plan = await edgeFromTemplate();
+    origin = createServer((req, res) => {
+      reached.push({ path: req.url!, headers: req.headers });
+      req.resume().on('end', () => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'));
+    });
+    await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
+    edge = await listenEdge(0);
+    edge.serve({ distribution: plan.distribution, ...(plan.webAcl ? { webAcl: plan.webAcl } : {}), originUrl: `http://127.0.0.1:${(origin.address() as AddressInfo).port}`, secretValues: { [plan.originSecret.logicalId]: 'the-origin-secret' } });
+  });
+  afterAll(async () => {
+    await edge.close();
+    origin.close();
+  });
+
+  /** One request through the edge: its status. */
+  const send = (path: string, options: { method?: string; headers?: Record<string, string>; body?: Buffer } = {}) =>
+    new Promise<number>((resolve, reject) => {
+      const req = request(`${edge.url}${path}`, { method: options.method ?? 'GET', headers: { 'user-agent': 'surge-test', ...options.headers } }, (res) => resolve(res.resume().statusCode!));
+      req.on('error', reject);
+      req.end(options.body);
+    });
+
+  it('passes on only what the behaviour forwards, with the origin secret and the viewer’s address and host', async () => {
+    // Act
+    const order = await send('/items/i/orders?detail=1&utm=x', { method: 'POST', headers: { 'waiting-room-pass': 'p', 'idempotency-key': 'k', 'x-extra': 'dropped', cookie: 'sid=1.a; theme=dark', 'content-type': 'application/json' }, body: Buffer.from('{}') });
+    const poll = await send('/feeds/t/atom/all?x=1', { headers: { 'if-none-match': '"1"', cookie: 'sid=1.a' } });
+
+    // Assess
+    const [toOrder, toFeed] = reached.slice(-2);
+    expect([order, poll]).toEqual([200, 200]);
+    expect(toOrder).toMatchObject({ path: '/items/i/orders?detail=1', headers: { 'waiting-room-pass': 'p', 'idempotency-key': 'k', cookie: 'sid=1.a', 'x-origin-verify': 'the-origin-secret', 'user-agent': 'Amazon CloudFront' } });
+    expect(toOrder!.headers['x-extra']).toBeUndefined();
+    expect(toOrder!.headers['cloudfront-viewer-address']).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(toOrder!.headers['x-forwarded-host']).toBe(new URL(edge.url).host);
+    expect(toFeed).toMatchObject({ path: '/feeds/t/atom/all', headers: { 'if-none-match': '"1"' } });
+    expect(toFeed!.headers.cookie).toBeUndefined();
+  });
+
+  it('refuses a method the behaviour does not allow, stays up on a query it cannot decode, and answers a body past 10 MB 413', async () => {
+    // Act
+    const posted = await send('/feeds/t/atom/all', { method: 'POST' });
+    const malformed = await send('/health?%E0%A4%A=1');
+    const large = await send('/admin/audit/items/i', { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.alloc(10 * 1024 * 1024 + 1, 32) });
+    const after = await send('/health');
+
+    // Assess
+    expect([posted, malformed, large, after]).toEqual([403, 200, 413, 200]);
   });
 });

@@ -11,6 +11,7 @@ import { createServer, request as httpRequest, type IncomingMessage, type Outgoi
 import { behaviourServing, type EdgeBehaviour, type EdgeDistribution, type Forwarding } from './distribution';
 import { viewerFunction, type ViewerAnswer, type ViewerRequest } from './viewer-function';
 import type { WebAcl } from './waf';
+import { MAX_PAYLOAD_BYTES } from '../gateway';
 
 /** The twin's own routes (/__twin/…) are not AWS's: they go to the gateway as they came. */
 const TWIN_ROUTES = '/__twin/';
@@ -40,13 +41,28 @@ const NOT_PASSED = new Set(['connection', 'keep-alive', 'proxy-connection', 'tra
 
 const viewerIpOf = (req: IncomingMessage) => (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
+/** The body, or undefined past API Gateway's 10 MB, which the origin would refuse anyway (its 413 is then the edge's answer). */
+function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_PAYLOAD_BYTES) chunks.push(chunk);
+    });
+    req.on('end', () => resolve(size > MAX_PAYLOAD_BYTES ? undefined : Buffer.concat(chunks)));
     req.on('error', reject);
   });
+}
+
+/** A query string's name as CloudFront compares it with a policy's: decoded, or as sent when it does not decode. */
+function queryName(pair: string): string {
+  const name = pair.split('=')[0]!;
+  try {
+    return decodeURIComponent(name);
+  } catch {
+    return name;
+  }
 }
 
 function answer(res: ServerResponse, status: number, body: string, type = 'text/html', headers: OutgoingHttpHeaders = {}): void {
@@ -100,7 +116,7 @@ function originRequest(behaviour: EdgeBehaviour, request: ViewerRequest, rawQuer
   for (const { name, secretLogicalId } of config.distribution.originHeaders) headers[name] = config.secretValues[secretLogicalId]!;
   if (bodyBytes || req.headers['content-length'] !== undefined) headers['content-length'] = String(bodyBytes);
   // The query string as the viewer sent it, less what the policy does not forward.
-  const query = behaviour.queryStrings.behavior === 'none' ? '' : rawQuery.split('&').filter((pair) => pair && passes(behaviour.queryStrings, decodeURIComponent(pair.split('=')[0]!))).join('&');
+  const query = behaviour.queryStrings.behavior === 'none' ? '' : rawQuery.split('&').filter((pair) => pair && passes(behaviour.queryStrings, queryName(pair))).join('&');
   return { headers, path: `${request.uri}${query ? `?${query}` : ''}` };
 }
 
@@ -123,7 +139,14 @@ function forward(res: ServerResponse, originUrl: string, method: string, path: s
 export async function listenEdge(port: number): Promise<Edge> {
   let config: EdgeConfig | undefined;
   let functions = new Map<string, ReturnType<typeof viewerFunction>>();
-  const server: Server = createServer(async (req, res) => {
+  const server: Server = createServer((req, res) => {
+    serveOne(req, res).catch(() => {
+      // A request the edge could not read or pass on: CloudFront's 502, never a twin that stops.
+      if (!res.headersSent) answer(res, 502, '<HTML><BODY><H1>502 ERROR</H1>The request could not be satisfied.</BODY></HTML>\n');
+      else res.destroy();
+    });
+  });
+  async function serveOne(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (!config) {
       req.resume();
       return answer(res, 503, JSON.stringify({ error: { code: 'UNAVAILABLE', message: 'The twin is starting' } }), 'application/json', { 'retry-after': '1' });
@@ -132,8 +155,8 @@ export async function listenEdge(port: number): Promise<Edge> {
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     const rawQuery = q < 0 ? '' : url.slice(q + 1);
-    const body = await readBody(req).catch(() => undefined);
-    if (!body) return res.destroy();
+    const body = await readBody(req);
+    if (!body) return answer(res, 413, '{"message":"Request Entity Too Large"}', 'application/json');
     if (path.startsWith(TWIN_ROUTES)) {
       const headers: OutgoingHttpHeaders = { ...req.headers };
       delete headers.host;
@@ -157,7 +180,7 @@ export async function listenEdge(port: number): Promise<Edge> {
     }
     const origin = originRequest(behaviour, request, rawQuery, req, config, body.length);
     forward(res, config.originUrl, request.method, origin.path, origin.headers, body);
-  });
+  }
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
