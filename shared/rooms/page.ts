@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
 
 /*
- * The waiting page: one HTML document, its style and script inline, that polls the buyer's place
- * (GET /items/{id}/queue/me) at the interval each answer names, joins, claims the pass when the
- * turn comes and orders with it. It fetches nothing but the API beside it, which its
+ * The waiting page: one HTML document, its style and script inline, that signs a buyer in (or up)
+ * on the page itself, polls the buyer's place (GET /items/{id}/queue/me) at the interval each
+ * answer names, joins, claims the pass when the turn comes and orders with it: under one
+ * Idempotency-Key per pass, kept with the pass and the order placed in localStorage, so a double
+ * click, a reload or a retry after a 503 places one order, and a reload after ordering shows that
+ * order's status. Refusals are said in a buyer's words, by their error codes. It fetches nothing but the API beside it, which its
  * Content-Security-Policy holds it to (the inline parts by their hashes). Paths are relative, so
  * it works under a stage's prefix too.
  */
@@ -16,7 +19,10 @@ dl { display: grid; grid-template-columns: max-content 1fr; gap: .4rem 1.2rem; }
 dt { font-weight: 600; }
 dd { margin: 0; }
 button { font: inherit; padding: .5rem 1.2rem; border: 2px solid #0b57d0; border-radius: .4rem; background: #0b57d0; color: #fff; cursor: pointer; }
-button:focus-visible { outline: 3px solid #f9ab00; outline-offset: 2px; }
+button:focus-visible, input:focus-visible { outline: 3px solid #f9ab00; outline-offset: 2px; }
+button:disabled { opacity: .6; cursor: progress; }
+input { font: inherit; padding: .3rem .5rem; }
+label { display: grid; gap: .2rem; }
 #summary { font-size: 1.3rem; font-weight: 600; }
 .sold-out #summary { color: #b3261e; }
 [hidden] { display: none; }
@@ -27,8 +33,36 @@ const SCRIPT = `
 const item = document.body.dataset.item;
 const api = new URL('../items/' + encodeURIComponent(item) + '/', location.href);
 const $ = (id) => document.getElementById(id);
+// Kept across reloads and tabs: the pass, the one Idempotency-Key of each pass, and the order placed.
+const stored = {
+  get: (name) => localStorage.getItem('surge:' + name + ':' + item),
+  set: (name, value) => localStorage.setItem('surge:' + name + ':' + item, value),
+  drop: (name) => localStorage.removeItem('surge:' + name + ':' + item),
+};
 let timer;
-let pass = sessionStorage.getItem('pass:' + item);
+let ordering = false;
+let pass = stored.get('pass');
+
+/** What a refusal means to a buyer, by the API's error code. */
+const WORDS = {
+  PASS_REQUIRED: 'Your pass had expired or was already used, so no order was placed.',
+  PASS_EXPIRED: 'Your pass expired before an order used it; its unit went to the next in line.',
+  SOLD_OUT: 'Sold out: the last unit went just before your order.',
+  LIMIT_EXCEEDED: 'You already hold as many of this item as one buyer may.',
+  NOT_ON_SALE: 'This item is not on sale.',
+  PLACE_LOST: 'Your turn came and passed while this page was away: your place is lost.',
+  INVALID_CREDENTIALS: 'That email and password do not match an account.',
+  EMAIL_TAKEN: 'An account with that email exists: sign in instead.',
+  VALIDATION_FAILED: 'Check your email address; a new account needs a password of at least 12 characters, without the email in it.',
+  RATE_LIMITED: 'Too many tries; wait a minute and try again.',
+};
+const STATUS = {
+  pending: 'is placed and being confirmed…',
+  confirmed: 'is confirmed. Thank you!',
+  rejected: 'could not be honoured: no unit was left for it. You have not been charged.',
+  cancelled: 'was cancelled: no unit was taken.',
+};
+const words = (body, otherwise) => (body && body.error && WORDS[body.error.code]) || otherwise;
 
 function say(text) {
   if ($('summary').textContent !== text) $('summary').textContent = text;
@@ -42,14 +76,19 @@ function duration(seconds) {
   const minutes = Math.round(seconds / 60);
   return minutes < 60 ? minutes + ' min' : Math.floor(minutes / 60) + ' h ' + (minutes % 60) + ' min';
 }
-async function call(method, path, headers) {
-  const response = await fetch(new URL(path, api), { method, credentials: 'same-origin', headers: Object.assign({ accept: 'application/json' }, headers) });
-  const body = await response.json().catch(() => ({}));
-  return { status: response.status, body, retry: Number(response.headers.get('retry-after')) || 5 };
+async function call(method, path, headers, body, base) {
+  const response = await fetch(new URL(path, base || api), {
+    method,
+    credentials: 'same-origin',
+    headers: Object.assign({ accept: 'application/json' }, body ? { 'content-type': 'application/json' } : {}, headers),
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const answer = await response.json().catch(() => ({}));
+  return { status: response.status, body: answer, retry: Number(response.headers.get('retry-after')) || 5 };
 }
-function later(seconds) {
+function later(seconds, then) {
   clearTimeout(timer);
-  timer = setTimeout(poll, Math.max(1, seconds) * 1000);
+  timer = setTimeout(then || poll, Math.max(1, seconds) * 1000);
 }
 function render(s) {
   document.body.classList.toggle('sold-out', s.soldOut);
@@ -65,21 +104,45 @@ function render(s) {
   else if (s.state === 'waiting') say(before ? 'You are in the queue. The sale opens at ' + opens.toLocaleTimeString() + '; places are drawn at random until then.' : 'You are in the queue.');
   else if (s.state === 'admitted') say('It is your turn: getting your pass…');
   else if (s.state === 'holding') say('Your pass is ready until ' + new Date(s.passExpiresAt).toLocaleTimeString() + '.');
-  else if (s.state === 'lost') say('Your turn came and passed while this page was away: your place is lost.');
-  else say('Your pass is used or has expired.');
+  else if (s.state === 'lost') say(WORDS.PLACE_LOST);
+  else say('Your pass expired before an order used it.');
   show('order', s.state === 'holding' && pass !== null);
+}
+/** The order this browser placed for the item: its status, asked again until it is final. */
+async function followOrder() {
+  const orderId = stored.get('order');
+  show('figures', false);
+  show('order', false);
+  show('join', false);
+  show('hint', false);
+  try {
+    const r = await call('GET', '../../orders/' + encodeURIComponent(orderId));
+    if (r.status === 404 || r.status === 401) {
+      stored.drop('order');
+      return poll();
+    }
+    if (r.status !== 200) return later(r.retry, followOrder);
+    say('Your order ' + orderId + ' ' + STATUS[r.body.status]);
+    if (r.body.status === 'pending') later(2, followOrder);
+  } catch {
+    later(5, followOrder);
+  }
 }
 async function claim() {
   const r = await call('POST', 'queue/pass');
   if (r.status === 200) {
     pass = r.body.token;
-    sessionStorage.setItem('pass:' + item, pass);
+    stored.set('pass', pass);
+  } else if (r.status === 410) {
+    say(WORDS.PASS_EXPIRED);
   }
 }
 async function poll() {
+  if (stored.get('order')) return followOrder();
   try {
     const r = await call('GET', 'queue/me');
-    if (r.status === 401) return say('Sign in first, then open this page again.');
+    show('signin', r.status === 401);
+    if (r.status === 401) return say('Sign in to take your place in the queue.');
     if (r.status === 404) {
       show('join', true);
       return say('Join the queue to get a place.');
@@ -100,22 +163,62 @@ async function poll() {
     later(5);
   }
 }
+/** Sends the order of this pass, under the one key the pass has: a double click, a reload or a retry after a 503 places one order. */
+async function order() {
+  if (ordering || !pass) return;
+  ordering = true;
+  $('order').disabled = true;
+  let key = stored.get('key:' + pass);
+  if (!key) {
+    key = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+    stored.set('key:' + pass, key);
+  }
+  let r;
+  try {
+    r = await call('POST', 'orders', { 'idempotency-key': key, 'waiting-room-pass': pass }, { quantity: 1 });
+  } catch {
+    r = { status: 0, body: {}, retry: 5 };
+  }
+  ordering = false;
+  if (r.status === 202) {
+    stored.set('order', r.body.orderId);
+    return followOrder();
+  }
+  if (r.status === 0 || r.status === 503 || r.status === 429 || r.status >= 500) {
+    say('The shop is busy; sending your order again in ' + r.retry + ' s. It will not be placed twice.');
+    return later(r.retry, order);
+  }
+  $('order').disabled = false;
+  if (r.status === 401) return poll();
+  if (r.status === 403) {
+    pass = null;
+    stored.drop('pass');
+    show('order', false);
+  }
+  say(words(r.body, 'The order could not be placed.'));
+  // The refusal stays in view until the next reading of the buyer's place.
+  later(5);
+}
 $('join').addEventListener('click', async () => {
   const r = await call('POST', 'queue');
   if (r.status === 200 || r.status === 201) return poll();
-  say(r.body.error ? r.body.error.message : 'Could not join; try again.');
+  say(words(r.body, 'Could not join; try again.'));
 });
-$('order').addEventListener('click', async () => {
-  const key = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
-  const response = await fetch(new URL('orders', api), {
-    method: 'POST',
-    credentials: 'same-origin',
-    headers: { 'content-type': 'application/json', 'idempotency-key': key, 'waiting-room-pass': pass },
-    body: JSON.stringify({ quantity: 1 }),
-  });
-  const body = await response.json().catch(() => ({}));
-  say(response.status === 202 ? 'Ordered: order ' + body.orderId + ' is on its way.' : body.error ? body.error.message : 'The order failed; try again.');
+$('order').addEventListener('click', order);
+async function signIn(path) {
+  const credentials = { email: $('email').value, password: $('password').value };
+  const r = await call('POST', path, {}, credentials, location.href);
+  if (r.status === 201) {
+    $('password').value = '';
+    return poll();
+  }
+  say(words(r.body, 'Could not sign in; try again.'));
+}
+$('signin').addEventListener('submit', (event) => {
+  event.preventDefault();
+  signIn('../sessions');
 });
+$('signup').addEventListener('click', () => signIn('../users'));
 poll();
 `;
 
@@ -147,8 +250,13 @@ export function waitingPage(itemId: string): string {
 <dt>Chance of a unit</dt><dd id="odds"></dd>
 <dt>Sold out</dt><dd id="sold"></dd>
 </dl>
+<form id="signin" hidden>
+<p><label>Email <input id="email" type="email" autocomplete="username" required></label></p>
+<p><label>Password <input id="password" type="password" autocomplete="current-password" required></label></p>
+<p><button type="submit">Sign in</button> <button id="signup" type="button">Create an account</button></p>
+</form>
 <p><button id="join" type="button" hidden>Join the queue</button> <button id="order" type="button" hidden>Order one now</button></p>
-<p>This page checks your place by itself; keep it open. If it is closed when your turn comes, the place is kept only for a short grace.</p>
+<p id="hint">This page checks your place by itself; keep it open. If it is closed when your turn comes, the place is kept only for a short grace.</p>
 </main>
 <script>${SCRIPT}</script>
 </body>
