@@ -16,6 +16,28 @@ import { SESSION_COOKIE } from '../../shared/sessions/store';
 
 type Route = TableRoute;
 
+/**
+ * The capabilities the docs page groups operations by (OpenAPI tags), each with the paths it holds,
+ * most specific first: a route takes the first whose pattern matches its path. A route that none
+ * matches fails the build (test/infra/openapi.test.ts holds every route to one).
+ */
+const CAPABILITIES: readonly { name: string; description: string; paths: RegExp }[] = [
+  { name: 'Waiting room', description: "A sale's waiting room: join, wait, claim the pass an order needs; the page; the admin's settings", paths: /^\/(wait\/|items\/\{itemId\}\/(queue|waiting-room))/ },
+  { name: 'Orders', description: 'Flash-sale orders: the stock, an order, its status', paths: /^\/(items|orders)\b/ },
+  { name: 'Coupons', description: 'Time-deal coupons: a deal, a coupon, the coupons held', paths: /^\/(deals\b|me\/coupons$)/ },
+  { name: 'Catalog', description: 'The cached catalog of programs', paths: /^\/programs\b/ },
+  { name: 'Newsletters', description: 'Inbound newsletters: the inbox address, newsletters, issues, quarantine, feeds', paths: /^\/(me\/(inbox|newsletters|quarantine|feeds)|feeds\/)/ },
+  { name: 'Sessions', description: 'Accounts and sessions: sign-up, sign-in, sign-out, the signed-in user', paths: /^\/(sessions|users|me)(\/|$)/ },
+  { name: 'Operations', description: "An operator's: the audits of a sale, load-test buyers, health, this document and its page", paths: /^\/(admin\/|health$|openapi\.json$|docs$)/ },
+];
+
+/** The capability a route's operation is grouped under. */
+export function capabilityOf(path: string): string {
+  const capability = CAPABILITIES.find((c) => c.paths.test(path));
+  if (!capability) throw new Error(`No capability of infra/openapi/document.ts groups ${path}: add it to one`);
+  return capability.name;
+}
+
 /** API Gateway's own answers (no route, a throttle, a payload past its 10 MB) carry this body, not Surge's error. */
 const GatewayMessage = z
   .strictObject({ message: z.string() })
@@ -124,6 +146,7 @@ function operation(route: Route): ZodOpenApiOperationObject {
   ].filter(Boolean);
   return {
     operationId: spec.id,
+    tags: [capabilityOf(route.path)],
     summary: spec.description,
     description: description.join(' '),
     'x-surge-access': api.access,
@@ -157,6 +180,7 @@ export async function openApiDocument() {
       license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
     },
     servers: [{ url: '/' }],
+    tags: CAPABILITIES.map(({ name, description }) => ({ name, description })),
     components: { securitySchemes: { session: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: 'The session cookie POST /sessions and POST /users set' } } },
     security: [{ session: [] }],
     paths,

@@ -81,6 +81,19 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  it('groups every operation under one capability, each capability declared with what it holds, none empty', async () => {
+    // Act
+    const document = await openApiDocument();
+
+    // Assess
+    const declared = (document.tags ?? []).map((tag) => tag.name);
+    const used = Object.values(document.paths ?? {}).flatMap((item) => Object.values(item as Record<string, { tags?: string[] }>).map((operation) => operation.tags ?? []));
+    expect(used.filter((tags) => tags.length !== 1 || !declared.includes(tags[0]!))).toEqual([]);
+    expect(new Set(used.flat())).toEqual(new Set(declared));
+    expect((document.tags ?? []).every((tag) => Boolean(tag.description))).toBe(true);
+    expect(declared).toEqual(expect.arrayContaining(['Orders', 'Waiting room', 'Coupons', 'Catalog', 'Sessions', 'Newsletters', 'Operations']));
+  });
+
   it("has each route's answers: its successes with their schemas, and every error code it can give under its status", async () => {
     // Prepare
     const routes = await tableRoutes();
