@@ -30,7 +30,8 @@ function send(res: ServerResponse, status: number, body: string, headers: Record
   res.end(body);
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+/** A request's body, or undefined past API Gateway's 10 MB (the edge reads bodies the same way). */
+export function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

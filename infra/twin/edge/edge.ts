@@ -11,7 +11,7 @@ import { createServer, request as httpRequest, type IncomingMessage, type Outgoi
 import { behaviourServing, type EdgeBehaviour, type EdgeDistribution, type Forwarding } from './distribution';
 import { viewerFunction, type ViewerAnswer, type ViewerRequest } from './viewer-function';
 import type { WebAcl } from './waf';
-import { MAX_PAYLOAD_BYTES } from '../gateway';
+import { readBody } from '../gateway';
 
 /** The twin's own routes (/__twin/…) are not AWS's: they go to the gateway as they came. */
 const TWIN_ROUTES = '/__twin/';
@@ -40,20 +40,6 @@ export interface Edge {
 const NOT_PASSED = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host', 'content-length']);
 
 const viewerIpOf = (req: IncomingMessage) => (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
-
-/** The body, or undefined past API Gateway's 10 MB, which the origin would refuse anyway (its 413 is then the edge's answer). */
-function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_PAYLOAD_BYTES) chunks.push(chunk);
-    });
-    req.on('end', () => resolve(size > MAX_PAYLOAD_BYTES ? undefined : Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
 
 /** A query string's name as CloudFront compares it with a policy's: decoded, or as sent when it does not decode. */
 function queryName(pair: string): string {
