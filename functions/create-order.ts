@@ -5,7 +5,8 @@ import { clientAddress } from '../shared/platform/http/client-address';
 import { correlationIdOf } from '../shared/platform/http/correlation';
 import { json } from '../shared/platform/http/response';
 import { orders } from '../shared/orders/kind';
-import { IdempotencyKey, ItemId, OrderId, Quantity } from '../shared/orders/model';
+import { IdempotencyKey, ItemId, OrderId, OrderStatus, Quantity } from '../shared/orders/model';
+import { writtenStatus } from '../shared/orders/lookup';
 import { PassToken } from '../shared/rooms/model';
 import { givePassBack, reserve } from '../shared/orders/sale';
 import { handOff } from '../shared/reservations/place';
@@ -13,11 +14,13 @@ import { handOff } from '../shared/reservations/place';
 const Params = z.object({ itemId: ItemId });
 const Headers = z.object({ 'idempotency-key': IdempotencyKey, 'waiting-room-pass': z.optional(PassToken) });
 const Order = z.strictObject({ quantity: Quantity });
-const Pending = z.strictObject({ orderId: OrderId, status: z.literal('pending'), remaining: z.int() });
+/** A new order is pending; a retry of one the writer stored answers the status it stored. */
+const Accepted = z.strictObject({ orderId: OrderId, status: OrderStatus, remaining: z.int() });
 
 /**
  * Reserves in Redis (one script, the buyer's and the source's rates included: one round trip), then hands the order to the queue; a hand-off
  * that fails is cancelled and the client told to retry with the same key (503), its waiting-room pass given back for that retry.
+ * A retry of an order already stored reads its status from MySQL: the one case that asks it.
  */
 export const handler = api({
   access: 'user',
@@ -25,7 +28,7 @@ export const handler = api({
   params: Params,
   headers: Headers,
   body: Order,
-  answers: { 202: Pending },
+  answers: { 202: Accepted },
   errors: ['NOT_ON_SALE', 'SOLD_OUT', 'LIMIT_EXCEEDED', 'IDEMPOTENCY_MISMATCH', 'RATE_LIMITED', 'PASS_REQUIRED'],
 }).handler(async (event) => {
   const { input, principal } = event;
@@ -45,5 +48,7 @@ export const handler = api({
     await givePassBack(reservation);
     throw error;
   });
-  return json(202, { orderId: reservation.record.orderId, status: 'pending', remaining: reservation.remaining });
+  const { orderId } = reservation.record;
+  const status = reservation.replayed && !reservation.pending ? await writtenStatus(orderId) : 'pending';
+  return json(202, { orderId, status, remaining: reservation.remaining });
 });

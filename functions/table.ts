@@ -206,11 +206,11 @@ export const functions: readonly FunctionSpec[] = [
   },
   {
     id: 'get-waiting-page',
-    description: "Returns an item's waiting page, which polls the buyer's place (self-contained HTML: nothing fetched from elsewhere)",
+    description: "Returns an item's waiting page, which polls the buyer's place (self-contained HTML: nothing fetched from elsewhere); a page saying so where the item has no room",
     trigger: { kind: 'http', method: 'GET', path: '/wait/{itemId}' },
     ...api,
     memoryMb: 256,
-    env: [],
+    env: ['redis'],
   },
   {
     id: 'get-order',

@@ -301,7 +301,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Returns an item's waiting page, which polls the buyer's place (self-contained HTML: nothing fetched from elsewhere)
+         * Returns an item's waiting page, which polls the buyer's place (self-contained HTML: nothing fetched from elsewhere); a page saying so where the item has no room
          * @description Public: no session needed.
          */
         get: operations["get-waiting-page"];
@@ -1825,7 +1825,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Chosen by the client, one per order: for 24 hours a retry with the same key and quantity is answered as the first was and never orders again; another quantity is refused (409 IDEMPOTENCY_MISMATCH) */
+                /** @description Chosen by the client, one per order: for 24 hours a retry with the same key and quantity answers the same order, at its current status, and never orders again; another quantity is refused (409 IDEMPOTENCY_MISMATCH) */
                 "idempotency-key": string;
                 "waiting-room-pass"?: string;
             };
@@ -1850,8 +1850,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         orderId: string;
-                        /** @constant */
-                        status: "pending";
+                        /** @enum {string} */
+                        status: "pending" | "confirmed" | "rejected" | "cancelled";
                         remaining: number;
                     };
                 };
@@ -2794,12 +2794,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway: a path that matches no route (e.g. a parameter holding /) */
+            /** @description Not Found. Or: API Gateway: a path that matches no route (e.g. a parameter holding /) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    "text/html": string;
                     "application/json": components["schemas"]["GatewayMessage"];
                 };
             };

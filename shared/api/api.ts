@@ -22,8 +22,11 @@ type Access = 'public' | Role;
 
 type EventOf<A extends Access, In> = A extends 'public' ? ApiEvent<In> : AuthedEvent<In>;
 
-/** A route's successful answers: each status with its JSON body's schema, or null for none (204, 304). */
-export type AnswerSchemas = { [Status in 200 | 201 | 202 | 204 | 304 | 503]?: z.ZodMiniType | null };
+/**
+ * A route's own answers: each status with its body's schema, or null for none (204, 304). Its
+ * successes, and a page's 404: an HTML route says "not here" with a page, not the JSON error.
+ */
+export type AnswerSchemas = { [Status in 200 | 201 | 202 | 204 | 304 | 404 | 503]?: z.ZodMiniType | null };
 
 /** The media types a route's successful answers may have besides JSON: the docs page's HTML, the feeds'. */
 export type AnswerMedia = 'text/html' | 'application/atom+xml' | 'application/feed+json';

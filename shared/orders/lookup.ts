@@ -18,6 +18,15 @@ async function storedOrder(orderId: string) {
   return row && { itemId: String(row.item_id), userId: Number(row.user_id), quantity: Number(row.quantity), status: (row.status === 'promised' ? 'pending' : row.status) as OrderStatus };
 }
 
+/**
+ * What a retry of a reservation that has left the outbox answers: the writer stores before it
+ * clears the outbox, so MySQL has its row and the status it stored (confirmed, or rejected); a row
+ * missing still (Redis lost the outbox entry, the reconciler yet to store it) is on its way.
+ */
+export async function writtenStatus(orderId: string): Promise<OrderStatus> {
+  return (await storedOrder(orderId))?.status ?? 'pending';
+}
+
 /** The buyer's order wherever it is on its way; another user's order answers exactly like a missing one. */
 export async function orderOf(orderId: string, userId: number): Promise<OrderView> {
   // MySQL first, then the outbox, then MySQL again: the writer stores before it clears the outbox,

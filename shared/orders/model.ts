@@ -10,7 +10,7 @@ export const IdempotencyKey = z
   .check(z.regex(/^[A-Za-z0-9_-]{1,64}$/, 'use 1–64 of A–Z, a–z, 0–9, _ and -'))
   .register(z.globalRegistry, {
     description:
-      'Chosen by the client, one per order: for 24 hours a retry with the same key and quantity is answered as the first was and never orders again; another quantity is refused (409 IDEMPOTENCY_MISMATCH)',
+      'Chosen by the client, one per order: for 24 hours a retry with the same key and quantity answers the same order, at its current status, and never orders again; another quantity is refused (409 IDEMPOTENCY_MISMATCH)',
   });
 export const MAX_ORDER_QUANTITY = 100;
 export const Quantity = z.int().check(z.minimum(1), z.maximum(MAX_ORDER_QUANTITY));

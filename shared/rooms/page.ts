@@ -229,6 +229,27 @@ export const WAITING_PAGE_POLICY = `default-src 'none'; script-src ${hash(SCRIPT
 
 const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
+/** The page of an item that has no waiting room (or no such item): it says so, and scripts nothing. */
+export function noRoomPage(itemId: string): string {
+  const item = escape(itemId);
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>No waiting room: ${item}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<main>
+<h1>No waiting room for ${item}</h1>
+<p id="summary">There is no waiting room for this item: it has none now, or there is no such item. Check the link you followed.</p>
+</main>
+</body>
+</html>
+`;
+}
+
 export function waitingPage(itemId: string): string {
   const item = escape(itemId);
   return `<!doctype html>

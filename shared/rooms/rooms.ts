@@ -168,6 +168,11 @@ export async function removeRoom(itemId: string): Promise<boolean> {
   });
 }
 
+/** Whether the item has a room in Redis, where its joins and reads look (one EXISTS): what its waiting page asks first. */
+export async function hasRoom(itemId: string): Promise<boolean> {
+  return (await redis().exists(roomKeys(itemId).room)) === 1;
+}
+
 /** Joins the buyer to the room once; a second join answers the same place. */
 export async function joinQueue(itemId: string, userId: number, now = Date.now()): Promise<{ position: number; joined: boolean }> {
   const reply = await joinScript.run(redis(), keysOf(itemId), [now, ...(await saleOf(itemId)), userId, randomInt(0, PRE_QUEUE_RANKS)]);

@@ -111,10 +111,27 @@ describe('flash-sale orders', () => {
     const other = await createOrder(orderEvent(itemId, buyer.cookie, 'same-key', { quantity: 3 }), lambdaContext());
 
     expect(first.statusCode).toBe(202);
-    expect(body(retry)).toEqual(body(first));
+    expect(body(retry)).toEqual({ ...body(first), status: expect.stringMatching(/^(pending|confirmed)$/) });
     expect(other.statusCode).toBe(409);
     expect(body(other).error.code).toBe('IDEMPOTENCY_MISMATCH');
     expect(await remainingStock(itemId)).toBe(8);
+  });
+
+  it('answers a retry of an order the writer stored with the status it stored, not pending', async () => {
+    // Prepare: an order placed and confirmed.
+    const itemId = await openItem(10);
+    const buyer = buyers[3]!;
+    const first = body(await createOrder(orderEvent(itemId, buyer.cookie, 'stored-key', { quantity: 1 }), lambdaContext()));
+    await until(async () => (await orderRows(itemId)).length === 1, 60_000, 'row');
+
+    // Act
+    const retry = await createOrder(orderEvent(itemId, buyer.cookie, 'stored-key', { quantity: 1 }), lambdaContext());
+
+    // Assess
+    expect(first.status).toBe('pending');
+    expect(retry.statusCode).toBe(202);
+    expect(body(retry)).toEqual({ orderId: first.orderId, status: 'confirmed', remaining: first.remaining });
+    expect(await remainingStock(itemId)).toBe(9);
   });
 
   it('shows an order to its owner, pending and then confirmed, and to no one else', async () => {

@@ -175,9 +175,14 @@ describe('the queue', () => {
 });
 
 describe('GET /wait/{itemId}', () => {
+  const pageOf = (itemId: string) => getWaitingPage(httpEvent('get-me', { path: `/wait/${itemId}`, pathParameters: { itemId }, cookies: [] }), lambdaContext());
+
   it('answers a page that holds its script and style inline, under a policy that lets it reach its own origin only', async () => {
+    // Prepare
+    const itemId = await itemWithRoom(10);
+
     // Act
-    const page = await getWaitingPage(httpEvent('get-me', { path: '/wait/item-1', pathParameters: { itemId: 'item-1' }, cookies: [] }), lambdaContext());
+    const page = await pageOf(itemId);
 
     // Assess
     expect(page.statusCode).toBe(200);
@@ -185,6 +190,23 @@ describe('GET /wait/{itemId}', () => {
     expect(page.headers?.['content-security-policy']).toMatch(/default-src 'none'.*connect-src 'self'/);
     expect(page.body).toMatch(/<html lang="en">/);
     expect(page.body).not.toMatch(/\ssrc=|<link/i);
+  });
+
+  it('answers 404 with a page that says so, for an item on sale without a room and for no item at all', async () => {
+    // Prepare
+    const onSale = uniqueItemId('no-room');
+    await openSale(onSale, 10, 1);
+
+    // Act
+    const pages = await Promise.all([pageOf(onSale), pageOf(uniqueItemId('no-item'))]);
+
+    // Assess
+    for (const page of pages) {
+      expect(page.statusCode).toBe(404);
+      expect(page.headers?.['content-type']).toMatch(/^text\/html/);
+      expect(page.body).toMatch(/<h1>No waiting room for /);
+      expect(page.body).not.toMatch(/<script/);
+    }
   });
 });
 

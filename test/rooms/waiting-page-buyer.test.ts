@@ -86,4 +86,23 @@ describe.skipIf(!existsSync(CHROMIUM))('the waiting page, as a new buyer uses it
     expect(elsewhere).toEqual([]);
     await context.close();
   }, 180_000);
+
+  it('answers a link to an item without a room with a 404 page that says so', async () => {
+    // Prepare: an item on sale, but with no room.
+    const itemId = `page-${randomBytes(3).toString('hex')}`;
+    const { client: admin } = await signedIn(twin.url, demoAccounts.find((a) => a.role === 'admin')!);
+    expect((await admin.PUT('/items/{itemId}/stock', { params: { path: { itemId } }, body: { quantity: 1, perUserLimit: 1 } })).response.status).toBeLessThan(300);
+    const context = await browser.newContext();
+    const page = await context.newPage();
+
+    // Act
+    const answer = await page.goto(`${twin.url}/wait/${itemId}`);
+    await page.screenshot({ path: new URL('page-no-room.png', SHOTS).pathname, fullPage: true });
+
+    // Assess
+    expect(answer?.status()).toBe(404);
+    expect(await page.textContent('h1')).toBe(`No waiting room for ${itemId}`);
+    expect(await page.isVisible('#signin')).toBe(false);
+    await context.close();
+  }, 60_000);
 });
