@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponseObject } from 'zod-openapi';
 import { routesOfTable, type TableRoute } from '../table-routes';
-import { stackErrors, type RouteOptions } from '../../shared/api/api';
+import { stackErrors, type AnswerHeader, type RouteOptions } from '../../shared/api/api';
 import { errorStatus, type ErrorCode } from '../../shared/platform/errors';
 import * as z from '../../shared/platform/zod';
 import { SESSION_COOKIE } from '../../shared/sessions/store';
@@ -63,8 +63,8 @@ interface StatusAnswer {
   media?: string;
   /** Whether this answer carries Retry-After: Surge's 503s and RATE_LIMITED's 429 do, API Gateway's and health's 503 do not. */
   retryAfter: boolean;
-  /** Further headers it always carries (a route's answerHeaders), by name, with what each says. */
-  headers?: Readonly<Record<string, string>>;
+  /** Further headers it carries (a route's answerHeaders), by name, with what each says. */
+  headers?: Readonly<Record<string, AnswerHeader>>;
 }
 
 const RETRY_AFTER = { description: 'Whole seconds after which a retry may be answered', schema: { type: 'integer' as const, minimum: 1 } };
@@ -119,7 +119,10 @@ function responses(route: Route): Record<string, ZodOpenApiResponseObject> {
         );
         const retryAfter = answers.filter((answer) => answer.retryAfter).length;
         // A success's own headers: every answer of its status is the route's (errors take other statuses).
-        const own = Object.entries(answers[0]?.headers ?? {}).map(([name, description]) => [name, { description, schema: { type: 'string' as const }, required: answers.length === 1 }]);
+        const own = Object.entries(answers[0]?.headers ?? {}).map(([name, header]) => [
+          name,
+          typeof header === 'string' ? { description: header, schema: { type: 'string' as const }, required: answers.length === 1 } : { description: header.description, schema: { type: 'string' as const }, required: false },
+        ]);
         const headers = { ...Object.fromEntries(own), ...(retryAfter ? { 'Retry-After': { ...RETRY_AFTER, required: retryAfter === answers.length } } : {}) };
         const response: ZodOpenApiResponseObject = {
           description: answers.map((answer) => answer.description).join('. Or: '),

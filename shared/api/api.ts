@@ -45,8 +45,8 @@ export interface RouteOptions<A extends Access = Access, R extends AnswerSchemas
   answers: R;
   /** The media type of its successful answers, when not JSON (the docs page's HTML, a feed: its schema a string). */
   answerMedia?: AnswerMedia;
-  /** Headers every successful answer carries (ETag, Cache-Control …), by name, each with what it says. */
-  answerHeaders?: Readonly<Record<string, string>>;
+  /** Headers its successful answers carry (ETag, Cache-Control …), by name, each with what it says; every answer, unless it says required: false. */
+  answerHeaders?: Readonly<Record<string, AnswerHeader>>;
   errors: readonly ErrorCode[];
   /**
    * A public route that reads the session cookie when one comes: sign-in and sign-up replace it,
@@ -55,6 +55,9 @@ export interface RouteOptions<A extends Access = Access, R extends AnswerSchemas
    */
   readsSessionCookie?: true;
 }
+
+/** What an answer header says, or that and that some answers leave it out. */
+export type AnswerHeader = string | { description: string; required: false };
 
 /** What a route reads of a request besides its path and body, by name: what the edge must forward to it. */
 export interface RequestReads {

@@ -15,21 +15,32 @@ export const FeedScopeParam = z.union([z.literal('all'), z.coerce.number().check
 /** What a feed reader sends to ask only for a change. */
 export const ConditionalHeaders = z.object({ 'if-none-match': z.optional(z.string()), 'if-modified-since': z.optional(z.string()) });
 
-/** The headers every feed answer carries, 200 and 304 alike (each route's answerHeaders). */
+/** The headers feed answers carry, 200 and 304 alike (each route's answerHeaders). */
 export const FEED_ANSWER_HEADERS = {
   ETag: "The reader's feed version: unchanged until an issue is filed or a newsletter renamed, muted or unmuted",
-  'Last-Modified': 'When that version began, rounded up to the second',
+  'Last-Modified': {
+    description: 'When that version began, rounded up to the second; left out while that second lasts, so it is never later than the answer and a change after it always has a later one',
+    required: false,
+  },
   'Cache-Control': 'private: the feed is one reader\'s mail, for no shared cache',
 } as const;
 
 /** A client may keep a feed this long before asking again (with If-None-Match: a 304 costs one small Redis call). */
 const FEED_CACHE_CONTROL = 'private, max-age=300';
 
-/** A version is the clock of its change in microseconds: Last-Modified is the second it falls in, rounded up, so it is never before the change. */
-const lastModified = (version: string) => new Date(Math.ceil(Number(version) / 1_000_000) * 1000).toUTCString();
+/**
+ * A version is the clock of its change in microseconds; Last-Modified is the second it falls in,
+ * rounded up, so never before the change, and only once that second is past: never later than the
+ * answer, and a client that holds it got a copy made after every change of that second, so the
+ * next change falls in a later second and a later Last-Modified (If-Modified-Since misses none).
+ */
+function lastModified(version: string, now: number): Record<string, string> {
+  const second = Math.ceil(Number(version) / 1_000_000) * 1000;
+  return second <= now ? { 'last-modified': new Date(second).toUTCString() } : {};
+}
 
-function validators(reader: FeedReader): Record<string, string> {
-  return { etag: `"${reader.version}"`, 'last-modified': lastModified(reader.version), 'cache-control': FEED_CACHE_CONTROL };
+function validators(reader: FeedReader, now: number): Record<string, string> {
+  return { etag: `"${reader.version}"`, ...lastModified(reader.version, now), 'cache-control': FEED_CACHE_CONTROL };
 }
 
 export interface FeedPoll {
@@ -51,7 +62,7 @@ export function answerFeedPoll(poll: FeedPoll & { format: 'json' }): Promise<Ans
 export function answerFeedPoll(poll: FeedPoll & { format: 'atom' }): Promise<Answer<200, string> | Answer<304, undefined>>;
 export async function answerFeedPoll({ token, scope, format, headers, base }: FeedPoll): Promise<ApiResult> {
   const reader = await admitFeedPoll(token);
-  const own = validators(reader);
+  const own = validators(reader, Date.now());
   // Only the conditions: a request's Cache-Control: no-cache speaks to caches on the way (fetch() adds it to every conditional
   // request its caller makes), and this is the origin, whose 304 to a matching ETag is the poll's cheap answer.
   if (fresh({ 'if-none-match': headers['if-none-match'], 'if-modified-since': headers['if-modified-since'] }, own)) return notModified(own);

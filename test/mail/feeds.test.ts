@@ -14,6 +14,7 @@ import { redis } from '../../shared/platform/clients/redis';
 import { httpEvent, lambdaContext } from '../support/events';
 import { newsletterMail, readers, sesEvent, sesMessageId, storeRawMail, type MailSpec, type Reader } from '../support/mail';
 import { route } from '../support/routes';
+import { until } from '../../shared/platform/wait';
 
 const getAtomFeed = await route('get-atom-feed');
 const getFeedIssue = await route('get-feed-issue');
@@ -188,7 +189,9 @@ describe('feeds', () => {
   });
 
   it('answers 304 with no body to a current ETag or date, and the new feed once an issue is filed', async () => {
-    const first = await fetchUrl(feeds.all.atom);
+    // Last-Modified comes once the second of the feed's last change is past.
+    let first!: Result;
+    await until(async () => (first = await fetchUrl(feeds.all.atom)).headers!['last-modified'] !== undefined, 10_000, 'a Last-Modified');
     const etag = String(first.headers!.etag);
     const lastModified = String(first.headers!['last-modified']);
 
@@ -208,6 +211,32 @@ describe('feeds', () => {
     expect(after.statusCode).toBe(200);
     expect(after.headers!.etag).not.toBe(etag);
     expect(parseFeed(after.body!).items[0]!.title).toBe('Bytes 2');
+  });
+
+  it('gives a Last-Modified never later than the answer, and later than the one before for every change, two in one second too', async () => {
+    // Prepare: a reader's copy with its Last-Modified, taken right after a change (in its second) and once it came.
+    await feedsChanged(reader.id);
+    const answers: { lastModified?: string; at: number }[] = [];
+    const poll = async (headers: Record<string, string> = {}) => {
+      const answer = await fetchUrl(feeds.all.json, headers);
+      const lastModified = answer.headers?.['last-modified'];
+      answers.push({ ...(lastModified === undefined ? {} : { lastModified: String(lastModified) }), at: Date.now() });
+      return answer;
+    };
+    await poll();
+    let copy!: Result;
+    await until(async () => (copy = await poll()).headers!['last-modified'] !== undefined, 10_000, 'a Last-Modified');
+
+    // Act: two changes, the second at once after the first (within one second, mostly); after each the reader asks by date
+    // only, with the newest Last-Modified it holds: the one answered between them, if any.
+    await feedsChanged(reader.id);
+    const afterOne = await poll({ 'if-modified-since': String(copy.headers!['last-modified']) });
+    await feedsChanged(reader.id);
+    const afterTwo = await poll({ 'if-modified-since': String(afterOne.headers!['last-modified'] ?? copy.headers!['last-modified']) });
+
+    // Assess
+    expect([afterOne.statusCode, afterTwo.statusCode]).toEqual([200, 200]);
+    for (const answer of answers.filter((a) => a.lastModified !== undefined)) expect(Date.parse(answer.lastModified!)).toBeLessThanOrEqual(answer.at);
   });
 
   it('builds a feed once per change however many polls ask for it at once', async () => {
