@@ -423,6 +423,14 @@ export const functions: readonly FunctionSpec[] = [
     env: ['database', 'firstAdmin'],
   },
   {
+    id: 'revoke-feed-tokens',
+    description: 'Revokes in Redis the feed tokens rotations replaced whose own revocation failed',
+    trigger: { kind: 'schedule', rateMinutes: 1 },
+    memoryMb: 256,
+    timeoutSeconds: 60,
+    env: ['redis', 'database'],
+  },
+  {
     id: 'reconcile-reservations',
     description: 'Checks stock and coupon conservation; relays orders and coupons whose send was lost',
     trigger: { kind: 'schedule', rateMinutes: 5 },

@@ -4,7 +4,7 @@ import { redis } from '../platform/clients/redis';
 import { NotFoundError, RateLimitedError } from '../platform/errors';
 import { luaScript } from '../platform/redis/script';
 import { ScriptCode } from '../platform/redis/script-codes';
-import { feedTokenHash, feedTokenHashOf, readerOfFeedTokenHash, replaceFeedToken } from './feed-tokens';
+import { feedTokenHash, feedTokenHashOf, readerOfFeedTokenHash, replaceFeedToken, tokenRevoked, tokensToRevoke } from './feed-tokens';
 
 const pollScript = luaScript<[reader: string, version: string, rate: string], [interval: number, burst: number]>(new URL('./lua/feed-poll-3.lua', import.meta.url));
 const learnScript = luaScript<[reader: string, version: string], [userId: number, candidate: string, lifetimeMs: number]>(new URL('./lua/feed-learn-2.lua', import.meta.url));
@@ -79,12 +79,26 @@ export async function revokeFeedToken(hash: string): Promise<void> {
 }
 
 /**
- * Gives the reader a new feed token, then revokes the one it replaced in Redis. Should Redis fail
- * there, the caller is told 503 and the old token may answer until Redis forgets it (KNOWN_MS):
- * MySQL no longer holds it, so once forgotten it is 404.
+ * Revokes in Redis the replaced tokens MySQL still lists, one reader's or (the sweep) anyone's, and
+ * forgets each once revoked. Throws if Redis fails: those left are tried again later.
+ */
+export async function revokeReplacedTokens(userId?: number): Promise<number> {
+  const hashes = await tokensToRevoke(userId);
+  for (const hash of hashes) {
+    await revokeFeedToken(hash);
+    await tokenRevoked(hash);
+  }
+  return hashes.length;
+}
+
+/**
+ * Gives the reader a new feed token, then revokes in Redis every one it replaced (this one's, and
+ * any an earlier rotation could not). Should Redis fail there, the caller is told 503 and the old
+ * token may answer a while: it stays listed until revoked, by the retry (or any later rotation) or
+ * the sweep within a minute (revoke-feed-tokens).
  */
 export async function rotateFeedToken(userId: number): Promise<string> {
-  const { token, replaced } = await replaceFeedToken(userId);
-  if (replaced) await revokeFeedToken(replaced);
+  const token = await replaceFeedToken(userId);
+  await revokeReplacedTokens(userId);
   return token;
 }

@@ -1,6 +1,7 @@
 import { hash, randomBytes } from 'node:crypto';
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import { db } from '../platform/clients/mysql';
+import { inTransaction } from '../platform/db/transaction';
 
 /** 256 random bits in base64url: a path segment as it is, and no one guesses it. */
 export const newFeedToken = () => randomBytes(32).toString('base64url');
@@ -32,20 +33,43 @@ export async function feedTokenHashOf(userId: number): Promise<string | undefine
 }
 
 /**
- * Gives the reader a new token; returns it and the hash of the one it replaced (none on first use).
- * A compare-and-set on the old hash, so of two rotations at once each replaces a token the other
- * did not, and every replaced hash is returned to someone to revoke.
+ * Gives the reader a new token; returns it. The token it replaced is kept, in the same transaction,
+ * as one to revoke (feed_token_revocations) until Redis has forgotten it: a rotation whose Redis
+ * step failed leaves it there for the retry or the sweep. The row lock
+ * orders two rotations at once: each replaces the token the other left.
  */
-export async function replaceFeedToken(userId: number): Promise<{ token: string; replaced?: string }> {
+export async function replaceFeedToken(userId: number): Promise<string> {
   const token = newFeedToken();
   const hash = feedTokenHash(token);
   for (;;) {
-    const replaced = await feedTokenHashOf(userId);
-    const [result] = replaced
-      ? await db().query<ResultSetHeader>('UPDATE feed_tokens SET token = ?, token_hash = ?, created_at = CURRENT_TIMESTAMP(3) WHERE user_id = ? AND token_hash = ?', [token, hash, userId, replaced])
-      : await db().query<ResultSetHeader>('INSERT IGNORE INTO feed_tokens (user_id, token, token_hash) VALUES (?, ?, ?)', [userId, token, hash]);
-    if (result.affectedRows === 1) return { token, ...(replaced ? { replaced } : {}) };
+    const replaced = await inTransaction(db(), async (conn) => {
+      const [rows] = await conn.query<RowDataPacket[]>('SELECT token_hash FROM feed_tokens WHERE user_id = ? FOR UPDATE', [userId]);
+      const old = rows[0]?.token_hash as string | undefined;
+      if (!old) {
+        const [result] = await conn.query<ResultSetHeader>('INSERT IGNORE INTO feed_tokens (user_id, token, token_hash) VALUES (?, ?, ?)', [userId, token, hash]);
+        return result.affectedRows === 1;
+      }
+      await conn.query('UPDATE feed_tokens SET token = ?, token_hash = ?, created_at = CURRENT_TIMESTAMP(3) WHERE user_id = ?', [token, hash, userId]);
+      await conn.query('INSERT IGNORE INTO feed_token_revocations (token_hash, user_id) VALUES (?, ?)', [old, userId]);
+      return true;
+    });
+    // A first use that lost the race to another's insert: replace the token it made.
+    if (replaced) return token;
   }
+}
+
+/** The replaced tokens still to revoke in Redis, by hash: one reader's, or (the sweep) anyone's, oldest first. */
+export async function tokensToRevoke(userId?: number, limit = 1_000): Promise<string[]> {
+  const [rows] =
+    userId === undefined
+      ? await db().query<RowDataPacket[]>('SELECT token_hash FROM feed_token_revocations ORDER BY replaced_at LIMIT ?', [limit])
+      : await db().query<RowDataPacket[]>('SELECT token_hash FROM feed_token_revocations WHERE user_id = ? LIMIT ?', [userId, limit]);
+  return rows.map((row) => row.token_hash as string);
+}
+
+/** Forgets a replaced token once Redis revoked it. */
+export async function tokenRevoked(hash: string): Promise<void> {
+  await db().query('DELETE FROM feed_token_revocations WHERE token_hash = ?', [hash]);
 }
 
 /** The reader whose token has this hash, if any: one lookup on the unique index of hashes. */

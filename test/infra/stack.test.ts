@@ -142,6 +142,7 @@ const STATEFUL_DEV: Record<string, string> = {
   mutenewsletterLogs6130CA63: 'AWS::Logs::LogGroup',
   unmutenewsletterLogs06F3BFD9: 'AWS::Logs::LogGroup',
   getmyfeedsLogs30CE7AF1: 'AWS::Logs::LogGroup',
+  revokefeedtokensLogs1CB79FED: 'AWS::Logs::LogGroup',
   rotatefeedtokenLogs0882B593: 'AWS::Logs::LogGroup',
   getatomfeedLogsC212F7D6: 'AWS::Logs::LogGroup',
   getjsonfeedLogsD57829CF: 'AWS::Logs::LogGroup',

@@ -1,5 +1,5 @@
 import { parseFeed } from '@rowanmanning/feed-parser';
-import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { APIGatewayProxyStructuredResultV2, ScheduledEvent } from 'aws-lambda';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,12 +8,15 @@ import { LIMITS } from '../../shared/limits/limits';
 import { takeRate } from '../../shared/limits/rate';
 import { feedKeys, feedsChanged } from '../../shared/mail/feed-access';
 import { FEED_CACHE, feedCacheCounterKeys } from '../../shared/mail/feed-cache';
-import { feedTokenHash } from '../../shared/mail/feed-tokens';
+import { feedTokenHash, replaceFeedToken } from '../../shared/mail/feed-tokens';
 import { FEED_MAX_BYTES } from '../../shared/mail/feeds';
 import { redis } from '../../shared/platform/clients/redis';
 import { httpEvent, lambdaContext } from '../support/events';
 import { newsletterMail, readers, sesEvent, sesMessageId, storeRawMail, type MailSpec, type Reader } from '../support/mail';
 import { route } from '../support/routes';
+import { handler as revokeFeedTokens } from '../../functions/revoke-feed-tokens';
+import { functions } from '../../functions/table';
+import { triggerEvent } from '../../infra/twin/schedules';
 import { until } from '../../shared/platform/wait';
 
 const getAtomFeed = await route('get-atom-feed');
@@ -288,6 +291,28 @@ describe('feed tokens', () => {
     expect(fresh.statusCode).toBe(200);
     expect(parseFeed(fresh.body!).items.map((i) => i.id)).toEqual(oldIds);
     expect(await inboxAddress(reader)).toBe(address);
+  });
+
+  it('a rotation answered 503 after MySQL replaced the token: the retry revokes the token the reader wanted dead, and so does the sweep', async () => {
+    // Prepare: two readers whose feeds Redis knows, each with a rotation that replaced the token in MySQL and failed at Redis (its step alone).
+    const [retrier, leaver] = (await readers(2)) as [Reader, Reader];
+    const [retriersOld, leaversOld] = [await myFeeds(retrier), await myFeeds(leaver)];
+    expect((await fetchUrl(retriersOld.all.atom)).statusCode).toBe(200);
+    expect((await fetchUrl(leaversOld.all.atom)).statusCode).toBe(200);
+    await replaceFeedToken(retrier.id);
+    await replaceFeedToken(leaver.id);
+
+    // Act: one reader retries the rotation; the other never does, and then the sweep runs.
+    const retried = await rotateFeeds(retrier);
+    const afterRetry = [await fetchUrl(retriersOld.all.atom), await fetchUrl(leaversOld.all.atom)];
+    await revokeFeedTokens(triggerEvent(functions.find((f) => f.id === 'revoke-feed-tokens')!) as ScheduledEvent, lambdaContext());
+
+    // Assess: the retry revoked the retrier's; the leaver's answered until the sweep.
+    expect(afterRetry.map((a) => a.statusCode)).toEqual([404, 200]);
+    expect((await fetchUrl(leaversOld.all.atom)).statusCode).toBe(404);
+    expect((await fetchUrl(retried.all.atom)).statusCode).toBe(200);
+    const [left] = await db.query<RowDataPacket[]>('SELECT COUNT(*) AS n FROM feed_token_revocations WHERE user_id IN (?, ?)', [retrier.id, leaver.id]);
+    expect(Number(left[0]!.n)).toBe(0);
   });
 
   it('rotating the inbox address leaves the feeds working under the same token', async () => {
