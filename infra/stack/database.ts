@@ -94,7 +94,9 @@ export class Database {
       engine,
       description: 'Surge Aurora cluster: the slow-query and audit logs it exports',
       // The logs go to files, which is what RDS exports to CloudWatch (not a table).
-      parameters: { log_output: 'FILE', ...DATABASE_LOG_PARAMETERS.slowquery, ...DATABASE_LOG_PARAMETERS.audit },
+      // REPEATABLE READ stated, not left to the engine's default: the writer's locked reads of decisions not made yet take
+      // gap locks that hold a compensation back until it commits (shared/reservations/writer.ts). The twin's MariaDB runs the same.
+      parameters: { log_output: 'FILE', transaction_isolation: 'REPEATABLE-READ', ...DATABASE_LOG_PARAMETERS.slowquery, ...DATABASE_LOG_PARAMETERS.audit },
     });
     this.cluster = new rds.DatabaseCluster(stack, 'Database', {
       clusterIdentifier: databaseClusterId(props.stage),

@@ -17,6 +17,8 @@ export interface Service {
    * ioredis `tls`). The functions need none, run with NODE_EXTRA_CA_CERTS set to the CA's file.
    */
   adminTls?: { ca: string };
+  /** A Redis with replicas: how many each reservation waits for (the functions' REDIS_REPLICA_ACKS). */
+  replicaAcks?: number;
   /** Set when the twin started the process itself (a cluster's first node); absent for one reached through an env URL. */
   pid?: number;
   /** A Redis Cluster (the functions run with REDIS_CLUSTER=true): url is one of its nodes. */
@@ -24,7 +26,16 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-const external = (url: string): Service => ({ url, adminUrl: url, stop: async () => undefined });
+/**
+ * A store reached through an env URL, configured where it runs: for Redis, whoever gives REDIS_URL
+ * says with REDIS_REPLICA_ACKS whether it has replicas to wait for (the fault suite's pair does).
+ */
+const external = (url: string): Service => ({
+  url,
+  adminUrl: url,
+  ...(Number(process.env.REDIS_REPLICA_ACKS) > 0 ? { replicaAcks: Number(process.env.REDIS_REPLICA_ACKS) } : {}),
+  stop: async () => undefined,
+});
 
 /**
  * Data stores as AWS runs them: TLS only, with a certificate from the twin's own CA, and a
@@ -150,6 +161,8 @@ export async function startDatabase(stateDir: string, database: string, secure?:
     '--innodb-buffer-pool-size=256M',
     // UTC, as Aurora runs: TIMESTAMP values and their range do not shift with the machine's zone.
     '--default-time-zone=+00:00',
+    // Aurora's, set there in the parameter group: the writer's locked reads rely on its gap locks (test/orders/writer-isolation.test.ts).
+    '--transaction-isolation=REPEATABLE-READ',
     ...tls,
   ];
   const adminUrl = `mysql://root@127.0.0.1:${port}/${database}`;

@@ -127,6 +127,10 @@ describe('the traps of a first deploy, in the default stage and shape', () => {
     // The audit log without each statement's reads and writes, the general log's volume.
     expect(group.Properties.Parameters.server_audit_events).toBe('CONNECT,QUERY_DDL,QUERY_DCL');
   });
+
+  it("states the database's isolation level, REPEATABLE READ, which the writer's locked reads rely on", () => {
+    expect(dev.only('AWS::RDS::DBClusterParameterGroup').Properties.Parameters.transaction_isolation).toBe('REPEATABLE-READ');
+  });
 });
 
 describe('the size of a cluster-mode cache', () => {
