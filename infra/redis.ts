@@ -49,6 +49,16 @@ const NODE_TYPE = 'cache.t4g.small';
  */
 const NO_EVICTION = { 'maxmemory-policy': 'noeviction', 'reserved-memory-percent': '30' } as const;
 
+/**
+ * A primary that has heard from no replica for this long refuses writes (NOREPLICAS: a retry-safe
+ * 503) rather than take writes a failover would lose; the twin's primary/replica pair runs the same.
+ * Reservations wait for a replica themselves (WAIT, REDIS_REPLICA_ACKS); this holds the rest, the
+ * sessions and rates and a reservation's own release, to the same rule within the lag. 10 s is
+ * Redis's own default lag: a replica acknowledges every second, so only one cut off or stalled
+ * misses it, and a replica being replaced (minutes) stops writes until its successor has synced.
+ */
+export const MIN_REPLICAS = { 'min-replicas-to-write': '1', 'min-replicas-max-lag': '10' } as const;
+
 export interface CacheProps {
   plan: RedisPlan;
   /** Names what must be unique in the account and region (the serverless cache, its user and group). */
@@ -125,7 +135,8 @@ export function addCache(stack: Stack, props: CacheProps): Cache {
     });
     cache.addResourceDependency(users);
     cache.applyRemovalPolicy(props.removalPolicy === RemovalPolicy.SNAPSHOT ? RemovalPolicy.DESTROY : props.removalPolicy);
-    return { redis: { url: `rediss://${cache.attrEndpointAddress}:${cache.attrEndpointPort}`, authSecretId: auth.secretArn, cluster: true }, auth, watch: { serverless: props.name } };
+    // No WAIT: whether Serverless serves it is not documented, so its promise is asynchronous replication's (docs/deploy.md).
+    return { redis: { url: `rediss://${cache.attrEndpointAddress}:${cache.attrEndpointPort}`, authSecretId: auth.secretArn, cluster: true, replicaAcks: 0 }, auth, watch: { serverless: props.name } };
   }
 
   securityGroup.addIngressRule(clients, ec2.Port.tcp(REPLICATION_GROUP_PORT), 'functions to Redis');
@@ -155,7 +166,7 @@ export function addCache(stack: Stack, props: CacheProps): Cache {
     const parameters = new CfnParameterGroup(stack, 'RedisClusterParameters', {
       description: 'Surge cache, cluster mode: no eviction, 30 % of memory reserved beyond the data',
       cacheParameterGroupFamily: PARAMETER_GROUP_FAMILY,
-      properties: { ...NO_EVICTION, 'cluster-enabled': 'yes' },
+      properties: { ...NO_EVICTION, ...MIN_REPLICAS, 'cluster-enabled': 'yes' },
     });
     const cache = new CfnReplicationGroup(stack, 'RedisCluster', {
       ...common,
@@ -167,7 +178,7 @@ export function addCache(stack: Stack, props: CacheProps): Cache {
     // Its automatic snapshots go with it; SNAPSHOT takes a final one first.
     cache.applyRemovalPolicy(props.removalPolicy);
     return {
-      redis: { url: `rediss://${cache.attrConfigurationEndPointAddress}:${cache.attrConfigurationEndPointPort}`, authSecretId: auth.secretArn, cluster: true },
+      redis: { url: `rediss://${cache.attrConfigurationEndPointAddress}:${cache.attrConfigurationEndPointPort}`, authSecretId: auth.secretArn, cluster: true, replicaAcks: 1 },
       auth,
       watch: { nodes: nodeIds(cache.ref, plan.shards, plan.replicas + 1) },
     };
@@ -176,9 +187,9 @@ export function addCache(stack: Stack, props: CacheProps): Cache {
   const parameters = new CfnParameterGroup(stack, 'RedisParameters', {
     description: 'Surge cache: no eviction, 30 % of memory reserved beyond the data',
     cacheParameterGroupFamily: PARAMETER_GROUP_FAMILY,
-    properties: NO_EVICTION,
+    properties: { ...NO_EVICTION, ...MIN_REPLICAS },
   });
   const cache = new CfnReplicationGroup(stack, 'Redis', { ...common, numCacheClusters: 2, cacheParameterGroupName: parameters.ref });
   cache.applyRemovalPolicy(props.removalPolicy);
-  return { redis: { url: `rediss://${cache.attrPrimaryEndPointAddress}:${REPLICATION_GROUP_PORT}`, authSecretId: auth.secretArn }, auth, watch: { nodes: nodeIds(cache.ref, undefined, 2) } };
+  return { redis: { url: `rediss://${cache.attrPrimaryEndPointAddress}:${REPLICATION_GROUP_PORT}`, authSecretId: auth.secretArn, replicaAcks: 1 }, auth, watch: { nodes: nodeIds(cache.ref, undefined, 2) } };
 }

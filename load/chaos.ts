@@ -1,12 +1,13 @@
 /**
- * `npm run chaos -- <scenario> [--small] [--bundles] [--coupons]`
+ * `npm run chaos -- <scenario> [--small] [--bundles] [--coupons] [--fault-s S]`
  *
  * Runs one fault-injection scenario (load/chaos/scenarios/<scenario>.ts): a twin of its own, a
  * flash sale through its HTTP API, a fault mid-sale, recovery, then the count of what the buyers
  * were promised against what was stored. Progress goes to stderr; the report is the last line of
  * stdout, one JSON object. Exits 1 when an invariant does not hold. --small runs the same race
  * with fewer buyers, as the tests do; --bundles runs the twin's functions as their bundles;
- * --coupons races for a deal's coupons instead of an item's units.
+ * --coupons races for a deal's coupons instead of an item's units; --fault-s sets how long a fault
+ * with a length lasts (redis-failover: the seconds replication is held before the failover).
  */
 import { printResult } from './support/result-line';
 import { readdirSync } from 'node:fs';
@@ -19,12 +20,13 @@ const { positionals, values } = parseArgs({
     small: { type: 'boolean', default: false },
     bundles: { type: 'boolean', default: false },
     coupons: { type: 'boolean', default: false },
+    'fault-s': { type: 'string' },
   },
 });
 const names = readdirSync(new URL('./chaos/scenarios', import.meta.url)).map((file) => file.replace(/\.ts$/, ''));
 const name = positionals[0] ?? '';
 if (!names.includes(name)) {
-  process.stderr.write(`usage: npm run chaos -- <${names.join('|')}> [--small] [--bundles] [--coupons]\n`);
+  process.stderr.write(`usage: npm run chaos -- <${names.join('|')}> [--small] [--bundles] [--coupons] [--fault-s S]\n`);
   process.exit(2);
 }
 const scenario = (await import(`./chaos/scenarios/${name}.ts`)) as { run(options: ChaosOptions): Promise<ChaosReport> };
@@ -32,6 +34,7 @@ const report = await scenario.run({
   scale: values.small ? 'small' : 'full',
   bundles: values.bundles,
   kind: values.coupons ? 'coupons' : 'orders',
+  ...(values['fault-s'] === undefined ? {} : { faultSeconds: Number(values['fault-s']) }),
   log: (message) => process.stderr.write(`chaos: ${message}\n`),
 });
 await printResult(report);

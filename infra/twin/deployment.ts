@@ -21,7 +21,7 @@ export const TWIN_RAW_MAIL_BUCKET = buckets[inboundMail.bucket].name;
 export const TWIN_SECRETS = { database: 'surge/database', redisAuth: 'surge/redis-auth', firstAdmin: 'surge/first-admin' } as const;
 
 export interface TwinStores {
-  redis: Pick<Service, 'url' | 'adminUrl' | 'cluster'>;
+  redis: Pick<Service, 'url' | 'adminUrl' | 'cluster' | 'replicaAcks'>;
   database: Pick<Service, 'url' | 'adminUrl' | 'adminTls'>;
   emulator: Pick<Service, 'url'>;
 }
@@ -45,6 +45,7 @@ export function twinDeployment(stores: TwinStores, provisioned: Record<QueueName
     redis: {
       ...(functions ? { url: stores.redis.url, authSecretId: TWIN_SECRETS.redisAuth } : { url: stores.redis.adminUrl }),
       ...(stores.redis.cluster ? { cluster: true } : {}),
+      ...(stores.redis.replicaAcks ? { replicaAcks: stores.redis.replicaAcks } : {}),
     },
     database: {
       ...(functions ? { url: stores.database.url, secretId: TWIN_SECRETS.database } : { url: stores.database.adminUrl }),

@@ -19,7 +19,7 @@ export interface ChaosProcessOptions {
  * rejects when it gave none, with the last lines of its progress.
  */
 export function runChaosProcess(scenario: string, options: Omit<ChaosOptions, 'log'>, { timeoutMs, log }: ChaosProcessOptions = {}): Promise<ChaosReport> {
-  const flags = [...(options.scale === 'small' ? ['--small'] : []), ...(options.bundles ? ['--bundles'] : []), ...(options.kind === 'coupons' ? ['--coupons'] : [])];
+  const flags = [...(options.scale === 'small' ? ['--small'] : []), ...(options.bundles ? ['--bundles'] : []), ...(options.kind === 'coupons' ? ['--coupons'] : []), ...(options.faultSeconds === undefined ? [] : ['--fault-s', String(options.faultSeconds)])];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'load/chaos.ts', scenario, ...flags], {
       cwd: root,

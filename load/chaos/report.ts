@@ -8,6 +8,8 @@ export interface ChaosOptions {
   /** What the crowd races for: an item's units (orders) or a deal's coupons. */
   kind: 'orders' | 'coupons';
   bundles: boolean;
+  /** How long a fault that has a length lasts, in seconds, where the scenario takes one (redis-failover: replication held). */
+  faultSeconds?: number;
   log: (message: string) => void;
 }
 

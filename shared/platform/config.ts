@@ -32,6 +32,12 @@ export const redisEnv = z.object({
   REDIS_AUTH_SECRET_ID: secretId,
   /** ElastiCache cluster mode: the client follows the cluster's slots (every script's keys share one). */
   REDIS_CLUSTER: z._default(flag, false),
+  /**
+   * How many replicas must hold a reservation's writes before its buyer is told it stands (WAIT;
+   * shared/platform/redis/replicas.ts): 1 on a shape with replicas that WAIT serves, 0 (off) where
+   * there is none or the store itself waits (the durable shape).
+   */
+  REDIS_REPLICA_ACKS: z._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(5)), 0),
 });
 
 /**
@@ -135,7 +141,7 @@ export type EnvNeed = keyof typeof envNeeds;
 
 /** Where one deployment's needs point: the stack's resources on AWS, the twin's services locally. */
 export interface Deployment {
-  redis: { url: string; authSecretId?: string; cluster?: boolean };
+  redis: { url: string; authSecretId?: string; cluster?: boolean; replicaAcks?: number };
   database: { url: string; secretId?: string; tls: boolean; poolSize?: number };
   reservationQueueUrl: string;
   cookieSecure: boolean;
@@ -156,6 +162,7 @@ const variablesOf: Record<EnvNeed, (d: Deployment) => Record<string, string>> = 
     REDIS_URL: d.redis.url,
     ...optional('REDIS_AUTH_SECRET_ID', d.redis.authSecretId),
     ...optional('REDIS_CLUSTER', d.redis.cluster),
+    ...optional('REDIS_REPLICA_ACKS', d.redis.replicaAcks),
   }),
   database: (d) => ({
     DATABASE_URL: d.database.url,

@@ -115,9 +115,10 @@ const REDIS_AWAY =
 /**
  * Replies of a Redis that did not run the command: a replica after a failover, a node loading its
  * data or cut off from its primary, a node out of memory (noeviction refuses a write, and a script
- * at its first write, before anything of it is done).
+ * at its first write, before anything of it is done), a primary cut off from its replicas
+ * (min-replicas-to-write refuses writes alike).
  */
-const REDIS_REFUSED_UNRUN = /^(READONLY|LOADING|MASTERDOWN|CLUSTERDOWN|OOM)\b/;
+const REDIS_REFUSED_UNRUN = /^(READONLY|LOADING|MASTERDOWN|CLUSTERDOWN|OOM|NOREPLICAS)\b/;
 
 /**
  * A dependency (Redis, MySQL) is away or failing over: the client may retry (what a retry sends

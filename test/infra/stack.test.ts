@@ -23,7 +23,7 @@ const DATABASE_LOG_EXPORTS = ['error', 'slowquery', 'audit'];
 
 /** A deployment that sets what the stack sets (every secret id), with the other optional settings left to their defaults. */
 const awsLikeDeployment: Deployment = {
-  redis: { url: 'rediss://cache.example:6380', authSecretId: 'redis-auth' },
+  redis: { url: 'rediss://cache.example:6380', authSecretId: 'redis-auth', replicaAcks: 1 },
   database: { url: 'mysql://proxy.example:3306/surge', secretId: 'database', tls: true },
   reservationQueueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/surge-reservations',
   cookieSecure: true,
@@ -1033,6 +1033,25 @@ describe('the CDK app with ElastiCache Serverless (-c redis=serverless)', () => 
   it('refuses shard and replica counts, which only a cluster has', () => {
     expect(() => buildApp(new App({ context: { redis: 'serverless', redisShards: '3' } }))).toThrow('The context value redisShards applies to -c redis=cluster only');
     expect(() => buildApp(new App({ context: { redisReplicas: '2' } }))).toThrow('The context value redisReplicas applies to -c redis=cluster only');
+  });
+});
+
+describe('which shapes wait for a replica before a reservation stands', () => {
+  const redisUsers = functions.filter((f) => envNeedsOf(f).includes('redis'));
+
+  it.each([
+    ['single', 1],
+    ['cluster', 1],
+    ['serverless', 0],
+  ] as const)('%s: REDIS_REPLICA_ACKS %i in every function using Redis, and a node-based primary refuses writes with no replica', (redisShape, acks) => {
+    // Act
+    const shape = synthesized({ redis: redisShape });
+
+    // Assess
+    for (const spec of redisUsers) expect(shape.variablesOf(spec.id).REDIS_REPLICA_ACKS, spec.id).toBe(String(acks));
+    const groups = shape.idsOf('AWS::ElastiCache::ParameterGroup').map((id) => shape.resources[id]!.Properties.Properties);
+    expect(groups).toHaveLength(redisShape === 'serverless' ? 0 : 1);
+    for (const group of groups) expect(group).toMatchObject({ 'min-replicas-to-write': '1', 'min-replicas-max-lag': '10' });
   });
 });
 

@@ -5,7 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redis } from '../../shared/platform/clients/redis';
 import { upsertItemStock } from '../../shared/orders/items';
 import { itemKeys, type OrderRecord } from '../../shared/orders/model';
-import { openSale, remainingStock } from '../../shared/orders/sale';
+import { openSale, remainingStock, reserve } from '../../shared/orders/sale';
+import { orderDecisions, orders } from '../../shared/orders/kind';
+import { decideFirst } from '../../shared/reservations/ledger';
+import { handOff } from '../../shared/reservations/place';
+import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
 import { lambdaContext } from '../support/events';
 import { orderEvent } from '../support/order-events';
 import { orderRows, uniqueItemId } from '../support/orders';
@@ -78,6 +82,23 @@ describe('the hand-off to the order queue', () => {
       expect(result.statusCode).toBe(503);
       expect(body(result).error.code).toBe('UNAVAILABLE');
       expect(await redisState(itemId)).toEqual({ stock: 5, bought: 0, pending: 0, idempotency: 0 });
+    });
+
+    it('answers 503, not 202, when a concurrent retry promised the order first: its own send failed, and the retry sends it', async () => {
+      // Prepare: a reservation whose retry, concurrent with it, already promised it in MySQL.
+      const itemId = await openItem(5);
+      const reservation = await reserve({ itemId, userId: 7_007, quantity: 1, idempotencyKey: 'promised-first', source: LOCAL_SOURCE });
+      expect(await decideFirst(orderDecisions, reservation.record, 'promised')).toBe('promised');
+
+      // Act
+      const handedOff = await handOff(orders, reservation).then(
+        () => 'stands',
+        (error: Error) => error.constructor.name,
+      );
+
+      // Assess: told to retry; the promise stands, so the reservation is not given back.
+      expect(handedOff).toBe('UnavailableError');
+      expect((await redisState(itemId)).stock).toBe(4);
     });
 
     it('gives the buyer back the waiting-room pass the order used, for the retry it is told to make', async () => {

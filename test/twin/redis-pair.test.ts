@@ -20,6 +20,23 @@ describe('a Redis pair failing over with its replication held back', () => {
     await pair.stop();
   });
 
+  it('refuses writes on a primary whose replica is gone, until a replacement has synced', async () => {
+    // Prepare
+    await client.set('alone', 'before');
+    await pair.synced();
+
+    // Act
+    await pair.killReplica();
+    const alone = await until(async () => client.set('alone', 'refused').then(() => undefined, (error: Error) => error.message), 30_000, 'a write refused');
+    await pair.replaceReplica();
+    const replaced = await client.set('alone', 'after');
+
+    // Assess
+    expect(alone).toMatch(/^NOREPLICAS/);
+    expect(replaced).toBe('OK');
+    expect(await redisCommand(pair.replica.port, 'GET', 'alone')).toBe('after');
+  });
+
   it('loses on the promoted replica the writes the primary acknowledged while the link was held, and keeps those before', async () => {
     // Prepare
     await client.set('before', 'replicated');
@@ -35,7 +52,7 @@ describe('a Redis pair failing over with its replication held back', () => {
     // Assess
     expect(await client.get('before')).toBe('replicated');
     expect(await client.get('during')).toBeNull();
-    expect(await redisCommand(pair.replica.port, 'GET', 'after')).toBe('taken');
-    expect(String(await redisCommand(pair.replica.port, 'INFO', 'replication'))).toMatch(/role:master/);
+    expect(await redisCommand(pair.primary.port, 'GET', 'after')).toBe('taken');
+    expect(String(await redisCommand(pair.primary.port, 'INFO', 'replication'))).toMatch(/role:master/);
   });
 });

@@ -61,7 +61,13 @@ if previous then
     return -13
   end
   -- A replay still in the outbox is promised in MySQL before the client is told it stands.
-  return { orderId, tonumber(remaining), 1, redis.call('HEXISTS', KEYS[4], orderId) }
+  local pending = redis.call('HEXISTS', KEYS[4], orderId)
+  if pending == 1 then
+    -- A write of nothing new (its own expiry again), so that the caller's WAIT on this connection
+    -- covers the reservation replayed, whichever connection made it (shared/reservations/place.ts).
+    redis.call('PEXPIRE', KEYS[3], math.max(1, redis.call('PTTL', KEYS[3])))
+  end
+  return { orderId, tonumber(remaining), 1, pending }
 end
 
 local sale = redis.call('HMGET', KEYS[1], 'stock', 'limit', 'buckets', 'room')

@@ -1,0 +1,47 @@
+import slotOf from 'cluster-key-slot';
+import { Cluster, type Redis } from 'ioredis';
+import { redis } from '../clients/redis';
+import { readEnv, redisEnv } from '../config';
+import { once } from '../once';
+
+/**
+ * How long a reservation waits for a replica to hold its writes before it is given back (503). A
+ * replica acknowledges within one round trip between the nodes once WAIT asks (the primary sends
+ * GETACK at once): under a millisecond within an AZ, a few across AZs. 100 ms is far above that,
+ * so only a replica cut off, stalled or far behind misses it; and far below the client's 1 s
+ * command timeout, so the buyer hears "retry" quickly while the connection stays usable. On Lambda
+ * an instance serves one request at a time, so the WAIT holds its connection from no one else.
+ */
+export const REPLICA_ACK_TIMEOUT_MS = 100;
+
+const replicaAcks = once(() => readEnv(redisEnv).REDIS_REPLICA_ACKS);
+
+/**
+ * The connection a key's script went over: the client's own, or on a cluster the connection to
+ * the primary of the key's slot, as the cluster routes a command with that key. WAIT has no key, so
+ * a cluster client would send it to any node, where it counts that connection's writes, not ours.
+ */
+function connectionOf(client: Redis | Cluster, key: string): Redis | undefined {
+  if (!(client instanceof Cluster)) return client;
+  const owner = client.slots[slotOf(key)]?.[0];
+  return client.nodes('master').find((node) => `${node.options.host}:${node.options.port}` === owner);
+}
+
+/**
+ * Whether the writes made so far over the connection that serves `key` (a reservation's script,
+ * just answered) are held by as many replicas as the deployment asks (REDIS_REPLICA_ACKS; 0: none
+ * asked, true at once). WAIT's answer: a replica that has them would have them after a failover
+ * too; one that timed out does not undo the writes, so the caller gives the reservation back.
+ * False too when the slot's primary is not known (a cluster mid-refresh): not known to be held.
+ */
+export async function heldByReplicas(key: string): Promise<boolean> {
+  const wanted = replicaAcks();
+  return wanted === 0 || replicasHold(redis() as Redis | Cluster, key, wanted);
+}
+
+/** Whether `wanted` replicas hold what `client` wrote so far over the connection serving `key`, by WAIT on that connection. */
+export async function replicasHold(client: Redis | Cluster, key: string, wanted: number): Promise<boolean> {
+  const connection = connectionOf(client, key);
+  if (!connection) return false;
+  return Number(await connection.call('WAIT', wanted, REPLICA_ACK_TIMEOUT_MS)) >= wanted;
+}

@@ -1,0 +1,52 @@
+/**
+ * WAIT as the reservations use it (shared/platform/redis/replicas.ts), on a real primary and
+ * replica (infra/twin/redis-pair.ts): what a connection wrote is held once the replica has it, and
+ * not while the replication link is held, however long the primary has acknowledged it.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedisPair, type RedisPair } from '../../infra/twin/redis-pair';
+import { REPLICA_ACK_TIMEOUT_MS, replicasHold } from '../../shared/platform/redis/replicas';
+
+describe('replica acknowledgement', () => {
+  let pair: RedisPair;
+  let client: Redis;
+
+  beforeAll(async () => {
+    pair = await startRedisPair();
+    client = new Redis(pair.url, { maxRetriesPerRequest: 1 });
+  });
+  afterAll(async () => {
+    client.disconnect();
+    await pair.stop();
+  });
+
+  it('holds a write the replica has, and not one the link held back, until the link lets it through', async () => {
+    // Prepare
+    await client.set('{held}:first', '1');
+    const first = await replicasHold(client, '{held}:first', 1);
+
+    // Act: replication held, a second write acknowledged by the primary alone.
+    pair.holdReplication();
+    await client.set('{held}:second', '2');
+    const startedAt = performance.now();
+    const whileHeld = await replicasHold(client, '{held}:second', 1);
+    const waitedMs = performance.now() - startedAt;
+    pair.resumeReplication();
+    const afterwards = await replicasHold(client, '{held}:second', 1);
+
+    // Assess
+    expect(first).toBe(true);
+    expect(whileHeld).toBe(false);
+    expect(waitedMs).toBeGreaterThanOrEqual(REPLICA_ACK_TIMEOUT_MS - 5);
+    expect(afterwards).toBe(true);
+  });
+
+  it('asks no more replicas than there are: two wanted of one is never held', async () => {
+    // Act
+    await client.set('{held}:third', '3');
+
+    // Assess
+    expect(await replicasHold(client, '{held}:third', 2)).toBe(false);
+  });
+});
