@@ -50,7 +50,14 @@ if wait > 0 then
 end
 if held then
   -- The answer names the coupon: one still in the outbox is promised in the ledger first.
-  return { held, -23, redis.call('HEXISTS', KEYS[3], held) }
+  local pending = redis.call('HEXISTS', KEYS[3], held)
+  if pending == 1 then
+    -- A write of nothing new (the holder again), so that the caller's WAIT on this connection covers
+    -- the coupon replayed, whichever connection issued it (shared/reservations/place.ts): the rates
+    -- above write nothing for a source exempt from them.
+    redis.call('HSET', KEYS[2], ARGV[1], held)
+  end
+  return { held, -23, pending }
 end
 local issued = redis.call('HINCRBY', KEYS[1], 'issued', 1)
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
