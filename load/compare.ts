@@ -1,5 +1,6 @@
 /**
  * `npm run compare -- [--against 7ace490] [--paths sessions,catalog,orders,mail] [--duration S] [--connections N] [--rounds N]`
+ * `npm run compare -- --replica-acks [--paths orders] …`
  *
  * Measures each hot path of this checkout against an earlier commit's, A B B A in one run (repeated
  * `--rounds` times: turns on these machines differ by a sixth, so a difference of a few per cent
@@ -14,11 +15,16 @@
  * CPU per request (functions + Redis + MariaDB) in each turn and their means, and whether this
  * checkout's mean is at or below the other's. Exits non-zero if a path's invariant (every
  * accepted order stored, every mail filed) did not hold in a turn.
+ *
+ * With --replica-acks, both sides are this checkout on a primary and its replica (the fault suite's
+ * pair, infra/twin/redis-pair.ts), a new pair each turn: A without waiting for the replica
+ * (REDIS_REPLICA_ACKS=0), B waiting for it (1), as a deployment with replicas runs: what WAIT costs.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { startRedisPair, type RedisPair } from '../infra/twin/redis-pair';
 import { startTwinProcess } from '../infra/twin/twin-process';
 import { designWindows } from './support/cpu';
 import { profilingEnv, readProfiles } from './support/cpu-profile';
@@ -36,7 +42,9 @@ const { values } = parseArgs({
     buyers: { type: 'string', default: '10000' },
     mails: { type: 'string', default: '1000' },
     rounds: { type: 'string', default: '1' },
+    'replica-acks': { type: 'boolean', default: false },
     turn: { type: 'string' },
+    'turn-acks': { type: 'string' },
   },
 });
 const log = (message: string) => process.stderr.write(`compare: ${message}\n`);
@@ -45,7 +53,17 @@ for (const path of paths) if (!HOT_PATHS.includes(path)) throw new Error(`unknow
 
 const STATE_DIR = resolve('.local/compare');
 
-type PathMeasure = DesignCpu & { top_functions: ReturnType<typeof topFunctions>; rps?: number; mails_per_s?: number; accepted?: number; stored?: number; mails?: number; filed?: number };
+type PathMeasure = DesignCpu & {
+  top_functions: ReturnType<typeof topFunctions>;
+  rps?: number;
+  p50_ms?: number;
+  p99_ms?: number;
+  mails_per_s?: number;
+  accepted?: number;
+  stored?: number;
+  mails?: number;
+  filed?: number;
+};
 
 interface Turn {
   checkout: string;
@@ -58,9 +76,10 @@ function layoutOf(dir: string) {
   return { entry: `${twinDir}/main.ts`, seedModule: `${twinDir}/seed.ts` };
 }
 
-/** One turn: the checkout's twin started, every path driven, the twin stopped and its profiles read. */
-async function runTurn(dir: string): Promise<Turn> {
+/** One turn: the checkout's twin started (on a pair of its own when acks is given), every path driven, the twin stopped and its profiles read. */
+async function runTurn(dir: string, acks?: number): Promise<Turn> {
   const layout = layoutOf(dir);
+  const pair: RedisPair | undefined = acks === undefined ? undefined : await startRedisPair();
   const stateDir = resolve(STATE_DIR, 'turn');
   const profileDir = resolve(stateDir, 'profiles');
   rmSync(stateDir, { recursive: true, force: true });
@@ -72,7 +91,13 @@ async function runTurn(dir: string): Promise<Turn> {
     showLogs: true,
     timeoutMs: 300_000,
     checkout: { dir, entry: layout.entry },
-    env: { SURGE_REDIS_DURABLE: 'false', POWERTOOLS_LOG_LEVEL: 'WARN', SURGE_LOAD_TEST_SOURCES: '127.0.0.1/32', ...profilingEnv(profileDir, process.env.NODE_OPTIONS) },
+    env: {
+      SURGE_REDIS_DURABLE: 'false',
+      POWERTOOLS_LOG_LEVEL: 'WARN',
+      SURGE_LOAD_TEST_SOURCES: '127.0.0.1/32',
+      ...(pair ? { REDIS_URL: pair.url, REDIS_REPLICA_ACKS: String(acks) } : {}),
+      ...profilingEnv(profileDir, process.env.NODE_OPTIONS),
+    },
   });
   const measured: Record<string, Record<string, number>> = {};
   try {
@@ -82,6 +107,7 @@ async function runTurn(dir: string): Promise<Turn> {
     for (const path of paths) measured[path] = await driveHotPath(twin, options, path);
   } finally {
     await twin.stop();
+    await pair?.stop();
   }
   const threads = readProfiles(profileDir);
   if (threads.length === 0) throw new Error(`the twin of ${dir} wrote no profiles`);
@@ -97,9 +123,10 @@ async function runTurn(dir: string): Promise<Turn> {
   };
 }
 
-function turnInChild(dir: string): Promise<Turn> {
+function turnInChild(dir: string, acks?: number): Promise<Turn> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'load/compare.ts', '--turn', dir, ...process.argv.slice(2)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const args = ['--turn', dir, ...(acks === undefined ? [] : ['--turn-acks', String(acks)]), ...process.argv.slice(2)];
+    const child = spawn(process.execPath, ['--import', 'tsx', 'load/compare.ts', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.on('exit', (code) => {
@@ -126,17 +153,21 @@ function checkoutOf(commit: string): string {
 }
 
 if (values.turn) {
-  await printResult(await runTurn(values.turn));
+  await printResult(await runTurn(values.turn, values['turn-acks'] === undefined ? undefined : Number(values['turn-acks'])));
   // The checkout's own modules keep their clients open, reconnecting to the stopped twin's stores.
   process.exit(0);
 } else {
-  const earlier = checkoutOf(values.against!);
-  const today = resolve('.');
+  const pairs = values['replica-acks'];
+  const against = pairs ? 'REDIS_REPLICA_ACKS=0' : values.against!;
+  // On pairs, A and B are this checkout without and with WAIT, told apart by name.
+  const earlier = pairs ? 'acks=0' : checkoutOf(values.against!);
+  const today = pairs ? 'acks=1' : resolve('.');
   const order = Array.from({ length: Number(values.rounds) }, () => [earlier, today, today, earlier]).flat();
   const turns: Turn[] = [];
-  for (const [i, dir] of order.entries()) {
-    log(`turn ${i + 1} of ${order.length}: ${dir === today ? 'this checkout' : values.against}`);
-    turns.push(await turnInChild(dir));
+  for (const [i, side] of order.entries()) {
+    log(`turn ${i + 1} of ${order.length}: ${side === today ? (pairs ? 'REDIS_REPLICA_ACKS=1' : 'this checkout') : against}`);
+    const turn = pairs ? await turnInChild(resolve('.'), side === today ? 1 : 0) : await turnInChild(side);
+    turns.push({ ...turn, checkout: side });
   }
   const side = (dir: string) => turns.filter((t) => t.checkout === dir);
   const mean = (xs: number[]) => round(xs.reduce((a, b) => a + b, 0) / xs.length, 4);
@@ -149,8 +180,10 @@ if (values.turn) {
         path,
         {
           product_ms_per_request: { ...product, ratio: round(product.now / product.before, 3), turns_before: before.map((p) => p.product_ms_per_request), turns_now: now.map((p) => p.product_ms_per_request) },
-          within_budget: product.now <= product.before,
+          // WAIT's budget (issue 38): product CPU per order at most 10 % more; a checkout's: no more than before.
+          within_budget: product.now <= product.before * (pairs ? 1.1 : 1),
           rate: { before: before.map((p) => p.rps ?? p.mails_per_s), now: now.map((p) => p.rps ?? p.mails_per_s) },
+          ...(before[0]?.p99_ms === undefined ? {} : { latency_ms: { before: before.map((p) => [p.p50_ms, p.p99_ms]), now: now.map((p) => [p.p50_ms, p.p99_ms]) } }),
           by_component: { before: before.map((p) => p.cpu_ms_per_request), now: now.map((p) => p.cpu_ms_per_request) },
           top_functions: { before: before[1]!.top_functions, now: now[1]!.top_functions },
         },
@@ -162,8 +195,8 @@ if (values.turn) {
     mail_filed: turns.every((t) => !t.paths.mail || t.paths.mail.filed === t.paths.mail.mails),
   };
   for (const [path, r] of Object.entries(result)) {
-    log(`${path}: product CPU per request ${r.product_ms_per_request.before} ms (${values.against}) → ${r.product_ms_per_request.now} ms (now), ×${r.product_ms_per_request.ratio}${r.within_budget ? '' : '  OVER BUDGET'}`);
+    log(`${path}: product CPU per request ${r.product_ms_per_request.before} ms (${against}) → ${r.product_ms_per_request.now} ms (now), ×${r.product_ms_per_request.ratio}${r.within_budget ? '' : '  OVER BUDGET'}`);
   }
   process.exitCode = Object.values(invariants).every(Boolean) ? 0 : 1;
-  await printResult({ against: values.against, order: order.map((dir) => (dir === today ? 'B' : 'A')), paths: result, invariants });
+  await printResult({ against, order: order.map((dir) => (dir === today ? 'B' : 'A')), paths: result, invariants });
 }

@@ -179,7 +179,7 @@ export async function driveHotPath(twin: TwinInfo, options: HotPathOptions, name
       const cookies = await crowd(twin, options, options.buyers);
       await ordersRace(twin, options, cookies.slice(0, 500), false);
       const run = await ordersRace(twin, options, cookies, true);
-      return { rps: run.rps, p99_ms: run.p99_ms, accepted: run.accepted, stored: run.stored };
+      return { rps: run.rps, p50_ms: run.p50_ms, p99_ms: run.p99_ms, accepted: run.accepted, stored: run.stored };
     }
     case 'mail': {
       const seed = await load<Seed>(options, options.seedModule);

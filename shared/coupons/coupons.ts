@@ -4,6 +4,7 @@ import { AppError } from '../platform/errors';
 import { isRefusal, ScriptCode, scriptError } from '../platform/redis/script-codes';
 import { luaScript, runOverPairs } from '../platform/redis/script';
 import type { Reserved } from '../reservations/place';
+import { connectionToken } from '../platform/redis/replicas';
 import { dealKeys, newCouponId, type CouponRecord } from './model';
 
 const issueScript = luaScript<[string, string, string, string, string], [number, string, number, string, number, number, number, number]>(
@@ -31,12 +32,13 @@ export async function issueCoupon(dealId: string, userId: number, source: string
   const keys = dealKeys(dealId);
   const coupon: CouponRecord = { couponId: newCouponId(dealId, now), dealId, userId, issuedAt: now };
   const rates = reservationRates('coupons', keys.tag, userId, source);
+  const connection = connectionToken(keys.state);
   const reply = await issueScript.run(redis(), [keys.state, keys.buyers, keys.outbox, ...rates.keys], [userId, coupon.couponId, now, JSON.stringify(coupon), ...rates.args]);
   if (isRefusal(reply)) throw scriptError(reply);
   throwIfRateLimited(reply, 'coupons');
   const [couponId, issued, pending] = reply as [string, number, number?];
-  if (issued === ScriptCode.AlreadyIssued) return { record: { ...coupon, couponId }, replayed: true, pending: pending === 1 };
-  return { record: coupon, replayed: false, pending: true };
+  if (issued === ScriptCode.AlreadyIssued) return { record: { ...coupon, couponId }, replayed: true, pending: pending === 1, connection };
+  return { record: coupon, replayed: false, pending: true, connection };
 }
 
 /** Gives back a coupon the ledger cancelled (idempotent); 1 when it went back to the pool now or before. */

@@ -6,6 +6,7 @@ import { isRefusal, ScriptCode, scriptError } from '../platform/redis/script-cod
 import { luaScript, runOverPairs } from '../platform/redis/script';
 import { bucketOf, clearMove, parseMoves, refill, REFILL_DEADLINE_MS, splitUnits, type Move } from '../reservations/buckets';
 import type { Reserved } from '../reservations/place';
+import { connectionToken } from '../platform/redis/replicas';
 import { itemBuckets, itemKeys, layoutKey, newOrderId, orderKeys, type OrderRecord } from './model';
 
 const reserveScript = luaScript<[string, string, string, string, string, string, string, string], [number, number, string, string, number, string, number, number, number, number, number, number, string, number]>(
@@ -73,6 +74,7 @@ export async function reserve(request: ReservationRequest, now = Date.now()): Pr
       ...(buckets > 1 ? { bucket: [bucket, buckets] as [number, number] } : {}),
     };
     const rates = reservationRates('orders', keys.tag, request.userId, request.source);
+    const connection = connectionToken(keys.state);
     const reply = await reserveScript.run(
       redis(),
       [keys.state, keys.buyers, keys.idempotency(request.userId, request.idempotencyKey), keys.outbox, ...rates.keys, keys.movedIn(keep?.id ?? 'none'), keys.passes],
@@ -106,7 +108,7 @@ export async function reserve(request: ReservationRequest, now = Date.now()): Pr
     if (isRefusal(reply)) throw scriptError(reply);
     throwIfRateLimited(reply, 'orders');
     const [orderId, remaining, replayed, pending, passExpiry] = reply as [string, number, number, number, (string | number)?];
-    const reservation: Reservation = { record: { ...order, orderId }, remaining, replayed: replayed === 1, pending: pending === 1 };
+    const reservation: Reservation = { record: { ...order, orderId }, remaining, replayed: replayed === 1, pending: pending === 1, connection };
     if (Number(passExpiry ?? 0) > 0) {
       count('room.converted');
       const member = `${request.userId}:${request.pass}`;

@@ -15,6 +15,8 @@ export interface Reserved<R> {
   replayed: boolean;
   /** True while the reservation is still in the outbox, on its way to the writer. */
   pending: boolean;
+  /** The connection its script went over (connectionToken, taken just before): the one its WAIT must run on. */
+  connection?: unknown;
 }
 
 const stampScript = luaScript<[state: string], [now: number]>(new URL('./lua/hand-off-failed-1.lua', import.meta.url));
@@ -51,7 +53,7 @@ export async function handOff<R>(kind: ReservationKind<R>, reserved: Reserved<R>
   const send = () => reservationQueue().send({ kind: kind.name, record: reserved.record, ...(correlationId ? { correlation: { id, correlationId } } : {}) });
   const state = kind.keysOfRecord(reserved.record).state;
   const held = () =>
-    heldByReplicas(state).then(
+    heldByReplicas(state, reserved.connection).then(
       (yes) => yes || (count(`${kind.name}.notReplicated`), false),
       () => false,
     );

@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisPair, type RedisPair } from '../../infra/twin/redis-pair';
 import { REPLICA_ACK_TIMEOUT_MS, replicasHold } from '../../shared/platform/redis/replicas';
+import { until } from '../../shared/platform/wait';
 
 describe('replica acknowledgement', () => {
   let pair: RedisPair;
@@ -24,16 +25,16 @@ describe('replica acknowledgement', () => {
   it('holds a write the replica has, and not one the link held back, until the link lets it through', async () => {
     // Prepare
     await client.set('{held}:first', '1');
-    const first = await replicasHold(client, '{held}:first', 1);
+    const first = await replicasHold(client, '{held}:first', 1, client.stream);
 
     // Act: replication held, a second write acknowledged by the primary alone.
     pair.holdReplication();
     await client.set('{held}:second', '2');
     const startedAt = performance.now();
-    const whileHeld = await replicasHold(client, '{held}:second', 1);
+    const whileHeld = await replicasHold(client, '{held}:second', 1, client.stream);
     const waitedMs = performance.now() - startedAt;
     pair.resumeReplication();
-    const afterwards = await replicasHold(client, '{held}:second', 1);
+    const afterwards = await replicasHold(client, '{held}:second', 1, client.stream);
 
     // Assess
     expect(first).toBe(true);
@@ -47,6 +48,21 @@ describe('replica acknowledgement', () => {
     await client.set('{held}:third', '3');
 
     // Assess
-    expect(await replicasHold(client, '{held}:third', 2)).toBe(false);
+    expect(await replicasHold(client, '{held}:third', 2, client.stream)).toBe(false);
+  });
+
+  it('holds nothing written over a connection since replaced: a reconnect between the write and the WAIT', async () => {
+    // Prepare: a write, then the connection lost and made again, as a failover's reconnect does.
+    await client.set('{held}:fourth', '4');
+    const before = client.stream;
+    client.disconnect(true);
+    await until(async () => client.status === 'ready', 10_000, 'the client reconnected');
+
+    // Act
+    const held = await replicasHold(client, '{held}:fourth', 1, before);
+
+    // Assess: the new connection wrote nothing, and its WAIT would say held at once.
+    expect(await client.call('WAIT', 1, 100)).toBe(1);
+    expect(held).toBe(false);
   });
 });

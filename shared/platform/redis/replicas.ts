@@ -28,20 +28,33 @@ function connectionOf(client: Redis | Cluster, key: string): Redis | undefined {
 }
 
 /**
+ * The connection a key's commands go over now, as a token: its socket, which a reconnect replaces.
+ * Taken before a reservation's script and handed to heldByReplicas after it: WAIT counts only the
+ * writes of the connection it runs on, so one that ran on another (a failover's reconnect between
+ * the script and the WAIT, or ioredis resending either) would answer for writes it never saw. None
+ * where no replica is asked for.
+ */
+export function connectionToken(key: string): unknown {
+  return replicaAcks() === 0 ? undefined : connectionOf(redis() as Redis | Cluster, key)?.stream;
+}
+
+/**
  * Whether the writes made so far over the connection that serves `key` (a reservation's script,
  * just answered) are held by as many replicas as the deployment asks (REDIS_REPLICA_ACKS; 0: none
  * asked, true at once). WAIT's answer: a replica that has them would have them after a failover
  * too; one that timed out does not undo the writes, so the caller gives the reservation back.
- * False too when the slot's primary is not known (a cluster mid-refresh): not known to be held.
+ * False too when the slot's primary is not known (a cluster mid-refresh), or when the connection
+ * is not the one `token` names, before or after the WAIT: not known to be held.
  */
-export async function heldByReplicas(key: string): Promise<boolean> {
+export async function heldByReplicas(key: string, token: unknown): Promise<boolean> {
   const wanted = replicaAcks();
-  return wanted === 0 || replicasHold(redis() as Redis | Cluster, key, wanted);
+  return wanted === 0 || replicasHold(redis() as Redis | Cluster, key, wanted, token);
 }
 
-/** Whether `wanted` replicas hold what `client` wrote so far over the connection serving `key`, by WAIT on that connection. */
-export async function replicasHold(client: Redis | Cluster, key: string, wanted: number): Promise<boolean> {
+/** Whether `wanted` replicas hold what `client` wrote so far over the connection serving `key`, by WAIT on that connection (the one `token` names). */
+export async function replicasHold(client: Redis | Cluster, key: string, wanted: number, token: unknown): Promise<boolean> {
   const connection = connectionOf(client, key);
-  if (!connection) return false;
-  return Number(await connection.call('WAIT', wanted, REPLICA_ACK_TIMEOUT_MS)) >= wanted;
+  if (!connection || connection.stream !== token) return false;
+  const acknowledged = Number(await connection.call('WAIT', wanted, REPLICA_ACK_TIMEOUT_MS));
+  return acknowledged >= wanted && connection.stream === token;
 }
