@@ -5,8 +5,8 @@
  *   add -c adminEmail=ops@example.com for the first admin (admin@<inboundDomain> otherwise)
  *   -c cloudfront=true|false: CloudFront and WAF in front of the API (prod's default; dev's is false)
  *   -c reservedConcurrency=true: reserve the table's concurrency caps (off unless set)
- *   -c redis=single|cluster|serverless: the cache's shape (single unless set; see infra/redis.ts),
- *     with -c redisShards=3 -c redisReplicas=1 for cluster
+ *   -c redis=single|cluster|serverless|durable: the cache's shape (single unless set; see infra/redis.ts),
+ *     with -c redisShards=3 -c redisReplicas=1 for cluster and durable, -c redisNodeType=cache.m7g.large for durable
  *   -c alarmEmail=ops@example.com: who the alarms e-mail (no subscription unless set)
  *   -c legacyNames=true: keep the names of a stack deployed before names had a stage (stack Surge,
  *     functions surge-<fn>, …); the stack is Surge-<stage> and its names surge-<stage>-… otherwise
@@ -15,7 +15,7 @@ import { Annotations, App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { EmailAddress } from '../shared/sessions/account-rules';
 import { acknowledgeFindings } from './nag';
-import { CLUSTER_NODES_MAX, CLUSTER_REPLICAS, CLUSTER_SHARDS, REDIS_SHAPES, type RedisPlan, type RedisShape } from './redis';
+import { CLUSTER_NODES_MAX, CLUSTER_REPLICAS, CLUSTER_SHARDS, DURABLE, REDIS_SHAPES, type RedisPlan, type RedisShape } from './redis';
 import { SurgeStack } from './stack';
 import { CLOUDFRONT_REGION } from './stack/edge';
 import { REGIONS_WITHOUT_SES_RECEIVING } from './stack/mail';
@@ -52,7 +52,9 @@ function countOf(app: App, name: string, bounds: { min: number; max: number; byD
 function redisPlanOf(app: App): RedisPlan {
   const shape: unknown = app.node.tryGetContext('redis') ?? 'single';
   if (!REDIS_SHAPES.includes(shape as RedisShape)) throw new Error(`Unknown Redis shape ${JSON.stringify(shape)}: pass -c redis=${REDIS_SHAPES.join('|')}`);
-  if (shape === 'cluster') {
+  const nodeType: unknown = app.node.tryGetContext('redisNodeType');
+  if (nodeType !== undefined && shape !== 'durable') throw new Error('The context value redisNodeType applies to -c redis=durable only');
+  if (shape === 'cluster' || shape === 'durable') {
     const shards = countOf(app, 'redisShards', CLUSTER_SHARDS);
     const replicas = countOf(app, 'redisReplicas', CLUSTER_REPLICAS);
     const nodes = shards * (1 + replicas);
@@ -62,11 +64,16 @@ function redisPlanOf(app: App): RedisPlan {
           `the stack makes at most ${CLUSTER_NODES_MAX}, ElastiCache's default quota per cluster: pass fewer shards or replicas`,
       );
     }
-    return { shape, shards, replicas };
+    if (shape === 'cluster') return { shape, shards, replicas };
+    const family = /^cache\.([a-z0-9]+)\.[a-z0-9]+$/.exec(String(nodeType ?? DURABLE.nodeType))?.[1];
+    if (!(DURABLE.nodeFamilies as readonly string[]).includes(family ?? '')) {
+      throw new Error(`-c redisNodeType=${String(nodeType)}: ElastiCache's durability runs on the node families ${DURABLE.nodeFamilies.join(', ')} only (cache.<family>.<size>)`);
+    }
+    return { shape, shards, replicas, nodeType: String(nodeType ?? DURABLE.nodeType) };
   }
   // Set for another shape, they would be ignored without a word.
   for (const name of ['redisShards', 'redisReplicas']) {
-    if (app.node.tryGetContext(name) !== undefined) throw new Error(`The context value ${name} applies to -c redis=cluster only`);
+    if (app.node.tryGetContext(name) !== undefined) throw new Error(`The context value ${name} applies to -c redis=cluster and durable only`);
   }
   return { shape: shape as 'single' | 'serverless' };
 }

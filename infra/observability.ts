@@ -164,6 +164,26 @@ export class Observability extends Construct {
         );
       }
     }
+    // A durable group's log takes writes up to its throughput, and throttles the rest: reservations slow, then time out (503).
+    if ('nodes' in props.cache && props.cache.durable) {
+      const nodes = props.cache.nodes;
+      for (let first = 0; first < nodes.length; first += ALARM_METRICS) {
+        const some = nodes.slice(first, first + ALARM_METRICS);
+        this.alarm(
+          first === 0 ? 'RedisDurabilityThrottled' : `RedisDurabilityThrottled${first / ALARM_METRICS + 1}`,
+          new MathExpression({
+            expression: `MAX([${some.map((_, i) => `n${i}`).join(', ')}])`,
+            usingMetrics: Object.fromEntries(this.cacheMetrics({ nodes: some }, 'TrafficManagementActive').map((m, i) => [`n${i}`, m])),
+            label: 'Writes throttled to the durability log',
+            period: MINUTE,
+          }),
+          0,
+          "The durable cache throttled writes to its Multi-AZ log's throughput: reservations and sign-ins slow down and may answer 503.",
+          1,
+          'RedisDurabilityThrottled',
+        );
+      }
+    }
     this.alarm('RedisWritesRefused', surgeMetric('redis.writeRefused'), 0, 'The cache refused a write (OOM, noeviction): reservations and sign-ins are answering 503.');
     this.alarm('WriterThrottles', props.functions.get('write-reservations')!.metricThrottles({ period: MINUTE }), 0, 'The writer was throttled: reservations wait in the queue.');
     for (const functionId of ALARMED_ERRORS) {

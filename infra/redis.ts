@@ -5,11 +5,29 @@ import { Secret, type ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Deployment } from '../shared/platform/config';
 
 /** The shapes the cache can take, chosen with `-c redis=…`. */
-export const REDIS_SHAPES = ['single', 'cluster', 'serverless'] as const;
+export const REDIS_SHAPES = ['single', 'cluster', 'serverless', 'durable'] as const;
 export type RedisShape = (typeof REDIS_SHAPES)[number];
 
-/** What `-c redis=…`, `-c redisShards=…` and `-c redisReplicas=…` ask for. */
-export type RedisPlan = { shape: 'single' } | { shape: 'cluster'; shards: number; replicas: number } | { shape: 'serverless' };
+/** What `-c redis=…`, `-c redisShards=…`, `-c redisReplicas=…` and `-c redisNodeType=…` ask for. */
+export type RedisPlan =
+  | { shape: 'single' }
+  | { shape: 'cluster'; shards: number; replicas: number }
+  | { shape: 'serverless' }
+  | { shape: 'durable'; shards: number; replicas: number; nodeType: string };
+
+/**
+ * The durable shape: ElastiCache for Valkey's synchronous durability, each write in a Multi-AZ
+ * transactional log before the reply (https://docs.aws.amazon.com/AmazonElastiCache/latest/dg/durability.html).
+ * Its limits (Durability.Limitations): Valkey 9.0 or later, chosen at creation; cluster mode
+ * enabled, Multi-AZ with at least one replica per shard, TLS; node-based only (not Serverless), of
+ * the families below; up to 100 MiB/s of writes per primary.
+ */
+export const DURABLE = {
+  engineVersion: '9.0',
+  nodeFamilies: ['r8g', 'r7g', 'r6g', 'm8g', 'm7g', 'm6g', 'c8gn', 'c7gn'],
+  /** The smallest general-purpose node of a family it takes; t4g, the other shapes', is not one. */
+  nodeType: 'cache.m7g.large',
+} as const;
 
 /** ElastiCache's bounds: a replication group has at most 500 shards, each at most 5 replicas; Multi-AZ failover needs one. */
 export const CLUSTER_SHARDS = { min: 1, max: 500, byDefault: 3 } as const;
@@ -38,6 +56,7 @@ const ENGINE_VERSION = '8.0';
 const ENGINE_MAJOR = ENGINE_VERSION.split('.')[0]!;
 /** The parameter group family follows the engine version: valkey8 for 8.x. */
 const PARAMETER_GROUP_FAMILY = `${ENGINE}${ENGINE_MAJOR}`;
+const DURABLE_PARAMETER_GROUP_FAMILY = `${ENGINE}${DURABLE.engineVersion.split('.')[0]}`;
 const NODE_TYPE = 'cache.t4g.small';
 
 /**
@@ -79,7 +98,8 @@ export interface Cache {
   watch: CacheWatch;
 }
 
-export type CacheWatch = { nodes: string[] } | { serverless: string };
+/** A durable group's nodes say so: they publish its own metrics (TrafficManagementActive: writes throttled to the log's throughput). */
+export type CacheWatch = { nodes: string[]; durable?: true } | { serverless: string };
 
 /** A replication group's node ids, as ElastiCache names them: `<group>-<shard>-<node>` with cluster mode, `<group>-<node>` without. */
 const nodeIds = (group: string, shards: number | undefined, nodesPerShard: number) =>
@@ -159,6 +179,32 @@ export function addCache(stack: Stack, props: CacheProps): Cache {
     securityGroupIds: [securityGroup.securityGroupId],
     snapshotRetentionLimit: 1,
   };
+
+  if (plan.shape === 'durable') {
+    // Cluster mode, as durability requires; the store waits for the log itself, so the functions do not WAIT
+    // and no min-replicas-to-write is set: a write it answered is in two AZs whatever the replicas do.
+    const parameters = new CfnParameterGroup(stack, 'RedisDurableParameters', {
+      description: 'Surge cache, durable: no eviction, 30 % of memory reserved beyond the data, cluster mode',
+      cacheParameterGroupFamily: DURABLE_PARAMETER_GROUP_FAMILY,
+      properties: { ...NO_EVICTION, 'cluster-enabled': 'yes' },
+    });
+    const cache = new CfnReplicationGroup(stack, 'RedisDurable', {
+      ...common,
+      engineVersion: DURABLE.engineVersion,
+      cacheNodeType: plan.nodeType,
+      clusterMode: 'enabled',
+      numNodeGroups: plan.shards,
+      replicasPerNodeGroup: plan.replicas,
+      cacheParameterGroupName: parameters.ref,
+      durability: 'sync',
+    });
+    cache.applyRemovalPolicy(props.removalPolicy);
+    return {
+      redis: { url: `rediss://${cache.attrConfigurationEndPointAddress}:${cache.attrConfigurationEndPointPort}`, authSecretId: auth.secretArn, cluster: true, replicaAcks: 0 },
+      auth,
+      watch: { nodes: nodeIds(cache.ref, plan.shards, plan.replicas + 1), durable: true },
+    };
+  }
 
   if (plan.shape === 'cluster') {
     // Each shard is a primary and its replicas, the replicas in other AZs; every key a script or

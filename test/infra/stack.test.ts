@@ -962,6 +962,62 @@ describe('the CDK app with Redis in cluster mode (-c redis=cluster)', () => {
   });
 });
 
+describe('the CDK app with the durable shape (-c redis=durable)', () => {
+  let shape: ReturnType<typeof synthesized>;
+
+  beforeAll(() => {
+    shape = synthesized({ redis: 'durable' });
+  });
+
+  it('runs Valkey 9 with synchronous durability: cluster mode, Multi-AZ, a replica per shard, TLS, a node family durability takes', () => {
+    const [groupId, ...others] = shape.idsOf('AWS::ElastiCache::ReplicationGroup');
+    const group = shape.resources[groupId!]!.Properties;
+    const [parametersId] = shape.idsOf('AWS::ElastiCache::ParameterGroup');
+
+    expect(others).toEqual([]);
+    expect(groupId).toMatch(/^RedisDurable/);
+    expect(group).toMatchObject({
+      Engine: 'valkey',
+      EngineVersion: '9.0',
+      Durability: 'sync',
+      ClusterMode: 'enabled',
+      NumNodeGroups: 3,
+      ReplicasPerNodeGroup: 1,
+      MultiAZEnabled: true,
+      AutomaticFailoverEnabled: true,
+      TransitEncryptionEnabled: true,
+      AtRestEncryptionEnabled: true,
+      CacheNodeType: 'cache.m7g.large',
+    });
+    // The store waits for its log itself: no min-replicas-to-write, and the functions do not WAIT.
+    expect(shape.resources[parametersId!]!.Properties).toMatchObject({ CacheParameterGroupFamily: 'valkey9', Properties: { 'maxmemory-policy': 'noeviction', 'cluster-enabled': 'yes' } });
+    expect(shape.resources[parametersId!]!.Properties.Properties).not.toHaveProperty('min-replicas-to-write');
+  });
+
+  it('gives every function using Redis the configuration endpoint, in cluster mode, without waiting for replicas', () => {
+    const [groupId] = shape.idsOf('AWS::ElastiCache::ReplicationGroup');
+    expectClusterEnvironment(shape, {
+      'Fn::Join': ['', ['rediss://', { 'Fn::GetAtt': [groupId, 'ConfigurationEndPoint.Address'] }, ':', { 'Fn::GetAtt': [groupId, 'ConfigurationEndPoint.Port'] }]],
+    });
+    for (const spec of functions.filter((f) => envNeedsOf(f).includes('redis'))) expect(shape.variablesOf(spec.id).REDIS_REPLICA_ACKS, spec.id).toBe('0');
+  });
+
+  it('alarms when the durability log throttles writes (TrafficManagementActive), with a runbook', () => {
+    const alarms = shape.idsOf('AWS::CloudWatch::Alarm').map((id) => shape.resources[id]!.Properties);
+    const throttled = alarms.filter((a) => /"Alarms", RedisDurabilityThrottled\./.test(a.AlarmDescription));
+
+    expect(throttled).toHaveLength(1);
+    expect(JSON.stringify(throttled[0]!.Metrics)).toContain('"MetricName":"TrafficManagementActive"');
+    expect(readFileSync('docs/runbook.md', 'utf8')).toContain('#### `RedisDurabilityThrottled`');
+  });
+
+  it('refuses at synth a node family durability does not run on, and the node type for another shape', () => {
+    expect(() => buildApp(new App({ context: { redis: 'durable', redisNodeType: 'cache.t4g.small' } }))).toThrow('durability runs on the node families r8g, r7g, r6g, m8g, m7g, m6g, c8gn, c7gn only');
+    expect(() => buildApp(new App({ context: { redis: 'cluster', redisNodeType: 'cache.m7g.large' } }))).toThrow('The context value redisNodeType applies to -c redis=durable only');
+    expect(() => buildApp(new App({ context: { redis: 'durable', redisReplicas: '0' } }))).toThrow('redisReplicas must be a whole number from 1 to 5');
+  });
+});
+
 describe('the CDK app with ElastiCache Serverless (-c redis=serverless)', () => {
   let shape: ReturnType<typeof synthesized>;
 
@@ -1031,8 +1087,8 @@ describe('the CDK app with ElastiCache Serverless (-c redis=serverless)', () => 
   });
 
   it('refuses shard and replica counts, which only a cluster has', () => {
-    expect(() => buildApp(new App({ context: { redis: 'serverless', redisShards: '3' } }))).toThrow('The context value redisShards applies to -c redis=cluster only');
-    expect(() => buildApp(new App({ context: { redisReplicas: '2' } }))).toThrow('The context value redisReplicas applies to -c redis=cluster only');
+    expect(() => buildApp(new App({ context: { redis: 'serverless', redisShards: '3' } }))).toThrow('The context value redisShards applies to -c redis=cluster and durable only');
+    expect(() => buildApp(new App({ context: { redisReplicas: '2' } }))).toThrow('The context value redisReplicas applies to -c redis=cluster and durable only');
   });
 });
 
@@ -1043,7 +1099,8 @@ describe('which shapes wait for a replica before a reservation stands', () => {
     ['single', 1],
     ['cluster', 1],
     ['serverless', 0],
-  ] as const)('%s: REDIS_REPLICA_ACKS %i in every function using Redis, and a node-based primary refuses writes with no replica', (redisShape, acks) => {
+    ['durable', 0],
+  ] as const)('%s: REDIS_REPLICA_ACKS %i in every function using Redis; a primary that waits for replicas refuses writes with none', (redisShape, acks) => {
     // Act
     const shape = synthesized({ redis: redisShape });
 
@@ -1051,7 +1108,7 @@ describe('which shapes wait for a replica before a reservation stands', () => {
     for (const spec of redisUsers) expect(shape.variablesOf(spec.id).REDIS_REPLICA_ACKS, spec.id).toBe(String(acks));
     const groups = shape.idsOf('AWS::ElastiCache::ParameterGroup').map((id) => shape.resources[id]!.Properties.Properties);
     expect(groups).toHaveLength(redisShape === 'serverless' ? 0 : 1);
-    for (const group of groups) expect(group).toMatchObject({ 'min-replicas-to-write': '1', 'min-replicas-max-lag': '10' });
+    for (const group of groups) expect(group['min-replicas-to-write']).toBe(acks === 1 ? '1' : undefined);
   });
 });
 
