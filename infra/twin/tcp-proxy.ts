@@ -14,8 +14,11 @@ export async function startTcpProxy(targetPort: number) {
   let target = targetPort;
   let paused = false;
   const flows = new Set<{ from: Socket; to: Socket; reply: boolean }>();
-  const server = createServer((client) => {
-    const upstream = connect(target, '127.0.0.1');
+  // TCP_NODELAY both ways, as Redis sets on its own sockets: with Nagle's algorithm a small write
+  // (a replica's REPLCONF ACK, a WAIT's reply) waits for the peer's delayed ACK, 40 ms a hop, which
+  // no network path to ElastiCache adds.
+  const server = createServer({ noDelay: true }, (client) => {
+    const upstream = connect({ port: target, host: '127.0.0.1', noDelay: true });
     const pair = [
       { from: client, to: upstream, reply: false },
       { from: upstream, to: client, reply: true },

@@ -51,6 +51,19 @@ describe('replica acknowledgement', () => {
     expect(await replicasHold(client, '{held}:third', 2, client.stream)).toBe(false);
   });
 
+  it('shares one WAIT among the callers that ask while another is in flight, and holds each', async () => {
+    // Prepare
+    const waits = async () => Number(/cmdstat_wait:calls=(\d+)/.exec(String(await client.info('commandstats')))?.[1] ?? 0);
+    const before = await waits();
+
+    // Act: fifty reservations' writes over one connection, each then asking whether a replica holds it.
+    const held = await Promise.all(Array.from({ length: 50 }, (_, i) => client.set(`{held}:many:${i}`, i).then(() => replicasHold(client, `{held}:many:${i}`, 1, client.stream))));
+
+    // Assess
+    expect(held.every(Boolean)).toBe(true);
+    expect(await waits()).toBeLessThan(before + 50);
+  });
+
   it('holds nothing written over a connection since replaced: a reconnect between the write and the WAIT', async () => {
     // Prepare: a write, then the connection lost and made again, as a failover's reconnect does.
     await client.set('{held}:fourth', '4');

@@ -55,6 +55,49 @@ export async function heldByReplicas(key: string, token: unknown): Promise<boole
 export async function replicasHold(client: Redis | Cluster, key: string, wanted: number, token: unknown): Promise<boolean> {
   const connection = connectionOf(client, key);
   if (!connection || connection.stream !== token) return false;
-  const acknowledged = Number(await connection.call('WAIT', wanted, REPLICA_ACK_TIMEOUT_MS));
+  const acknowledged = await groupWait(connection, wanted);
   return acknowledged >= wanted && connection.stream === token;
+}
+
+interface WaitGroup {
+  inFlight: boolean;
+  /** The callers of the next WAIT, which goes once the one in flight has answered. */
+  next?: { callers: Promise<number>; settle: (wait: Promise<number>) => void };
+}
+
+const groups = new WeakMap<Redis, WaitGroup>();
+
+/**
+ * WAIT as a group commit: a WAIT blocks its connection until it answers, and covers every write
+ * made over it before it, so the callers that ask while one is in flight share the next, sent
+ * once that one has answered. Each caller asked after its own script answered, so the WAIT it
+ * shares went after its write. Where an instance serves one request at a time (Lambda) every group
+ * is one; where many requests share a connection (the twin's source mode) one WAIT per round trip
+ * to the replica serves them all, instead of each blocking the connection in turn.
+ */
+function groupWait(connection: Redis, wanted: number): Promise<number> {
+  let group = groups.get(connection);
+  if (!group) groups.set(connection, (group = { inFlight: false }));
+  if (!group.next) {
+    let settle!: (wait: Promise<number>) => void;
+    const callers = new Promise<number>((resolve, reject) => (settle = (wait) => wait.then(resolve, reject)));
+    group.next = { callers, settle };
+  }
+  const { callers } = group.next;
+  if (!group.inFlight) send(connection, group, wanted);
+  return callers;
+}
+
+function send(connection: Redis, group: WaitGroup, wanted: number): void {
+  const batch = group.next!;
+  group.next = undefined;
+  group.inFlight = true;
+  const wait = connection.call('WAIT', wanted, REPLICA_ACK_TIMEOUT_MS).then(Number);
+  batch.settle(wait);
+  void wait
+    .catch(() => undefined)
+    .then(() => {
+      group.inFlight = false;
+      if (group.next) send(connection, group, wanted);
+    });
 }
