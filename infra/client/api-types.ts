@@ -5344,8 +5344,8 @@ export interface operations {
                 headers: {
                     /** @description The reader's feed version: unchanged until an issue is filed or a newsletter renamed, muted or unmuted */
                     ETag: string;
-                    /** @description When that version began, rounded up to the second */
-                    "Last-Modified": string;
+                    /** @description When that version began, rounded up to the second; left out while that second lasts, so it is never later than the answer and a change after it always has a later one */
+                    "Last-Modified"?: string;
                     /** @description private: the feed is one reader's mail, for no shared cache */
                     "Cache-Control": string;
                     [name: string]: unknown;
@@ -5359,8 +5359,8 @@ export interface operations {
                 headers: {
                     /** @description The reader's feed version: unchanged until an issue is filed or a newsletter renamed, muted or unmuted */
                     ETag: string;
-                    /** @description When that version began, rounded up to the second */
-                    "Last-Modified": string;
+                    /** @description When that version began, rounded up to the second; left out while that second lasts, so it is never later than the answer and a change after it always has a later one */
+                    "Last-Modified"?: string;
                     /** @description private: the feed is one reader's mail, for no shared cache */
                     "Cache-Control": string;
                     [name: string]: unknown;
@@ -5473,8 +5473,8 @@ export interface operations {
                 headers: {
                     /** @description The reader's feed version: unchanged until an issue is filed or a newsletter renamed, muted or unmuted */
                     ETag: string;
-                    /** @description When that version began, rounded up to the second */
-                    "Last-Modified": string;
+                    /** @description When that version began, rounded up to the second; left out while that second lasts, so it is never later than the answer and a change after it always has a later one */
+                    "Last-Modified"?: string;
                     /** @description private: the feed is one reader's mail, for no shared cache */
                     "Cache-Control": string;
                     [name: string]: unknown;
@@ -5522,8 +5522,8 @@ export interface operations {
                 headers: {
                     /** @description The reader's feed version: unchanged until an issue is filed or a newsletter renamed, muted or unmuted */
                     ETag: string;
-                    /** @description When that version began, rounded up to the second */
-                    "Last-Modified": string;
+                    /** @description When that version began, rounded up to the second; left out while that second lasts, so it is never later than the answer and a change after it always has a later one */
+                    "Last-Modified"?: string;
                     /** @description private: the feed is one reader's mail, for no shared cache */
                     "Cache-Control": string;
                     [name: string]: unknown;

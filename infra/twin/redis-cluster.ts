@@ -5,7 +5,11 @@ import { Redis } from 'ioredis';
 import { freePort, spawnService, waitFor } from './processes';
 import { redisDataArgs, type Service } from './services';
 
-/** Masters of the twin's cluster: the fewest redis-cli --cluster create accepts. No replicas: a node lost is a shard lost. */
+/**
+ * Masters of the twin's cluster: the fewest redis-cli --cluster create accepts. No replicas unless
+ * asked for (a node lost is then a shard lost); with them, each master has its own, and the
+ * functions wait for one to hold each reservation (REDIS_REPLICA_ACKS), as on ElastiCache.
+ */
 const MASTERS = 3;
 const SLOTS = 16_384;
 /** How long a node may be unreachable before the others mark it failed (redis-server's default is 15 s). */
@@ -19,12 +23,13 @@ const NODE_TIMEOUT_MS = 2_000;
  * so the nodes find each other from nodes.conf; when a port has been taken since, it is made afresh.
  * With REDIS_URL set, that is taken to be a node of a cluster already running.
  */
-export async function startRedisCluster(stateDir: string, durable: boolean): Promise<Service> {
+export async function startRedisCluster(stateDir: string, durable: boolean, { replicas = 0 } = {}): Promise<Service> {
   if (process.env.REDIS_URL) return { url: process.env.REDIS_URL, adminUrl: process.env.REDIS_URL, cluster: true, stop: async () => undefined };
   const root = resolve(stateDir, 'redis-cluster');
-  const reused = durable ? await reusablePorts(root) : undefined;
+  const count = MASTERS * (1 + replicas);
+  const reused = durable ? await reusablePorts(root, count) : undefined;
   if (!reused) rmSync(root, { recursive: true, force: true });
-  const ports = reused ?? (await distinctFreePorts(MASTERS));
+  const ports = reused ?? (await distinctFreePorts(count));
   mkdirSync(root, { recursive: true });
   writeFileSync(join(root, 'ports.json'), JSON.stringify(ports));
 
@@ -44,22 +49,29 @@ export async function startRedisCluster(stateDir: string, durable: boolean): Pro
   const stop = async () => void (await Promise.all(nodes.map((node) => node.stop())));
   try {
     await Promise.all(ports.map((port) => waitFor(`redis-server :${port}`, () => withNode(port, (client) => client.ping()))));
-    if (!reused) await createCluster(ports, join(root, 'cluster-create.log'));
-    await waitFor('redis cluster', () => Promise.all(ports.map((port) => withNode(port, clusterOk))));
+    if (!reused) await createCluster(ports, replicas, join(root, 'cluster-create.log'));
+    await waitFor('redis cluster', () => Promise.all(ports.map((port) => withNode(port, (client) => clusterOk(client, count)))));
+    if (replicas) await waitFor('every replica in sync', () => Promise.all(ports.map((port) => withNode(port, inSync))));
   } catch (error) {
     await stop();
     throw error;
   }
   const url = `redis://127.0.0.1:${ports[0]}`;
-  return { url, adminUrl: url, cluster: true, pid: nodes[0]!.child.pid, stop };
+  return { url, adminUrl: url, cluster: true, pid: nodes[0]!.child.pid, ...(replicas ? { replicaAcks: 1 } : {}), stop };
+}
+
+/** A replica whose link to its master is up; a master with every replica it was given. */
+async function inSync(client: Redis): Promise<void> {
+  const info = String(await client.info('replication'));
+  if (/role:slave/.test(info) ? !/master_link_status:up/.test(info) : /connected_slaves:0/.test(info)) throw new Error('replication not up yet');
 }
 
 /** The ports a durable cluster was made on, if it has its config still and every port is free again. */
-async function reusablePorts(root: string): Promise<number[] | undefined> {
+async function reusablePorts(root: string, count: number): Promise<number[] | undefined> {
   const file = join(root, 'ports.json');
   if (!existsSync(file)) return undefined;
   const ports = JSON.parse(readFileSync(file, 'utf8')) as number[];
-  if (ports.length !== MASTERS || !ports.every((port) => existsSync(join(root, String(port), 'nodes.conf')))) return undefined;
+  if (ports.length !== count || !ports.every((port) => existsSync(join(root, String(port), 'nodes.conf')))) return undefined;
   const free = await Promise.all(ports.map((port) => portIsFree(port)));
   return free.every(Boolean) ? ports : undefined;
 }
@@ -101,17 +113,17 @@ async function withNode<T>(port: number, use: (client: Redis) => Promise<T>): Pr
 }
 
 /** Every slot served and every node known, as this node sees it. */
-async function clusterOk(client: Redis): Promise<void> {
+async function clusterOk(client: Redis, nodes: number): Promise<void> {
   const info = String(await client.cluster('INFO'));
   const field = (name: string) => new RegExp(`^${name}:(\\S+)`, 'm').exec(info)?.[1];
-  if (field('cluster_state') !== 'ok' || Number(field('cluster_slots_ok')) !== SLOTS || Number(field('cluster_known_nodes')) !== MASTERS) {
+  if (field('cluster_state') !== 'ok' || Number(field('cluster_slots_ok')) !== SLOTS || Number(field('cluster_known_nodes')) !== nodes) {
     throw new Error(`cluster not ready: state ${field('cluster_state')}, ${field('cluster_slots_ok')} slots ok, ${field('cluster_known_nodes')} nodes known`);
   }
 }
 
 /** redis-cli assigns the slots evenly and joins the nodes; it exits once the cluster is configured. */
-async function createCluster(ports: number[], logFile: string): Promise<void> {
-  const args = ['--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', '0', '--cluster-yes'];
+async function createCluster(ports: number[], replicas: number, logFile: string): Promise<void> {
+  const args = ['--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', String(replicas), '--cluster-yes'];
   const child = spawn('redis-cli', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));

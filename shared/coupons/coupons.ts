@@ -4,7 +4,7 @@ import { AppError } from '../platform/errors';
 import { isRefusal, ScriptCode, scriptError } from '../platform/redis/script-codes';
 import { luaScript, runOverPairs } from '../platform/redis/script';
 import type { Reserved } from '../reservations/place';
-import { connectionToken } from '../platform/redis/replicas';
+import { connectionToken } from '../platform/clients/replicas';
 import { dealKeys, newCouponId, type CouponRecord } from './model';
 
 const issueScript = luaScript<[string, string, string, string, string], [number, string, number, string, number, number, number, number]>(

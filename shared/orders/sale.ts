@@ -6,7 +6,7 @@ import { isRefusal, ScriptCode, scriptError } from '../platform/redis/script-cod
 import { luaScript, runOverPairs } from '../platform/redis/script';
 import { bucketOf, clearMove, parseMoves, refill, REFILL_DEADLINE_MS, splitUnits, type Move } from '../reservations/buckets';
 import type { Reserved } from '../reservations/place';
-import { connectionToken } from '../platform/redis/replicas';
+import { connectionToken } from '../platform/clients/replicas';
 import { itemBuckets, itemKeys, layoutKey, newOrderId, orderKeys, type OrderRecord } from './model';
 
 const reserveScript = luaScript<[string, string, string, string, string, string, string, string], [number, number, string, string, number, string, number, number, number, number, number, number, string, number]>(

@@ -34,7 +34,7 @@ export const redisEnv = z.object({
   REDIS_CLUSTER: z._default(flag, false),
   /**
    * How many replicas must hold a reservation's writes before its buyer is told it stands (WAIT;
-   * shared/platform/redis/replicas.ts): 1 on a shape with replicas that WAIT serves, 0 (off) where
+   * shared/platform/clients/replicas.ts): 1 on a shape with replicas that WAIT serves, 0 (off) where
    * there is none or the store itself waits (the durable shape).
    */
   REDIS_REPLICA_ACKS: z._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(5)), 0),

@@ -5,7 +5,7 @@ import type { ReservationKind } from './kind';
 import { decideFirst } from './ledger';
 import { luaScript } from '../platform/redis/script';
 import { redis } from '../platform/clients/redis';
-import { heldByReplicas } from '../platform/redis/replicas';
+import { heldByReplicas } from '../platform/clients/replicas';
 import { reservationQueue } from './queue';
 
 /** What a reserving script answered: a new reservation, or an earlier one that a retry found. */
@@ -37,7 +37,7 @@ export async function compensate<R>(kind: ReservationKind<R>, record: R): Promis
 
 /**
  * The pipeline's first steps, after the reserving script: a new reservation's writes must be held
- * by a replica (where the deployment asks it, shared/platform/redis/replicas.ts), then it is handed
+ * by a replica (where the deployment asks it, shared/platform/clients/replicas.ts), then it is handed
  * to the queue; should either fail it is compensated (503, retry-safe). A retry that finds its
  * reservation still pending waits for a replica likewise (the replay's script wrote, so the WAIT
  * covers the reservation whichever connection made it), promises it in the ledger, so a

@@ -229,39 +229,38 @@ export const WAITING_PAGE_POLICY = `default-src 'none'; script-src ${hash(SCRIPT
 
 const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-/** The page of an item that has no waiting room (or no such item): it says so, and scripts nothing. */
-export function noRoomPage(itemId: string): string {
-  const item = escape(itemId);
-  return `<!doctype html>
+/** A whole page: the head every page here shares (its style inline), the title, and the body given. */
+const page = (title: string, body: string, bodyAttributes = '') => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>No waiting room: ${item}</title>
+<title>${title}</title>
 <style>${STYLE}</style>
 </head>
-<body>
-<main>
-<h1>No waiting room for ${item}</h1>
-<p id="summary">There is no waiting room for this item: it has none now, or there is no such item. Check the link you followed.</p>
-</main>
+<body${bodyAttributes}>
+${body}
 </body>
 </html>
 `;
+
+/** The page of an item that has no waiting room (or no such item): it says so, and scripts nothing. */
+export function noRoomPage(itemId: string): string {
+  const item = escape(itemId);
+  return page(
+    `No waiting room: ${item}`,
+    `<main>
+<h1>No waiting room for ${item}</h1>
+<p id="summary">There is no waiting room for this item: it has none now, or there is no such item. Check the link you followed.</p>
+</main>`,
+  );
 }
 
 export function waitingPage(itemId: string): string {
   const item = escape(itemId);
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Waiting room: ${item}</title>
-<style>${STYLE}</style>
-</head>
-<body data-item="${item}">
-<main>
+  return page(
+    `Waiting room: ${item}`,
+    `<main>
 <h1>Waiting room for ${item}</h1>
 <p id="summary" role="status" aria-live="polite">Finding your place…</p>
 <dl id="figures" hidden>
@@ -279,8 +278,7 @@ export function waitingPage(itemId: string): string {
 <p><button id="join" type="button" hidden>Join the queue</button> <button id="order" type="button" hidden>Order one now</button></p>
 <p id="hint">This page checks your place by itself; keep it open. If it is closed when your turn comes, the place is kept only for a short grace.</p>
 </main>
-<script>${SCRIPT}</script>
-</body>
-</html>
-`;
+<script>${SCRIPT}</script>`,
+    ` data-item="${item}"`,
+  );
 }

@@ -16,6 +16,7 @@ import { watchStoreWrites, type StoreWrites } from '../support/fuzz/store-writes
  * and answers 500 for one that breaks it. The properties:
  *   - no 5xx;
  *   - every 4xx carries a JSON error body: Surge's {"error":{code,message}}, or API Gateway's {"message"};
+ *     or, where the document gives the route an HTML page for that status (the waiting page's 404), that page;
  *   - a refused request writes nothing but what the document says it counts: the rate and lockout
  *     counters, and the sliding of the caller's own session.
  * `npm run fuzz -- --runs N --seed S` runs it longer (test/fuzz.mjs); in `npm test` each route gets
@@ -79,8 +80,9 @@ function send(base: string, fuzz: FuzzRequest, cookie: string | undefined): Prom
   });
 }
 
-/** Whether a 4xx's body is an error body: Surge's, or API Gateway's own. */
-function isErrorBody(answer: Answer): boolean {
+/** Whether a 4xx's body is an error body: Surge's, or API Gateway's own; or the HTML page the document declares for the status. */
+function isErrorBody(answer: Answer, operation: Operation): boolean {
+  if (answer.type.startsWith('text/html')) return operation.responses?.[String(answer.status)]?.content?.['text/html'] !== undefined;
   try {
     const body = JSON.parse(answer.body) as { error?: { code?: unknown; message?: unknown }; message?: unknown };
     return (typeof body.error?.code === 'string' && typeof body.error.message === 'string') || typeof body.message === 'string';
@@ -158,7 +160,7 @@ describe('every route, fuzzed from the document', () => {
 
           expect(answer.status, what).toBeLessThan(500);
           if (answer.status >= 400) {
-            expect(isErrorBody(answer), `${what}: not an error body`).toBe(true);
+            expect(isErrorBody(answer, operation), `${what}: not an error body`).toBe(true);
             const own = new Set(ownSessionKeys());
             const stored = written.keys.filter((event) => !MAY_WRITE_WHEN_REFUSED.some((allowed) => allowed.test(event)) && !own.has(event.slice(event.indexOf(' ') + 1)));
             const allowedTables = TABLES_WRITTEN_BY[errorCodeOf(answer)] ?? [];

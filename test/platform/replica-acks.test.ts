@@ -1,12 +1,12 @@
 /**
- * WAIT as the reservations use it (shared/platform/redis/replicas.ts), on a real primary and
+ * WAIT as the reservations use it (shared/platform/clients/replicas.ts), on a real primary and
  * replica (infra/twin/redis-pair.ts): what a connection wrote is held once the replica has it, and
  * not while the replication link is held, however long the primary has acknowledged it.
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisPair, type RedisPair } from '../../infra/twin/redis-pair';
-import { REPLICA_ACK_TIMEOUT_MS, replicasHold } from '../../shared/platform/redis/replicas';
+import { REPLICA_ACK_TIMEOUT_MS, replicasHold } from '../../shared/platform/clients/replicas';
 import { until } from '../../shared/platform/wait';
 
 describe('replica acknowledgement', () => {

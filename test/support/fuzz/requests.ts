@@ -18,6 +18,7 @@ export interface Operation {
   'x-surge-access'?: 'public' | 'user' | 'admin';
   parameters?: { in: 'path' | 'query' | 'header'; name: string; required?: boolean; schema: JsonSchema }[];
   requestBody?: { content: Record<string, { schema: JsonSchema }> };
+  responses?: Record<string, { content?: Record<string, unknown> }>;
 }
 
 export interface FuzzRequest {

@@ -1,6 +1,6 @@
 import slotOf from 'cluster-key-slot';
 import { Cluster, type Redis } from 'ioredis';
-import { redis } from '../clients/redis';
+import { redis } from './redis';
 import { readEnv, redisEnv } from '../config';
 import { once } from '../once';
 
@@ -35,8 +35,11 @@ function connectionOf(client: Redis | Cluster, key: string): Redis | undefined {
  * where no replica is asked for.
  */
 export function connectionToken(key: string): unknown {
-  return replicaAcks() === 0 ? undefined : connectionOf(redis() as Redis | Cluster, key)?.stream;
+  return replicaAcks() === 0 ? undefined : connectionTokenOf(redis() as Redis | Cluster, key);
 }
+
+/** connectionToken for a client of one's own. */
+export const connectionTokenOf = (client: Redis | Cluster, key: string): unknown => connectionOf(client, key)?.stream;
 
 /**
  * Whether the writes made so far over the connection that serves `key` (a reservation's script,
