@@ -1,6 +1,6 @@
 /**
  * `npm run compare -- [--against 7ace490] [--paths sessions,catalog,orders,mail] [--duration S] [--connections N] [--rounds N]`
- * `npm run compare -- --replica-acks [--paths orders] …`
+ * `npm run compare -- --replica-acks [--redis-cluster [--buckets 3]] [--paths orders] …`
  *
  * Measures each hot path of this checkout against an earlier commit's, A B B A in one run (repeated
  * `--rounds` times: turns on these machines differ by a sixth, so a difference of a few per cent
@@ -19,12 +19,16 @@
  * With --replica-acks, both sides are this checkout on a primary and its replica (the fault suite's
  * pair, infra/twin/redis-pair.ts), a new pair each turn: A without waiting for the replica
  * (REDIS_REPLICA_ACKS=0), B waiting for it (1), as a deployment with replicas runs: what WAIT costs.
+ * With --redis-cluster as well, on the twin's cluster of three masters with a replica each, a new
+ * cluster each turn, the orders path's item split into --buckets buckets: the hot item's shape.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { startRedisCluster } from '../infra/twin/redis-cluster';
 import { startRedisPair, type RedisPair } from '../infra/twin/redis-pair';
+import { redisCommand } from '../infra/twin/redis-server';
 import { startTwinProcess } from '../infra/twin/twin-process';
 import { designWindows } from './support/cpu';
 import { profilingEnv, readProfiles } from './support/cpu-profile';
@@ -43,6 +47,8 @@ const { values } = parseArgs({
     mails: { type: 'string', default: '1000' },
     rounds: { type: 'string', default: '1' },
     'replica-acks': { type: 'boolean', default: false },
+    'redis-cluster': { type: 'boolean', default: false },
+    buckets: { type: 'string', default: '3' },
     turn: { type: 'string' },
     'turn-acks': { type: 'string' },
   },
@@ -50,6 +56,8 @@ const { values } = parseArgs({
 const log = (message: string) => process.stderr.write(`compare: ${message}\n`);
 const paths = values.paths!.split(',') as HotPath[];
 for (const path of paths) if (!HOT_PATHS.includes(path)) throw new Error(`unknown path ${path}; the paths are ${HOT_PATHS.join(', ')}`);
+// An earlier checkout's twin may know no cluster nor buckets: the cluster compares this checkout with itself.
+if (values['redis-cluster'] && !values['replica-acks']) throw new Error('--redis-cluster compares WAIT against none: add --replica-acks');
 
 const STATE_DIR = resolve('.local/compare');
 
@@ -76,10 +84,28 @@ function layoutOf(dir: string) {
   return { entry: `${twinDir}/main.ts`, seedModule: `${twinDir}/seed.ts` };
 }
 
-/** One turn: the checkout's twin started (on a pair of its own when acks is given), every path driven, the twin stopped and its profiles read. */
+/** Each node's pid by name (`redis`, `redis_<port>`), so the turn counts every node's CPU as the product's Redis: the twin knows none of a Redis given by URL. */
+async function nodePids(ports: number[]): Promise<Record<string, number>> {
+  const pids = await Promise.all(ports.map(async (port) => Number(/process_id:(\d+)/.exec(String(await redisCommand(port, 'INFO', 'server')))![1])));
+  return Object.fromEntries(ports.map((port, i) => [i === 0 ? 'redis' : `redis_${port}`, pids[i]!]));
+}
+
+/** Redis with replicas of the turn's own: the pair, or with --redis-cluster the twin's cluster with a replica per master. */
+async function redisWithReplicas(): Promise<{ env: Record<string, string>; pids: Record<string, number>; stop(): Promise<void> }> {
+  if (!values['redis-cluster']) {
+    const pair: RedisPair = await startRedisPair();
+    return { env: { REDIS_URL: pair.url }, pids: await nodePids([pair.primary.port, pair.replica.port]), stop: () => pair.stop() };
+  }
+  const cluster = await startRedisCluster(resolve(STATE_DIR, 'cluster'), false, { replicas: 1 });
+  const nodes = String(await redisCommand(Number(new URL(cluster.url).port), 'CLUSTER', 'NODES'));
+  const ports = [...nodes.matchAll(/:(\d+)@/g)].map((match) => Number(match[1]));
+  return { env: { REDIS_URL: cluster.url, SURGE_REDIS_CLUSTER: 'true' }, pids: await nodePids(ports), stop: () => cluster.stop() };
+}
+
+/** One turn: the checkout's twin started (on a Redis with replicas of its own when acks is given), every path driven, the twin stopped and its profiles read. */
 async function runTurn(dir: string, acks?: number): Promise<Turn> {
   const layout = layoutOf(dir);
-  const pair: RedisPair | undefined = acks === undefined ? undefined : await startRedisPair();
+  const replicated = acks === undefined ? undefined : await redisWithReplicas();
   const stateDir = resolve(STATE_DIR, 'turn');
   const profileDir = resolve(stateDir, 'profiles');
   rmSync(stateDir, { recursive: true, force: true });
@@ -95,7 +121,7 @@ async function runTurn(dir: string, acks?: number): Promise<Turn> {
       SURGE_REDIS_DURABLE: 'false',
       POWERTOOLS_LOG_LEVEL: 'WARN',
       SURGE_LOAD_TEST_SOURCES: '127.0.0.1/32',
-      ...(pair ? { REDIS_URL: pair.url, REDIS_REPLICA_ACKS: String(acks) } : {}),
+      ...(replicated ? { ...replicated.env, REDIS_REPLICA_ACKS: String(acks) } : {}),
       ...profilingEnv(profileDir, process.env.NODE_OPTIONS),
     },
   });
@@ -103,11 +129,12 @@ async function runTurn(dir: string, acks?: number): Promise<Turn> {
   try {
     // The checkout's own modules (seed, session store) read these when first used.
     Object.assign(process.env, { REDIS_URL: twin.redisUrl, DATABASE_URL: twin.databaseUrl, AWS_ENDPOINT_URL: twin.emulatorUrl, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' });
-    const options = { checkout: dir, seedModule: layout.seedModule, connections: Number(values.connections), durationS: Number(values.duration), buyers: Number(values.buyers), mails: Number(values.mails), log };
-    for (const path of paths) measured[path] = await driveHotPath(twin, options, path);
+    const options = { checkout: dir, seedModule: layout.seedModule, connections: Number(values.connections), durationS: Number(values.duration), buyers: Number(values.buyers), mails: Number(values.mails), ...(values['redis-cluster'] ? { buckets: Number(values.buckets) } : {}), log };
+    const measuredTwin = { ...twin, pids: { ...twin.pids, ...replicated?.pids } };
+    for (const path of paths) measured[path] = await driveHotPath(measuredTwin, options, path);
   } finally {
     await twin.stop();
-    await pair?.stop();
+    await replicated?.stop();
   }
   const threads = readProfiles(profileDir);
   if (threads.length === 0) throw new Error(`the twin of ${dir} wrote no profiles`);

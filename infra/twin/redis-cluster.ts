@@ -2,13 +2,14 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
+import { MIN_REPLICAS } from '../redis';
 import { freePort, spawnService, waitFor } from './processes';
-import { redisDataArgs, type Service } from './services';
+import { external, redisDataArgs, type Service } from './services';
 
 /**
- * Masters of the twin's cluster: the fewest redis-cli --cluster create accepts. No replicas unless
- * asked for (a node lost is then a shard lost); with them, each master has its own, and the
- * functions wait for one to hold each reservation (REDIS_REPLICA_ACKS), as on ElastiCache.
+ * Masters of the twin's cluster: the fewest redis-cli --cluster create accepts. Each has a replica
+ * of its own unless asked otherwise, as ElastiCache's cluster mode runs Multi-AZ, and the functions
+ * wait for it to hold each reservation (REDIS_REPLICA_ACKS); without, a node lost is a shard lost.
  */
 const MASTERS = 3;
 const SLOTS = 16_384;
@@ -21,10 +22,11 @@ const NODE_TIMEOUT_MS = 2_000;
  * follow its slots from there. Each node keeps its data and its cluster config (nodes.conf) in a
  * directory of its own under stateDir. A durable one is started again on the ports it was made on,
  * so the nodes find each other from nodes.conf; when a port has been taken since, it is made afresh.
- * With REDIS_URL set, that is taken to be a node of a cluster already running.
+ * With REDIS_URL set, that is taken to be a node of a cluster already running (with
+ * REDIS_REPLICA_ACKS saying whether it has replicas to wait for).
  */
-export async function startRedisCluster(stateDir: string, durable: boolean, { replicas = 0 } = {}): Promise<Service> {
-  if (process.env.REDIS_URL) return { url: process.env.REDIS_URL, adminUrl: process.env.REDIS_URL, cluster: true, stop: async () => undefined };
+export async function startRedisCluster(stateDir: string, durable: boolean, { replicas = 1 } = {}): Promise<Service> {
+  if (process.env.REDIS_URL) return { ...external(process.env.REDIS_URL), cluster: true };
   const root = resolve(stateDir, 'redis-cluster');
   const count = MASTERS * (1 + replicas);
   const reused = durable ? await reusablePorts(root, count) : undefined;
@@ -42,6 +44,8 @@ export async function startRedisCluster(stateDir: string, durable: boolean, { re
         ...['--bind', '127.0.0.1', '--port', String(port), '--protected-mode', 'yes'],
         ...['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(NODE_TIMEOUT_MS)],
         ...redisDataArgs(dataDir, durable),
+        // As the stack's cluster-mode parameter group: a master cut off from its replica stops taking writes.
+        ...(replicas ? Object.entries(MIN_REPLICAS).flatMap(([name, value]) => [`--${name}`, value]) : []),
       ],
       join(root, `redis-${port}.log`),
     );

@@ -30,7 +30,7 @@ export interface Service {
  * A store reached through an env URL, configured where it runs: for Redis, whoever gives REDIS_URL
  * says with REDIS_REPLICA_ACKS whether it has replicas to wait for (the fault suite's pair does).
  */
-const external = (url: string): Service => ({
+export const external = (url: string): Service => ({
   url,
   adminUrl: url,
   ...(Number(process.env.REDIS_REPLICA_ACKS) > 0 ? { replicaAcks: Number(process.env.REDIS_REPLICA_ACKS) } : {}),

@@ -14,8 +14,9 @@ import { splitWindow, type Side, type WindowSplit } from './cpu-profile';
 import { PRODUCT_COMPONENTS, STAND_IN_COMPONENTS } from './cpu-components';
 import { round } from './round';
 
-/** Processes that are wholly one component, by the twin's name for them. */
+/** Processes that are wholly one component, by the twin's name for them; every node of a Redis with replicas (`redis_<port>`) is Redis. */
 const WHOLE: Record<string, string> = { redis: 'redis', database: 'mariadb', emulator: 'fauxqs' };
+const wholeComponent = (name: string): string | undefined => WHOLE[name] ?? (name.startsWith('redis_') ? 'redis' : undefined);
 /** Processes that host functions beside a stand-in, and that stand-in's component. */
 const SHARED: Record<string, string> = { gateway: 'gateway_emulation', consumers: 'poller' };
 
@@ -53,7 +54,8 @@ export function designCpu(windows: readonly DesignWindow[], threads: Threads): D
       // The consumers run in the gateway's own process when the twin was started that way.
       if (counted.has(pid)) continue;
       counted.add(pid);
-      if (WHOLE[name]) add(WHOLE[name], cpuMs);
+      const whole = wholeComponent(name);
+      if (whole) add(whole, cpuMs);
       else if (SHARED[name]) {
         const { ms: sides } = splitWindow(threads, pid, window.fromUs, window.toUs, name === 'consumers' ? 'consumers' : 'gateway');
         const placed = sides.product + sides.stand_in;

@@ -28,6 +28,8 @@ export interface HotPathOptions {
   durationS: number;
   buyers: number;
   mails: number;
+  /** The orders path's item split into this many buckets (a hot item on a cluster); absent: whole, as round one's twin knows it. */
+  buckets?: number;
   log(message: string): void;
 }
 
@@ -93,7 +95,7 @@ async function adminCookie(twin: TwinInfo): Promise<string> {
 async function ordersRace(twin: TwinInfo, options: HotPathOptions, cookies: string[], measured: boolean): Promise<LoadResult & { accepted: number; stored: number }> {
   const itemId = `hot-${randomBytes(4).toString('hex')}`;
   const admin = await adminCookie(twin);
-  const put = await fetch(`${twin.url}/items/${itemId}/stock`, { method: 'PUT', headers: { 'content-type': 'application/json', cookie: admin }, body: JSON.stringify({ quantity: cookies.length, perUserLimit: 1 }) });
+  const put = await fetch(`${twin.url}/items/${itemId}/stock`, { method: 'PUT', headers: { 'content-type': 'application/json', cookie: admin }, body: JSON.stringify({ quantity: cookies.length, perUserLimit: 1, ...(options.buckets ? { buckets: options.buckets } : {}) }) });
   if (put.status !== 200) throw new Error(`PUT stock: ${put.status} ${await put.text()}`);
   const db = await createConnection({ uri: twin.databaseUrl });
   try {
