@@ -128,7 +128,7 @@ async function runTurn(dir: string, acks?: number): Promise<Turn> {
   const measured: Record<string, Record<string, number>> = {};
   try {
     // The checkout's own modules (seed, session store) read these when first used.
-    Object.assign(process.env, { REDIS_URL: twin.redisUrl, DATABASE_URL: twin.databaseUrl, AWS_ENDPOINT_URL: twin.emulatorUrl, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' });
+    Object.assign(process.env, { REDIS_URL: twin.redisUrl, ...(values['redis-cluster'] ? { REDIS_CLUSTER: 'true' } : {}), DATABASE_URL: twin.databaseUrl, AWS_ENDPOINT_URL: twin.emulatorUrl, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' });
     const options = { checkout: dir, seedModule: layout.seedModule, connections: Number(values.connections), durationS: Number(values.duration), buyers: Number(values.buyers), mails: Number(values.mails), ...(values['redis-cluster'] ? { buckets: Number(values.buckets) } : {}), log };
     const measuredTwin = { ...twin, pids: { ...twin.pids, ...replicated?.pids } };
     for (const path of paths) measured[path] = await driveHotPath(measuredTwin, options, path);
