@@ -279,7 +279,7 @@ export const functions: readonly FunctionSpec[] = [
     trigger: { kind: 'queue', queue: 'reservations', batchSize: 100, maxBatchingWindowSeconds: 1, maxConcurrency: 4 },
     memoryMb: 512,
     timeoutSeconds: 30,
-    env: ['redis', 'database'],
+    env: ['redis', 'database', 'reservationFailures'],
     // Its mapping's concurrency, and no more: each batch is one transaction on one of the proxy's connections.
     concurrencyCap: 4,
   },

@@ -1,9 +1,10 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { functionStack } from '../shared/platform/function-stack';
 import { kinds } from '../shared/sales/kinds';
+import { parkHandOff } from '../shared/reservations/queue';
 import { reservationWriter } from '../shared/reservations/writer';
 
 /** The reservation queue's consumer (see reservationWriter). */
-const writeBatch = reservationWriter(kinds);
+const writeBatch = reservationWriter(kinds, parkHandOff);
 
 export const handler = functionStack<SQSEvent, SQSBatchResponse>().handler((event) => writeBatch(event.Records));

@@ -102,6 +102,7 @@ export class SurgeStack extends Stack {
       redis: cache.redis,
       database: database.need,
       reservationQueueUrl: queues.queue('reservations').queueUrl,
+      reservationDlqUrl: queues.all.get('reservations')!.deadLetters.queueUrl,
       cookieSecure: true,
       inboundDomain: props.inboundDomain,
       rawMail: mail.need,
@@ -133,6 +134,7 @@ export class SurgeStack extends Stack {
       const fn = fns.add(spec);
       this.functions.set(spec.id, fn);
       if (spec.env.includes('reservationQueue')) queues.queue('reservations').grantSendMessages(fn);
+      if (spec.env.includes('reservationFailures')) queues.all.get('reservations')!.deadLetters.grantSendMessages(fn);
       if (spec.env.includes('rawMail')) mail.grantRead(fn);
       if (spec.trigger.kind !== 'deploy') serving.push(fn);
       const trigger = spec.trigger;

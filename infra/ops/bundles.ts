@@ -34,6 +34,7 @@ const deployment: Deployment = {
   redis: { url: 'rediss://127.0.0.1:1', authSecretId: 'surge/redis-auth' },
   database: { url: 'mysql://127.0.0.1:1/surge', secretId: 'surge/database', tls: true },
   reservationQueueUrl: 'https://sqs.us-east-1.amazonaws.com/000000000000/surge-reservations',
+  reservationDlqUrl: 'https://sqs.us-east-1.amazonaws.com/000000000000/surge-reservations-dlq',
   cookieSecure: true,
   inboundDomain: 'inbound.surge.example',
   rawMail: { bucket: 'surge-raw-mail', prefix: 'inbound/', retentionDays: inboundMail.retentionDays },

@@ -54,6 +54,7 @@ export function twinDeployment(stores: TwinStores, provisioned: Record<QueueName
       ...(lambdaInstances ? { poolSize: 1 } : {}),
     },
     reservationQueueUrl: provisioned.reservations.url,
+    reservationDlqUrl: provisioned.reservations.deadLetterUrl,
     cookieSecure: false,
     inboundDomain: TWIN_INBOUND_DOMAIN,
     // One instance of the twin's source mode stands for many mail-function instances, each of which

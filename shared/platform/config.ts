@@ -64,6 +64,8 @@ export const awsEnv = z.object({
 });
 
 export const reservationQueueEnv = z.object({ RESERVATION_QUEUE_URL: z.url() });
+/** The reservation queue's dead-letter queue, where the writer parks a message it cannot read (a hand-off version it does not know). */
+export const reservationFailuresEnv = z.object({ RESERVATION_DLQ_URL: z.url() });
 
 export const sessionEnv = z.object({
   SESSION_IDLE_SECONDS: z._default(seconds, 30 * 60),
@@ -128,6 +130,7 @@ export const envNeeds = {
   redis: redisEnv,
   database: databaseEnv,
   reservationQueue: reservationQueueEnv,
+  reservationFailures: reservationFailuresEnv,
   sessions: sessionEnv,
   inboundDomain: inboundDomainEnv,
   rawMail: rawMailEnv,
@@ -144,6 +147,7 @@ export interface Deployment {
   redis: { url: string; authSecretId?: string; cluster?: boolean; replicaAcks?: number };
   database: { url: string; secretId?: string; tls: boolean; poolSize?: number };
   reservationQueueUrl: string;
+  reservationDlqUrl: string;
   cookieSecure: boolean;
   inboundDomain: string;
   rawMail: { bucket: string; prefix: string; retentionDays: number; parserThreads?: number };
@@ -171,6 +175,7 @@ const variablesOf: Record<EnvNeed, (d: Deployment) => Record<string, string>> = 
     DATABASE_TLS: String(d.database.tls),
   }),
   reservationQueue: (d) => ({ RESERVATION_QUEUE_URL: d.reservationQueueUrl }),
+  reservationFailures: (d) => ({ RESERVATION_DLQ_URL: d.reservationDlqUrl }),
   sessions: (d) => ({ COOKIE_SECURE: String(d.cookieSecure) }),
   inboundDomain: (d) => ({ INBOUND_DOMAIN: d.inboundDomain }),
   rawMail: (d) => ({

@@ -14,6 +14,24 @@ export interface HandOff {
   correlation?: { id: string; correlationId: string };
 }
 
+/**
+ * The hand-off's schema version, carried in a message attribute (VERSION_ATTRIBUTE) so a writer
+ * that knows no versions reads the body as before. 1: a message with no such attribute, as every
+ * release before versions sent; 2: the same body, saying its version. A release whose body changes
+ * takes the next number, and its writer reads it and the one before (READABLE_HAND_OFF_VERSIONS):
+ * during a gradual deploy old and new senders fill the one queue old and new writers drain.
+ */
+export const HAND_OFF_VERSION = 2;
+export const VERSION_ATTRIBUTE = 'HandOffVersion';
+/** What this release's writer reads: its own version and the one before it. Anything else it parks (see reservationWriter). */
+export const READABLE_HAND_OFF_VERSIONS: readonly number[] = [HAND_OFF_VERSION - 1, HAND_OFF_VERSION];
+
+/** A message's version from its attribute's value: absent, 1 (sent before versions); not a whole number, undefined. */
+export function handOffVersionOf(attribute: string | undefined): number | undefined {
+  if (attribute === undefined) return 1;
+  return /^[1-9]\d{0,5}$/.test(attribute) ? Number(attribute) : undefined;
+}
+
 /** The message attribute naming the request of each reservation a message carries: {"<reservation id>":"<correlation id>"}. */
 export const CORRELATION_ATTRIBUTE = 'CorrelationIds';
 

@@ -5,7 +5,7 @@ import { inTransaction } from '../platform/db/transaction';
 import { faultPoint } from '../platform/faults';
 import { loggableError, logger } from '../platform/logger';
 import { count, timing } from '../platform/metrics';
-import { CORRELATION_ATTRIBUTE, decodeCorrelationIds, decodeHandOffs, handOffMessage } from './hand-off';
+import { CORRELATION_ATTRIBUTE, decodeCorrelationIds, decodeHandOffs, handOffMessage, handOffVersionOf, READABLE_HAND_OFF_VERSIONS, VERSION_ATTRIBUTE } from './hand-off';
 import type { ReservationKind, StoredState } from './kind';
 import { lockedStates, recordStored } from './ledger';
 import { repairOwner } from './reconcile';
@@ -240,15 +240,33 @@ function logDecisions(decisionsByKind: [kind: string, decisions: Map<string, str
  * reservation that could not be written is retried whole, and its siblings already written are
  * then recognised in the ledger and not stored twice. The batch's decisions are logged together,
  * each with the correlation id of the request that made the reservation (see logDecisions).
+ * A message of a hand-off version this writer does not read (a newer release's, while a deploy
+ * shifts) is parked with its reason by `park` (the dead-letter queue), never read as if it were
+ * one it knows nor dropped; if parking fails it stays on the queue.
  */
-export function reservationWriter(kinds: readonly ReservationKind<unknown>[]): (records: SQSRecord[]) => Promise<SQSBatchResponse> {
+export function reservationWriter(kinds: readonly ReservationKind<unknown>[], park: (record: SQSRecord, reason: string) => Promise<void>): (records: SQSRecord[]) => Promise<SQSBatchResponse> {
   const message = handOffMessage(kinds);
   return async (records) => {
     const failures = new Set<string>();
     const messagesOf = new Map<string, string[]>();
     const correlationIds = new Map<string, string>();
-    for (const record of records) decodeCorrelationIds(record.messageAttributes?.[CORRELATION_ATTRIBUTE]?.stringValue, correlationIds);
-    const messages = records.flatMap((record) => {
+    const readable: SQSRecord[] = [];
+    await Promise.all(
+      records.map(async (record) => {
+        const attribute = record.messageAttributes?.[VERSION_ATTRIBUTE]?.stringValue;
+        const version = handOffVersionOf(attribute);
+        if (version !== undefined && READABLE_HAND_OFF_VERSIONS.includes(version)) return void readable.push(record);
+        const reason = `hand-off version ${JSON.stringify(attribute)} is not one this writer reads (${READABLE_HAND_OFF_VERSIONS.join(', ')})`;
+        logger.error('Parking a hand-off message of a version this writer does not read', { messageId: record.messageId, version: attribute });
+        count('reservations.parked', 1, { urgent: true });
+        await park(record, reason).catch((error: unknown) => {
+          logger.error('Could not park the message; it stays on the queue', { messageId: record.messageId, error: loggableError(error) });
+          failures.add(record.messageId);
+        });
+      }),
+    );
+    for (const record of readable) decodeCorrelationIds(record.messageAttributes?.[CORRELATION_ATTRIBUTE]?.stringValue, correlationIds);
+    const messages = readable.flatMap((record) => {
       const parsed = decodeHandOffs(message, record.body);
       if (parsed.success) return [{ messageId: record.messageId, body: parsed.data }];
       logger.error('Malformed hand-off message', { messageId: record.messageId, issues: parsed.error.issues.length });

@@ -26,6 +26,7 @@ const awsLikeDeployment: Deployment = {
   redis: { url: 'rediss://cache.example:6380', authSecretId: 'redis-auth', replicaAcks: 1 },
   database: { url: 'mysql://proxy.example:3306/surge', secretId: 'database', tls: true },
   reservationQueueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/surge-reservations',
+  reservationDlqUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/surge-reservations-dlq',
   cookieSecure: true,
   inboundDomain: 'inbound.test.example',
   rawMail: { bucket: 'surge-raw-mail', prefix: inboundMail.prefix, retentionDays: inboundMail.retentionDays },
