@@ -8,6 +8,8 @@
  *   -c redis=single|cluster|serverless|durable: the cache's shape (single unless set; see infra/redis.ts),
  *     with -c redisShards=3 -c redisReplicas=1 for cluster and durable, -c redisNodeType=cache.m7g.large for durable
  *   -c alarmEmail=ops@example.com: who the alarms e-mail (no subscription unless set)
+ *   -c deploy=canary|linear|all-at-once: how the API's and the queue's functions move to new code
+ *     (prod's default canary, dev's all-at-once; see infra/stack/gradual.ts)
  *   -c legacyNames=true: keep the names of a stack deployed before names had a stage (stack Surge,
  *     functions surge-<fn>, …); the stack is Surge-<stage> and its names surge-<stage>-… otherwise
  */
@@ -17,6 +19,7 @@ import { EmailAddress } from '../shared/sessions/account-rules';
 import { acknowledgeFindings } from './nag';
 import { CLUSTER_NODES_MAX, CLUSTER_REPLICAS, CLUSTER_SHARDS, DURABLE, REDIS_SHAPES, type RedisPlan, type RedisShape } from './redis';
 import { SurgeStack } from './stack';
+import { DEPLOY_MODES, type DeployMode } from './stack/gradual';
 import { CLOUDFRONT_REGION } from './stack/edge';
 import { REGIONS_WITHOUT_SES_RECEIVING } from './stack/mail';
 import { namePrefixOf, stackNameOf, STAGES, type Stage } from './stack/stage';
@@ -46,6 +49,13 @@ function countOf(app: App, name: string, bounds: { min: number; max: number; byD
     throw new Error(`The context value ${name} must be a whole number from ${bounds.min} to ${bounds.max}`);
   }
   return count;
+}
+
+/** How the functions move to new code (`-c deploy`): gradually in prod unless told, all at once in dev. */
+function deployModeOf(app: App, stage: Stage): DeployMode {
+  const mode: unknown = app.node.tryGetContext('deploy') ?? (stage === 'prod' ? 'canary' : 'all-at-once');
+  if (!DEPLOY_MODES.includes(mode as DeployMode)) throw new Error(`Unknown deploy mode ${JSON.stringify(mode)}: pass -c deploy=${DEPLOY_MODES.join('|')}`);
+  return mode as DeployMode;
 }
 
 /** The cache's shape (`-c redis`, single when unset) and, for a cluster, its shards and replicas per shard. */
@@ -125,6 +135,7 @@ export function buildApp(app = new App()): { app: App; stack: SurgeStack } {
     // Off unless set: an account's quota may leave no room (at least 100 must stay unreserved, and some new accounts have 10 in all).
     reserveConcurrency: flagOf(app, 'reservedConcurrency', false),
     redis: redisPlanOf(app),
+    deploy: deployModeOf(app, stage),
     ...(alarmEmail ? { alarmEmail } : {}),
     env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: cloudFront ? CLOUDFRONT_REGION : region },
   });

@@ -68,6 +68,14 @@ export function acknowledgeFindings(stack: SurgeStack): void {
       'The dev stage keeps nothing: with deletion protection CloudFormation could neither delete the cluster nor roll back a failed first deploy. The prod stage has it on.',
     );
   }
+  const gradual = stack.node.tryFindChild('GradualDeploys');
+  if (gradual) {
+    acknowledge(
+      gradual.node.findChild('DeployRole'),
+      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',
+      "CodeDeploy's own minimal policy for shifting a Lambda alias (lambda:UpdateAlias, GetAlias, InvokeFunction on the hooks, reading the alarms): maintained by AWS as CodeDeploy's needs change.",
+    );
+  }
   const cdn = stack.node.tryFindChild('Cdn');
   if (cdn) {
     acknowledge(

@@ -102,6 +102,13 @@ export class Observability extends Construct {
     this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: `${Stack.of(this).stackName}-operations`, widgets: this.widgets(props) });
   }
 
+  /** One of the alarms, by its id (e.g. `Api5xxRate`): what a gradual deploy rolls back on (stack/gradual.ts). */
+  named(id: string): Alarm {
+    const alarm = this.alarms.find((a) => a.node.id === id);
+    if (!alarm) throw new Error(`No alarm ${id}`);
+    return alarm;
+  }
+
   private alarm(id: string, metric: IMetric, threshold: number, description: string, evaluationPeriods = 1, runbook = id): Alarm {
     const alarm = new Alarm(this, id, {
       metric,
@@ -194,6 +201,12 @@ export class Observability extends Construct {
       new MathExpression({ expression: 'orders + coupons', usingMetrics: { orders: surgeMetric('orders.guardRejected'), coupons: surgeMetric('coupons.guardRejected') }, label: 'Rejected by the database guard', period: MINUTE }),
       0,
       'The database guard refused a reservation Redis had accepted (it would have oversold): Redis and MySQL disagree.',
+    );
+    this.alarm(
+      'HandOffFailures',
+      new MathExpression({ expression: 'orders + coupons', usingMetrics: { orders: surgeMetric('orders.handOffCompensated'), coupons: surgeMetric('coupons.handOffCompensated') }, label: 'Reservations given back: hand-off failed', period: MINUTE }),
+      0,
+      'A reservation could not be handed to the queue and was given back (the buyer was answered 503): SQS unreachable or slow, or the reserving code failing.',
     );
     this.alarm(
       'StoredWithoutOutbox',

@@ -18,6 +18,7 @@ import { functions, type EnvNeed } from '../functions/table';
 import { requestReads } from '../shared/api/api';
 import type { Deployment } from '../shared/platform/config';
 import { routesOfTable } from './table-routes';
+import { GradualDeploys, type DeployMode } from './stack/gradual';
 
 /** Every route with what it reads of a request, from its entry's api(): the edge forwards that (stack/edge-requests.ts). */
 const tableRoutes = (await routesOfTable()).map((route) => ({ id: route.spec.id, method: route.method, path: route.path, reads: requestReads(route.api), loadTest: route.spec.loadTest }));
@@ -52,6 +53,8 @@ export interface SurgeStackProps extends StackProps {
   redis: RedisPlan;
   /** Who the alarms e-mail (the `Alarms` topic's subscription); none without it. */
   alarmEmail?: string;
+  /** How a deploy moves the API's and the queue's functions to new code (stack/gradual.ts). */
+  deploy: DeployMode;
 }
 
 /**
@@ -129,6 +132,7 @@ export class SurgeStack extends Stack {
 
     // Each table row: its function, what its needs let it reach, and what starts it.
     const serving: LambdaFn[] = [];
+    const gradual = new GradualDeploys(this, props.deploy);
     for (const spec of functions) {
       if (spec.loadTest && props.stage === 'prod') continue;
       const fn = fns.add(spec);
@@ -140,10 +144,10 @@ export class SurgeStack extends Stack {
       const trigger = spec.trigger;
       switch (trigger.kind) {
         case 'http':
-          api.route(spec, trigger, fn);
+          api.route(spec, trigger, gradual.target(spec, fn));
           break;
         case 'queue':
-          queues.consume(spec, trigger, fn);
+          queues.consume(spec, trigger, gradual.target(spec, fn));
           break;
         case 'schedule':
           new Rule(this, `${spec.id}Schedule`, { schedule: Schedule.rate(Duration.minutes(trigger.rateMinutes)), targets: [new LambdaFunction(fn)] });
@@ -168,7 +172,7 @@ export class SurgeStack extends Stack {
     });
 
     // The dashboard, and the alarms that wake someone (docs/runbook.md, "Alarms").
-    new Observability(this, 'Observability', {
+    const observability = new Observability(this, 'Observability', {
       ...(props.alarmEmail ? { alarmEmail: props.alarmEmail } : {}),
       keyRemovalPolicy: kept.secrets,
       api: api.api,
@@ -178,6 +182,12 @@ export class SurgeStack extends Stack {
       cache: cache.watch,
       database: database.cluster,
       proxy: database.proxy,
+    });
+    // What rolls a gradual deploy back, beside the new version's own errors: the harm a function can do.
+    gradual.deploymentGroups((spec) => {
+      const reserving = spec.env.includes('reservationQueue') ? ['HandOffFailures', 'GuardRejections'] : [];
+      const harm = spec.trigger.kind === 'http' ? ['Api5xxRate', ...reserving] : ['reservationsDlqDepth', 'GuardRejections'];
+      return harm.map((id) => observability.named(id));
     });
 
     // Every secret, the cluster's generated credentials among them, goes or stays with the stage.

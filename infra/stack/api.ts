@@ -1,7 +1,7 @@
 import type { Stack } from 'aws-cdk-lib';
 import { HttpApi, HttpMethod, HttpStage, type CfnStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import type { Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { FunctionSpec, Trigger } from '../../functions/table';
 import type { Kept } from './stage';
@@ -45,7 +45,7 @@ export class Api {
   }
 
   /** Routes a function's HTTP trigger to it, with the route's own throttle if the table gives one. */
-  route(spec: FunctionSpec, trigger: HttpTrigger, fn: LambdaFn): void {
+  route(spec: FunctionSpec, trigger: HttpTrigger, fn: IFunction): void {
     // Past its cap Lambda throttles, and API Gateway turns that into a 500: the route's own
     // throttle must answer 429 first, so its burst may not exceed the cap.
     if (spec.concurrencyCap !== undefined && !(trigger.throttle && trigger.throttle.burstLimit <= spec.concurrencyCap)) {

@@ -1,5 +1,5 @@
 import { CfnOutput, Duration, type Stack } from 'aws-cdk-lib';
-import type { Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { queueNamesOf, queues, visibilityTimeoutSeconds, type FunctionSpec, type QueueName, type Trigger } from '../../functions/table';
@@ -47,7 +47,7 @@ export class Queues {
   }
 
   /** Has a function consume a queue in batches, as its queue trigger says. */
-  consume(spec: FunctionSpec, trigger: QueueTrigger, fn: LambdaFn): void {
+  consume(spec: FunctionSpec, trigger: QueueTrigger, fn: IFunction): void {
     const mappingConcurrency = Math.max(2, trigger.maxConcurrency);
     // Fewer instances than the mapping's batches in flight would throttle the mapping itself.
     if (spec.concurrencyCap !== undefined && spec.concurrencyCap < mappingConcurrency) {

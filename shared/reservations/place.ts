@@ -93,7 +93,7 @@ export async function handOff<R>(kind: ReservationKind<R>, reserved: Reserved<R>
   });
   logger.warn(`Hand-off of one of the ${kind.name} failed`, { id, released, error: loggableError(failure) });
   if (released) {
-    count(`${kind.name}.handOffCompensated`);
+    count(`${kind.name}.handOffCompensated`, 1, { urgent: true }); // alarmed: HandOffFailures, which rolls a gradual deploy back
     // For a waiting room to hold its admission by (a failing checkout admits nobody more); the 503 stands whatever this does.
     await stampScript.run(redis(), [kind.keysOfRecord(reserved.record).state], [Date.now()]).catch(() => undefined);
   }

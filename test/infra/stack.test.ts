@@ -587,6 +587,7 @@ describe('the CDK app', () => {
         'reconcile-reservationsErrors',
         'receive-mailErrors',
         'GuardRejections',
+        'HandOffFailures',
         'StoredWithoutOutbox',
       ].sort(),
     );
@@ -599,6 +600,7 @@ describe('the CDK app', () => {
     expect(metricNames('RedisMemory')).toMatch(/-001".*-002"/);
     expect(metricNames('GuardRejections')).toContain('orders.guardRejected');
     expect(metricNames('GuardRejections')).toContain('coupons.guardRejected');
+    expect(metricNames('HandOffFailures')).toMatch(/orders.handOffCompensated.*coupons.handOffCompensated/);
     expect(alarm.reservationsQueueAge!.Properties).toMatchObject({ MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 120, EvaluationPeriods: 5 });
   });
 
