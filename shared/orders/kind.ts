@@ -63,9 +63,27 @@ async function storeOrders(conn: PoolConnection, fresh: OrderRecord[], items: Ma
 }
 
 /**
+ * Where orders' decisions were kept until migration 0014: the reservation ledger's `order` rows.
+ * The bridge of this release (see DecisionTable.bridge): a writer, compensation or promise of the
+ * release before 0014 reads and writes only these, so this release reads and writes them beside the
+ * orders' rows. Dropped, with those rows, by a contract migration one release after this one.
+ */
+export const ledgerOrderDecisions: DecisionTable<OrderRecord> = {
+  table: 'reservation_ledger',
+  scope: "kind = 'order'",
+  id: 'id',
+  owner: 'owner_id',
+  buyer: 'buyer_id',
+  units: 'units',
+  state: 'state',
+  rowOf: (o, state) => ({ id: o.orderId, kind: 'order', owner_id: o.itemId, buyer_id: o.userId, units: o.quantity, state }),
+  decidedByStore: false,
+};
+
+/**
  * An order's decisions are its own row's status: a promise or a cancellation is a row the writer
  * later finds (locked) and, for a promise, turns into what the guard decided; a confirmed or
- * rejected order is one row, written once.
+ * rejected order is one row, written once. For this release, across the bridge to the ledger.
  */
 export const orderDecisions: DecisionTable<OrderRecord> = {
   table: 'orders',
@@ -77,6 +95,7 @@ export const orderDecisions: DecisionTable<OrderRecord> = {
   state: 'status',
   rowOf: (o, status) => ({ id: o.orderId, item_id: o.itemId, user_id: o.userId, quantity: o.quantity, status, reserved_at: new Date(o.reservedAt) }),
   decidedByStore: true,
+  bridge: ledgerOrderDecisions,
 };
 
 /**

@@ -3,6 +3,8 @@ import { db } from '../platform/clients/mysql';
 import { NotFoundError } from '../platform/errors';
 import { ownerOfReservation } from '../reservations/ids';
 import type { OrderStatus } from './model';
+import { bridgedDecision } from '../reservations/ledger';
+import { orderDecisions } from './kind';
 import { pendingOrder } from './sale';
 
 export interface OrderView {
@@ -14,8 +16,15 @@ export interface OrderView {
 async function storedOrder(orderId: string) {
   const [rows] = await db().query<RowDataPacket[]>('SELECT item_id, user_id, quantity, status FROM orders WHERE id = ?', [orderId]);
   const row = rows[0];
+  const order = row ? { itemId: String(row.item_id), userId: Number(row.user_id), quantity: Number(row.quantity), status: String(row.status) } : await bridgedOrder(orderId);
   // A promise is an order on its way to the writer, as the client was told.
-  return row && { itemId: String(row.item_id), userId: Number(row.user_id), quantity: Number(row.quantity), status: (row.status === 'promised' ? 'pending' : row.status) as OrderStatus };
+  return order && { ...order, status: (order.status === 'promised' ? 'pending' : order.status) as OrderStatus };
+}
+
+/** An order the release before 0014 promised or cancelled: only its ledger row knows (orderDecisions.bridge). */
+async function bridgedOrder(orderId: string) {
+  const decision = await bridgedDecision(orderDecisions, orderId);
+  return decision && { itemId: decision.owner, userId: decision.buyer, quantity: decision.units, status: String(decision.state) };
 }
 
 /**

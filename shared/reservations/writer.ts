@@ -43,9 +43,14 @@ async function storeBatch<R>(kind: ReservationKind<R>, records: R[]): Promise<Ma
   let decisions: Map<string, string> | undefined;
   if (kind.storeUndecided) {
     const storeUndecided = kind.storeUndecided.bind(kind);
+    const bridge = kind.decisions.bridge;
     decisions = await inTransaction(db(), async (conn) => {
-      const states = await storeUndecided(conn, [...records].sort(byId), await kind.lockOwners(conn, owners));
+      const locked = await kind.lockOwners(conn, owners);
+      // The release before decides in the bridge's table alone: a decision there is one too.
+      if (bridge && (await lockedStates(conn, bridge, records.map(kind.idOf))).size) throw new AlreadyDecided();
+      const states = await storeUndecided(conn, [...records].sort(byId), locked);
       if (!states) throw new AlreadyDecided();
+      await recordStored(conn, kind.decisions, records, states, kind.idOf);
       stored = states;
       return new Map<string, string>(states);
     }).catch((error: unknown) => {

@@ -91,7 +91,7 @@ describe('the order writer', () => {
     expect(await soldCount(itemId)).toBe(3);
   });
 
-  it("keeps an order's decision in its own row: one row per order, a promise decided in place, nothing in the ledger", async () => {
+  it("keeps an order's decision in its own row: one row per order, a promise decided in place, and in this release the same in the ledger (0014's bridge)", async () => {
     // Prepare: one order promised to a retry before the writer sees it, one undecided.
     const { itemId, orders } = await saleWithReservations(2);
     await decideFirst(orderDecisions, orders[0]!, 'promised');
@@ -103,11 +103,12 @@ describe('the order writer', () => {
     expect(result.batchItemFailures).toEqual([]);
     const rows = await sql<RowDataPacket>('SELECT id, status FROM orders WHERE item_id = ? ORDER BY id', [itemId]);
     expect(rows.map((r) => ({ ...r }))).toEqual(orders.map((o) => ({ id: o.orderId, status: 'confirmed' })).sort((a, b) => (a.id < b.id ? -1 : 1)));
-    expect(await sql('SELECT id FROM reservation_ledger WHERE owner_id = ?', [itemId])).toEqual([]);
+    const ledger = await sql<RowDataPacket>('SELECT id, state FROM reservation_ledger WHERE owner_id = ? ORDER BY id', [itemId]);
+    expect(ledger.map((r) => ({ ...r }))).toEqual(orders.map((o) => ({ id: o.orderId, state: 'confirmed' })).sort((a, b) => (a.id < b.id ? -1 : 1)));
     expect(await soldCount(itemId)).toBe(2);
   });
 
-  it('stores a batch of new orders in six statements, and one already decided under lock after a rolled-back first attempt', async () => {
+  it('stores a batch of new orders in eight statements (six, and two for 0014’s bridge), and one already decided under lock after a rolled-back first attempt', async () => {
     // Prepare: one order of the sale stored already, so the writer has looked at (and repaired) the sale on this connection.
     const { itemId, orders } = await saleWithReservations(4);
     const batchOf = (records: OrderRecord[]) => sqsEventFor([encodeHandOffs(records.map((order) => ({ kind: 'orders', record: order })))]);
@@ -120,9 +121,10 @@ describe('the order writer', () => {
     for (const order of orders.slice(1)) await redis().hset(itemKeys(itemId).outbox, order.orderId, JSON.stringify(order));
     const again = await statementsOverDuring(process.env.DATABASE_URL!, ours, () => writeReservations(event, lambdaContext()));
 
-    // Assess: no read of the orders' own rows when none was decided; the redelivery finds them all decided and adds nothing.
-    expect(first.map(verbOf)).toEqual(['START', 'SELECT', 'SELECT', 'INSERT', 'UPDATE', 'COMMIT']);
-    expect(again.map(verbOf)).toEqual(['START', 'SELECT', 'SELECT', 'INSERT', 'ROLLBACK', 'START', 'SELECT', 'SELECT', 'COMMIT']);
+    // Assess: no read of the orders' own rows when none was decided (the ledger's are read and
+    // written for the bridge); the redelivery finds them all decided in the ledger and adds nothing.
+    expect(first.map(verbOf)).toEqual(['START', 'SELECT', 'SELECT', 'SELECT', 'INSERT', 'UPDATE', 'INSERT', 'COMMIT']);
+    expect(again.map(verbOf)).toEqual(['START', 'SELECT', 'SELECT', 'ROLLBACK', 'START', 'SELECT', 'SELECT', 'SELECT', 'COMMIT']);
     expect(await orderRows(itemId)).toHaveLength(4);
     expect(await soldCount(itemId)).toBe(4);
   });

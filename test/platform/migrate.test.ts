@@ -3,6 +3,7 @@ import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../infra/twin/processes';
 import { loadMigrations, migrate } from '../../shared/platform/db/migrate';
+import { newReservationId } from '../../shared/reservations/ids';
 
 describe('migrations', () => {
   it('are applied once and recorded', async () => {
@@ -53,6 +54,46 @@ describe('0014, orders holding their decisions', () => {
       { id: 'promised', item_id: 'item', user_id: 2, quantity: 1, status: 'promised' },
       { id: 'stored', item_id: 'item', user_id: 1, quantity: 1, status: 'confirmed' },
     ]);
+  });
+});
+
+describe('0018, migrated orders given their reservation time back', () => {
+  it('sets reserved_at of the rows 0014 copied to the time in their ids, and leaves the others', async () => {
+    // Prepare: at 0013, a promised and a cancelled order in the ledger (reserved a minute before their
+    // decisions), and an order stored with its own time; then 0014, which copies the two.
+    const url = new URL(process.env.DATABASE_URL!);
+    url.pathname = `/surge_migrate_${Date.now().toString(36)}_18`;
+    const admin = await createConnection({ uri: process.env.DATABASE_URL! });
+    await admin.query(`CREATE DATABASE ${url.pathname.slice(1)}`);
+    const migrations = await loadMigrations();
+    await migrate(url.toString(), migrations.filter((m) => m.version < 14));
+    const conn = await createConnection({ uri: url.toString() });
+    const reservedAt = Date.now() - 60_000;
+    const [promised, cancelled, stored] = [newReservationId('shoes', reservedAt), newReservationId('shoes', reservedAt + 1), newReservationId('shoes', reservedAt + 2)];
+    const storedAt = new Date(reservedAt - 3_600_000);
+    await conn.query("INSERT INTO orders (id, item_id, user_id, quantity, status, reserved_at) VALUES (?, 'shoes', 1, 1, 'confirmed', ?)", [stored, storedAt]);
+    await conn.query("INSERT INTO reservation_ledger (id, kind, owner_id, buyer_id, units, state) VALUES (?, 'order', 'shoes', 2, 1, 'promised'), (?, 'order', 'shoes', 3, 1, 'cancelled'), (?, 'order', 'shoes', 1, 1, 'confirmed')", [
+      promised,
+      cancelled,
+      stored,
+    ]);
+    await migrate(url.toString(), migrations.filter((m) => m.version < 18));
+    const [before] = await conn.query<RowDataPacket[]>('SELECT id, reserved_at FROM orders WHERE id = ?', [promised]);
+
+    // Act
+    const applied = await migrate(url.toString(), migrations);
+
+    // Assess
+    const [rows] = await conn.query<RowDataPacket[]>('SELECT id, reserved_at FROM orders');
+    await conn.end();
+    await admin.query(`DROP DATABASE ${url.pathname.slice(1)}`);
+    await admin.end();
+    const reservedAtOf = new Map(rows.map((r) => [String(r.id), (r.reserved_at as Date).getTime()]));
+    expect(applied).toContain(18);
+    expect((before[0]!.reserved_at as Date).getTime()).not.toBe(reservedAt);
+    expect(reservedAtOf.get(promised)).toBe(reservedAt);
+    expect(reservedAtOf.get(cancelled)).toBe(reservedAt + 1);
+    expect(reservedAtOf.get(stored)).toBe(storedAt.getTime());
   });
 });
 
