@@ -33,6 +33,7 @@ const SINGLE_NODE_ONLY = {
   // Not a matter of nodes: it synthesizes CloudFormation templates, minutes of CPU with no Redis in them.
   'test/infra/stack.test.ts': 'synthesizes templates; talks to no Redis',
   'test/infra/deploy-names.test.ts': 'synthesizes templates; talks to no Redis',
+  'test/infra/gradual-deploys.test.ts': 'synthesizes templates; talks to no Redis',
 };
 
 /** SURGE_SUITE=<name> runs that long suite alone; without it, everything else. */
