@@ -22,7 +22,7 @@
  * With --redis-cluster as well, on the twin's cluster of three masters with a replica each, a new
  * cluster each turn, the orders path's item split into --buckets buckets: the hot item's shape.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -35,6 +35,7 @@ import { profilingEnv, readProfiles } from './support/cpu-profile';
 import { designCpu, topFunctions, type DesignCpu } from './support/cpu-split';
 import { driveHotPath, HOT_PATHS, type HotPath } from './support/hot-paths';
 import { printResult } from './support/result-line';
+import { worktreeOf } from './support/worktree';
 import { round } from './support/round';
 
 const { values } = parseArgs({
@@ -165,19 +166,7 @@ function turnInChild(dir: string, acks?: number): Promise<Turn> {
 }
 
 /** A worktree of the commit, with its own dependencies installed. */
-function checkoutOf(commit: string): string {
-  const sha = execFileSync('git', ['rev-parse', '--short', commit], { encoding: 'utf8' }).trim();
-  const dir = resolve(STATE_DIR, sha);
-  if (!existsSync(resolve(dir, 'package.json'))) {
-    log(`checking out ${sha} into ${dir}`);
-    execFileSync('git', ['worktree', 'add', '--force', '--detach', dir, sha], { stdio: 'inherit' });
-  }
-  if (!existsSync(resolve(dir, 'node_modules'))) {
-    log(`installing ${sha}'s dependencies`);
-    execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--silent'], { cwd: dir, stdio: 'inherit' });
-  }
-  return dir;
-}
+const checkoutOf = (commit: string) => worktreeOf(commit, STATE_DIR, log);
 
 if (values.turn) {
   await printResult(await runTurn(values.turn, values['turn-acks'] === undefined ? undefined : Number(values['turn-acks'])));

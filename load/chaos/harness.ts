@@ -75,6 +75,12 @@ export interface Scenario {
   scale?: Partial<Record<ChaosOptions['scale'], Partial<Scale>>>;
   /** Extra environment for the twin, e.g. a fault point armed. */
   twinEnv?(stateDir: string): Record<string, string>;
+  /**
+   * Starts what serves the sale in place of the twin of this checkout (deploy-mid-sale: an earlier
+   * release's, behind a front that will shift to this one's), given what the harness would start
+   * its twin with; its `url` is where the buyers go and its `stop` stops all of it.
+   */
+  startTwin?(start: { stateDir: string; env: Record<string, string>; args: string[]; timeoutMs: number }): Promise<TwinProcess>;
   /** After the crowd is signed in and the sale opened, before the first request. */
   beforeSale?(run: ChaosRun): Promise<void>;
   /** Reservations acknowledged before the fault, as a share of the units (default a third). */
@@ -125,6 +131,7 @@ export function tally(answers: { status?: Attempt['status'] }[]): Record<string,
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const TWIN_START_GIVE_UP_MS = 420_000;
+export const CHAOS_DATABASE = 'surge_chaos';
 
 /**
  * One state dir per scenario and kind: MariaDB is installed into it once, Redis starts empty
@@ -145,16 +152,15 @@ export async function runScenario(scenario: Scenario, options: ChaosOptions): Pr
   try {
     log(`${scenario.name}: starting a twin${options.bundles ? ' (bundles)' : ''} with Redis on ${redis.url}`);
     const twinStarting = Date.now();
-    twin = await startTwinProcess({
+    const start = {
       stateDir,
-      database: 'surge_chaos',
-      ownServices: true,
       args: options.bundles ? ['--bundles'] : [],
       env: { REDIS_URL: redis.url, POWERTOOLS_LOG_LEVEL: 'ERROR', SURGE_FAULT_LOG: faultLog, ...scenario.twinEnv?.(stateDir) },
       // Only decides when to give up: with its bundles built, a twin took over 180 s to start on a
       // 2-core machine shared with four other suites.
       timeoutMs: TWIN_START_GIVE_UP_MS,
-    });
+    };
+    twin = scenario.startTwin ? await scenario.startTwin(start) : await startTwinProcess({ ...start, database: CHAOS_DATABASE, ownServices: true });
     log(`${scenario.name}: twin started in ${round((Date.now() - twinStarting) / 1000)} s`);
     db = createPool({ uri: twin.databaseUrl, connectionLimit: 4 });
     const owner = `chaos-${scenario.name}-${randomBytes(3).toString('hex')}`;

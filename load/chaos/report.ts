@@ -10,6 +10,8 @@ export interface ChaosOptions {
   bundles: boolean;
   /** How long a fault that has a length lasts, in seconds, where the scenario takes one (redis-failover: replication held). */
   faultSeconds?: number;
+  /** deploy-mid-sale: the commit whose code serves first (the release before). */
+  from?: string;
   log: (message: string) => void;
 }
 
