@@ -16,15 +16,20 @@ export interface OrderView {
 async function storedOrder(orderId: string) {
   const [rows] = await db().query<RowDataPacket[]>('SELECT item_id, user_id, quantity, status FROM orders WHERE id = ?', [orderId]);
   const row = rows[0];
-  const order = row ? { itemId: String(row.item_id), userId: Number(row.user_id), quantity: Number(row.quantity), status: String(row.status) } : await bridgedOrder(orderId);
-  // A promise is an order on its way to the writer, as the client was told.
-  return order && { ...order, status: (order.status === 'promised' ? 'pending' : order.status) as OrderStatus };
+  return row && viewOf({ itemId: String(row.item_id), userId: Number(row.user_id), quantity: Number(row.quantity), status: String(row.status) });
 }
 
-/** An order the release before 0014 promised or cancelled: only its ledger row knows (orderDecisions.bridge). */
+// A promise is an order on its way to the writer, as the client was told.
+const viewOf = (order: { itemId: string; userId: number; quantity: number; status: string }) => ({ ...order, status: (order.status === 'promised' ? 'pending' : order.status) as OrderStatus });
+
+/**
+ * An order the release before 0014 promised or cancelled: only its ledger row knows
+ * (orderDecisions.bridge). Asked last, once neither its row nor the outbox has it, so an order
+ * on its way costs no ledger read.
+ */
 async function bridgedOrder(orderId: string) {
   const decision = await bridgedDecision(orderDecisions, orderId);
-  return decision && { itemId: decision.owner, userId: decision.buyer, quantity: decision.units, status: String(decision.state) };
+  return decision && viewOf({ itemId: decision.owner, userId: decision.buyer, quantity: decision.units, status: String(decision.state) });
 }
 
 /**
@@ -33,7 +38,7 @@ async function bridgedOrder(orderId: string) {
  * missing still (Redis lost the outbox entry, the reconciler yet to store it) is on its way.
  */
 export async function writtenStatus(orderId: string): Promise<OrderStatus> {
-  return (await storedOrder(orderId))?.status ?? 'pending';
+  return ((await storedOrder(orderId)) ?? (await bridgedOrder(orderId)))?.status ?? 'pending';
 }
 
 /** The buyer's order wherever it is on its way; another user's order answers exactly like a missing one. */
@@ -44,7 +49,8 @@ export async function orderOf(orderId: string, userId: number): Promise<OrderVie
   const order =
     (await storedOrder(orderId)) ??
     (await pendingOrder(orderId, ownerOfReservation(orderId), userId).then((p) => p && { ...p, status: 'pending' as const })) ??
-    (await storedOrder(orderId));
+    (await storedOrder(orderId)) ??
+    (await bridgedOrder(orderId));
   if (!order || order.userId !== userId) throw new NotFoundError('No such order');
   return { itemId: order.itemId, quantity: order.quantity, status: order.status };
 }
