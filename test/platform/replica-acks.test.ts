@@ -23,9 +23,11 @@ describe('replica acknowledgement', () => {
   });
 
   it('holds a write the replica has, and not one the link held back, until the link lets it through', async () => {
-    // Prepare
+    // Prepare. A healthy replica's answer can miss WAIT's 100 ms on a busy machine: held is waited
+    // for (asked again, as a buyer's retry would), never timed; not held is asked once.
+    const heldSoon = (key: string) => until(() => replicasHold(client, key, 1, client.stream), 30_000, `the replica holding ${key}`);
     await client.set('{held}:first', '1');
-    const first = await replicasHold(client, '{held}:first', 1, client.stream);
+    const first = await heldSoon('{held}:first');
 
     // Act: replication held, a second write acknowledged by the primary alone.
     pair.holdReplication();
@@ -34,7 +36,7 @@ describe('replica acknowledgement', () => {
     const whileHeld = await replicasHold(client, '{held}:second', 1, client.stream);
     const waitedMs = performance.now() - startedAt;
     pair.resumeReplication();
-    const afterwards = await replicasHold(client, '{held}:second', 1, client.stream);
+    const afterwards = await heldSoon('{held}:second');
 
     // Assess
     expect(first).toBe(true);
@@ -59,9 +61,9 @@ describe('replica acknowledgement', () => {
     // Act: fifty reservations' writes over one connection, each then asking whether a replica holds it.
     const held = await Promise.all(Array.from({ length: 50 }, (_, i) => client.set(`{held}:many:${i}`, i).then(() => replicasHold(client, `{held}:many:${i}`, 1, client.stream))));
 
-    // Assess
-    expect(held.every(Boolean)).toBe(true);
+    // Assess: fewer WAITs than callers; any not held at once (a busy machine) held when it asks again.
     expect(await waits()).toBeLessThan(before + 50);
+    for (const [i, isHeld] of held.entries()) if (!isHeld) await until(() => replicasHold(client, `{held}:many:${i}`, 1, client.stream), 30_000, `the replica holding {held}:many:${i}`);
   });
 
   it('holds nothing written over a connection since replaced: a reconnect between the write and the WAIT', async () => {
