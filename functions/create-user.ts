@@ -5,7 +5,7 @@ import { json } from '../shared/platform/http/response';
 import { EmailAddress, passwordProblem } from '../shared/sessions/account-rules';
 import { signUpAndIn } from '../shared/sessions/sign-in';
 import { SESSION_COOKIE } from '../shared/sessions/store';
-import { User } from '../shared/sessions/users';
+import { User } from '../shared/sessions/account-rules';
 
 const NewAccount = z
   .strictObject({

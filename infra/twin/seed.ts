@@ -1,7 +1,7 @@
 import type { ResultSetHeader } from 'mysql2';
 import { createConnection } from 'mysql2/promise';
 import { hashPassword } from '../../shared/sessions/password';
-import type { Role } from '../../shared/sessions/users';
+import type { Role } from '../../shared/sessions/account-rules';
 import { newInboxToken } from '../../shared/mail/inbox-token';
 import { upsertItemStock } from '../../shared/orders/items';
 import { openSale } from '../../shared/orders/sale';

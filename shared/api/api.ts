@@ -9,7 +9,7 @@ import { VIEWER_ADDRESS_HEADER } from '../platform/http/client-address';
 import { CORRELATION_HEADER } from '../platform/http/correlation';
 import { VIEWER_HOST_HEADER } from '../platform/http/public-url';
 import { parseSessionCookie, resolveSession, SESSION_COOKIE, type Principal } from '../sessions/store';
-import type { Role } from '../sessions/users';
+import type { Role } from '../sessions/account-rules';
 
 /*
  * The route stack sits above both the platform's generic middlewares and the sessions capability,

@@ -1,5 +1,15 @@
 import * as z from '../platform/zod';
 
+const ROLES = ['user', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+
+/**
+ * A user as the API shows one (sign-in, sign-up, GET /me): here, not beside the users table, so
+ * that a function answering from the session alone does not carry the MySQL driver.
+ */
+export const User = z.strictObject({ id: z.int(), email: z.string(), role: z.enum(ROLES) });
+export type User = z.infer<typeof User>;
+
 /**
  * How an address is stored and compared: trimmed and lower-cased, nothing more. Dots and +tags
  * are kept, since what they mean is each mail provider's own business: a.b@x and ab+news@x are

@@ -3,7 +3,8 @@ import { AppError } from '../platform/errors';
 import { logger } from '../platform/logger';
 import { verifyPassword } from './password';
 import { signIn } from './store';
-import { findUserByEmail, signUp, type User } from './users';
+import type { User } from './account-rules';
+import { findUserByEmail, signUp } from './users';
 
 /**
  * Signs in with a password. Admitted first (a lockout or the source's rate answers 429 before any

@@ -5,7 +5,7 @@ import { logger } from '../platform/logger';
 import { once } from '../platform/once';
 import { isRefusal, scriptError } from '../platform/redis/script-codes';
 import { luaScript } from '../platform/redis/script';
-import type { Role } from './users';
+import type { Role } from './account-rules';
 
 const settings = once(() => {
   const env = readEnv(sessionEnv);

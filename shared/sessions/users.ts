@@ -1,16 +1,8 @@
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import { db } from '../platform/clients/mysql';
 import { AppError } from '../platform/errors';
-import * as z from '../platform/zod';
-import { EmailAddress, normaliseEmail } from './account-rules';
+import { EmailAddress, normaliseEmail, type Role, type User } from './account-rules';
 import { hashPassword } from './password';
-
-const ROLES = ['user', 'admin'] as const;
-export type Role = (typeof ROLES)[number];
-
-/** A user as the API shows one (sign-in, sign-up, GET /me). */
-export const User = z.strictObject({ id: z.int(), email: z.string(), role: z.enum(ROLES) });
-export type User = z.infer<typeof User>;
 
 export interface UserRecord extends User {
   passwordHash: string;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { insertUsers, type CreatedUser } from '../../infra/twin/seed';
-import type { Role } from '../../shared/sessions/users';
+import type { Role } from '../../shared/sessions/account-rules';
 
 export type TestUser = CreatedUser;
 

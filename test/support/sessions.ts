@@ -1,5 +1,5 @@
 import { cookieValue, createSession } from '../../shared/sessions/store';
-import type { Role } from '../../shared/sessions/users';
+import type { Role } from '../../shared/sessions/account-rules';
 import { createUsers, type TestUser } from './factories';
 
 export interface SignedInUser extends TestUser {
