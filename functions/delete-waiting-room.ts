@@ -3,7 +3,7 @@ import { api } from '../shared/api/api';
 import { NotFoundError } from '../shared/platform/errors';
 import { noContent } from '../shared/platform/http/response';
 import { ItemId } from '../shared/orders/model';
-import { removeRoom } from '../shared/rooms/rooms';
+import { removeRoom } from '../shared/rooms/admin';
 
 const Params = z.object({ itemId: ItemId });
 

@@ -3,7 +3,7 @@ import { api } from '../shared/api/api';
 import { json } from '../shared/platform/http/response';
 import { ItemId } from '../shared/orders/model';
 import { RoomInput } from '../shared/rooms/model';
-import { putRoom } from '../shared/rooms/rooms';
+import { putRoom } from '../shared/rooms/admin';
 
 const Params = z.object({ itemId: ItemId });
 const Room = z.strictObject({

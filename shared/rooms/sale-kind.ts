@@ -3,7 +3,7 @@ import { db } from '../platform/clients/mysql';
 import { findItem } from '../orders/items';
 import { orders } from '../orders/kind';
 import type { OrderRecord } from '../orders/model';
-import { repairRoom } from './rooms';
+import { repairRoom } from './admin';
 import { storedRoom } from './stored';
 
 /**

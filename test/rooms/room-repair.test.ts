@@ -13,7 +13,7 @@ import { ordersBehindRooms } from '../../shared/rooms/sale-kind';
 import { itemKeys } from '../../shared/orders/model';
 import { openSale, reserve } from '../../shared/orders/sale';
 import { roomKeys } from '../../shared/rooms/model';
-import { repairRoom } from '../../shared/rooms/rooms';
+import { repairRoom } from '../../shared/rooms/admin';
 import { reconcileOwner } from '../../shared/reservations/reconcile';
 import { fixture, lambdaContext } from '../support/events';
 import { checkpoint } from '../support/lost-writes';

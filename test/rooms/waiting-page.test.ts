@@ -10,7 +10,8 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSale, reserve } from '../../shared/orders/sale';
-import { claimPass, joinQueue, putRoom } from '../../shared/rooms/rooms';
+import { putRoom } from '../../shared/rooms/admin';
+import { claimPass, joinQueue } from '../../shared/rooms/rooms';
 import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
 import { httpEvent, lambdaContext } from '../support/events';
 import { uniqueItemId } from '../support/orders';
