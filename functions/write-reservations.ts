@@ -1,7 +1,7 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { functionStack } from '../shared/platform/function-stack';
 import { kinds } from '../shared/sales/kinds';
-import { parkHandOff } from '../shared/reservations/queue';
+import { parkHandOff } from '../shared/reservations/parked';
 import { reservationWriter } from '../shared/reservations/writer';
 
 /** The reservation queue's consumer (see reservationWriter). */

@@ -1,7 +1,6 @@
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { redis } from './clients/redis';
 import { db } from './clients/mysql';
-import { sqs } from './clients/sqs';
+import { redis } from './clients/redis';
+import { sqsCall } from './clients/sqs-calls';
 import { reservationQueueEnv, readEnv } from './config';
 import { logger } from './logger';
 import { once } from './once';
@@ -14,10 +13,15 @@ const CHECK_TIMEOUT_MS = 1_500;
  */
 export const CHECK_CACHE_MS = 5_000;
 
+/**
+ * The database is asked a query, whose driver this function so carries: behind RDS Proxy, as the
+ * stack deploys it, anything less (the server's greeting) is answered by the proxy while Aurora is
+ * down. The driver is evaluated at the first check, not at import (clients/mysql.ts).
+ */
 const checks = {
   redis: () => redis().ping(),
   database: () => db().query('SELECT 1'),
-  queue: () => sqs().send(new GetQueueAttributesCommand({ QueueUrl: queueUrl(), AttributeNames: ['QueueArn'] })),
+  queue: () => sqsCall()('GetQueueAttributes', { QueueUrl: queueUrl(), AttributeNames: ['QueueArn'] }),
 };
 type Dependency = keyof typeof checks;
 const names = Object.keys(checks) as Dependency[];

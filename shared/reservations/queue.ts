@@ -1,7 +1,5 @@
-import { SendMessageCommand, type MessageAttributeValue } from '@aws-sdk/client-sqs';
-import type { SQSRecord } from 'aws-lambda';
-import { sqs } from '../platform/clients/sqs';
-import { reservationFailuresEnv, reservationQueueEnv, readEnv } from '../platform/config';
+import { sqsCall } from '../platform/clients/sqs-calls';
+import { reservationQueueEnv, readEnv } from '../platform/config';
 import { once } from '../platform/once';
 import { BatchedSender } from '../platform/queue/batched-sender';
 import { CORRELATION_ATTRIBUTE, encodeCorrelationIds, encodeHandOffs, HAND_OFF_VERSION, VERSION_ATTRIBUTE, type HandOff } from './hand-off';
@@ -11,7 +9,7 @@ const VERSION = { DataType: 'Number', StringValue: String(HAND_OFF_VERSION) };
 /** The reservation queue, which the writer consumes. */
 export const reservationQueue = once(
   () =>
-    new BatchedSender<HandOff>(sqs(), {
+    new BatchedSender<HandOff>(sqsCall(), {
       queueUrl: readEnv(reservationQueueEnv).RESERVATION_QUEUE_URL,
       // A send still unanswered after this is compensated; if it did arrive after all, the
       // ledger's cancellation makes the writer drop it.
@@ -24,21 +22,3 @@ export const reservationQueue = once(
       },
     }),
 );
-
-/** The dead-letter queue's attribute saying why the writer parked a message there rather than the queue's retries. */
-export const PARKED_REASON_ATTRIBUTE = 'ParkedReason';
-
-/**
- * Puts a message the writer cannot read into the reservation queue's dead-letter queue as it came
- * (body and attributes), with the reason: kept for a writer that can (npm run redrive once one
- * runs), not retried by one that cannot until its receives run out. Rejects when the send fails,
- * so the message stays on its queue.
- */
-export async function parkHandOff(record: SQSRecord, reason: string): Promise<void> {
-  const attributes: Record<string, MessageAttributeValue> = {};
-  for (const [name, value] of Object.entries(record.messageAttributes ?? {})) {
-    if (value.stringValue !== undefined) attributes[name] = { DataType: value.dataType, StringValue: value.stringValue };
-  }
-  attributes[PARKED_REASON_ATTRIBUTE] = { DataType: 'String', StringValue: reason };
-  await sqs().send(new SendMessageCommand({ QueueUrl: readEnv(reservationFailuresEnv).RESERVATION_DLQ_URL, MessageBody: record.body, MessageAttributes: attributes }));
-}

@@ -10,14 +10,17 @@ const THE_QUEUE = process.env.RESERVATION_QUEUE_URL!;
 /** A queue the emulator does not have: its error names it, as AWS's name the queue's ARN. */
 const MISSING_QUEUE = THE_QUEUE.replace(/[^/]+$/, 'surge-health-missing-queue');
 
-/** A fresh instance of the health function (its check cache its own), reading the order queue's URL given, and its SQS client. */
-async function healthInstance(queueUrl: string) {
+const THE_DATABASE = process.env.DATABASE_URL!;
+
+/** A fresh instance of the health function (its check cache its own), reading the order queue's and the database's URLs given, and its Redis client. */
+async function healthInstance(queueUrl: string, databaseUrl = THE_DATABASE) {
   vi.resetModules();
   process.env.RESERVATION_QUEUE_URL = queueUrl;
+  process.env.DATABASE_URL = databaseUrl;
   const handler = await route('health');
-  const { sqs } = await import('../../shared/platform/clients/sqs');
+  const { redis } = await import('../../shared/platform/clients/redis');
   const { CHECK_CACHE_MS } = await import('../../shared/platform/health');
-  return { handler, sqs, CHECK_CACHE_MS };
+  return { handler, redis, CHECK_CACHE_MS };
 }
 
 const ask = async (handler: Handler, changes: { detail?: boolean; cookie?: string } = {}) => {
@@ -36,6 +39,7 @@ const ask = async (handler: Handler, changes: { detail?: boolean; cookie?: strin
 afterEach(() => {
   vi.restoreAllMocks();
   process.env.RESERVATION_QUEUE_URL = THE_QUEUE;
+  process.env.DATABASE_URL = THE_DATABASE;
 });
 
 describe('GET /health', () => {
@@ -60,6 +64,23 @@ describe('GET /health', () => {
     // Assess
     expect(result).toEqual({ status: 503, body: { status: 'unavailable', down: ['queue'] } });
     expect(JSON.stringify(result.body)).not.toContain('surge-health-missing-queue');
+  });
+
+  it('names the database down when nothing answers on its address, or what answers there is not MySQL', async () => {
+    // Prepare: a port nothing listens on, and one where Redis (not MySQL) answers.
+    const closed = new URL(THE_DATABASE);
+    closed.port = '1';
+    const notMysql = new URL(THE_DATABASE);
+    notMysql.hostname = new URL(process.env.REDIS_URL!).hostname;
+    notMysql.port = new URL(process.env.REDIS_URL!).port || '6379';
+
+    // Act
+    const nothing = await ask((await healthInstance(THE_QUEUE, closed.href)).handler);
+    const redisThere = await ask((await healthInstance(THE_QUEUE, notMysql.href)).handler);
+
+    // Assess
+    expect(nothing).toEqual({ status: 503, body: { status: 'unavailable', down: ['database'] } });
+    expect(redisThere).toEqual({ status: 503, body: { status: 'unavailable', down: ['database'] } });
   });
 
   it("shows an admin asking for detail each dependency's error", async () => {
@@ -93,20 +114,21 @@ describe('GET /health', () => {
 
   it('answers a flood from one check per instance, and checks again once the check is older than the cache', async () => {
     // Prepare
-    const { handler, sqs, CHECK_CACHE_MS } = await healthInstance(THE_QUEUE);
-    const queueCalls = vi.spyOn(sqs(), 'send');
+    const { handler, redis, CHECK_CACHE_MS } = await healthInstance(THE_QUEUE);
+    // Each check asks all three at once; Redis's ping is the one that can be counted in-process.
+    const checks = vi.spyOn(redis(), 'ping');
     const start = Date.now();
     const now = vi.spyOn(Date, 'now').mockReturnValue(start);
 
     // Act
     const flood = await Promise.all(Array.from({ length: 50 }, () => ask(handler)));
-    const afterFlood = queueCalls.mock.calls.length;
+    const afterFlood = checks.mock.calls.length;
     now.mockReturnValue(start + CHECK_CACHE_MS);
     await ask(handler);
 
     // Assess
     expect(flood.every((r) => r.status === 200)).toBe(true);
     expect(afterFlood).toBe(1);
-    expect(queueCalls).toHaveBeenCalledTimes(2);
+    expect(checks).toHaveBeenCalledTimes(2);
   });
 });

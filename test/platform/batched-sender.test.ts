@@ -1,9 +1,13 @@
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { createSqsCaller } from '../../shared/platform/clients/sqs-calls';
 import { BatchedSender, QueueSendError } from '../../shared/platform/queue/batched-sender';
 import { depth, queueWithDeadLetters, testSqs } from '../support/queues';
 
 const sqs = testSqs();
+const call = createSqsCaller({ region: 'us-east-1', endpoint: process.env.AWS_ENDPOINT_URL!, credentials: async () => ({ accessKeyId: 'local', secretAccessKey: 'local' }), maxAttempts: 2 });
 
 async function receiveAll(url: string): Promise<string[]> {
   const bodies: string[] = [];
@@ -17,7 +21,7 @@ async function receiveAll(url: string): Promise<string[]> {
 describe('BatchedSender against the emulator', () => {
   it('packs items sent in the same turn into few messages', async () => {
     const queue = await queueWithDeadLetters(sqs, 5);
-    const sender = new BatchedSender<number>(sqs, { queueUrl: queue.url, timeoutMs: 3_000, itemsPerMessage: 25, encode: (items) => JSON.stringify(items) });
+    const sender = new BatchedSender<number>(call, { queueUrl: queue.url, timeoutMs: 3_000, itemsPerMessage: 25, encode: (items) => JSON.stringify(items) });
 
     await Promise.all(Array.from({ length: 60 }, (_, i) => sender.send(i)));
 
@@ -29,7 +33,7 @@ describe('BatchedSender against the emulator', () => {
   it('tells each caller the fate of its own message when part of a batch fails', async () => {
     // Prepare: one message per item; the emulator refuses a body with a NUL character, as SQS does.
     const queue = await queueWithDeadLetters(sqs, 5);
-    const sender = new BatchedSender<string>(sqs, { queueUrl: queue.url, timeoutMs: 3_000, itemsPerMessage: 1, encode: ([item]) => item! });
+    const sender = new BatchedSender<string>(call, { queueUrl: queue.url, timeoutMs: 3_000, itemsPerMessage: 1, encode: ([item]) => item! });
 
     // Act
     const outcomes = await Promise.allSettled(['first', 'bad\u0000body', 'third'].map((body) => sender.send(body)));
@@ -38,5 +42,29 @@ describe('BatchedSender against the emulator', () => {
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect((outcomes[1] as PromiseRejectedResult).reason).toBeInstanceOf(QueueSendError);
     expect(await depth(sqs, queue.url)).toBe(2);
+  });
+
+  it('fails every caller of a call SQS refuses, with its error type, and of one unanswered past the deadline', async () => {
+    // Prepare: a queue that does not exist, and an endpoint that takes the connection but never answers.
+    const missing = new BatchedSender<number>(call, { queueUrl: `${process.env.AWS_ENDPOINT_URL}/000000000000/no-such-queue`, timeoutMs: 3_000, itemsPerMessage: 1, encode: String });
+    const silent = createServer(() => undefined);
+    await new Promise<void>((done) => silent.listen(0, '127.0.0.1', done));
+    const unanswered = createSqsCaller({ region: 'us-east-1', endpoint: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, credentials: async () => ({ accessKeyId: 'local', secretAccessKey: 'local' }), maxAttempts: 2 });
+    const slow = new BatchedSender<number>(unanswered, { queueUrl: 'http://127.0.0.1/000000000000/q', timeoutMs: 300, itemsPerMessage: 1, encode: String });
+
+    try {
+      // Act
+      const refused = await Promise.allSettled([missing.send(1), missing.send(2)]);
+      const timedOut = await Promise.allSettled([slow.send(1)]);
+
+      // Assess
+      expect(refused.map((o) => o.status)).toEqual(['rejected', 'rejected']);
+      expect((refused[0] as PromiseRejectedResult).reason).toMatchObject({ name: 'SqsCallFailed', type: expect.stringMatching(/NonExistentQueue|QueueDoesNotExist/) });
+      expect(timedOut[0]!.status).toBe('rejected');
+      expect(String((timedOut[0] as PromiseRejectedResult).reason)).toMatch(/abort|timeout/i);
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+    }
   });
 });

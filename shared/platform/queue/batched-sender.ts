@@ -1,4 +1,16 @@
-import { SendMessageBatchCommand, type MessageAttributeValue, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SqsCall } from '../clients/sqs-calls';
+
+/** A message attribute as SQS takes it. */
+export interface MessageAttributeValue {
+  DataType: string;
+  StringValue?: string;
+}
+
+/** SendMessageBatch's answer: which entries SQS took, and why it refused the others. */
+interface SendMessageBatchAnswer {
+  Successful?: { Id: string }[];
+  Failed?: { Id: string; Code: string; Message?: string }[];
+}
 
 /** SQS takes at most 10 messages per SendMessageBatch. */
 const ENTRIES_PER_CALL = 10;
@@ -38,7 +50,7 @@ export class BatchedSender<T> {
   private scheduled = false;
 
   constructor(
-    private readonly sqs: SQSClient,
+    private readonly call: SqsCall,
     private readonly options: BatchedSenderOptions<T>,
   ) {}
 
@@ -69,16 +81,17 @@ export class BatchedSender<T> {
       }
     };
     try {
-      const result = await this.sqs.send(
-        new SendMessageBatchCommand({
+      const result = await this.call<SendMessageBatchAnswer>(
+        'SendMessageBatch',
+        {
           QueueUrl: this.options.queueUrl,
           Entries: messages.map((message, i) => {
             const items = message.map((p) => p.item);
             const attributes = this.options.attributes?.(items);
             return { Id: String(i), MessageBody: this.options.encode(items), ...(attributes ? { MessageAttributes: attributes } : {}) };
           }),
-        }),
-        { abortSignal: AbortSignal.timeout(this.options.timeoutMs) },
+        },
+        AbortSignal.timeout(this.options.timeoutMs),
       );
       const sent = new Set(result.Successful?.map((s) => s.Id));
       const failed = new Map(result.Failed?.map((f) => [f.Id, f]));
