@@ -1,0 +1,63 @@
+/**
+ * What each function's bundle carries, read from esbuild's metafile with the stack's options: a
+ * heavy module enters only the bundles of functions that reach it. Every module a bundle carries
+ * is compiled, most are evaluated, at each cold start (`npm run bundles`, `npm run bench -- opening`).
+ */
+import { resolve } from 'node:path';
+import { build } from 'esbuild';
+import { describe, expect, it } from 'vitest';
+import { functions } from '../../functions/table';
+import { ESBUILD_OPTIONS } from '../../infra/bundling';
+
+const root = resolve(import.meta.dirname, '../..');
+
+/** Heavy modules, by the paths of their files in a metafile. */
+const HEAVY = {
+  /** ~310 KB, ~60 ms of a cold start. */
+  'the MySQL driver': /(^|\/)node_modules\/mysql2\//,
+  /** A full AWS SDK client: ~180 KB, ~50 ms. */
+  'an AWS SDK client': /(^|\/)node_modules\/@aws-sdk\/client-/,
+  /** The API document's builder and its linter: the published document is a file beside its two functions. */
+  'the OpenAPI tooling': /(^|\/)(node_modules\/@redocly\/|infra\/openapi\/)/,
+} as const;
+type Heavy = keyof typeof HEAVY;
+const ALL = Object.keys(HEAVY) as Heavy[];
+
+/**
+ * The functions held to carrying none of some heavy modules, and why they need none: those that
+ * answer from Redis alone carry none; those that hand off to SQS do it by SQS's JSON protocol
+ * (shared/platform/clients/sqs-calls.ts); health asks MySQL a query, behind RDS Proxy the only
+ * check that sees Aurora, so carries the driver, evaluated at its first check.
+ */
+const MUST_NOT_CARRY: Record<string, Heavy[]> = {
+  'get-me': ALL,
+  'delete-current-session': ALL,
+  'delete-all-sessions': ALL,
+  'get-queue-status': ALL,
+  'join-queue': ALL,
+  'claim-queue-pass': ALL,
+  'get-waiting-page': ALL,
+  health: ['an AWS SDK client', 'the OpenAPI tooling'],
+  'create-order': ['an AWS SDK client', 'the OpenAPI tooling'],
+  'create-coupon': ['an AWS SDK client', 'the OpenAPI tooling'],
+};
+
+async function inputsOf(id: string): Promise<string[]> {
+  const result = await build({ ...ESBUILD_OPTIONS, absWorkingDir: root, entryPoints: [resolve(root, 'functions', `${id}.ts`)], outfile: `/unwritten/${id}/index.mjs`, write: false, metafile: true });
+  return Object.keys(result.metafile.inputs);
+}
+
+describe("functions' bundles", () => {
+  it('name only functions of the table', () => {
+    expect(Object.keys(MUST_NOT_CARRY).filter((id) => !functions.some((f) => f.id === id))).toEqual([]);
+  });
+
+  it.each(Object.entries(MUST_NOT_CARRY))('%s carries none of the heavy modules it does not reach', async (id, forbidden) => {
+    // Act
+    const inputs = await inputsOf(id);
+
+    // Assess: each heavy module found, with one of its files, to say where to look.
+    const carried = Object.fromEntries(forbidden.flatMap((heavy) => inputs.filter((file) => HEAVY[heavy].test(file)).slice(0, 1).map((file) => [heavy, file])));
+    expect(carried).toEqual({});
+  });
+});
