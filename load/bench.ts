@@ -12,6 +12,7 @@ import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
 import { CEILING_PATH } from '../infra/twin/routes';
 import { stopTwinProcesses } from '../infra/twin/twin-process';
+import { floorRequest } from './support/floor';
 import { againstCeiling, drive } from './support/measure';
 import { designWindows, startCpuMeter } from './support/cpu';
 import { PROFILE_INTERVAL_US, readProfiles } from './support/cpu-profile';
@@ -80,16 +81,31 @@ try {
     connections,
     duration,
     log,
-    againstCeiling: (load, label) => againstCeiling({ ...load, connections, duration }, ceilingLoad, label, twin.pids, log),
+    againstCeiling: async (load, label, floor) =>
+      againstCeiling(
+        { ...load, connections, duration },
+        ceilingLoad,
+        label,
+        twin.pids,
+        log,
+        'surge',
+        floor && { url: twin.url, connections, duration, requests: [{ method: 'GET', ...(await floorRequest(twin.redisUrl, floor)) }] },
+      ),
   });
   const ceiling = result.ceiling ?? measuredBefore;
-  designs = { ...result.designs, ...(ceiling && !result.designs?.ceiling ? { ceiling: { label: "the gateway's ceiling", load: ceiling } } : {}) };
+  designs = {
+    ...result.designs,
+    ...(ceiling && !result.designs?.ceiling ? { ceiling: { label: "the gateway's ceiling", load: ceiling } } : {}),
+    ...(result.floor && !result.designs?.floor ? { floor: { label: 'the floor: one Redis GET of as many bytes, behind the same gateway', load: result.floor } } : {}),
+  };
   if (scenario.httpCeiling === 'alternating' && !result.ceiling) throw new Error(`${name} did not measure against the ceiling`);
   const invariants = Object.fromEntries(
     Object.entries(result.invariants).map(([key, v]) => [key, { ...v, ok: JSON.stringify(v.expected) === JSON.stringify(v.actual) }]),
   );
   report = {
     scenario: name,
+    // The floor first: what the path is held to (support/floor.ts); the product CPU above it is added with the comparison.
+    ...(result.floor ? { ratio_to_floor: round(result.load.rps / result.floor.rps, 3), floor_rps: result.floor.rps } : {}),
     ...result.load,
     ...(ceiling ? { ceiling_rps: ceiling.rps, ratio_to_ceiling: round(result.load.rps / ceiling.rps, 3), ceiling_measured: scenario.httpCeiling } : {}),
     ...(result.baseline ? { baseline: result.baseline } : {}),
@@ -106,7 +122,16 @@ try {
 }
 // The twin's processes write their profiles as they exit, so the split comes once it has stopped.
 if (report && timelineData) {
-  Object.assign(report, comparison(designs, twin.profileDir));
+  const compared = comparison(designs, twin.profileDir);
+  const { surge, floor } = compared.comparison as Record<string, { product_ms_per_request?: number } | undefined>;
+  const aboveFloor =
+    surge?.product_ms_per_request !== undefined && floor?.product_ms_per_request !== undefined
+      ? { product_ms_per_request: surge.product_ms_per_request, floor_product_ms_per_request: floor.product_ms_per_request, product_ms_above_floor: round(surge.product_ms_per_request - floor.product_ms_per_request, 4) }
+      : {};
+  // The floor's figures lead, after the ratio to it.
+  const { scenario, ratio_to_floor, ...rest } = report;
+  report = { scenario, ...(ratio_to_floor !== undefined ? { ratio_to_floor } : {}), ...aboveFloor, ...rest };
+  Object.assign(report, compared);
   log(`report: ${writeReport(report, timelineData)}`);
 }
 // After the twin has stopped, so that nothing it or this process logs while stopping follows the result.

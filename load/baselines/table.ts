@@ -54,6 +54,15 @@ export const extraFunctions: ExtraFunction[] = [
     load: async () => (await import('./coupons-conditional')).autocommitHandler as Handler,
   },
   {
+    id: 'baseline-read-floor',
+    description: 'GET one Redis key as large as a read path reads, answering a body as large as its own: the floor the path is held to',
+    trigger: { kind: 'http', method: 'GET', path: '/__baseline/floor' },
+    memoryMb: 512,
+    timeoutSeconds: 10,
+    env: ['redis'],
+    load: async () => (await import('./floor')).handler as Handler,
+  },
+  {
     id: 'baseline-programs-no-cache',
     description: 'GET a page of programs straight from MySQL, without the cache',
     trigger: { kind: 'http', method: 'GET', path: '/__baseline/programs' },

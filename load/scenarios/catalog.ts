@@ -21,12 +21,15 @@ export const catalog: Scenario = async ({ twin, connections, duration, log, agai
   // Warm every page the hit path will read.
   await Promise.all(paths.map((path) => fetch(`${twin.url}${path}`).then((r) => r.arrayBuffer())));
 
-  const { load: hit, ceiling, cpuPerRequest, ceilingCpuPerRequest } = await againstCeiling({ url: twin.url, requests: requests('') }, 'GET /programs (cached)');
-  // What Redis sends per hit: a hot page lives on one shard, whose network it exhausts first.
+  // What Redis sends per hit: a hot page lives on one shard, whose network it exhausts first. It is
+  // also the floor's shape, with the bytes of a page.
   const { result: counted, bytes, gets, mgets, shape } = await redisDuring(twin.redisUrl, () =>
     drive({ url: twin.url, connections, amount: BYTES_SAMPLE, requests: requests('') }, 'GET /programs (cached), counting Redis bytes', log),
   );
   const redisBytesPerHit = round(bytes / counted.requests, 1);
+  const pageBytes = await Promise.all(paths.map(async (path) => (await (await fetch(`${twin.url}${path}`)).arrayBuffer()).byteLength));
+  const floorShape = { redisBytes: redisBytesPerHit, bodyBytes: round(pageBytes.reduce((sum, b) => sum + b, 0) / pageBytes.length, 0) };
+  const { load: hit, ceiling, floor, cpuPerRequest, ceilingCpuPerRequest, floorCpuPerRequest } = await againstCeiling({ url: twin.url, requests: requests('') }, 'GET /programs (cached)', floorShape);
   // A hit served from an instance's near copy costs one GET of the version; any other costs an MGET.
   const nearCopyHitRate = round(gets / Math.max(1, gets + mgets), 3);
   const noCacheCpu = startCpuMeter(twin.pids, 'no_cache');
@@ -48,6 +51,7 @@ export const catalog: Scenario = async ({ twin, connections, duration, log, agai
   return {
     load: hit,
     ceiling,
+    ...(floor ? { floor } : {}),
     designs: {
       surge: { label: 'Surge: cached hit', load: hit },
       no_cache: { label: 'no cache (MySQL per request)', load: baseline },
@@ -55,6 +59,8 @@ export const catalog: Scenario = async ({ twin, connections, duration, log, agai
     },
     baseline: { ...baseline },
     extra: {
+      floor_shape: floorShape,
+      floor_cpu_ms_per_request: floorCpuPerRequest,
       redis: shape,
       ratio_to_baseline: round(hit.rps / baseline.rps, 1),
       redis_bytes_out_per_hit: redisBytesPerHit,

@@ -13,6 +13,8 @@ import type { Scenario } from '../support/scenario';
 import { adminCookie, adminPut, handOffShape, inParallel, pointAtTwin, race, releaseSharedClients, signedInCrowd, timed } from '../support/crowd';
 import { type LoadResult } from '../support/measure';
 import { round } from '../support/round';
+import { oneDecrFloor, redisCpuPerCall } from '../support/redis-floor';
+import { shardsOf } from '../support/redis-shards';
 import { startCpuMeter } from '../support/cpu';
 import { perRequest, snapshotInvocations, type LambdaPerRequest } from '../support/invocations';
 import { issueCoupon, issuedCount } from '../../shared/coupons/coupons';
@@ -27,6 +29,8 @@ const RUNS = [
 ];
 const CONTENDED_COUPONS = 10_000;
 const CONTENDED_CONCURRENCY = 50;
+/** The keys coupon-issue-5.lua takes. */
+const ISSUING_SCRIPT_KEYS = 5;
 const HOUR = 3_600_000;
 
 /** The MySQL designs Surge is measured against; `counter` when the design keeps deals.issued. */
@@ -136,9 +140,20 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
   }
 
   const luaDeal = await openDeal(`lua-${tag}`, CONTENDED_COUPONS);
+  const redisNodes = await shardsOf(twin.redisUrl);
   const luaLabel = `contended: issuing script, ${CONTENDED_CONCURRENCY} in flight`;
   log(luaLabel);
-  const lua = await timed(() => inParallel(CONTENDED_COUPONS, CONTENDED_CONCURRENCY, (i) => issueCoupon(luaDeal, i + 1, LOCAL_SOURCE), luaLabel));
+  const decrFloorBefore = await oneDecrFloor(redisNodes.client, twin.pids, `{deal:floor-${tag}-1}`, ISSUING_SCRIPT_KEYS, CONTENDED_COUPONS, CONTENDED_CONCURRENCY);
+  const lua = await timed(() => redisCpuPerCall(twin.pids, CONTENDED_COUPONS, CONTENDED_CONCURRENCY, (i) => issueCoupon(luaDeal, i + 1, LOCAL_SOURCE), luaLabel));
+  const decrFloorAfter = await oneDecrFloor(redisNodes.client, twin.pids, `{deal:floor-${tag}-2}`, ISSUING_SCRIPT_KEYS, CONTENDED_COUPONS, CONTENDED_CONCURRENCY);
+  redisNodes.close();
+  const oneDecrMs = round((decrFloorBefore.redis_ms_per_call + decrFloorAfter.redis_ms_per_call) / 2, 4);
+  const redisFloor = {
+    issuing_script_redis_ms: lua.value.redis_ms_per_call,
+    one_decr_script_redis_ms: oneDecrMs,
+    ratio: round(lua.value.redis_ms_per_call / oneDecrMs, 2),
+    method: `Redis CPU per call, ${CONTENDED_CONCURRENCY} in flight from the bench's process: the issuing script (its contended run) against EVALSHA of one DECR with its ${ISSUING_SCRIPT_KEYS} keys in one slot, before and after`,
+  };
   const luaRate = round(CONTENDED_COUPONS / lua.seconds);
   const contended = {} as Record<BaselineName, { rate: number; failures: number }>;
   for (const name of baselineNames) {
@@ -164,6 +179,7 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
     },
     baseline: { ...headlineBaselines!.for_update },
     extra: {
+      redis_floor_per_issue: redisFloor,
       baselines: Object.fromEntries(baselineNames.map((name) => [name, { ...headlineBaselines![name], design: BASELINES[name].label, ratio: round(headline!.rps / headlineBaselines![name].rps, 2) }])),
       ratio_to_baselines: Object.fromEntries(baselineNames.map((name) => [name, round(headline!.rps / headlineBaselines![name].rps, 2)])),
       ratio_to_baseline: round(headline!.rps / headlineBaselines!.for_update.rps, 2),
@@ -175,7 +191,7 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
         ratio: round(luaRate / lockedRate, 1),
         baselines_per_s: Object.fromEntries(baselineNames.map((name) => [name, contended[name].rate])),
         ratios: Object.fromEntries(baselineNames.map((name) => [name, round(luaRate / contended[name].rate, 1)])),
-        script_failures: lua.value,
+        script_failures: lua.value.failures,
         baseline_failures: Object.fromEntries(baselineNames.map((name) => [name, contended[name].failures])),
       },
     },

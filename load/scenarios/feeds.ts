@@ -12,6 +12,7 @@ import { feedKeys } from '../../shared/mail/feed-access';
 import { feedCacheCounterKeys } from '../../shared/mail/feed-cache';
 import { feedTokenHash } from '../../shared/mail/feed-tokens';
 import { pointAtTwin, releaseSharedClients, signedInCrowd } from '../support/crowd';
+import { redisBytesPerRequest } from '../support/floor';
 import { drive } from '../support/measure';
 import { round } from '../support/round';
 import type { Scenario } from '../support/scenario';
@@ -95,7 +96,16 @@ export const feeds: Scenario = async ({ twin, connections, duration, log, agains
   const conditional = pollerFeeds.map((f, i) => ({ method: 'GET' as const, path: pathOf(f.all.atom), headers: { 'if-none-match': etags[i]! } }));
   const unconditional = pollerFeeds.map((f) => ({ method: 'GET' as const, path: pathOf(f.all.atom) }));
 
-  const { load: notModified, ceiling, cpuPerRequest, ceilingCpuPerRequest } = await againstCeiling({ url: twin.url, requests: conditional }, 'GET /feeds/{token}/atom/all (304)');
+  // The floor's shape: what a 304 poll reads from Redis, measured over a sample of its own; it answers no body.
+  const { bytesPerRequest } = await redisBytesPerRequest(twin.redisUrl, () =>
+    drive({ url: twin.url, connections, amount: SAMPLE * 10, requests: conditional }, 'GET /feeds/{token}/atom/all (304), counting Redis bytes', log),
+  );
+  const floorShape = { redisBytes: bytesPerRequest, bodyBytes: 0 };
+  const { load: notModified, ceiling, floor, cpuPerRequest, ceilingCpuPerRequest, floorCpuPerRequest } = await againstCeiling(
+    { url: twin.url, requests: conditional },
+    'GET /feeds/{token}/atom/all (304)',
+    floorShape,
+  );
   const cached = await drive({ url: twin.url, connections, duration, requests: unconditional }, 'GET /feeds/{token}/atom/all (200, cached body)', log);
   // autocannon counts a 304 as not 2xx: a sample of its own says they were all 304s.
   const sampleStatuses = await inBatches(conditional.slice(0, SAMPLE), 10, async (r) => (await fetch(`${twin.url}${r.path}`, { headers: r.headers })).status);
@@ -133,12 +143,15 @@ export const feeds: Scenario = async ({ twin, connections, duration, log, agains
     return {
       load: notModified,
       ceiling,
+      ...(floor ? { floor } : {}),
       designs: {
         surge: { label: 'Surge: conditional poll (304)', load: notModified },
         cached: { label: 'poll answered from the cached body (200)', load: cached },
         ceiling: { label: "the gateway's ceiling", load: ceiling },
       },
       extra: {
+        floor_shape: floorShape,
+        floor_cpu_ms_per_request: floorCpuPerRequest,
         readers: READERS,
         // A 304 is not 2xx to autocannon: what is not 304 shows in the sample.
         not_modified_non_2xx: notModified.errors,

@@ -18,9 +18,10 @@ import { startCpuMeter } from '../support/cpu';
 import { meanLoad } from '../support/measure';
 import { round } from '../support/round';
 import { infoSum, shardsOf } from '../support/redis-shards';
+import { oneDecrFloor, redisCpuPerCall } from '../support/redis-floor';
 import { metricsCost } from '../support/metrics-cost';
 import { perRequest, snapshotInvocations } from '../support/invocations';
-import { MAX_ORDER_QUANTITY } from '../../shared/orders/model';
+import { itemKeys, MAX_ORDER_QUANTITY } from '../../shared/orders/model';
 import { reserve } from '../../shared/orders/sale';
 import { until } from '../../shared/platform/wait';
 import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
@@ -33,6 +34,8 @@ const CONTENDED_SCRIPT_UNITS = 50_000;
 const CONTENDED_LOCKED_UNITS = 10_000;
 const CONTENDED_CONCURRENCY = 50;
 const CONTENDED_WARM_UP = 1_000;
+/** The keys order-reserve-8.lua takes. */
+const RESERVATION_SCRIPT_KEYS = 8;
 
 /** The MySQL designs Surge is measured against: the original service's, and the strongest ones. */
 const BASELINES = {
@@ -159,9 +162,11 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
     const itemId = await openItem(`lua-${tag}-${label}`, units);
     log(`contended ${label}: reservation script, ${CONTENDED_CONCURRENCY} in flight`);
     const what = `contended ${label}: reservation script, ${CONTENDED_CONCURRENCY} in flight`;
-    const run = await timed(() => inParallel(units, CONTENDED_CONCURRENCY, (i) => reserve({ itemId, userId: i + 1, quantity: 1, idempotencyKey: `c${i}`, source: LOCAL_SOURCE }), what));
-    return { rate: round(units / run.seconds), failures: run.value };
+    const run = await timed(() => redisCpuPerCall(twin.pids, units, CONTENDED_CONCURRENCY, (i) => reserve({ itemId, userId: i + 1, quantity: 1, idempotencyKey: `c${i}`, source: LOCAL_SOURCE }), what));
+    return { rate: round(units / run.seconds), failures: run.value.failures, redisMs: run.value.redis_ms_per_call };
   }
+  /** The Redis floor per reservation (support/redis-floor.ts): the one-DECR script with the reservation script's number of keys. */
+  const decrFloor = async (label: string) => (await oneDecrFloor(redis, twin.pids, itemKeys(`floor-${tag}-${label}`).tag, RESERVATION_SCRIPT_KEYS, CONTENDED_SCRIPT_UNITS, CONTENDED_CONCURRENCY)).redis_ms_per_call;
   async function mysqlRate(name: BaselineName, label: string, units = CONTENDED_LOCKED_UNITS) {
     const itemId = await openItem(`mysql-${name.replace('_', '-')}-${tag}-${label}`, units);
     const what = `contended ${label}: ${BASELINES[name].label}, ${CONTENDED_CONCURRENCY} connections`;
@@ -172,11 +177,20 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   // Every side's clients and code paths warmed up in this process before anything is timed.
   await scriptRate('warm-up', CONTENDED_WARM_UP);
   for (const name of baselineNames) await mysqlRate(name, 'warm-up', CONTENDED_WARM_UP);
+  const decrFloorRuns = [await decrFloor('1')];
   const scriptRuns = [await scriptRate('1')];
   const mysqlRuns = Object.fromEntries(baselineNames.map((name) => [name, [] as Awaited<ReturnType<typeof mysqlRate>>[]])) as Record<BaselineName, Awaited<ReturnType<typeof mysqlRate>>[]>;
   for (const name of baselineNames) mysqlRuns[name].push(await mysqlRate(name, '1'));
   for (const name of [...baselineNames].reverse()) mysqlRuns[name].push(await mysqlRate(name, '2'));
   scriptRuns.push(await scriptRate('2'));
+  decrFloorRuns.push(await decrFloor('2'));
+  const meanOf = (values: number[]) => round(values.reduce((sum, v) => sum + v, 0) / values.length, 4);
+  const redisFloor = {
+    reservation_script_redis_ms: meanOf(scriptRuns.map((r) => r.redisMs)),
+    one_decr_script_redis_ms: meanOf(decrFloorRuns),
+    ratio: round(meanOf(scriptRuns.map((r) => r.redisMs)) / meanOf(decrFloorRuns), 2),
+    method: `Redis CPU per call, ${CONTENDED_CONCURRENCY} in flight from the bench's process: the reservation script (its contended runs) against EVALSHA of one DECR with its ${RESERVATION_SCRIPT_KEYS} keys in one slot`,
+  };
   const meanRate = (runs: { rate: number }[]) => round(runs.reduce((sum, r) => sum + r.rate, 0) / runs.length);
   const luaRate = meanRate(scriptRuns);
   const mysqlRates = Object.fromEntries(baselineNames.map((name) => [name, meanRate(mysqlRuns[name])])) as Record<BaselineName, number>;
@@ -244,6 +258,7 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
     },
     baseline: baselineReport('for_update'),
     extra: {
+      redis_floor_per_reservation: redisFloor,
       redis: redisNodes.shape,
       baselines: Object.fromEntries(baselineNames.map((name) => [name, baselineReport(name)])),
       ratio_to_baselines: Object.fromEntries(baselineNames.map((name) => [name, round(surgeLoad.rps / baselineLoads[name].rps, 2)])),

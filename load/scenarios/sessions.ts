@@ -3,9 +3,12 @@
  * (expected 1: load and sliding refresh in one script) and commands per request.
  */
 import { randomBytes } from 'node:crypto';
+import type { Options } from 'autocannon';
 import { Redis } from 'ioredis';
 import { insertUsers } from '../../infra/twin/seed';
 import { signedIn } from '../../infra/client/client';
+import { redisBytesPerRequest } from '../support/floor';
+import { drive } from '../support/measure';
 import { round } from '../support/round';
 import { commandsProcessed, countRoundTrips } from '../support/redis-calls';
 import { metricsCost } from '../support/metrics-cost';
@@ -29,13 +32,15 @@ export const sessions: Scenario = async ({ twin, runtime, connections, duration,
   const redis = new Redis(twin.redisUrl);
   try {
     let next = 0;
-    const { load, ceiling, cpuPerRequest, ceilingCpuPerRequest } = await againstCeiling(
-      {
-        url: twin.url,
-        requests: [{ method: 'GET', path: '/me', setupRequest: (req) => ({ ...req, headers: { ...req.headers, cookie: cookies[next++ % cookies.length]! } }) }],
-      },
-      'GET /me',
-    );
+    const me: Pick<Options, 'url' | 'requests'> = {
+      url: twin.url,
+      requests: [{ method: 'GET', path: '/me', setupRequest: (req) => ({ ...req, headers: { ...req.headers, cookie: cookies[next++ % cookies.length]! } }) }],
+    };
+    // The floor's shape: what GET /me reads from Redis and answers, measured over a sample of its own.
+    const { bytesPerRequest } = await redisBytesPerRequest(twin.redisUrl, () => drive({ ...me, connections, amount: SAMPLE_REQUESTS }, 'GET /me, counting Redis bytes', log));
+    const bodyBytes = (await (await fetch(`${twin.url}/me`, { headers: { cookie: cookies[0]! } })).arrayBuffer()).byteLength;
+    const floorShape = { redisBytes: bytesPerRequest, bodyBytes };
+    const { load, ceiling, floor, cpuPerRequest, ceilingCpuPerRequest, floorCpuPerRequest } = await againstCeiling(me, 'GET /me', floorShape);
 
     // Counted over samples of their own: the load above also ran unmeasured, to warm up.
     let sampleOk = 0;
@@ -66,8 +71,11 @@ export const sessions: Scenario = async ({ twin, runtime, connections, duration,
     return {
       load,
       ceiling,
+      ...(floor ? { floor } : {}),
       designs: { surge: { label: 'Surge: GET /me', load }, ceiling: { label: "the gateway's ceiling", load: ceiling } },
       extra: {
+        floor_shape: floorShape,
+        floor_cpu_ms_per_request: floorCpuPerRequest,
         users: USERS,
         redis_round_trips_per_request: tripsPerRequest,
         redis_commands_per_request: round(commands / SAMPLE_REQUESTS, 3),

@@ -45,6 +45,9 @@ export interface AgainstCeiling {
   cpuPerRequest: Record<string, number>;
   /** CPU per request while the ceiling ran, to set beside it. */
   ceilingCpuPerRequest: Record<string, number>;
+  /** The path's floor (support/floor.ts), when one was given: measured in the same turns. */
+  floor?: LoadResult;
+  floorCpuPerRequest?: Record<string, number>;
 }
 
 const WARM_UP_SECONDS = 5;
@@ -53,7 +56,8 @@ const WARM_UP_SECONDS = 5;
  * The load and the ceiling in turns, A B B A, each for half the duration, and the means of each,
  * after both have warmed up: measured once before the load, the ceiling caught the machine in
  * whatever mood it was in then (22–32k req/s on the same machine within minutes), and the ratio
- * swung with it.
+ * swung with it. With a floor, the three in turns the same way: ceiling, floor, load, load,
+ * floor, ceiling.
  */
 export async function againstCeiling(
   load: Options,
@@ -62,27 +66,31 @@ export async function againstCeiling(
   pids: Record<string, number | undefined>,
   log: (msg: string) => void,
   design = 'surge',
+  floor?: Options,
 ): Promise<AgainstCeiling> {
   const half = (options: Options): Options => ({ ...options, duration: Number(options.duration ?? 10) / 2 });
   // Unmeasured, both first: otherwise each side's first turn pays for compiling its code, and the
   // load has far more to compile and size than the trivial ceiling (the catalog's hit rate took
   // about 9 s of load to settle, from ~22k to ~27k req/s).
-  for (const [options, what] of [[load, label], [ceiling, 'ceiling']] as const) {
-    await drive({ ...options, duration: WARM_UP_SECONDS }, `${what} (warm-up, not measured)`, log);
-  }
-  const runs = { load: [] as LoadResult[], ceiling: [] as LoadResult[] };
-  const windows = { load: [] as CpuWindow[], ceiling: [] as CpuWindow[] };
-  for (const turn of ['ceiling', 'load', 'load', 'ceiling'] as const) {
-    const cpu = startCpuMeter(pids, turn === 'load' ? design : 'ceiling');
-    const run = await drive(half(turn === 'load' ? load : ceiling), turn === 'load' ? label : 'ceiling', log);
-    windows[turn].push({ cpu: cpu.perRequest(run.requests), requests: run.requests });
-    runs[turn].push(run);
+  const sides = { load: { options: load, label, design }, ceiling: { options: ceiling, label: 'ceiling', design: 'ceiling' }, ...(floor ? { floor: { options: floor, label: 'floor', design: 'floor' } } : {}) };
+  type Turn = keyof typeof sides;
+  for (const side of Object.values(sides)) await drive({ ...side.options, duration: WARM_UP_SECONDS }, `${side.label} (warm-up, not measured)`, log);
+  const runs: Partial<Record<Turn, LoadResult[]>> = {};
+  const windows: Partial<Record<Turn, CpuWindow[]>> = {};
+  const turns: Turn[] = floor ? ['ceiling', 'floor', 'load', 'load', 'floor', 'ceiling'] : ['ceiling', 'load', 'load', 'ceiling'];
+  for (const turn of turns) {
+    const side = sides[turn]!;
+    const cpu = startCpuMeter(pids, side.design);
+    const run = await drive(half(side.options), side.label, log);
+    (windows[turn] ??= []).push({ cpu: cpu.perRequest(run.requests), requests: run.requests });
+    (runs[turn] ??= []).push(run);
   }
   return {
-    load: sumRequests(runs.load),
-    ceiling: sumRequests(runs.ceiling),
-    cpuPerRequest: combinedPerRequest(windows.load),
-    ceilingCpuPerRequest: combinedPerRequest(windows.ceiling),
+    load: sumRequests(runs.load!),
+    ceiling: sumRequests(runs.ceiling!),
+    cpuPerRequest: combinedPerRequest(windows.load!),
+    ceilingCpuPerRequest: combinedPerRequest(windows.ceiling!),
+    ...(runs.floor ? { floor: sumRequests(runs.floor), floorCpuPerRequest: combinedPerRequest(windows.floor!) } : {}),
   };
 }
 

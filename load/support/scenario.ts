@@ -3,6 +3,7 @@
  * the scenarios, and the scenarios, which implement this contract, do not import each other.
  */
 import type { Options } from 'autocannon';
+import type { FloorShape } from './floor';
 import type { AgainstCeiling, LoadResult } from './measure';
 import type { BenchRuntime, BenchTwin } from './twin';
 import type { LambdaPerRequest } from './invocations';
@@ -14,8 +15,8 @@ export interface ScenarioContext {
   connections: number;
   duration: number;
   log(message: string): void;
-  /** The scenario's steady load alternated with the gateway's ceiling (see againstCeiling). */
-  againstCeiling(load: Pick<Options, 'requests' | 'url'>, label: string): Promise<AgainstCeiling>;
+  /** The scenario's steady load alternated with the gateway's ceiling, and with its floor when given (see againstCeiling, support/floor.ts). */
+  againstCeiling(load: Pick<Options, 'requests' | 'url'>, label: string, floor?: FloorShape): Promise<AgainstCeiling>;
 }
 
 /** A design the bench compared, under the key its CPU windows were measured with (startCpuMeter). */
@@ -32,6 +33,8 @@ export interface ScenarioResult {
   designs?: Record<string, Design>;
   /** Set by scenarios that measured their load against the ceiling in turns. */
   ceiling?: LoadResult;
+  /** Set by scenarios that also measured their load against its floor in those turns. */
+  floor?: LoadResult;
   baseline?: Record<string, unknown>;
   extra?: Record<string, unknown>;
   invariants: Record<string, { expected: unknown; actual: unknown }>;
