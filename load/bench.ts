@@ -28,7 +28,10 @@ import { acquireTwin } from './support/twin';
  * ('alternating'), or measured once before a load that is a race to a fixed end ('before'). Mail
  * arrives over SMTP, so has none.
  */
-const scenarios: Record<string, { load: () => Promise<Scenario>; httpCeiling: 'alternating' | 'before' | false }> = {
+const scenarios: Record<
+  string,
+  { load: () => Promise<Scenario>; httpCeiling: 'alternating' | 'before' | false; runtime?: { bundles: true; lambdaInstances: number }; twin?: { fresh: true; profiled: false } }
+> = {
   sessions: { load: async () => (await import('./scenarios/sessions')).sessions, httpCeiling: 'alternating' },
   orders: { load: async () => (await import('./scenarios/orders')).orders, httpCeiling: 'before' },
   catalog: { load: async () => (await import('./scenarios/catalog')).catalog, httpCeiling: 'alternating' },
@@ -38,6 +41,9 @@ const scenarios: Record<string, { load: () => Promise<Scenario>; httpCeiling: 'a
   'hot-item': { load: async () => (await import('./scenarios/hot-item')).hotItem, httpCeiling: false },
   feeds: { load: async () => (await import('./scenarios/feeds')).feeds, httpCeiling: 'alternating' },
   'waiting-room': { load: async () => (await import('./scenarios/waiting-room')).waitingRoom, httpCeiling: 'alternating' },
+  // A cold fleet is what it measures: always bundles in Lambda's instance model, 100 instances a function unless told otherwise.
+  // Always its own twin, unprofiled (see acquireTwin): a fleet warmed by earlier load is not an opening.
+  opening: { load: async () => (await import('./scenarios/opening')).opening, httpCeiling: false, runtime: { bundles: true, lambdaInstances: 100 }, twin: { fresh: true, profiled: false } },
 };
 
 const { positionals, values } = parseArgs({
@@ -63,8 +69,11 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => void stopTwinProcesses().finally(() => process.exit(128 + constants.signals[signal])));
 }
 
-const runtime = { bundles: values.bundles || Boolean(values['lambda-instances']), ...(values['lambda-instances'] ? { lambdaInstances: Number(values['lambda-instances']) } : {}) };
-const twin = await acquireTwin(log, name !== 'sessions', runtime);
+const forced = scenarios[name]!.runtime;
+const instances = values['lambda-instances'] ? Number(values['lambda-instances']) : forced?.lambdaInstances;
+const runtime = { bundles: values.bundles || Boolean(instances), ...(instances ? { lambdaInstances: instances } : {}) };
+// Neither GET /me nor the opening is compared with a baseline: a running twin without them will do.
+const twin = await acquireTwin(log, !['sessions', 'opening'].includes(name), runtime, scenarios[name]!.twin);
 // The bench process too: the load generator and the contended loops share the two cores with the twin.
 const timeline = startTimeline({ ...twin.pids, bench: process.pid });
 let report: BenchReport | undefined;

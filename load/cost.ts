@@ -1,20 +1,28 @@
 /**
- * `npm run cost -- <bench JSON> [--orders-per-second N] [--redis-nodes N] [--aurora-instances N] [--aurora-acu [design=]N …]`
+ * `npm run cost -- <bench JSON> [<bench JSON> …] [--rates 500,5000]`
+ * `npm run cost -- <bench JSON> --orders-per-second N [--redis-nodes N] [--aurora-instances N] [--aurora-acu [design=]N …]`
  *
- * What a million orders would cost on AWS for Surge and each MySQL design of an orders bench:
- * reads the bench's result (the JSON line `npm run bench -- orders` prints last; a file holding
- * the whole run's stdout will do), prices each design's measured figures per order with the
- * model of support/cost.ts, prints a table per design, then one JSON object as its last line.
- * The instances are those of the stack by default, held through an hour-long sale at 500 orders a
- * second; --aurora-acu gives every design, or the one named, another capacity per instance.
+ * What a million orders (or coupons) cost on AWS for Surge and each MySQL design of an orders or
+ * coupons bench: reads each bench's result (the JSON line `npm run bench -- orders` prints last; a
+ * file holding the whole run's stdout will do) and prices each design's measured figures per order
+ * with the model of support/cost.ts. By default at each of --rates, every design sized for that
+ * rate from its own measured Redis and MySQL CPU per order and the rate one hot item took in its
+ * contended run (sizeFor: a design that cannot reach a rate is said to, not priced); with
+ * --orders-per-second, at the stack's instances or those given. Prints a table per design and
+ * rate, writes an HTML report with a bar chart (load/reports/cost-<time>.html, its SVG beside it),
+ * then one JSON object as its last line.
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { COST_ITEMS, costPerMillionOrders, DEFAULT_CAPACITY, PRICES, sqsCallsPerOrder, type Capacity, type CostItemName, type DesignCost } from './support/cost';
+import { COST_ITEMS, costPerMillionOrders, DEFAULT_CAPACITY, PRICES, SIZING, sizeFor, sqsCallsPerOrder, type Capacity, type CostItemName, type DesignCost } from './support/cost';
+import { escapeHtml } from './support/html';
+import { REPORTS_DIR } from './support/report';
+import { barChart, type BarRow } from './support/summary';
 import { round } from './support/round';
 
-const usage = 'usage: npm run cost -- <bench JSON file> [--orders-per-second N] [--redis-nodes N] [--aurora-instances N] [--aurora-acu [design=]N …]';
+const usage = 'usage: npm run cost -- <bench JSON file> [<bench JSON file> …] [--rates 500,5000] | [--orders-per-second N] [--redis-nodes N] [--aurora-instances N] [--aurora-acu [design=]N …]';
 
 const functionFigures = z.object({ invocations: z.number(), billed_ms: z.number(), duration_ms: z.number(), log_bytes: z.number(), memory_mb: z.number() });
 const sqsCalls = z.record(z.string(), z.number());
@@ -33,8 +41,12 @@ const benchResult = z.object({
       lambda_per_request: z.record(z.string(), functionFigures).optional(),
       sqs_calls_per_order: sqsCalls.optional(),
       http_requests_per_order: z.number().optional(),
+      /** CPU per order by component (support/cpu-split.ts): Redis's and MariaDB's size the stores. */
+      cpu_ms_per_request: z.record(z.string(), z.number()).optional(),
     }),
   ),
+  /** The contended runs: the most a hot item took a second, Surge's script and each baseline. */
+  contended: z.object({ script_per_s: z.number(), baselines_per_s: z.record(z.string(), z.number()) }).optional(),
 });
 type BenchResult = z.infer<typeof benchResult>;
 
@@ -65,13 +77,14 @@ function sqsOf(calls: Record<string, number> | undefined): { requests: number; m
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
+    rates: { type: 'string', default: '500,5000' },
     'orders-per-second': { type: 'string' },
     'redis-nodes': { type: 'string' },
     'aurora-instances': { type: 'string' },
     'aurora-acu': { type: 'string', multiple: true },
   },
 });
-if (positionals.length !== 1) {
+if (positionals.length < 1) {
   process.stderr.write(`${usage}\n`);
   process.exit(2);
 }
@@ -81,6 +94,8 @@ const positive = (name: string, value: string | undefined, fallback: number) => 
   if (!(n > 0)) throw new Error(`--${name} ${value}: a positive number`);
   return n;
 };
+/** Given instances (any of the capacity options): priced at them, as the stack's are by default; otherwise sized per rate. */
+const given = ['orders-per-second', 'redis-nodes', 'aurora-instances', 'aurora-acu'].some((name) => values[name as keyof typeof values] !== undefined);
 const base: Capacity = {
   ordersPerSecond: positive('orders-per-second', values['orders-per-second'], DEFAULT_CAPACITY.ordersPerSecond),
   redisNodes: positive('redis-nodes', values['redis-nodes'], DEFAULT_CAPACITY.redisNodes),
@@ -93,16 +108,43 @@ const acuFor = (design: string) =>
     const [named, n] = option.includes('=') ? option.split('=', 2) : [undefined, option];
     return named === undefined || named === design ? positive('aurora-acu', n, acu) : acu;
   }, base.auroraAcuPerInstance);
+const rates = given ? [base.ordersPerSecond] : values.rates.split(',').map((r) => positive('rates', r, 0));
 
-const bench = readBench(positionals[0]!);
-const designs = Object.entries(bench.comparison).flatMap(([design, figures]) => {
-  if (design === CEILING || !figures.lambda_per_request) return [];
-  const capacity = { ...base, auroraAcuPerInstance: acuFor(design) };
-  const sqs = sqsOf(figures.sqs_calls_per_order ?? (design === SURGE ? bench.sqs_calls_per_order : undefined));
-  const cost = costPerMillionOrders({ lambda: figures.lambda_per_request, sqsRequests: sqs.requests, apiRequests: figures.http_requests_per_order ?? 1 }, capacity);
-  return [{ design, label: figures.label, capacity, sqs, cost }];
+interface Priced {
+  bench: string;
+  design: string;
+  label: string | undefined;
+  ordersPerSecond: number;
+  capacity: Capacity;
+  sqs: ReturnType<typeof sqsOf>;
+  /** Undefined where the design cannot take the rate. */
+  cost?: DesignCost;
+  sizing: string;
+}
+
+const priced: Priced[] = positionals.flatMap((file) => {
+  const bench = readBench(file);
+  const name = bench.scenario ?? file;
+  return Object.entries(bench.comparison).flatMap(([design, figures]) => {
+    if (design === CEILING || !figures.lambda_per_request) return [];
+    const sqs = sqsOf(figures.sqs_calls_per_order ?? (design === SURGE ? bench.sqs_calls_per_order : undefined));
+    const usage = { lambda: figures.lambda_per_request, sqsRequests: sqs.requests, apiRequests: figures.http_requests_per_order ?? 1 };
+    return rates.map((ordersPerSecond): Priced => {
+      if (given) {
+        const capacity = { ...base, auroraAcuPerInstance: acuFor(design) };
+        return { bench: name, design, label: figures.label, ordersPerSecond, capacity, sqs, cost: costPerMillionOrders(usage, capacity), sizing: 'the instances given' };
+      }
+      if (!figures.cpu_ms_per_request) throw new Error(`${file}: ${design} carries no CPU per order by component (a bench without profiles): give --orders-per-second and the instances instead`);
+      const hotItemPerSecond = design === SURGE ? bench.contended?.script_per_s : bench.contended?.baselines_per_s[design];
+      const sizing = sizeFor(
+        { redisMsPerOrder: figures.cpu_ms_per_request.redis ?? 0, databaseMsPerOrder: figures.cpu_ms_per_request.mariadb ?? 0, ...(hotItemPerSecond ? { hotItemPerSecond } : {}) },
+        ordersPerSecond,
+      );
+      return { bench: name, design, label: figures.label, ordersPerSecond, capacity: sizing.capacity, sqs, ...(sizing.reachable ? { cost: costPerMillionOrders(usage, sizing.capacity) } : {}), sizing: sizing.why };
+    });
+  });
 });
-if (designs.length === 0) throw new Error(`${positionals[0]}: no design of comparison carries lambda_per_request`);
+if (priced.length === 0) throw new Error(`${positionals.join(', ')}: no design of comparison carries lambda_per_request`);
 
 const LABELS: Record<CostItemName, string> = {
   lambda_requests: 'Lambda requests',
@@ -132,13 +174,41 @@ function table(design: string, label: string | undefined, capacity: Capacity, co
   return [heading, ...lines].join('\n');
 }
 
-for (const { design, label, capacity, cost, sqs } of designs) process.stdout.write(`${table(design, label, capacity, cost, sqs.measured)}\n\n`);
-process.stdout.write(`USD per million orders: ${designs.map(({ design, cost }) => `${design} ${usd(cost.usd_per_million_orders)}`).join(', ')}\n`);
-if (!bench.functions_run_as?.includes("Lambda's instance model")) {
-  // One shared instance answers many invocations at once: each one's duration includes the others' turns on the event loop.
-  process.stdout.write(`Durations: measured ${bench.functions_run_as ?? 'with one shared instance per function'}, so they include waiting for other invocations' CPU; a bench run with --lambda-instances N measures them as Lambda runs them.\n`);
+for (const p of priced) {
+  if (p.cost) process.stdout.write(`${p.bench}, ${table(p.design, p.label, p.capacity, p.cost, p.sqs.measured)}\n  sized: ${p.sizing}\n\n`);
+  else process.stdout.write(`${p.bench}, ${p.design}${p.label ? ` — ${p.label}` : ''} at ${p.ordersPerSecond} orders/s: not reachable: ${p.sizing}\n\n`);
 }
+process.stdout.write(
+  `USD per million: ${priced.map((p) => `${p.bench} ${p.design} @${p.ordersPerSecond}/s ${p.cost ? usd(p.cost.usd_per_million_orders) : 'not reachable'}`).join(', ')}\n`,
+);
 process.stdout.write(`Prices: on-demand list prices as known at ${PRICES.lambdaRequests.as_known_at}, not read from AWS's pages today; each one's page is in the JSON below.\n`);
+for (const file of positionals) {
+  const runAs = readBench(file).functions_run_as;
+  // One shared instance answers many invocations at once: each one's duration includes the others' turns on the event loop.
+  if (!runAs?.includes("Lambda's instance model")) process.stdout.write(`Durations in ${file}: measured ${runAs ?? 'with one shared instance per function'}, so they include waiting for other invocations' CPU; a bench run with --lambda-instances N measures them as Lambda runs them.\n`);
+}
+if (!given) process.stdout.write(`Sizing: ${JSON.stringify(SIZING)} (support/cost.ts, sizeFor: its assumptions are stated there).\n`);
+
+/** One bar per design and rate, Surge's dark; a design that cannot take a rate has none, and says why. */
+const rows: BarRow[] = priced.map((p) => ({
+  key: p.design,
+  label: `${p.bench}: ${p.label ?? p.design} @ ${p.ordersPerSecond.toLocaleString('en-US')}/s`,
+  segments: p.cost ? [{ value: round(p.cost.usd_per_million_orders, 2), fill: p.design === SURGE ? '#1f5fa8' : '#8fa9c4' }] : [],
+  note: p.cost ? `$${p.cost.usd_per_million_orders.toFixed(2)}` : 'not reachable (one hot item)',
+}));
+const chart = barChart('cost-per-million', 'USD per million orders, each design sized for the rate', rows);
+mkdirSync(REPORTS_DIR, { recursive: true });
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+const svgFile = join(REPORTS_DIR, `cost-${stamp}.svg`);
+writeFileSync(svgFile, chart);
+const htmlFile = join(REPORTS_DIR, `cost-${stamp}.html`);
+writeFileSync(
+  htmlFile,
+  `<!doctype html><meta charset="utf-8"><title>Surge: what a million orders cost</title><style>body{font:14px system-ui;margin:24px} svg.bars text.note{fill:#444}</style>
+<h1>What a million orders cost</h1><p>${escapeHtml(positionals.join(', '))}; sizing ${escapeHtml(given ? 'as given' : JSON.stringify(SIZING))}.</p>${chart}
+<ul>${priced.map((p) => `<li>${escapeHtml(`${p.bench}, ${p.design} @ ${p.ordersPerSecond}/s: ${p.cost ? `$${p.cost.usd_per_million_orders.toFixed(4)}` : 'not reachable'} — ${p.sizing}`)}</li>`).join('')}</ul>`,
+);
+process.stderr.write(`cost: report ${htmlFile}, chart ${svgFile}\n`);
 /** The JSON's figures to a millionth of a dollar, quantities to four decimals. */
 const rounded = (cost: DesignCost) => ({
   items: Object.fromEntries(COST_ITEMS.map((name) => [name, { ...cost.items[name], quantity: round(cost.items[name].quantity, 4), usd: round(cost.items[name].usd, 6) }])),
@@ -146,8 +216,11 @@ const rounded = (cost: DesignCost) => ({
 });
 process.stdout.write(
   `${JSON.stringify({
-    scenario: bench.scenario,
+    benches: positionals,
     prices: PRICES,
-    designs: Object.fromEntries(designs.map(({ design, capacity, sqs, cost }) => [design, { capacity, sqs_requests_from: sqs.measured, ...rounded(cost) }])),
+    ...(given ? {} : { sizing: SIZING }),
+    designs: priced.map((p) => ({ bench: p.bench, design: p.design, orders_per_second: p.ordersPerSecond, capacity: p.capacity, sized: p.sizing, sqs_requests_from: p.sqs.measured, ...(p.cost ? rounded(p.cost) : { reachable: false }) })),
+    report: htmlFile,
+    chart: svgFile,
   })}\n`,
 );

@@ -100,7 +100,12 @@ export class Instance {
       timer = setTimeout(check, initTimeoutMs).unref();
       worker.on('message', (message: Reply | { thread: number | null } | { ready: boolean }) => {
         if ('thread' in message) thread = message.thread;
-        else if ('ready' in message) (clearTimeout(timer), resolve());
+        else if ('ready' in message) {
+          clearTimeout(timer);
+          const schedule = thread ? scheduleOf(thread) : undefined;
+          this.meter.initialised(schedule?.cpuMs, performance.now() - began - (schedule?.waitedMs ?? 0));
+          resolve();
+        }
       });
       died = (error) => (clearTimeout(timer), reject(error));
     });

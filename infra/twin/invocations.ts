@@ -22,6 +22,13 @@ export interface FunctionInvocations {
   log_bytes: number;
   /** The function's configured memory: what a GB-second is counted against. */
   memory_mb: number;
+  /**
+   * Instances whose init ended (bundle mode: Lambda's cold starts), with their summed init: the CPU
+   * their threads used from their start to the bundle imported (Node's own start included, as
+   * Lambda's Init Duration includes the runtime's), and the time it took less the time they waited
+   * for a core.
+   */
+  inits?: { count: number; cpu_ms: number; ms: number };
 }
 
 /** A process's counts: its pid and start tell a later read whether the counts began again (a restarted process). */
@@ -50,7 +57,7 @@ export const INVOCATIONS_PATH = '/__twin/invocations';
  *   END RequestId: <uuid>                                    52 bytes
  *   REPORT RequestId: <uuid>\tDuration: 12.34 ms\tBilled Duration: 13 ms\tMemory Size: 512 MB\tMax Memory Used: 80 MB\t
  *                                                            141 bytes as shown; a byte more per further digit
- * No X-Ray line (the stack traces nothing) and no Init Duration (the twin meters no cold start).
+ * No X-Ray line (the stack traces nothing) and no Init Duration (a cold start's are counted apart, as inits).
  * Max Memory Used is not measured per function here: the REPORT line is sized with a three-digit
  * figure, exact for a function using 100–999 MB and a byte over for one using 10–99 MB.
  */
@@ -96,6 +103,14 @@ export class FunctionMeter {
     this.counts.log_bytes += Buffer.byteLength(platformLines(REQUEST_ID, durationMs, this.counts.memory_mb));
   }
 
+  /** One instance's init ended: its thread's CPU (when it could be read) and the time it took. */
+  initialised(cpuMs: number | undefined, ms: number): void {
+    const inits = (this.counts.inits ??= { count: 0, cpu_ms: 0, ms: 0 });
+    inits.count += 1;
+    inits.cpu_ms += cpuMs ?? 0;
+    inits.ms += ms;
+  }
+
   /** Bytes the function wrote to stdout or stderr. */
   wrote(bytes: number): void {
     this.counts.log_bytes += bytes;
@@ -104,5 +119,5 @@ export class FunctionMeter {
 
 /** This process's counts, a copy. */
 export function invocationCounts(): InvocationCounts {
-  return { pid: process.pid, started_at: started, functions: Object.fromEntries([...counts].map(([id, c]) => [id, { ...c }])) };
+  return { pid: process.pid, started_at: started, functions: Object.fromEntries([...counts].map(([id, c]) => [id, { ...c, ...(c.inits ? { inits: { ...c.inits } } : {}) }])) };
 }

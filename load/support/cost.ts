@@ -128,3 +128,48 @@ export function costPerMillionOrders(usage: OrderUsage, capacity: Capacity, pric
 export function sqsCallsPerOrder(callsByAction: Record<string, number>): number {
   return Object.entries(callsByAction).reduce((total, [action, n]) => total + (/^[A-Z][A-Za-z]+$/.test(action) ? n : 0), 0);
 }
+
+/**
+ * What a design needs to take a sustained rate of orders, from what its bench measured per order:
+ * the Redis and MariaDB CPU per order (its product's share, support/cpu-split.ts), and the rate one
+ * hot item allows at all (the contended runs: MySQL's designs queue on the item's row lock, Surge's
+ * script on the item's Redis slot). Assumptions, stated: a core of AWS's as fast as one of the
+ * machine that measured; each store held at half its CPU through the sale; Redis single-threaded,
+ * one core a shard, each shard a primary and a replica; an Aurora Serverless v2 ACU about a quarter
+ * of a vCPU (2 GiB of memory and its share of CPU), in half-ACU steps from 0.5, the writer and one
+ * reader of the same size. Lambda scales itself and is priced per use, so it needs no size here.
+ */
+export interface SizingFigures {
+  redisMsPerOrder: number;
+  databaseMsPerOrder: number;
+  /** The most orders a second one hot item took in the design's contended run. */
+  hotItemPerSecond?: number;
+}
+
+export interface Sizing {
+  capacity: Capacity;
+  redisShards: number;
+  /** False when one hot item cannot take this rate in the design, at any size. */
+  reachable: boolean;
+  why: string;
+}
+
+export const SIZING = { utilisation: 0.5, vcpuPerAcu: 0.25, acuStep: 0.5, minAcu: 0.5, auroraInstances: 2, nodesPerShard: 2 } as const;
+
+export function sizeFor(figures: SizingFigures, ordersPerSecond: number): Sizing {
+  const coresOf = (msPerOrder: number) => (ordersPerSecond * msPerOrder) / 1000 / SIZING.utilisation;
+  const redisShards = figures.redisMsPerOrder > 0.001 ? Math.max(1, Math.ceil(coresOf(figures.redisMsPerOrder))) : 0;
+  const acu = Math.max(SIZING.minAcu, Math.ceil(coresOf(figures.databaseMsPerOrder) / SIZING.vcpuPerAcu / SIZING.acuStep) * SIZING.acuStep);
+  const reachable = figures.hotItemPerSecond === undefined || ordersPerSecond <= figures.hotItemPerSecond;
+  return {
+    capacity: { ordersPerSecond, redisNodes: redisShards * SIZING.nodesPerShard, auroraInstances: SIZING.auroraInstances, auroraAcuPerInstance: acu },
+    redisShards,
+    reachable,
+    why: reachable
+      ? `${redisShards ? `${redisShards} Redis shard(s) for ${round4(figures.redisMsPerOrder)} ms of Redis an order; ` : ''}${acu} ACU a database instance for ${round4(figures.databaseMsPerOrder)} ms of MySQL an order`
+      : `one hot item took at most ${Math.round(figures.hotItemPerSecond!)} orders a second in this design's contended run, whatever its size`,
+  };
+}
+
+const round4 = (n: number) => Math.round(n * 10_000) / 10_000;
+

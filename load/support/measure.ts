@@ -138,12 +138,13 @@ function watchFailures(instance: autocannon.Instance, giveUp: (seen: string) => 
  * latency also goes to the run's timeline, when there is one (see ./timeline). Fails, rather than
  * waiting the load out, once its answers have been mostly failures for FAILING_FOR_S seconds.
  */
-export async function drive(options: Options, label: string, log: (msg: string) => void): Promise<LoadResult> {
+export async function drive(options: Options, label: string, log: (msg: string) => void, onResponse?: (status: number, latencyMs: number) => void): Promise<LoadResult> {
   log(`${label}: ${options.connections} connections for ${options.duration ?? '?'} s …`);
   const phase = currentTimeline()?.startPhase(label, 'closed', `autocannon, ${options.connections ?? 10} connections`);
   // Without a callback autocannon returns its tracker made thenable; its types name only the promise.
   const instance = autocannon(options) as Promise<Result> & autocannon.Instance;
   if (phase) instance.on('response', (_client: unknown, _status: number, _bytes: number, latencyMs: number) => phase.answer(latencyMs));
+  if (onResponse) instance.on('response', (_client: unknown, status: number, _bytes: number, latencyMs: number) => onResponse(status, latencyMs));
   let failing: string | undefined;
   const stopWatching = watchFailures(instance, (seen) => {
     failing ??= seen;

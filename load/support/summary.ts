@@ -91,14 +91,14 @@ function comparisonTable(designs: Record<string, Design>): string {
 <tbody>${rows.join('\n')}</tbody></table>`;
 }
 
-interface Segment {
+export interface Segment {
   value: number;
   fill: string;
   component?: CpuComponent;
   kind?: Kind;
 }
 
-interface BarRow {
+export interface BarRow {
   key: string;
   label: string;
   segments: Segment[];
@@ -125,7 +125,7 @@ interface Decoration {
 }
 
 /** Horizontal bars, one row per design, on one scale: segments of a row stack left to right. */
-function barChart(id: string, title: string, rows: BarRow[], decoration?: Decoration): string {
+export function barChart(id: string, title: string, rows: BarRow[], decoration?: Decoration): string {
   const longest = Math.max(...rows.map((r) => r.segments.reduce((sum, s) => sum + s.value, 0)));
   const gaps = Math.max(...rows.map((r) => new Set(r.segments.map((s) => s.kind)).size - 1), 0);
   const scale = longest > 0 ? (BAR_AREA - gaps * KIND_GAP) / longest : 0;

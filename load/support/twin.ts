@@ -26,6 +26,8 @@ export const TWIN_START_TIMEOUT_MS = 300_000;
 const BASELINES_MODULE = fileURLToPath(new URL('../baselines/table.ts', import.meta.url));
 const BENCH_STATE_DIR = '.local/bench';
 const PROFILE_DIR = resolve(BENCH_STATE_DIR, 'profiles');
+/** Where a twin the bench starts in bundle mode builds the bundles it runs (infra/twin/function-runners.ts). */
+export const BENCH_BUNDLES_DIR = resolve(BENCH_STATE_DIR, 'bundles');
 
 function alive(pid: number | undefined): boolean {
   if (!pid) return false;
@@ -59,16 +61,22 @@ export interface BenchRuntime {
 const runsAs = (info: TwinInfo, runtime: BenchRuntime) =>
   (info.runtime ?? 'source') === (runtime.bundles ? 'bundles' : 'source') && (info.lambdaInstances ?? undefined) === runtime.lambdaInstances;
 
-/** The twin `npm start` left running, or a fresh one in its own state dir that is stopped afterwards. */
-export async function acquireTwin(log: (msg: string) => void, needsBaselines: boolean, runtime: BenchRuntime = {}): Promise<BenchTwin> {
+/**
+ * The twin `npm start` left running, or a fresh one in its own state dir that is stopped afterwards.
+ * `fresh`: always a new one (a cold fleet). `profiled: false`: its processes write no CPU profile,
+ * whose sampling, in every worker thread of Lambda's instance model, slowed a sale's opening
+ * twentyfold (22 against 423 req/s).
+ */
+export async function acquireTwin(log: (msg: string) => void, needsBaselines: boolean, runtime: BenchRuntime = {}, options: { fresh?: boolean; profiled?: boolean } = {}): Promise<BenchTwin> {
   const info = readRunningTwin();
-  if (info && alive(info.pid) && runsAs(info, runtime) && (await healthy(info)) && (!needsBaselines || (await servesBaselines(info)))) {
+  if (!options.fresh && info && alive(info.pid) && runsAs(info, runtime) && (await healthy(info)) && (!needsBaselines || (await servesBaselines(info)))) {
     log(`using the running twin at ${info.url}`);
     return { ...info, owned: false, stop: async () => undefined };
   }
-  log('starting a twin for this run, its processes profiled');
+  const profiled = options.profiled ?? true;
+  log(`starting a twin for this run${profiled ? ', its processes profiled' : ''}`);
   rmSync(PROFILE_DIR, { recursive: true, force: true });
-  mkdirSync(PROFILE_DIR, { recursive: true });
+  if (profiled) mkdirSync(PROFILE_DIR, { recursive: true });
   const twin = await startTwinProcess({
     timeoutMs: TWIN_START_TIMEOUT_MS,
     stateDir: BENCH_STATE_DIR,
@@ -82,9 +90,9 @@ export async function acquireTwin(log: (msg: string) => void, needsBaselines: bo
       // The bench's own generators send from 127.0.0.1; the abuse bench's flood from other loopback addresses.
       SURGE_LOAD_TEST_SOURCES: '127.0.0.1/32',
       SURGE_BUNDLES: String(Boolean(runtime.bundles)),
-      ...profilingEnv(PROFILE_DIR, process.env.NODE_OPTIONS),
+      ...(profiled ? profilingEnv(PROFILE_DIR, process.env.NODE_OPTIONS) : {}),
       ...(runtime.lambdaInstances ? { SURGE_LAMBDA_INSTANCES: String(runtime.lambdaInstances) } : {}),
     },
   });
-  return { ...twin, owned: true, profileDir: PROFILE_DIR };
+  return { ...twin, owned: true, ...(profiled ? { profileDir: PROFILE_DIR } : {}) };
 }
