@@ -98,12 +98,12 @@ export class Instance {
         void this.stop();
       };
       timer = setTimeout(check, initTimeoutMs).unref();
-      worker.on('message', (message: Reply | { thread: number | null } | { ready: boolean }) => {
+      worker.on('message', (message: Reply | { thread: number | null } | { ready: boolean; startCpuMs?: number; importCpuMs?: number }) => {
         if ('thread' in message) thread = message.thread;
         else if ('ready' in message) {
           clearTimeout(timer);
           const schedule = thread ? scheduleOf(thread) : undefined;
-          this.meter.initialised(schedule?.cpuMs, performance.now() - began - (schedule?.waitedMs ?? 0));
+          this.meter.initialised({ cpuMs: schedule?.cpuMs, importCpuMs: message.importCpuMs }, performance.now() - began - (schedule?.waitedMs ?? 0));
           resolve();
         }
       });

@@ -2,7 +2,7 @@
 // as Lambda's runtime would (its cold start), then runs the invocations the twin posts. The
 // thread's environment is exactly what the function's row of the table asks for.
 import { randomUUID } from 'node:crypto';
-import { readlinkSync } from 'node:fs';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 
 const { bundle, functionName, memoryMb, region } = workerData;
@@ -16,6 +16,16 @@ try {
   // Not Linux.
 }
 parentPort.postMessage({ thread });
+
+/** This thread's CPU so far (ms), or undefined without /proc: read here and once imported, so an init's CPU splits into the thread's start and the bundle's import. */
+const threadCpuMs = () => {
+  try {
+    return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]) / 1e6;
+  } catch {
+    return undefined;
+  }
+};
+const startedCpuMs = threadCpuMs();
 const arn = `arn:aws:lambda:${region}:000000000000:function:${functionName}`;
 
 function contextFor(deadline) {
@@ -41,7 +51,8 @@ try {
   const mod = await import(bundle);
   if (typeof mod.handler !== 'function') throw new Error(`${bundle} exports no handler`);
   handler = mod.handler;
-  parentPort.postMessage({ ready: true });
+  const importedCpuMs = threadCpuMs();
+  parentPort.postMessage({ ready: true, ...(startedCpuMs !== undefined && importedCpuMs !== undefined ? { startCpuMs: startedCpuMs, importCpuMs: importedCpuMs - startedCpuMs } : {}) });
 } catch (error) {
   // Lambda's Runtime.ImportModuleError: every invocation of this instance fails with it.
   importError = { name: 'Runtime.ImportModuleError', message: error?.message ?? String(error) };

@@ -25,10 +25,11 @@ export interface FunctionInvocations {
   /**
    * Instances whose init ended (bundle mode: Lambda's cold starts), with their summed init: the CPU
    * their threads used from their start to the bundle imported (Node's own start included, as
-   * Lambda's Init Duration includes the runtime's), and the time it took less the time they waited
-   * for a core.
+   * Lambda's Init Duration includes the runtime's; a worker thread's start is not a Lambda
+   * runtime's, so the bundle's import is also counted apart), and the time it took less the time
+   * they waited for a core.
    */
-  inits?: { count: number; cpu_ms: number; ms: number };
+  inits?: { count: number; cpu_ms: number; ms: number; import_cpu_ms: number };
 }
 
 /** A process's counts: its pid and start tell a later read whether the counts began again (a restarted process). */
@@ -103,11 +104,12 @@ export class FunctionMeter {
     this.counts.log_bytes += Buffer.byteLength(platformLines(REQUEST_ID, durationMs, this.counts.memory_mb));
   }
 
-  /** One instance's init ended: its thread's CPU (when it could be read) and the time it took. */
-  initialised(cpuMs: number | undefined, ms: number): void {
-    const inits = (this.counts.inits ??= { count: 0, cpu_ms: 0, ms: 0 });
+  /** One instance's init ended: its thread's CPU and its import's (when they could be read), and the time it took. */
+  initialised(cpu: { cpuMs: number | undefined; importCpuMs: number | undefined }, ms: number): void {
+    const inits = (this.counts.inits ??= { count: 0, cpu_ms: 0, ms: 0, import_cpu_ms: 0 });
     inits.count += 1;
-    inits.cpu_ms += cpuMs ?? 0;
+    inits.cpu_ms += cpu.cpuMs ?? 0;
+    inits.import_cpu_ms += cpu.importCpuMs ?? 0;
     inits.ms += ms;
   }
 

@@ -37,7 +37,9 @@ function initsBetween(before: Snapshot, after: Snapshot) {
       const count = (a?.count ?? 0) - (b?.count ?? 0);
       const cpu = (a?.cpu_ms ?? 0) - (b?.cpu_ms ?? 0);
       const ms = (a?.ms ?? 0) - (b?.ms ?? 0);
-      return [id, { instances_started: count, init_cpu_ms_total: round(cpu, 1), init_cpu_ms_per_instance: count ? round(cpu / count, 1) : null, init_ms_per_instance: count ? round(ms / count, 1) : null }];
+      const imported = (a?.import_cpu_ms ?? 0) - (b?.import_cpu_ms ?? 0);
+      const per = (total: number, digits = 1) => (count ? round(total / count, digits) : null);
+      return [id, { instances_started: count, init_cpu_ms_total: round(cpu, 1), init_cpu_ms_per_instance: per(cpu), import_cpu_ms_per_instance: per(imported), init_ms_per_instance: per(ms) }];
     }),
   );
 }
@@ -130,6 +132,7 @@ export const opening: Scenario = async ({ twin, runtime, connections, log }) => 
             ...inits.opening[id],
             started_in_steady_state: inits.steady[id]!.instances_started,
             warmed_at_start_init_cpu_ms: inits.warmed[id]!.init_cpu_ms_per_instance,
+            warmed_at_start_import_cpu_ms: inits.warmed[id]!.import_cpu_ms_per_instance,
             warmed_at_start_init_ms: inits.warmed[id]!.init_ms_per_instance,
             bundle_bytes: bundleBytes(id),
           },
