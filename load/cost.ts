@@ -108,6 +108,7 @@ const acuFor = (design: string) =>
     const [named, n] = option.includes('=') ? option.split('=', 2) : [undefined, option];
     return named === undefined || named === design ? positive('aurora-acu', n, acu) : acu;
   }, base.auroraAcuPerInstance);
+if (given && positionals.length > 1) throw new Error('instances given price one bench: give one bench JSON, or none of the instance options to size each for --rates');
 const rates = given ? [base.ordersPerSecond] : values.rates.split(',').map((r) => positive('rates', r, 0));
 
 interface Priced {
@@ -175,11 +176,14 @@ function table(design: string, label: string | undefined, capacity: Capacity, co
 }
 
 for (const p of priced) {
-  if (p.cost) process.stdout.write(`${p.bench}, ${table(p.design, p.label, p.capacity, p.cost, p.sqs.measured)}\n  sized: ${p.sizing}\n\n`);
+  if (given) process.stdout.write(`${table(p.design, p.label, p.capacity, p.cost!, p.sqs.measured)}\n\n`);
+  else if (p.cost) process.stdout.write(`${p.bench}, ${table(p.design, p.label, p.capacity, p.cost, p.sqs.measured)}\n  sized: ${p.sizing}\n\n`);
   else process.stdout.write(`${p.bench}, ${p.design}${p.label ? ` — ${p.label}` : ''} at ${p.ordersPerSecond} orders/s: not reachable: ${p.sizing}\n\n`);
 }
 process.stdout.write(
-  `USD per million: ${priced.map((p) => `${p.bench} ${p.design} @${p.ordersPerSecond}/s ${p.cost ? usd(p.cost.usd_per_million_orders) : 'not reachable'}`).join(', ')}\n`,
+  given
+    ? `USD per million orders: ${priced.map((p) => `${p.design} ${usd(p.cost!.usd_per_million_orders)}`).join(', ')}\n`
+    : `USD per million: ${priced.map((p) => `${p.bench} ${p.design} @${p.ordersPerSecond}/s ${p.cost ? usd(p.cost.usd_per_million_orders) : 'not reachable'}`).join(', ')}\n`,
 );
 process.stdout.write(`Prices: on-demand list prices as known at ${PRICES.lambdaRequests.as_known_at}, not read from AWS's pages today; each one's page is in the JSON below.\n`);
 for (const file of positionals) {
@@ -214,13 +218,13 @@ const rounded = (cost: DesignCost) => ({
   items: Object.fromEntries(COST_ITEMS.map((name) => [name, { ...cost.items[name], quantity: round(cost.items[name].quantity, 4), usd: round(cost.items[name].usd, 6) }])),
   usd_per_million_orders: round(cost.usd_per_million_orders, 6),
 });
-process.stdout.write(
-  `${JSON.stringify({
-    benches: positionals,
-    prices: PRICES,
-    ...(given ? {} : { sizing: SIZING }),
-    designs: priced.map((p) => ({ bench: p.bench, design: p.design, orders_per_second: p.ordersPerSecond, capacity: p.capacity, sized: p.sizing, sqs_requests_from: p.sqs.measured, ...(p.cost ? rounded(p.cost) : { reachable: false }) })),
-    report: htmlFile,
-    chart: svgFile,
-  })}\n`,
-);
+// Instances given: each design of the one bench at them, by name. Sized: each bench's designs at each rate, in a list.
+const result = given
+  ? { scenario: priced[0]!.bench, prices: PRICES, designs: Object.fromEntries(priced.map((p) => [p.design, { capacity: p.capacity, sqs_requests_from: p.sqs.measured, ...rounded(p.cost!) }])) }
+  : {
+      benches: positionals,
+      prices: PRICES,
+      sizing: SIZING,
+      sized: priced.map((p) => ({ bench: p.bench, design: p.design, orders_per_second: p.ordersPerSecond, capacity: p.capacity, sized: p.sizing, sqs_requests_from: p.sqs.measured, ...(p.cost ? rounded(p.cost) : { reachable: false }) })),
+    };
+process.stdout.write(`${JSON.stringify({ ...result, report: htmlFile, chart: svgFile })}\n`);

@@ -55,4 +55,26 @@ describe('npm run cost', () => {
     expect(json.designs.surge!.items.sqs!.usd).toBeCloseTo(0.2168 * 0.4, 6);
     expect(json.designs.surge!.items.aurora!.usd).toBeCloseTo((4 * 0.12) / 3.6, 6);
   });
+
+  it('sizes each design for each rate from its measured CPU, and says which one hot item keeps from a rate', async () => {
+    // Prepare: the fixture with its contended runs: the script 20,000 a second, FOR UPDATE 900
+    const bench = JSON.parse(readFileSync(FIXTURE, 'utf8'));
+    bench.contended = { script_per_s: 20_000, baselines_per_s: { for_update: 900, conditional_transaction: 3_000, conditional_autocommit: 6_000 } };
+    const file = join(dir, 'contended.json');
+    writeFileSync(file, JSON.stringify(bench));
+
+    // Act
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'load/cost.ts', file, '--rates', '500,5000']);
+    const json = JSON.parse(stdout.trimEnd().split('\n').pop()!) as { sized: { design: string; orders_per_second: number; reachable?: false; usd_per_million_orders?: number }[]; chart: string };
+
+    // Assess: every design at 500/s; at 5,000 only Surge and the autocommit upper bound
+    const reachable = (rate: number) => json.sized.filter((p) => p.orders_per_second === rate && p.reachable !== false).map((p) => p.design);
+    expect(reachable(500)).toEqual(['surge', 'for_update', 'conditional_transaction', 'conditional_autocommit']);
+    expect(reachable(5_000)).toEqual(['surge', 'conditional_autocommit']);
+    expect(stdout).toMatch(/for_update — FOR UPDATE at 5000 orders\/s: not reachable: one hot item took at most 900 orders a second/);
+    expect(readFileSync(json.chart, 'utf8')).toContain('<svg');
+    rmSync(json.chart.replace(/\.svg$/, '.html'));
+    rmSync(json.chart);
+  });
 });
+

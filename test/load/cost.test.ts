@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { COST_ITEMS, costPerMillionOrders, DEFAULT_CAPACITY, PRICES, sqsCallsPerOrder, type OrderUsage } from '../../load/support/cost';
+import { COST_ITEMS, costPerMillionOrders, DEFAULT_CAPACITY, PRICES, sizeFor, sqsCallsPerOrder, type OrderUsage } from '../../load/support/cost';
 
 /** Rounded for comparing sums of floating-point products with hand-computed figures. */
 const cents = (usd: number) => Math.round(usd * 1e6) / 1e6;
@@ -75,3 +75,29 @@ describe('the cost of a million orders on AWS', () => {
     expect(cents(sqsCallsPerOrder(calls))).toBe(0.4);
   });
 });
+
+describe('sizing a design for a rate of orders', () => {
+  it('gives each store what its CPU per order asks at half load, in whole shards and half-ACU steps', () => {
+    // Act: 0.03 ms of Redis and 0.05 ms of MySQL an order
+    const at500 = sizeFor({ redisMsPerOrder: 0.03, databaseMsPerOrder: 0.05 }, 500);
+    const at5000 = sizeFor({ redisMsPerOrder: 0.03, databaseMsPerOrder: 0.05 }, 5_000);
+
+    // Assess: 500/s: Redis 0.015 cores / 0.5 → one shard (two nodes); MySQL 0.025 / 0.5 = 0.05 vCPU = 0.2 ACU → the 0.5 minimum.
+    // 5,000/s: Redis 0.15 / 0.5 = 0.3 cores → one shard; MySQL 0.25 / 0.5 = 0.5 vCPU = 2 ACU.
+    expect(at500).toMatchObject({ redisShards: 1, reachable: true, capacity: { ordersPerSecond: 500, redisNodes: 2, auroraInstances: 2, auroraAcuPerInstance: 0.5 } });
+    expect(at5000).toMatchObject({ redisShards: 1, reachable: true, capacity: { ordersPerSecond: 5_000, redisNodes: 2, auroraAcuPerInstance: 2 } });
+    expect(sizeFor({ redisMsPerOrder: 0.3, databaseMsPerOrder: 0.05 }, 5_000)).toMatchObject({ redisShards: 3, capacity: { redisNodes: 6 } });
+  });
+
+  it('says a rate one hot item cannot take in the design is not reachable, and a design without Redis needs no cache', () => {
+    // Act
+    const locked = sizeFor({ redisMsPerOrder: 0, databaseMsPerOrder: 0.4, hotItemPerSecond: 1_200 }, 5_000);
+    const within = sizeFor({ redisMsPerOrder: 0, databaseMsPerOrder: 0.4, hotItemPerSecond: 1_200 }, 500);
+
+    // Assess
+    expect(locked).toMatchObject({ reachable: false, redisShards: 0 });
+    expect(locked.why).toMatch(/at most 1200 orders a second/);
+    expect(within).toMatchObject({ reachable: true, redisShards: 0, capacity: { redisNodes: 0, auroraAcuPerInstance: 2 } });
+  });
+});
+
