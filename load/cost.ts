@@ -196,7 +196,8 @@ if (!given) process.stdout.write(`Sizing: ${JSON.stringify(SIZING)} (support/cos
 /** One bar per design and rate, Surge's dark; a design that cannot take a rate has none, and says why. */
 const rows: BarRow[] = priced.map((p) => ({
   key: p.design,
-  label: `${p.bench}: ${p.label ?? p.design} @ ${p.ordersPerSecond.toLocaleString('en-US')}/s`,
+  // The design's key, not its label: the chart cuts a label at 46 characters, and the rate must show.
+  label: `${p.bench}: ${p.design} @ ${p.ordersPerSecond.toLocaleString('en-US')}/s`,
   segments: p.cost ? [{ value: round(p.cost.usd_per_million_orders, 2), fill: p.design === SURGE ? '#1f5fa8' : '#8fa9c4' }] : [],
   note: p.cost ? `$${p.cost.usd_per_million_orders.toFixed(2)}` : 'not reachable (one hot item)',
 }));
