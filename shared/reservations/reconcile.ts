@@ -1,7 +1,6 @@
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { db } from '../platform/clients/mysql';
 import { redis } from '../platform/clients/redis';
-import { sqs } from '../platform/clients/sqs';
+import { sqsCall } from '../platform/clients/sqs-calls';
 import { reservationQueueEnv, readEnv } from '../platform/config';
 import { logger } from '../platform/logger';
 import { luaScript } from '../platform/redis/script';
@@ -118,7 +117,7 @@ async function look<R>(kind: ReservationKind<R>, owner: string): Promise<Look<R>
 const IN_FLIGHT = ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] as const;
 
 async function messagesInFlight(): Promise<number> {
-  const { Attributes } = await sqs().send(new GetQueueAttributesCommand({ QueueUrl: readEnv(reservationQueueEnv).RESERVATION_QUEUE_URL, AttributeNames: [...IN_FLIGHT] }));
+  const { Attributes } = await sqsCall()<{ Attributes?: Record<string, string> }>('GetQueueAttributes', { QueueUrl: readEnv(reservationQueueEnv).RESERVATION_QUEUE_URL, AttributeNames: [...IN_FLIGHT] });
   return IN_FLIGHT.reduce((sum, name) => sum + Number(Attributes?.[name] ?? 0), 0);
 }
 

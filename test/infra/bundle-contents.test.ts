@@ -26,7 +26,7 @@ const ALL = Object.keys(HEAVY) as Heavy[];
 /**
  * The functions held to carrying none of some heavy modules, and why they need none: those that
  * answer from Redis alone carry none; those that hand off to SQS do it by SQS's JSON protocol
- * (shared/platform/clients/sqs-calls.ts); health asks MySQL a query, behind RDS Proxy the only
+ * (shared/platform/clients/sqs-calls.ts), as the reconciler asks the queue's depth; health asks MySQL a query, behind RDS Proxy the only
  * check that sees Aurora, so carries the driver, evaluated at its first check.
  */
 const MUST_NOT_CARRY: Record<string, Heavy[]> = {
@@ -40,6 +40,7 @@ const MUST_NOT_CARRY: Record<string, Heavy[]> = {
   health: ['an AWS SDK client', 'the OpenAPI tooling'],
   'create-order': ['an AWS SDK client', 'the OpenAPI tooling'],
   'create-coupon': ['an AWS SDK client', 'the OpenAPI tooling'],
+  'reconcile-reservations': ['an AWS SDK client', 'the OpenAPI tooling'],
 };
 
 async function inputsOf(id: string): Promise<string[]> {
