@@ -15,7 +15,7 @@ import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import { MAX_ORDER_QUANTITY } from '../../shared/orders/model';
 import { joinQueue } from '../../shared/rooms/rooms';
 import { until } from '../../shared/platform/wait';
-import { adminCookie, adminPut, pointAtTwin, releaseSharedClients, signedInCrowd, timed } from '../support/crowd';
+import { adminCookie, adminPut, orderRequest, pointAtTwin, releaseSharedClients, signedInCrowd, timed } from '../support/crowd';
 import { snapshotInvocations, type Snapshot } from '../support/invocations';
 import { drive, type LoadResult } from '../support/measure';
 import { round } from '../support/round';
@@ -67,23 +67,15 @@ export const opening: Scenario = async ({ twin, runtime, connections, log }) => 
   // Joined from here, not through the API: the join function's instances are not the opening's.
   for (const userId of ids) await joinQueue(roomItem, userId);
 
-  let n = 0;
+  const orders = { next: 0 };
   const crowd = (duration: number): Options => ({
     url: twin.url,
     connections,
     duration,
     requests: [
-      {
-        method: 'POST',
-        path: `/items/${itemId}/orders`,
-        body: '{"quantity":1}',
-        setupRequest: (req) => {
-          const i = n++;
-          return { ...req, headers: { 'content-type': 'application/json', cookie: cookies[i % cookies.length]!, 'idempotency-key': `opening-${tag}-${i}` } };
-        },
-      },
-      { method: 'GET', path: '/me', setupRequest: (req) => ({ ...req, headers: { cookie: cookies[n % cookies.length]! } }) },
-      { method: 'GET', path: `/items/${roomItem}/queue/me`, setupRequest: (req) => ({ ...req, headers: { cookie: cookies[n % cookies.length]! } }) },
+      orderRequest(itemId, cookies, `opening-${tag}`, orders),
+      { method: 'GET', path: '/me', setupRequest: (req) => ({ ...req, headers: { cookie: cookies[orders.next % cookies.length]! } }) },
+      { method: 'GET', path: `/items/${roomItem}/queue/me`, setupRequest: (req) => ({ ...req, headers: { cookie: cookies[orders.next % cookies.length]! } }) },
     ],
   });
 
@@ -106,7 +98,7 @@ export const opening: Scenario = async ({ twin, runtime, connections, log }) => 
 
   const db = await createConnection({ uri: twin.databaseUrl });
   const stored = async () => Number((await db.query<RowDataPacket[]>("SELECT COUNT(*) AS n FROM orders WHERE item_id = ? AND status = 'confirmed'", [itemId]))[0][0]!.n);
-  const sent = n;
+  const sent = orders.next;
   const drained = await timed(() => until(async () => (await stored()) >= accepted, 120_000, 'the orders stored', 100, { atDeadline: 'give up' }));
   const rows = await stored();
   await db.end();

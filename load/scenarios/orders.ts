@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { createPool, type RowDataPacket } from 'mysql2/promise';
 import type { Scenario } from '../support/scenario';
-import { adminCookie, adminPut, emulatorCalls, handOffShape, inParallel, pointAtTwin, race, releaseSharedClients, signedInCrowd, timed } from '../support/crowd';
+import { adminCookie, adminPut, emulatorCalls, handOffShape, inParallel, orderRequest, pointAtTwin, race, releaseSharedClients, signedInCrowd, timed } from '../support/crowd';
 import { startCpuMeter } from '../support/cpu';
 import { meanLoad } from '../support/measure';
 import { round } from '../support/round';
@@ -200,24 +200,14 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   // Orders accepted steadily, with metrics on and off: each turn on an item of its own, with the
   // highest per-buyer limit, so that a buyer meets neither it nor the per-item rate (10 a minute)
   // within a turn, and every answer is a 202 that counts once.
-  let metricsOrder = 0;
+  const metricsOrders = { next: 0 };
   const metrics = await metricsCost(twin, runtime, duration, async (url, turn) => {
     const itemId = `metrics-${tag}-${turn}`;
     await adminPut(twin, admin, `/items/${itemId}/stock`, { quantity: 10_000_000, perUserLimit: MAX_ORDER_QUANTITY });
     return {
       url,
       connections,
-      requests: [
-        {
-          method: 'POST',
-          path: `/items/${itemId}/orders`,
-          body: '{"quantity":1}',
-          setupRequest: (req) => {
-            const i = metricsOrder++;
-            return { ...req, headers: { 'content-type': 'application/json', cookie: cookies[i % cookies.length]!, 'idempotency-key': `metrics-${tag}-${i}` } };
-          },
-        },
-      ],
+      requests: [orderRequest(itemId, cookies, `metrics-${tag}`, metricsOrders)],
     };
   }, log);
 

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Request } from 'autocannon';
 import { demoAccounts, insertUsers } from '../../infra/twin/seed';
 import { drive, type LoadResult } from './measure';
 import { round } from './round';
@@ -51,6 +52,23 @@ export async function signedInCrowd(twin: TwinInfo, count: number): Promise<{ id
 }
 
 const SESSIONS_IN_FLIGHT = 100;
+
+/**
+ * An autocannon request ordering one unit of an item for the next member of a crowd: the crowd's
+ * cookies in turn, each order its own Idempotency-Key (`<keyPrefix>-<n>`). `counter` is shared with
+ * whatever else reads which member is next.
+ */
+export function orderRequest(itemId: string, cookies: string[], keyPrefix: string, counter = { next: 0 }): Request {
+  return {
+    method: 'POST',
+    path: `/items/${itemId}/orders`,
+    body: '{"quantity":1}',
+    setupRequest: (req) => {
+      const i = counter.next++;
+      return { ...req, headers: { 'content-type': 'application/json', cookie: cookies[i % cookies.length]!, 'idempotency-key': `${keyPrefix}-${i}` } };
+    },
+  };
+}
 
 export interface RaceResult {
   load: LoadResult;
