@@ -1,5 +1,6 @@
 /** Functions served beside the table's by whoever starts the twin (the benches' baselines): never deployed, always run from their sources in this process. */
 import type { FunctionSpec } from '../../functions/table';
+import { capped } from './concurrency';
 import { TWIN_INBOUND_DOMAIN } from './deployment';
 import type { HttpRoute } from './http-routes';
 import { LocalLambda, type Handler } from './lambda';
@@ -19,16 +20,20 @@ export interface ExtraFunction extends FunctionSpec {
  */
 export const EXTRA_FUNCTIONS_ENV = 'SURGE_EXTRA_FUNCTIONS';
 
-/** The extra functions' routes, uncapped; only HTTP and SES triggers are served. */
+/**
+ * The extra functions' routes, capped as the table's are (a baseline sized like a table function
+ * gets its cap too, or it would be measured with more concurrency than the function it stands
+ * beside); only HTTP and SES triggers are served.
+ */
 export function extraFunctionRoutes(extraFunctions: ExtraFunction[]): { http: HttpRoute[]; mail: MailRoute[] } {
   const routes = { http: [] as HttpRoute[], mail: [] as MailRoute[] };
   for (const spec of extraFunctions) {
     const lambda = new LocalLambda(spec, () => spec.load());
     if (spec.trigger.kind === 'http') {
-      routes.http.push({ method: spec.trigger.method, path: spec.trigger.path, invoke: (event) => lambda.invoke(event) });
+      routes.http.push({ method: spec.trigger.method, path: spec.trigger.path, invoke: capped(spec, (event) => lambda.invoke(event), 'refuse') });
     } else if (spec.trigger.kind === 'ses') {
       if (!spec.mailDomain) throw new Error(`extra function ${spec.id}: an SES trigger needs a mailDomain`);
-      routes.mail.push({ domain: spec.mailDomain(TWIN_INBOUND_DOMAIN), functionArn: functionArnOf(spec.id), invoke: (event) => lambda.invoke(event) });
+      routes.mail.push({ domain: spec.mailDomain(TWIN_INBOUND_DOMAIN), functionArn: functionArnOf(spec.id), invoke: capped(spec, (event) => lambda.invoke(event), 'wait') });
     } else {
       throw new Error(`extra function ${spec.id}: only HTTP and SES triggers are served`);
     }

@@ -166,12 +166,12 @@ function readThread(file: string, pid: number, packages: Record<PackageRule, Set
   return { pid, times, weights, sampleNodes, side, frame };
 }
 
-/** Every profile in dir (profile.<pid>.<thread>.cpuprofile), threads of a process together. */
+/** Every profile in dir (profile.<pid>.<thread>.cpuprofile, and a worker's flushes, profile.<pid>.<thread>-<n>.cpuprofile), threads of a process together. */
 export function readProfiles(dir: string, root = '.'): ThreadProfile[] {
   if (!existsSync(dir)) return [];
   const product = productPackages(root);
   return readdirSync(dir)
-    .map((f) => ({ f, pid: /^profile\.(\d+)\.\d+\.cpuprofile$/.exec(f)?.[1] }))
+    .map((f) => ({ f, pid: /^profile\.(\d+)\.\d+(?:-\d+)?\.cpuprofile$/.exec(f)?.[1] }))
     .filter((p) => p.pid)
     .map(({ f, pid }) => readThread(join(dir, f), Number(pid), product));
 }

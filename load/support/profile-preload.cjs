@@ -5,10 +5,17 @@
 // and, as it exits, writes the V8 profile to <dir>/profile.<pid>.<thread>.cpuprofile, which
 // load/support/cpu-profile.ts reads. The in-thread inspector session answers synchronously, so
 // the profile is written within the 'exit' event.
+//
+// A worker thread that is terminated (the mail function's parser threads, stopped with
+// worker.terminate() or with their process) never sees 'exit', so a worker also writes what it has
+// sampled every FLUSH_MS, as profile.<pid>.<thread>-<n>.cpuprofile, and starts sampling again:
+// such a thread loses at most its last FLUSH_MS.
 const inspector = require('node:inspector');
 const { writeFileSync } = require('node:fs');
 const { join } = require('node:path');
-const { threadId } = require('node:worker_threads');
+const { isMainThread, threadId } = require('node:worker_threads');
+
+const FLUSH_MS = 2_000;
 
 module.exports = function startProfiling(dir, intervalUs) {
   const session = new inspector.Session();
@@ -16,9 +23,16 @@ module.exports = function startProfiling(dir, intervalUs) {
   session.post('Profiler.enable');
   session.post('Profiler.setSamplingInterval', { interval: intervalUs });
   session.post('Profiler.start');
-  process.on('exit', () => {
+  const write = (name) =>
     session.post('Profiler.stop', (error, result) => {
-      if (!error) writeFileSync(join(dir, `profile.${process.pid}.${threadId}.cpuprofile`), JSON.stringify(result.profile));
+      if (!error) writeFileSync(join(dir, `profile.${process.pid}.${name}.cpuprofile`), JSON.stringify(result.profile));
     });
-  });
+  if (!isMainThread) {
+    let flushes = 0;
+    setInterval(() => {
+      write(`${threadId}-${++flushes}`);
+      session.post('Profiler.start');
+    }, FLUSH_MS).unref();
+  }
+  process.on('exit', () => write(threadId));
 };

@@ -85,4 +85,35 @@ describe("the bench's CPU split by profile", () => {
     expect(readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sort()).toEqual([`profile.${child.pid}.0.cpuprofile`, `profile.${child.pid}.1.cpuprofile`]);
     expect(readProfiles(dir).map((thread) => thread.pid)).toEqual([child.pid, child.pid]);
   });
+
+  it("keeps a terminated worker thread's samples up to its last flush, as the mail function's parser threads are stopped", () => {
+    // Prepare: a worker that works in turns of its event loop until it has flushed once, then is terminated
+    const dir = mkdtempSync(join(tmpdir(), 'surge-profiles-'));
+    const worker = `const { readdirSync } = require('node:fs');
+      const spin = () => {
+        let x = 0;
+        for (let i = 0; i < 1e5; i++) x += i;
+        if (readdirSync(${JSON.stringify(dir)}).some((f) => /\\.1-\\d+\\.cpuprofile$/.test(f))) require('node:worker_threads').parentPort.postMessage('flushed');
+        else setImmediate(spin);
+      };
+      spin();`;
+    const script = `const { Worker } = require('node:worker_threads');
+      const w = new Worker(${JSON.stringify(worker)}, { eval: true });
+      w.once('message', () => w.terminate().then(() => process.exit(0)));`;
+
+    // Act: a worker that never flushes would spin until this deadline
+    const child = spawnSync(process.execPath, ['-e', script], { env: { ...process.env, ...profilingEnv(dir) }, timeout: 60_000 });
+
+    // Assess: no exit profile from the worker, but its flushes, read as the process's thread with samples in them
+    expect(child.status).toBe(0);
+    const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
+    expect(files).toContain(`profile.${child.pid}.0.cpuprofile`);
+    expect(files).not.toContain(`profile.${child.pid}.1.cpuprofile`);
+    const flushes = files.filter((f) => f.startsWith(`profile.${child.pid}.1-`));
+    expect(flushes.length).toBeGreaterThan(0);
+    const threads = readProfiles(dir);
+    expect(threads).toHaveLength(1 + flushes.length);
+    expect(threads.every((thread) => thread.pid === child.pid)).toBe(true);
+    expect(threads.reduce((sum, thread) => sum + thread.times.length, 0)).toBeGreaterThan(0);
+  });
 });
