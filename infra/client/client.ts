@@ -1,12 +1,12 @@
 /**
  * The typed client of Surge's API: openapi-fetch over the types generated from the OpenAPI
- * document (api-types.ts, `npm run client`), so a call names a route of the document, its
+ * document (generated/api-types.ts, `npm run client`), so a call names a route of the document, its
  * parameters and body are checked by tsc, and its answer is typed by status: `data` the success
  * body, `error` the bodies of the route's declared errors, `response` the Response itself.
  * The operators' tools and the tests call the API through it (docs/api.md, "Typed client").
  */
 import createClient, { type Client } from 'openapi-fetch';
-import type { paths } from './api-types';
+import type { paths } from './generated/api-types';
 
 export type SurgeClient = Client<paths>;
 
