@@ -30,7 +30,7 @@ module.exports = {
     },
     {
       name: 'platform-below-capabilities',
-      comment: "shared/platform/ (clients, http, redis, db, queue, config, errors, …) serves every capability and knows none.",
+      comment: 'shared/platform/ (clients, http, redis, db, queue, config, errors, …) serves every capability and knows none.',
       severity: 'error',
       from: { path: '^shared/platform/' },
       to: { path: '^shared/', pathNot: '^shared/platform/' },
@@ -51,7 +51,8 @@ module.exports = {
     },
     {
       name: 'entry-files-import-shared',
-      comment: 'An entry file of functions/ imports shared/ and, where it describes the table itself, functions/table.ts; never another entry file, infra/, load/ or test/.',
+      comment:
+        'An entry file of functions/ imports shared/ and, where it describes the table itself, functions/table.ts; never another entry file, infra/, load/ or test/.',
       severity: 'error',
       from: { path: '^functions/[^/]+\\.ts$', pathNot: '^functions/table\\.ts$' },
       to: { path: '^(functions/|infra/|load/|test/)', pathNot: '^functions/table\\.ts$' },

@@ -44,11 +44,7 @@ const longFiles = Object.values(LONG_SUITES).flatMap((s) => s.files);
 export default defineConfig({
   test: {
     include: suite ? LONG_SUITES[suite]!.files : ['test/**/*.test.ts'],
-    exclude: [
-      '**/node_modules/**',
-      ...(suite ? [] : longFiles),
-      ...(process.env.SURGE_REDIS_CLUSTER === 'true' ? Object.keys(SINGLE_NODE_ONLY) : []),
-    ],
+    exclude: ['**/node_modules/**', ...(suite ? [] : longFiles), ...(process.env.SURGE_REDIS_CLUSTER === 'true' ? Object.keys(SINGLE_NODE_ONLY) : [])],
     globalSetup: ['test/setup/services.ts'],
     setupFiles: ['test/setup/quiet-output.ts', 'test/setup/env.ts'],
     pool: 'forks',

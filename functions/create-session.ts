@@ -13,7 +13,13 @@ const Credentials = z.object({
 });
 const SignedIn = z.strictObject({ user: User });
 
-export const handler = api({ access: 'public', readsSessionCookie: true, body: Credentials, answers: { 201: SignedIn }, errors: ['INVALID_CREDENTIALS', 'RATE_LIMITED'] }).handler(async (event) => {
+export const handler = api({
+  access: 'public',
+  readsSessionCookie: true,
+  body: Credentials,
+  answers: { 201: SignedIn },
+  errors: ['INVALID_CREDENTIALS', 'RATE_LIMITED'],
+}).handler(async (event) => {
   const { email, password } = event.input.body;
   const { user, cookie } = await signInWithPassword(email, password, clientAddress(event), event.cookieMap[SESSION_COOKIE]);
   return json(201, { user }, { cookies: [cookie] });

@@ -22,7 +22,13 @@ const NewAccount = z
 const SignedUp = z.strictObject({ user: User });
 
 /** Answers 201 with the session cookie POST /sessions sets, or without one when no session could be started (see signUpAndIn). */
-export const handler = api({ access: 'public', readsSessionCookie: true, body: NewAccount, answers: { 201: SignedUp }, errors: ['EMAIL_TAKEN', 'RATE_LIMITED'] }).handler(async (event) => {
+export const handler = api({
+  access: 'public',
+  readsSessionCookie: true,
+  body: NewAccount,
+  answers: { 201: SignedUp },
+  errors: ['EMAIL_TAKEN', 'RATE_LIMITED'],
+}).handler(async (event) => {
   const { email, password } = event.input.body;
   const { user, cookie } = await signUpAndIn(email, password, clientAddress(event), event.cookieMap[SESSION_COOKIE]);
   return json(201, { user }, cookie ? { cookies: [cookie] } : {});

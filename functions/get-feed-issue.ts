@@ -10,7 +10,7 @@ export const handler = api({
   answerMedia: 'text/html',
   answerHeaders: {
     'Content-Security-Policy': 'Nothing on the page runs, loads or submits: inline styles only, in a sandbox',
-    'Cache-Control': 'private: one reader\'s mail',
+    'Cache-Control': "private: one reader's mail",
   },
   errors: ['NOT_FOUND', 'RATE_LIMITED'],
 }).handler(async (event) => answerIssuePage(event.input.params.token, event.input.params.issueId));

@@ -13,5 +13,12 @@ export const handler = api({ access: 'public', params: Params, answers: { 200: I
   const { itemId } = input.params;
   const [item, remaining] = await Promise.all([findItem(itemId), remainingStock(itemId)]);
   if (!item) throw new NotFoundError('No such item');
-  return json(200, { id: item.id, initialStock: item.initialStock, remaining: remaining ?? 0, confirmed: item.sold, perUserLimit: item.perUserLimit, buckets: item.buckets });
+  return json(200, {
+    id: item.id,
+    initialStock: item.initialStock,
+    remaining: remaining ?? 0,
+    confirmed: item.sold,
+    perUserLimit: item.perUserLimit,
+    buckets: item.buckets,
+  });
 });

@@ -8,5 +8,8 @@ import { PageQuery } from '../shared/mail/paging';
 /** The caller's feed URLs, Atom and JSON Feed, of all their newsletters and of each; the token in them is created on first use. */
 export const handler = api({ access: 'user', query: PageQuery, answers: { 200: MyFeeds }, errors: [] }).handler(async (event) => {
   const { principal, input } = event;
-  return json(200, await myFeeds(principal.userId, await feedTokenFor(principal.userId), publicBaseUrl(event), { after: input.query.cursor, limit: input.query.limit }));
+  return json(
+    200,
+    await myFeeds(principal.userId, await feedTokenFor(principal.userId), publicBaseUrl(event), { after: input.query.cursor, limit: input.query.limit }),
+  );
 });

@@ -12,4 +12,6 @@ const Coupons = z.strictObject({
   ),
 });
 
-export const handler = api({ access: 'user', answers: { 200: Coupons }, errors: [] }).handler(async ({ principal }) => json(200, { coupons: await couponsOf(principal.userId) }));
+export const handler = api({ access: 'user', answers: { 200: Coupons }, errors: [] }).handler(async ({ principal }) =>
+  json(200, { coupons: await couponsOf(principal.userId) }),
+);

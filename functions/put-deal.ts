@@ -7,7 +7,10 @@ import { DealId } from '../shared/coupons/model';
 const Params = z.object({ dealId: DealId });
 /** What MySQL's TIMESTAMP holds; a date outside it is refused here, before anything is written. */
 const Instant = z
-  .pipe(z.iso.datetime({ offset: true }), z.transform((s) => Date.parse(s)))
+  .pipe(
+    z.iso.datetime({ offset: true }),
+    z.transform((s) => Date.parse(s)),
+  )
   .check(z.refine((ms) => ms >= Date.UTC(1970, 0, 2) && ms < Date.UTC(2038, 0, 1), 'must fall between 1970-01-02 and 2037-12-31'));
 const DealInput = z
   .strictObject({

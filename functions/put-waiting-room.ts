@@ -17,8 +17,10 @@ const Room = z.strictObject({
 });
 
 /** Sets an item's waiting room, or pauses, resumes or re-rates it while it runs: from then on its orders need a pass. */
-export const handler = api({ access: 'admin', params: Params, body: RoomInput, answers: { 200: Room }, errors: ['NOT_ON_SALE', 'CONFLICT'] }).handler(async ({ input }) => {
-  const { itemId } = input.params;
-  await putRoom(itemId, input.body);
-  return json(200, { id: itemId, ...input.body, opensAt: new Date(input.body.opensAt).toISOString() });
-});
+export const handler = api({ access: 'admin', params: Params, body: RoomInput, answers: { 200: Room }, errors: ['NOT_ON_SALE', 'CONFLICT'] }).handler(
+  async ({ input }) => {
+    const { itemId } = input.params;
+    await putRoom(itemId, input.body);
+    return json(200, { id: itemId, ...input.body, opensAt: new Date(input.body.opensAt).toISOString() });
+  },
+);

@@ -7,7 +7,13 @@ import { mailReceiver } from '../shared/mail/receive';
 
 const receive = once(() => {
   const { INBOUND_DOMAIN, RAW_MAIL_BUCKET, RAW_MAIL_PREFIX, MAIL_PARSER_THREADS } = readEnv(receiveMailEnv);
-  return mailReceiver({ domain: INBOUND_DOMAIN, bucket: RAW_MAIL_BUCKET, prefix: RAW_MAIL_PREFIX, resolveNewsletter: findOrCreateNewsletter, parserThreads: MAIL_PARSER_THREADS });
+  return mailReceiver({
+    domain: INBOUND_DOMAIN,
+    bucket: RAW_MAIL_BUCKET,
+    prefix: RAW_MAIL_PREFIX,
+    resolveNewsletter: findOrCreateNewsletter,
+    parserThreads: MAIL_PARSER_THREADS,
+  });
 });
 
 export const handler = functionStack<SESEvent, void>().handler((event) => receive()(event));

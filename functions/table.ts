@@ -24,7 +24,10 @@ export const queues = {
 export type QueueName = keyof typeof queues;
 
 /** A queue's and its DLQ's physical names under a prefix: the twin's by default, a stack's on AWS. */
-export const queueNamesOf = (name: QueueName, prefix = 'surge') => ({ queue: `${prefix}-${queues[name].name}`, deadLetter: `${prefix}-${queues[name].deadLetterName}` });
+export const queueNamesOf = (name: QueueName, prefix = 'surge') => ({
+  queue: `${prefix}-${queues[name].name}`,
+  deadLetter: `${prefix}-${queues[name].deadLetterName}`,
+});
 
 export const buckets = {
   rawMail: { name: 'surge-raw-mail' },
@@ -206,7 +209,8 @@ export const functions: readonly FunctionSpec[] = [
   },
   {
     id: 'get-waiting-page',
-    description: "Returns an item's waiting page, which polls the buyer's place (self-contained HTML: nothing fetched from elsewhere); a page saying so where the item has no room",
+    description:
+      "Returns an item's waiting page, which polls the buyer's place (self-contained HTML: nothing fetched from elsewhere); a page saying so where the item has no room",
     trigger: { kind: 'http', method: 'GET', path: '/wait/{itemId}' },
     ...api,
     memoryMb: 256,

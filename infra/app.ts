@@ -77,7 +77,9 @@ function redisPlanOf(app: App): RedisPlan {
     if (shape === 'cluster') return { shape, shards, replicas };
     const family = /^cache\.([a-z0-9]+)\.[a-z0-9]+$/.exec(String(nodeType ?? DURABLE.nodeType))?.[1];
     if (!(DURABLE.nodeFamilies as readonly string[]).includes(family ?? '')) {
-      throw new Error(`-c redisNodeType=${String(nodeType)}: ElastiCache's durability runs on the node families ${DURABLE.nodeFamilies.join(', ')} only (cache.<family>.<size>)`);
+      throw new Error(
+        `-c redisNodeType=${String(nodeType)}: ElastiCache's durability runs on the node families ${DURABLE.nodeFamilies.join(', ')} only (cache.<family>.<size>)`,
+      );
     }
     return { shape, shards, replicas, nodeType: String(nodeType ?? DURABLE.nodeType) };
   }
@@ -105,7 +107,9 @@ export function buildApp(app = new App()): { app: App; stack: SurgeStack } {
   const givenDomain: unknown = app.node.tryGetContext('inboundDomain');
   // A prod stack on the placeholder would deploy, receive no mail, and make admin@inbound.surge.example its first admin.
   if (givenDomain === undefined && stage === 'prod') {
-    throw new Error('The prod stage needs the domain SES receives newsletters for: pass -c inboundDomain=mail.example.com (a domain of yours, its MX record pointed at SES)');
+    throw new Error(
+      'The prod stage needs the domain SES receives newsletters for: pass -c inboundDomain=mail.example.com (a domain of yours, its MX record pointed at SES)',
+    );
   }
   const inboundDomain = String(givenDomain ?? PLACEHOLDER_INBOUND_DOMAIN);
   // Checked here, so that a mistyped address fails the synth rather than the deploy's trigger.
@@ -116,11 +120,15 @@ export function buildApp(app = new App()): { app: App; stack: SurgeStack } {
   const cloudFront = flagOf(app, 'cloudfront', stage === 'prod');
   const region = process.env.CDK_DEFAULT_REGION;
   if (cloudFront && region && region !== CLOUDFRONT_REGION) {
-    throw new Error(`CloudFront's web ACL can only be made in ${CLOUDFRONT_REGION}: deploy there (AWS_REGION=${CLOUDFRONT_REGION}), or pass -c cloudfront=false`);
+    throw new Error(
+      `CloudFront's web ACL can only be made in ${CLOUDFRONT_REGION}: deploy there (AWS_REGION=${CLOUDFRONT_REGION}), or pass -c cloudfront=false`,
+    );
   }
   // Caught here, not by CloudFormation halfway through the deploy; a synth with no region (env-agnostic) goes on.
   if (region && REGIONS_WITHOUT_SES_RECEIVING.includes(region)) {
-    throw new Error(`SES receives no mail in ${region}, so its receipt rule set cannot be made there: deploy to a region that receives, e.g. AWS_REGION=eu-west-1 or us-east-1 (docs/deploy.md, "SES regions")`);
+    throw new Error(
+      `SES receives no mail in ${region}, so its receipt rule set cannot be made there: deploy to a region that receives, e.g. AWS_REGION=eu-west-1 or us-east-1 (docs/deploy.md, "SES regions")`,
+    );
   }
   // By stage, so a prod stack deployed where a dev one is does not update it in place (and replace its Aurora).
   const legacyNames = flagOf(app, 'legacyNames', false);

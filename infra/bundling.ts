@@ -79,7 +79,9 @@ export const PUBLISHING = ['get-api-document', 'get-api-docs'];
 export function bundleFileCopies(root: string, functionId: string, outputDir: string): string[] {
   return [
     `mkdir -p "${outputDir}/lua" && cp "${root}"/shared/*/lua/*.lua "${outputDir}/lua/"`,
-    ...(functionId === 'migrate-database' ? [`mkdir -p "${outputDir}/migrations" && cp "${root}"/shared/platform/db/migrations/*.sql "${outputDir}/migrations/"`] : []),
+    ...(functionId === 'migrate-database'
+      ? [`mkdir -p "${outputDir}/migrations" && cp "${root}"/shared/platform/db/migrations/*.sql "${outputDir}/migrations/"`]
+      : []),
     ...(PUBLISHING.includes(functionId) ? [`"${root}/node_modules/.bin/tsx" "${root}/infra/openapi/write.ts" "${outputDir}" >/dev/null`] : []),
   ];
 }
@@ -89,7 +91,11 @@ export function bundleFileCopies(root: string, functionId: string, outputDir: st
  * source map, the files it reads beside itself and its worker threads, all with the stack's options.
  * Used by the bundle report and the twin's bundle mode.
  */
-export async function buildFunctionBundle(root: string, spec: { id: string }, outputDir: string): Promise<{ outfile: string; workers: Record<string, string> }> {
+export async function buildFunctionBundle(
+  root: string,
+  spec: { id: string },
+  outputDir: string,
+): Promise<{ outfile: string; workers: Record<string, string> }> {
   mkdirSync(outputDir, { recursive: true });
   const options = { ...ESBUILD_OPTIONS, sourcemap: true, sourcesContent: false, absWorkingDir: root } satisfies BuildOptions;
   const outfile = join(outputDir, 'index.mjs');

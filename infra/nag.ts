@@ -31,20 +31,16 @@ export function acknowledgeFindings(stack: SurgeStack): void {
     'AwsSolutions-SQS3',
     'This queue is itself the end of the line: the failure destination of SES receipt events the mail function could not process; it is alarmed, and nothing consumes it to fail again.',
   );
-  acknowledge(
-    at('AccessLogs'),
-    'AwsSolutions-S1',
-    'This is the access-log bucket of the raw-mail bucket; logging it into itself would loop.',
-  );
+  acknowledge(at('AccessLogs'), 'AwsSolutions-S1', 'This is the access-log bucket of the raw-mail bucket; logging it into itself would loop.');
   acknowledge(
     at('Api'),
     'AwsSolutions-APIG4',
-    'Authorization is the functions\' own: an HttpOnly session cookie checked in Redis on every request (one round trip), with admin roles; the catalog and deal/item reads are public by design.',
+    "Authorization is the functions' own: an HttpOnly session cookie checked in Redis on every request (one round trip), with admin roles; the catalog and deal/item reads are public by design.",
   );
   acknowledge(
     at('RedisAuth'),
     'AwsSolutions-SMG4',
-    'Secrets Manager has no managed rotation for an ElastiCache AUTH token, nor CloudFormation an update strategy: rotating it is an operation on the replication group (AuthTokenUpdateStrategy ROTATE, then SET), or on the serverless cache\'s user (both passwords, then the new one alone; see infra/redis.ts). The functions look the token up again when AUTH is refused.',
+    "Secrets Manager has no managed rotation for an ElastiCache AUTH token, nor CloudFormation an update strategy: rotating it is an operation on the replication group (AuthTokenUpdateStrategy ROTATE, then SET), or on the serverless cache's user (both passwords, then the new one alone; see infra/redis.ts). The functions look the token up again when AUTH is refused.",
   );
   acknowledge(
     at('AdminCredentials'),
@@ -88,13 +84,17 @@ export function acknowledgeFindings(stack: SurgeStack): void {
       'AwsSolutions-CFR4',
       "The distribution uses CloudFront's default certificate (*.cloudfront.net), whose viewer TLS policy cannot be set; a custom domain with its own certificate would allow TLSv1.2_2021 as the minimum. Its origin connection is TLS 1.2 only.",
     );
-    acknowledge(cdn, 'AwsSolutions-CFR1', 'Surge serves readers wherever they are; abuse is held off by the WAF rate limit per address and the per-route throttles, not by country.');
+    acknowledge(
+      cdn,
+      'AwsSolutions-CFR1',
+      'Surge serves readers wherever they are; abuse is held off by the WAF rate limit per address and the per-route throttles, not by country.',
+    );
   }
   for (const endpoint of ['Sqs', 'SecretsManager']) {
     acknowledge(
       at('Vpc').node.findChild(endpoint),
       'AwsSolutions-EC23',
-      'Interface endpoint security group: HTTPS from the VPC\'s own CIDR only (an intrinsic reference the rule cannot evaluate).',
+      "Interface endpoint security group: HTTPS from the VPC's own CIDR only (an intrinsic reference the rule cannot evaluate).",
     );
   }
 }

@@ -69,7 +69,13 @@ export interface ObservabilityProps {
 
 /** One of Surge's own metrics (shared/platform/metrics.ts): namespace Surge, the service as its one dimension. */
 export function surgeMetric(name: string, statistic = 'Sum', period = MINUTE): Metric {
-  return new Metric({ namespace: METRICS_NAMESPACE, metricName: name, dimensionsMap: { service: serviceEnvironment.POWERTOOLS_SERVICE_NAME }, statistic, period });
+  return new Metric({
+    namespace: METRICS_NAMESPACE,
+    metricName: name,
+    dimensionsMap: { service: serviceEnvironment.POWERTOOLS_SERVICE_NAME },
+    statistic,
+    period,
+  });
 }
 
 /** Per second, from a one-minute sum: what a graph of a rate should show. Its metric's id is the label's, unique in a graph. */
@@ -93,7 +99,11 @@ export class Observability extends Construct {
     // CloudWatch cannot publish to a topic under AWS's managed SNS key, whose policy it is not in.
     const key = new Key(this, 'AlarmsKey', { description: 'Encrypts the Surge alarms topic', enableKeyRotation: true, removalPolicy: props.keyRemovalPolicy });
     key.addToResourcePolicy(
-      new PolicyStatement({ principals: [new ServicePrincipal('cloudwatch.amazonaws.com')], actions: ['kms:Decrypt', 'kms:GenerateDataKey*'], resources: ['*'] }),
+      new PolicyStatement({
+        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'],
+      }),
     );
     this.topic = new Topic(this, 'Alarms', { displayName: 'Surge alarms', masterKey: key, enforceSSL: true });
     if (props.alarmEmail) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
@@ -126,7 +136,12 @@ export class Observability extends Construct {
 
   private alarmsFor(props: ObservabilityProps): void {
     for (const [name, { queue, deadLetters }] of props.queues) {
-      this.alarm(`${name}DlqDepth`, deadLetters.metricApproximateNumberOfMessagesVisible({ period: MINUTE, statistic: 'Maximum' }), 0, `Messages in the ${name} queue's DLQ: reservations the writer could not store.`);
+      this.alarm(
+        `${name}DlqDepth`,
+        deadLetters.metricApproximateNumberOfMessagesVisible({ period: MINUTE, statistic: 'Maximum' }),
+        0,
+        `Messages in the ${name} queue's DLQ: reservations the writer could not store.`,
+      );
       this.alarm(
         `${name}QueueAge`,
         queue.metricApproximateAgeOfOldestMessage({ period: MINUTE, statistic: 'Maximum' }),
@@ -136,7 +151,12 @@ export class Observability extends Construct {
       );
     }
     for (const failures of props.mailFailures) {
-      this.alarm('MailFailuresDepth', failures.metricApproximateNumberOfMessagesVisible({ period: MINUTE, statistic: 'Maximum' }), 0, 'Receipt events the mail function could not process; the raw mail is still in the bucket.');
+      this.alarm(
+        'MailFailuresDepth',
+        failures.metricApproximateNumberOfMessagesVisible({ period: MINUTE, statistic: 'Maximum' }),
+        0,
+        'Receipt events the mail function could not process; the raw mail is still in the bucket.',
+      );
     }
     const requests = props.api.metricCount({ period: Duration.minutes(5), statistic: 'Sum' });
     const serverErrors = props.api.metricServerError({ period: Duration.minutes(5), statistic: 'Sum' });
@@ -191,26 +211,51 @@ export class Observability extends Construct {
         );
       }
     }
-    this.alarm('RedisWritesRefused', surgeMetric('redis.writeRefused'), 0, 'The cache refused a write (OOM, noeviction): reservations and sign-ins are answering 503.');
-    this.alarm('WriterThrottles', props.functions.get('write-reservations')!.metricThrottles({ period: MINUTE }), 0, 'The writer was throttled: reservations wait in the queue.');
+    this.alarm(
+      'RedisWritesRefused',
+      surgeMetric('redis.writeRefused'),
+      0,
+      'The cache refused a write (OOM, noeviction): reservations and sign-ins are answering 503.',
+    );
+    this.alarm(
+      'WriterThrottles',
+      props.functions.get('write-reservations')!.metricThrottles({ period: MINUTE }),
+      0,
+      'The writer was throttled: reservations wait in the queue.',
+    );
     for (const functionId of ALARMED_ERRORS) {
       this.alarm(`${functionId}Errors`, props.functions.get(functionId)!.metricErrors({ period: MINUTE }), 0, `${functionId} failed an invocation.`);
     }
     this.alarm(
       'GuardRejections',
-      new MathExpression({ expression: 'orders + coupons', usingMetrics: { orders: surgeMetric('orders.guardRejected'), coupons: surgeMetric('coupons.guardRejected') }, label: 'Rejected by the database guard', period: MINUTE }),
+      new MathExpression({
+        expression: 'orders + coupons',
+        usingMetrics: { orders: surgeMetric('orders.guardRejected'), coupons: surgeMetric('coupons.guardRejected') },
+        label: 'Rejected by the database guard',
+        period: MINUTE,
+      }),
       0,
       'The database guard refused a reservation Redis had accepted (it would have oversold): Redis and MySQL disagree.',
     );
     this.alarm(
       'HandOffFailures',
-      new MathExpression({ expression: 'orders + coupons', usingMetrics: { orders: surgeMetric('orders.handOffCompensated'), coupons: surgeMetric('coupons.handOffCompensated') }, label: 'Reservations given back: hand-off failed', period: MINUTE }),
+      new MathExpression({
+        expression: 'orders + coupons',
+        usingMetrics: { orders: surgeMetric('orders.handOffCompensated'), coupons: surgeMetric('coupons.handOffCompensated') },
+        label: 'Reservations given back: hand-off failed',
+        period: MINUTE,
+      }),
       0,
       'A reservation could not be handed to the queue and was given back (the buyer was answered 503): SQS unreachable or slow, or the reserving code failing.',
     );
     this.alarm(
       'StoredWithoutOutbox',
-      new MathExpression({ expression: 'orders + coupons', usingMetrics: { orders: surgeMetric('orders.storedWithoutOutbox'), coupons: surgeMetric('coupons.storedWithoutOutbox') }, label: 'Stored with no outbox entry', period: MINUTE }),
+      new MathExpression({
+        expression: 'orders + coupons',
+        usingMetrics: { orders: surgeMetric('orders.storedWithoutOutbox'), coupons: surgeMetric('coupons.storedWithoutOutbox') },
+        label: 'Stored with no outbox entry',
+        period: MINUTE,
+      }),
       0,
       'The writer stored reservations Redis had no outbox entry for: Redis lost writes (a failover, a restart); the writer repaired the sale or deal.',
     );
@@ -219,7 +264,17 @@ export class Observability extends Construct {
   /** One metric per node, or the Serverless cache's one (whose metrics are per cache: `clusterId`). */
   private cacheMetrics(cache: CacheWatch, metricName: string, statistic = 'Maximum'): IMetric[] {
     const dimensions = 'nodes' in cache ? cache.nodes.map((node) => ({ CacheClusterId: node })) : [{ clusterId: cache.serverless }];
-    return dimensions.map((dimensionsMap) => new Metric({ namespace: 'AWS/ElastiCache', metricName, dimensionsMap, statistic, period: MINUTE, label: `${metricName} ${Object.values(dimensionsMap)[0]}` }));
+    return dimensions.map(
+      (dimensionsMap) =>
+        new Metric({
+          namespace: 'AWS/ElastiCache',
+          metricName,
+          dimensionsMap,
+          statistic,
+          period: MINUTE,
+          label: `${metricName} ${Object.values(dimensionsMap)[0]}`,
+        }),
+    );
   }
 
   private widgets(props: ObservabilityProps): IWidget[][] {
@@ -232,59 +287,115 @@ export class Observability extends Construct {
     return [
       [new TextWidget({ markdown: '# Surge\nAlarms and what to do about each: docs/runbook.md, "Alarms".', width: 24, height: 1 })],
       [
-        graph('Orders per second, by outcome', ORDER_OUTCOMES.map((o) => perSecond(surgeMetric(`orders.${o}`), o))),
-        graph('Coupons per second, by outcome', COUPON_OUTCOMES.map((o) => perSecond(surgeMetric(`coupons.${o}`), o))),
-        graph('Writer lag, reserved → stored (ms)', ['p50', 'p99', 'Maximum'].map((s) => surgeMetric('orders.writerLag', s).with({ label: `orders ${s}` })), [
-          surgeMetric('coupons.writerLag', 'p99').with({ label: 'coupons p99' }),
-        ]),
+        graph(
+          'Orders per second, by outcome',
+          ORDER_OUTCOMES.map((o) => perSecond(surgeMetric(`orders.${o}`), o)),
+        ),
+        graph(
+          'Coupons per second, by outcome',
+          COUPON_OUTCOMES.map((o) => perSecond(surgeMetric(`coupons.${o}`), o)),
+        ),
+        graph(
+          'Writer lag, reserved → stored (ms)',
+          ['p50', 'p99', 'Maximum'].map((s) => surgeMetric('orders.writerLag', s).with({ label: `orders ${s}` })),
+          [surgeMetric('coupons.writerLag', 'p99').with({ label: 'coupons p99' })],
+        ),
       ],
       [
-        graph('Reservation queue: depth and age of the oldest message (s)', [queue.metricApproximateNumberOfMessagesVisible({ period: MINUTE, statistic: 'Maximum' })], [
-          queue.metricApproximateAgeOfOldestMessage({ period: MINUTE, statistic: 'Maximum' }),
+        graph(
+          'Reservation queue: depth and age of the oldest message (s)',
+          [queue.metricApproximateNumberOfMessagesVisible({ period: MINUTE, statistic: 'Maximum' })],
+          [queue.metricApproximateAgeOfOldestMessage({ period: MINUTE, statistic: 'Maximum' })],
+        ),
+        graph('Dead letters', [
+          deadLetters.metricApproximateNumberOfMessagesVisible({ period: MINUTE, statistic: 'Maximum' }),
+          ...props.mailFailures.map((q) => q.metricApproximateNumberOfMessagesVisible({ period: MINUTE, statistic: 'Maximum' })),
         ]),
-        graph('Dead letters', [deadLetters.metricApproximateNumberOfMessagesVisible({ period: MINUTE, statistic: 'Maximum' }), ...props.mailFailures.map((q) => q.metricApproximateNumberOfMessagesVisible({ period: MINUTE, statistic: 'Maximum' }))]),
         graph('Guard rejections, stored without outbox, compensated hand-offs', [
-          ...['guardRejected', 'storedWithoutOutbox', 'handOffCompensated'].flatMap((event) => ['orders', 'coupons'].map((kind) => surgeMetric(`${kind}.${event}`).with({ label: `${kind} ${event}` }))),
+          ...['guardRejected', 'storedWithoutOutbox', 'handOffCompensated'].flatMap((event) =>
+            ['orders', 'coupons'].map((kind) => surgeMetric(`${kind}.${event}`).with({ label: `${kind} ${event}` })),
+          ),
         ]),
       ],
       [
-        graph('Errors per function', perFunction((fn) => fn.metricErrors({ period: MINUTE }))),
-        graph('Throttles per function', perFunction((fn) => fn.metricThrottles({ period: MINUTE }))),
-        graph('Concurrency per function', perFunction((fn) => fn.metric('ConcurrentExecutions', { period: MINUTE, statistic: 'Maximum' }))),
+        graph(
+          'Errors per function',
+          perFunction((fn) => fn.metricErrors({ period: MINUTE })),
+        ),
+        graph(
+          'Throttles per function',
+          perFunction((fn) => fn.metricThrottles({ period: MINUTE })),
+        ),
+        graph(
+          'Concurrency per function',
+          perFunction((fn) => fn.metric('ConcurrentExecutions', { period: MINUTE, statistic: 'Maximum' })),
+        ),
       ],
       [
         ...('nodes' in props.cache
           ? [
               graph('Cache CPU (engine, %)', this.cacheMetrics(props.cache, 'EngineCPUUtilization')),
-              graph('Cache memory used (%)', this.cacheMetrics(props.cache, 'DatabaseMemoryUsagePercentage'), [surgeMetric('redis.writeRefused').with({ label: 'writes refused' })]),
-              graph('Cache evictions and replication lag (s)', this.cacheMetrics(props.cache, 'Evictions', 'Sum'), this.cacheMetrics(props.cache, 'ReplicationLag')),
+              graph('Cache memory used (%)', this.cacheMetrics(props.cache, 'DatabaseMemoryUsagePercentage'), [
+                surgeMetric('redis.writeRefused').with({ label: 'writes refused' }),
+              ]),
+              graph(
+                'Cache evictions and replication lag (s)',
+                this.cacheMetrics(props.cache, 'Evictions', 'Sum'),
+                this.cacheMetrics(props.cache, 'ReplicationLag'),
+              ),
             ]
           : [
               graph('Cache processing units (ECPUs)', this.cacheMetrics(props.cache, 'ElastiCacheProcessingUnits', 'Sum')),
-              graph('Cache data stored (bytes)', this.cacheMetrics(props.cache, 'BytesUsedForCache'), [surgeMetric('redis.writeRefused').with({ label: 'writes refused' })]),
-              graph('Cache evictions and throttled commands', this.cacheMetrics(props.cache, 'Evictions', 'Sum'), this.cacheMetrics(props.cache, 'ThrottledCmds', 'Sum')),
+              graph('Cache data stored (bytes)', this.cacheMetrics(props.cache, 'BytesUsedForCache'), [
+                surgeMetric('redis.writeRefused').with({ label: 'writes refused' }),
+              ]),
+              graph(
+                'Cache evictions and throttled commands',
+                this.cacheMetrics(props.cache, 'Evictions', 'Sum'),
+                this.cacheMetrics(props.cache, 'ThrottledCmds', 'Sum'),
+              ),
             ]),
       ],
       [
-        graph('Catalog cache', CACHE_EVENTS.map((e) => surgeMetric(`cache.${e}`).with({ label: e }))),
+        graph(
+          'Catalog cache',
+          CACHE_EVENTS.map((e) => surgeMetric(`cache.${e}`).with({ label: e })),
+        ),
         graph('Aurora and RDS Proxy connections', [
           props.database.metricDatabaseConnections({ period: MINUTE, statistic: 'Maximum', label: 'Aurora' }),
           rds('DatabaseConnections', { ProxyName: props.proxy.dbProxyName }, 'proxy → Aurora'),
           rds('ClientConnections', { ProxyName: props.proxy.dbProxyName }, 'functions → proxy'),
         ]),
-        graph('Mail, by outcome', MAIL_OUTCOMES.map((o) => surgeMetric(`mail.${o}`).with({ label: o }))),
+        graph(
+          'Mail, by outcome',
+          MAIL_OUTCOMES.map((o) => surgeMetric(`mail.${o}`).with({ label: o })),
+        ),
       ],
       [
-        graph('Waiting rooms: joined, admitted, claimed, converted', ROOM_FLOW.map((e) => surgeMetric(`room.${e}`).with({ label: e }))),
-        graph('Waiting rooms: passes expired, places lost', ['expiredPasses', 'lostPlaces'].map((e) => surgeMetric(`room.${e}`).with({ label: e }))),
+        graph(
+          'Waiting rooms: joined, admitted, claimed, converted',
+          ROOM_FLOW.map((e) => surgeMetric(`room.${e}`).with({ label: e })),
+        ),
+        graph(
+          'Waiting rooms: passes expired, places lost',
+          ['expiredPasses', 'lostPlaces'].map((e) => surgeMetric(`room.${e}`).with({ label: e })),
+        ),
         // Levels: the largest a minute saw, not a sum.
-        graph('Waiting rooms: waiting, and the oldest wait (ms)', [surgeMetric('room.waiting', 'Maximum').with({ label: 'waiting' })], [
-          surgeMetric('room.oldestWait', 'Maximum').with({ label: 'oldest wait' }),
-        ]),
+        graph(
+          'Waiting rooms: waiting, and the oldest wait (ms)',
+          [surgeMetric('room.waiting', 'Maximum').with({ label: 'waiting' })],
+          [surgeMetric('room.oldestWait', 'Maximum').with({ label: 'oldest wait' })],
+        ),
       ],
       [
-        graph('API 4xx and 5xx', [props.api.metricClientError({ period: MINUTE, statistic: 'Sum' }), props.api.metricServerError({ period: MINUTE, statistic: 'Sum' })]),
-        graph('API latency (ms)', ['p50', 'p99'].map((s) => props.api.metricLatency({ period: MINUTE, statistic: s, label: s }))),
+        graph('API 4xx and 5xx', [
+          props.api.metricClientError({ period: MINUTE, statistic: 'Sum' }),
+          props.api.metricServerError({ period: MINUTE, statistic: 'Sum' }),
+        ]),
+        graph(
+          'API latency (ms)',
+          ['p50', 'p99'].map((s) => props.api.metricLatency({ period: MINUTE, statistic: s, label: s })),
+        ),
         graph('API requests per second', [perSecond(props.api.metricCount({ period: MINUTE, statistic: 'Sum' }), 'requests')]),
       ],
     ];

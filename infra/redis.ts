@@ -156,7 +156,11 @@ export function addCache(stack: Stack, props: CacheProps): Cache {
     cache.addResourceDependency(users);
     cache.applyRemovalPolicy(props.removalPolicy === RemovalPolicy.SNAPSHOT ? RemovalPolicy.DESTROY : props.removalPolicy);
     // No WAIT: whether Serverless serves it is not documented, so its promise is asynchronous replication's (docs/deploy.md).
-    return { redis: { url: `rediss://${cache.attrEndpointAddress}:${cache.attrEndpointPort}`, authSecretId: auth.secretArn, cluster: true, replicaAcks: 0 }, auth, watch: { serverless: props.name } };
+    return {
+      redis: { url: `rediss://${cache.attrEndpointAddress}:${cache.attrEndpointPort}`, authSecretId: auth.secretArn, cluster: true, replicaAcks: 0 },
+      auth,
+      watch: { serverless: props.name },
+    };
   }
 
   securityGroup.addIngressRule(clients, ec2.Port.tcp(REPLICATION_GROUP_PORT), 'functions to Redis');
@@ -200,7 +204,12 @@ export function addCache(stack: Stack, props: CacheProps): Cache {
     });
     cache.applyRemovalPolicy(props.removalPolicy);
     return {
-      redis: { url: `rediss://${cache.attrConfigurationEndPointAddress}:${cache.attrConfigurationEndPointPort}`, authSecretId: auth.secretArn, cluster: true, replicaAcks: 0 },
+      redis: {
+        url: `rediss://${cache.attrConfigurationEndPointAddress}:${cache.attrConfigurationEndPointPort}`,
+        authSecretId: auth.secretArn,
+        cluster: true,
+        replicaAcks: 0,
+      },
       auth,
       watch: { nodes: nodeIds(cache.ref, plan.shards, plan.replicas + 1), durable: true },
     };
@@ -224,7 +233,12 @@ export function addCache(stack: Stack, props: CacheProps): Cache {
     // Its automatic snapshots go with it; SNAPSHOT takes a final one first.
     cache.applyRemovalPolicy(props.removalPolicy);
     return {
-      redis: { url: `rediss://${cache.attrConfigurationEndPointAddress}:${cache.attrConfigurationEndPointPort}`, authSecretId: auth.secretArn, cluster: true, replicaAcks: 1 },
+      redis: {
+        url: `rediss://${cache.attrConfigurationEndPointAddress}:${cache.attrConfigurationEndPointPort}`,
+        authSecretId: auth.secretArn,
+        cluster: true,
+        replicaAcks: 1,
+      },
       auth,
       watch: { nodes: nodeIds(cache.ref, plan.shards, plan.replicas + 1) },
     };
@@ -237,5 +251,9 @@ export function addCache(stack: Stack, props: CacheProps): Cache {
   });
   const cache = new CfnReplicationGroup(stack, 'Redis', { ...common, numCacheClusters: 2, cacheParameterGroupName: parameters.ref });
   cache.applyRemovalPolicy(props.removalPolicy);
-  return { redis: { url: `rediss://${cache.attrPrimaryEndPointAddress}:${REPLICATION_GROUP_PORT}`, authSecretId: auth.secretArn, replicaAcks: 1 }, auth, watch: { nodes: nodeIds(cache.ref, undefined, 2) } };
+  return {
+    redis: { url: `rediss://${cache.attrPrimaryEndPointAddress}:${REPLICATION_GROUP_PORT}`, authSecretId: auth.secretArn, replicaAcks: 1 },
+    auth,
+    watch: { nodes: nodeIds(cache.ref, undefined, 2) },
+  };
 }

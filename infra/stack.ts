@@ -21,7 +21,13 @@ import { routesOfTable } from './table-routes';
 import { GradualDeploys, type DeployMode } from './stack/gradual';
 
 /** Every route with what it reads of a request, from its entry's api(): the edge forwards that (stack/edge-requests.ts). */
-const tableRoutes = (await routesOfTable()).map((route) => ({ id: route.spec.id, method: route.method, path: route.path, reads: requestReads(route.api), loadTest: route.spec.loadTest }));
+const tableRoutes = (await routesOfTable()).map((route) => ({
+  id: route.spec.id,
+  method: route.method,
+  path: route.path,
+  reads: requestReads(route.api),
+  loadTest: route.spec.loadTest,
+}));
 
 export interface SurgeStackProps extends StackProps {
   /** What the stack keeps when it, or one of its resources, is deleted (see KEPT_BY in stack/stage.ts). */
@@ -80,7 +86,13 @@ export class SurgeStack extends Stack {
 
     const network = new Network(this, { logsRemovalPolicy: kept.logs });
     // ElastiCache (Valkey) in the shape asked for (infra/redis.ts): TLS, AUTH from Secrets Manager, Multi-AZ.
-    const cache = addCache(this, { plan: props.redis, name: `surge-${props.stage}`, vpc: network.vpc, clients: network.functions, removalPolicy: kept.databases });
+    const cache = addCache(this, {
+      plan: props.redis,
+      name: `surge-${props.stage}`,
+      vpc: network.vpc,
+      clients: network.functions,
+      removalPolicy: kept.databases,
+    });
     const database = new Database(this, { stage: props.stage, kept, vpc: network.vpc, clients: network.functions });
     const queues = new Queues(this, props.namePrefix);
     const mail = new Mail(this, { kept, inboundDomain: props.inboundDomain, namePrefix: props.namePrefix });

@@ -21,7 +21,12 @@ export function routesOfTable(): Promise<TableRoute[]> {
       const { trigger } = spec;
       if (trigger.kind !== 'http') return [];
       return [
-        import(`../functions/${spec.id}.ts`).then((entry: { handler: { api: RouteOptions } }) => ({ spec, method: trigger.method, path: trigger.path, api: entry.handler.api })),
+        import(`../functions/${spec.id}.ts`).then((entry: { handler: { api: RouteOptions } }) => ({
+          spec,
+          method: trigger.method,
+          path: trigger.path,
+          api: entry.handler.api,
+        })),
       ];
     }),
   );

@@ -30,7 +30,12 @@ import { acquireTwin } from './support/twin';
  */
 const scenarios: Record<
   string,
-  { load: () => Promise<Scenario>; httpCeiling: 'alternating' | 'before' | false; runtime?: { bundles: true; lambdaInstances: number }; twin?: { fresh: true; profiled: false } }
+  {
+    load: () => Promise<Scenario>;
+    httpCeiling: 'alternating' | 'before' | false;
+    runtime?: { bundles: true; lambdaInstances: number };
+    twin?: { fresh: true; profiled: false };
+  }
 > = {
   sessions: { load: async () => (await import('./scenarios/sessions')).sessions, httpCeiling: 'alternating' },
   orders: { load: async () => (await import('./scenarios/orders')).orders, httpCeiling: 'before' },
@@ -43,7 +48,12 @@ const scenarios: Record<
   'waiting-room': { load: async () => (await import('./scenarios/waiting-room')).waitingRoom, httpCeiling: 'alternating' },
   // A cold fleet is what it measures: always bundles in Lambda's instance model, 100 instances a function unless told otherwise.
   // Always its own twin, unprofiled (see acquireTwin): a fleet warmed by earlier load is not an opening.
-  opening: { load: async () => (await import('./scenarios/opening')).opening, httpCeiling: false, runtime: { bundles: true, lambdaInstances: 100 }, twin: { fresh: true, profiled: false } },
+  opening: {
+    load: async () => (await import('./scenarios/opening')).opening,
+    httpCeiling: false,
+    runtime: { bundles: true, lambdaInstances: 100 },
+    twin: { fresh: true, profiled: false },
+  },
 };
 
 const { positionals, values } = parseArgs({
@@ -105,7 +115,9 @@ try {
   designs = {
     ...result.designs,
     ...(ceiling && !result.designs?.ceiling ? { ceiling: { label: "the gateway's ceiling", load: ceiling } } : {}),
-    ...(result.floor && !result.designs?.floor ? { floor: { label: 'the floor: one Redis GET of as many bytes, behind the same gateway', load: result.floor } } : {}),
+    ...(result.floor && !result.designs?.floor
+      ? { floor: { label: 'the floor: one Redis GET of as many bytes, behind the same gateway', load: result.floor } }
+      : {}),
   };
   if (scenario.httpCeiling === 'alternating' && !result.ceiling) throw new Error(`${name} did not measure against the ceiling`);
   const invariants = Object.fromEntries(
@@ -121,7 +133,11 @@ try {
     ...result.extra,
     connections,
     duration_s: duration,
-    functions_run_as: runtime.lambdaInstances ? `bundles, Lambda's instance model (at most ${runtime.lambdaInstances} instances each)` : runtime.bundles ? 'bundles, one shared instance each' : 'sources, one shared instance each',
+    functions_run_as: runtime.lambdaInstances
+      ? `bundles, Lambda's instance model (at most ${runtime.lambdaInstances} instances each)`
+      : runtime.bundles
+        ? 'bundles, one shared instance each'
+        : 'sources, one shared instance each',
     invariants,
   };
   timelineData = timeline.stop();
@@ -135,7 +151,11 @@ if (report && timelineData) {
   const { surge, floor } = compared.comparison as Record<string, { product_ms_per_request?: number } | undefined>;
   const aboveFloor =
     surge?.product_ms_per_request !== undefined && floor?.product_ms_per_request !== undefined
-      ? { product_ms_per_request: surge.product_ms_per_request, floor_product_ms_per_request: floor.product_ms_per_request, product_ms_above_floor: round(surge.product_ms_per_request - floor.product_ms_per_request, 4) }
+      ? {
+          product_ms_per_request: surge.product_ms_per_request,
+          floor_product_ms_per_request: floor.product_ms_per_request,
+          product_ms_above_floor: round(surge.product_ms_per_request - floor.product_ms_per_request, 4),
+        }
       : {};
   // The floor's figures lead, after the ratio to it.
   const { scenario, ratio_to_floor, ...rest } = report;

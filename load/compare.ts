@@ -129,8 +129,24 @@ async function runTurn(dir: string, acks?: number): Promise<Turn> {
   const measured: Record<string, Record<string, number>> = {};
   try {
     // The checkout's own modules (seed, session store) read these when first used.
-    Object.assign(process.env, { REDIS_URL: twin.redisUrl, ...(values['redis-cluster'] ? { REDIS_CLUSTER: 'true' } : {}), DATABASE_URL: twin.databaseUrl, AWS_ENDPOINT_URL: twin.emulatorUrl, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' });
-    const options = { checkout: dir, seedModule: layout.seedModule, connections: Number(values.connections), durationS: Number(values.duration), buyers: Number(values.buyers), mails: Number(values.mails), ...(values['redis-cluster'] ? { buckets: Number(values.buckets) } : {}), log };
+    Object.assign(process.env, {
+      REDIS_URL: twin.redisUrl,
+      ...(values['redis-cluster'] ? { REDIS_CLUSTER: 'true' } : {}),
+      DATABASE_URL: twin.databaseUrl,
+      AWS_ENDPOINT_URL: twin.emulatorUrl,
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+    });
+    const options = {
+      checkout: dir,
+      seedModule: layout.seedModule,
+      connections: Number(values.connections),
+      durationS: Number(values.duration),
+      buyers: Number(values.buyers),
+      mails: Number(values.mails),
+      ...(values['redis-cluster'] ? { buckets: Number(values.buckets) } : {}),
+      log,
+    };
     const measuredTwin = { ...twin, pids: { ...twin.pids, ...replicated?.pids } };
     for (const path of paths) measured[path] = await driveHotPath(measuredTwin, options, path);
   } finally {
@@ -195,11 +211,18 @@ if (values.turn) {
       return [
         path,
         {
-          product_ms_per_request: { ...product, ratio: round(product.now / product.before, 3), turns_before: before.map((p) => p.product_ms_per_request), turns_now: now.map((p) => p.product_ms_per_request) },
+          product_ms_per_request: {
+            ...product,
+            ratio: round(product.now / product.before, 3),
+            turns_before: before.map((p) => p.product_ms_per_request),
+            turns_now: now.map((p) => p.product_ms_per_request),
+          },
           // WAIT's budget (issue 38): product CPU per order at most 10 % more; a checkout's: no more than before.
           within_budget: product.now <= product.before * (pairs ? 1.1 : 1),
           rate: { before: before.map((p) => p.rps ?? p.mails_per_s), now: now.map((p) => p.rps ?? p.mails_per_s) },
-          ...(before[0]?.p99_ms === undefined ? {} : { latency_ms: { before: before.map((p) => [p.p50_ms, p.p99_ms]), now: now.map((p) => [p.p50_ms, p.p99_ms]) } }),
+          ...(before[0]?.p99_ms === undefined
+            ? {}
+            : { latency_ms: { before: before.map((p) => [p.p50_ms, p.p99_ms]), now: now.map((p) => [p.p50_ms, p.p99_ms]) } }),
           by_component: { before: before.map((p) => p.cpu_ms_per_request), now: now.map((p) => p.cpu_ms_per_request) },
           top_functions: { before: before[1]!.top_functions, now: now[1]!.top_functions },
         },
@@ -211,7 +234,9 @@ if (values.turn) {
     mail_filed: turns.every((t) => !t.paths.mail || t.paths.mail.filed === t.paths.mail.mails),
   };
   for (const [path, r] of Object.entries(result)) {
-    log(`${path}: product CPU per request ${r.product_ms_per_request.before} ms (${against}) → ${r.product_ms_per_request.now} ms (now), ×${r.product_ms_per_request.ratio}${r.within_budget ? '' : '  OVER BUDGET'}`);
+    log(
+      `${path}: product CPU per request ${r.product_ms_per_request.before} ms (${against}) → ${r.product_ms_per_request.now} ms (now), ×${r.product_ms_per_request.ratio}${r.within_budget ? '' : '  OVER BUDGET'}`,
+    );
   }
   process.exitCode = Object.values(invariants).every(Boolean) ? 0 : 1;
   await printResult({ against, order: order.map((dir) => (dir === today ? 'B' : 'A')), paths: result, invariants });

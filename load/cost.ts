@@ -16,13 +16,25 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { COST_ITEMS, costPerMillionOrders, DEFAULT_CAPACITY, PRICES, SIZING, sizeFor, sqsCallsPerOrder, type Capacity, type CostItemName, type DesignCost } from './support/cost';
+import {
+  COST_ITEMS,
+  costPerMillionOrders,
+  DEFAULT_CAPACITY,
+  PRICES,
+  SIZING,
+  sizeFor,
+  sqsCallsPerOrder,
+  type Capacity,
+  type CostItemName,
+  type DesignCost,
+} from './support/cost';
 import { escapeHtml } from './support/html';
 import { REPORTS_DIR } from './support/report';
 import { barChart, type BarRow } from './support/summary';
 import { round } from './support/round';
 
-const usage = 'usage: npm run cost -- <bench JSON file> [<bench JSON file> …] [--rates 500,5000] | [--orders-per-second N] [--redis-nodes N] [--aurora-instances N] [--aurora-acu [design=]N …]';
+const usage =
+  'usage: npm run cost -- <bench JSON file> [<bench JSON file> …] [--rates 500,5000] | [--orders-per-second N] [--redis-nodes N] [--aurora-instances N] [--aurora-acu [design=]N …]';
 
 const functionFigures = z.object({ invocations: z.number(), billed_ms: z.number(), duration_ms: z.number(), log_bytes: z.number(), memory_mb: z.number() });
 const sqsCalls = z.record(z.string(), z.number());
@@ -108,7 +120,8 @@ const acuFor = (design: string) =>
     const [named, n] = option.includes('=') ? option.split('=', 2) : [undefined, option];
     return named === undefined || named === design ? positive('aurora-acu', n, acu) : acu;
   }, base.auroraAcuPerInstance);
-if (given && positionals.length > 1) throw new Error('instances given price one bench: give one bench JSON, or none of the instance options to size each for --rates');
+if (given && positionals.length > 1)
+  throw new Error('instances given price one bench: give one bench JSON, or none of the instance options to size each for --rates');
 const rates = given ? [base.ordersPerSecond] : values.rates.split(',').map((r) => positive('rates', r, 0));
 
 interface Priced {
@@ -133,15 +146,40 @@ const priced: Priced[] = positionals.flatMap((file) => {
     return rates.map((ordersPerSecond): Priced => {
       if (given) {
         const capacity = { ...base, auroraAcuPerInstance: acuFor(design) };
-        return { bench: name, design, label: figures.label, ordersPerSecond, capacity, sqs, cost: costPerMillionOrders(usage, capacity), sizing: 'the instances given' };
+        return {
+          bench: name,
+          design,
+          label: figures.label,
+          ordersPerSecond,
+          capacity,
+          sqs,
+          cost: costPerMillionOrders(usage, capacity),
+          sizing: 'the instances given',
+        };
       }
-      if (!figures.cpu_ms_per_request) throw new Error(`${file}: ${design} carries no CPU per order by component (a bench without profiles): give --orders-per-second and the instances instead`);
+      if (!figures.cpu_ms_per_request)
+        throw new Error(
+          `${file}: ${design} carries no CPU per order by component (a bench without profiles): give --orders-per-second and the instances instead`,
+        );
       const hotItemPerSecond = design === SURGE ? bench.contended?.script_per_s : bench.contended?.baselines_per_s[design];
       const sizing = sizeFor(
-        { redisMsPerOrder: figures.cpu_ms_per_request.redis ?? 0, databaseMsPerOrder: figures.cpu_ms_per_request.mariadb ?? 0, ...(hotItemPerSecond ? { hotItemPerSecond } : {}) },
+        {
+          redisMsPerOrder: figures.cpu_ms_per_request.redis ?? 0,
+          databaseMsPerOrder: figures.cpu_ms_per_request.mariadb ?? 0,
+          ...(hotItemPerSecond ? { hotItemPerSecond } : {}),
+        },
         ordersPerSecond,
       );
-      return { bench: name, design, label: figures.label, ordersPerSecond, capacity: sizing.capacity, sqs, ...(sizing.reachable ? { cost: costPerMillionOrders(usage, sizing.capacity) } : {}), sizing: sizing.why };
+      return {
+        bench: name,
+        design,
+        label: figures.label,
+        ordersPerSecond,
+        capacity: sizing.capacity,
+        sqs,
+        ...(sizing.reachable ? { cost: costPerMillionOrders(usage, sizing.capacity) } : {}),
+        sizing: sizing.why,
+      };
     });
   });
 });
@@ -168,7 +206,12 @@ function table(design: string, label: string | undefined, capacity: Capacity, co
   });
   const all = [['item', 'per million orders', 'price', 'USD', 'terms (us-east-1)'], ...rows, ['total', '', '', usd(cost.usd_per_million_orders), '']];
   const widths = [0, 1, 2].map((i) => Math.max(...all.map((row) => row[i]!.length)));
-  const lines = all.map((row) => `  ${row.slice(0, 3).map((cell, i) => cell.padEnd(widths[i]!)).join('  ')}  ${row[3]!.padStart(8)}  ${row[4]}`.trimEnd());
+  const lines = all.map((row) =>
+    `  ${row
+      .slice(0, 3)
+      .map((cell, i) => cell.padEnd(widths[i]!))
+      .join('  ')}  ${row[3]!.padStart(8)}  ${row[4]}`.trimEnd(),
+  );
   const heading =
     `${design}${label ? ` — ${label}` : ''}: $${usd(cost.usd_per_million_orders)} per million orders ` +
     `(${capacity.ordersPerSecond} orders/s for an hour; ${capacity.redisNodes} cache nodes; Aurora ${capacity.auroraInstances} × ${capacity.auroraAcuPerInstance} ACU; SQS from ${sqsMeasured})`;
@@ -185,11 +228,16 @@ process.stdout.write(
     ? `USD per million orders: ${priced.map((p) => `${p.design} ${usd(p.cost!.usd_per_million_orders)}`).join(', ')}\n`
     : `USD per million: ${priced.map((p) => `${p.bench} ${p.design} @${p.ordersPerSecond}/s ${p.cost ? usd(p.cost.usd_per_million_orders) : 'not reachable'}`).join(', ')}\n`,
 );
-process.stdout.write(`Prices: on-demand list prices as known at ${PRICES.lambdaRequests.as_known_at}, not read from AWS's pages today; each one's page is in the JSON below.\n`);
+process.stdout.write(
+  `Prices: on-demand list prices as known at ${PRICES.lambdaRequests.as_known_at}, not read from AWS's pages today; each one's page is in the JSON below.\n`,
+);
 for (const file of positionals) {
   const runAs = readBench(file).functions_run_as;
   // One shared instance answers many invocations at once: each one's duration includes the others' turns on the event loop.
-  if (!runAs?.includes("Lambda's instance model")) process.stdout.write(`Durations in ${file}: measured ${runAs ?? 'with one shared instance per function'}, so they include waiting for other invocations' CPU; a bench run with --lambda-instances N measures them as Lambda runs them.\n`);
+  if (!runAs?.includes("Lambda's instance model"))
+    process.stdout.write(
+      `Durations in ${file}: measured ${runAs ?? 'with one shared instance per function'}, so they include waiting for other invocations' CPU; a bench run with --lambda-instances N measures them as Lambda runs them.\n`,
+    );
 }
 if (!given) process.stdout.write(`Sizing: ${JSON.stringify(SIZING)} (support/cost.ts, sizeFor: its assumptions are stated there).\n`);
 
@@ -216,16 +264,30 @@ writeFileSync(
 process.stderr.write(`cost: report ${htmlFile}, chart ${svgFile}\n`);
 /** The JSON's figures to a millionth of a dollar, quantities to four decimals. */
 const rounded = (cost: DesignCost) => ({
-  items: Object.fromEntries(COST_ITEMS.map((name) => [name, { ...cost.items[name], quantity: round(cost.items[name].quantity, 4), usd: round(cost.items[name].usd, 6) }])),
+  items: Object.fromEntries(
+    COST_ITEMS.map((name) => [name, { ...cost.items[name], quantity: round(cost.items[name].quantity, 4), usd: round(cost.items[name].usd, 6) }]),
+  ),
   usd_per_million_orders: round(cost.usd_per_million_orders, 6),
 });
 // Instances given: each design of the one bench at them, by name. Sized: each bench's designs at each rate, in a list.
 const result = given
-  ? { scenario: priced[0]!.bench, prices: PRICES, designs: Object.fromEntries(priced.map((p) => [p.design, { capacity: p.capacity, sqs_requests_from: p.sqs.measured, ...rounded(p.cost!) }])) }
+  ? {
+      scenario: priced[0]!.bench,
+      prices: PRICES,
+      designs: Object.fromEntries(priced.map((p) => [p.design, { capacity: p.capacity, sqs_requests_from: p.sqs.measured, ...rounded(p.cost!) }])),
+    }
   : {
       benches: positionals,
       prices: PRICES,
       sizing: SIZING,
-      sized: priced.map((p) => ({ bench: p.bench, design: p.design, orders_per_second: p.ordersPerSecond, capacity: p.capacity, sized: p.sizing, sqs_requests_from: p.sqs.measured, ...(p.cost ? rounded(p.cost) : { reachable: false }) })),
+      sized: priced.map((p) => ({
+        bench: p.bench,
+        design: p.design,
+        orders_per_second: p.ordersPerSecond,
+        capacity: p.capacity,
+        sized: p.sizing,
+        sqs_requests_from: p.sqs.measured,
+        ...(p.cost ? rounded(p.cost) : { reachable: false }),
+      })),
     };
 process.stdout.write(`${JSON.stringify({ ...result, report: htmlFile, chart: svgFile })}\n`);

@@ -44,7 +44,16 @@ const prepared = await prepare(scenario, env, fileURLToPath(new URL('../.local/a
 const report = prepared && !rest.some((arg) => arg === '--output' || arg === '-o') ? prepared.report : undefined;
 const result = spawnSync(
   process.execPath,
-  ['--require', `${here}no-telemetry.cjs`, `${here}node_modules/artillery/bin/run`, 'run', file, ...(prepared?.args ?? []), ...(report ? ['--output', report] : []), ...rest],
+  [
+    '--require',
+    `${here}no-telemetry.cjs`,
+    `${here}node_modules/artillery/bin/run`,
+    'run',
+    file,
+    ...(prepared?.args ?? []),
+    ...(report ? ['--output', report] : []),
+    ...rest,
+  ],
   { stdio: 'inherit', env: { ...env, ...prepared?.env } },
 );
 let roomHeld = true;
@@ -58,7 +67,10 @@ process.exit(result.status === 0 && !roomHeld ? 1 : (result.status ?? 1));
 
 /** What ask.cjs counted: answers that needed a retry, and the retries by what they followed. */
 function retriesSummary(counters) {
-  const sum = (suffix) => Object.entries(counters).filter(([name]) => name.endsWith(suffix)).reduce((total, [, n]) => total + n, 0);
+  const sum = (suffix) =>
+    Object.entries(counters)
+      .filter(([name]) => name.endsWith(suffix))
+      .reduce((total, [, n]) => total + n, 0);
   const after = Object.entries(counters).flatMap(([name, n]) => (/\.retries_after\./.test(name) ? [`${name.split('.retries_after.')[1]} ×${n}`] : []));
   return `answers that needed a retry: ${sum('.answered_after_retry')} (${sum('.retries')} retries${after.length ? `, after ${after.join(', ')}` : ''}); timeouts: ${sum('.timeouts')}`;
 }
@@ -81,6 +93,7 @@ function roomInvariants(counters, { buyers, units }) {
     ['no pass holder refused', 0, n('pass_holders_refused')],
     ['no buyer who kept polling lost its place', 0, n('lost_while_polling')],
   ];
-  for (const [name, expected, actual] of invariants) console.error(`  ${actual === expected ? 'held' : 'BROKEN'}: ${name} (expected ${expected}, got ${actual})`);
+  for (const [name, expected, actual] of invariants)
+    console.error(`  ${actual === expected ? 'held' : 'BROKEN'}: ${name} (expected ${expected}, got ${actual})`);
   return invariants.every(([, expected, actual]) => actual === expected);
 }

@@ -36,7 +36,11 @@ export function sessionCookie(response: Response): string | undefined {
 }
 
 /** A client signed in with these credentials; throws unless sign-in answers 201 with a session. */
-export async function signedIn(base: string, credentials: { email: string; password: string }, options: Omit<SurgeClientOptions, 'cookie'> = {}): Promise<{ client: SurgeClient; cookie: string }> {
+export async function signedIn(
+  base: string,
+  credentials: { email: string; password: string },
+  options: Omit<SurgeClientOptions, 'cookie'> = {},
+): Promise<{ client: SurgeClient; cookie: string }> {
   // Only the two fields: sign-in refuses any other (an account record passed as it is).
   const { data, error, response } = await surgeClient(base, options).POST('/sessions', { body: { email: credentials.email, password: credentials.password } });
   const cookie = sessionCookie(response);
@@ -53,7 +57,8 @@ interface Answer {
 
 /** Throws, with what was answered, unless the answer has this status: for tools that report why a step failed. */
 export function expectStatus<A extends Answer>(answer: A, status: number): A {
-  if (answer.response.status !== status) throw new Error(`${answer.response.url} answered ${answer.response.status} ${JSON.stringify(answer.error ?? answer.data)?.slice(0, 300)}`);
+  if (answer.response.status !== status)
+    throw new Error(`${answer.response.url} answered ${answer.response.status} ${JSON.stringify(answer.error ?? answer.data)?.slice(0, 300)}`);
   return answer;
 }
 

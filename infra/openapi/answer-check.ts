@@ -69,7 +69,8 @@ export function answerChecker(openApi: object): AnswerCheck {
     for (const [name, header] of Object.entries(response.headers ?? {})) {
       const value = answer.headers[name.toLowerCase()];
       if (header.required && value === undefined) problems.push(`${route} without its ${name} header`);
-      if (value !== undefined && name.toLowerCase() === 'retry-after' && !/^[1-9]\d*$/.test(value)) problems.push(`${route} with ${name}: ${value}, not whole seconds`);
+      if (value !== undefined && name.toLowerCase() === 'retry-after' && !/^[1-9]\d*$/.test(value))
+        problems.push(`${route} with ${name}: ${value}, not whole seconds`);
     }
 
     const hasBody = answer.body !== undefined && answer.body !== '';

@@ -22,13 +22,25 @@ type Route = TableRoute;
  * matches fails the build (test/infra/openapi.test.ts holds every route to one).
  */
 const CAPABILITIES: readonly { name: string; description: string; paths: RegExp }[] = [
-  { name: 'Waiting room', description: "A sale's waiting room: join, wait, claim the pass an order needs; the page; the admin's settings", paths: /^\/(wait\/|items\/\{itemId\}\/(queue|waiting-room))/ },
+  {
+    name: 'Waiting room',
+    description: "A sale's waiting room: join, wait, claim the pass an order needs; the page; the admin's settings",
+    paths: /^\/(wait\/|items\/\{itemId\}\/(queue|waiting-room))/,
+  },
   { name: 'Orders', description: 'Flash-sale orders: the stock, an order, its status', paths: /^\/(items|orders)\b/ },
   { name: 'Coupons', description: 'Time-deal coupons: a deal, a coupon, the coupons held', paths: /^\/(deals\b|me\/coupons$)/ },
   { name: 'Catalog', description: 'The cached catalog of programs', paths: /^\/programs\b/ },
-  { name: 'Newsletters', description: 'Inbound newsletters: the inbox address, newsletters, issues, quarantine, feeds', paths: /^\/(me\/(inbox|newsletters|quarantine|feeds)|feeds\/)/ },
+  {
+    name: 'Newsletters',
+    description: 'Inbound newsletters: the inbox address, newsletters, issues, quarantine, feeds',
+    paths: /^\/(me\/(inbox|newsletters|quarantine|feeds)|feeds\/)/,
+  },
   { name: 'Sessions', description: 'Accounts and sessions: sign-up, sign-in, sign-out, the signed-in user', paths: /^\/(sessions|users|me)(\/|$)/ },
-  { name: 'Operations', description: "An operator's: the audits of a sale, load-test buyers, health, this document and its page", paths: /^\/(admin\/|health$|openapi\.json$|docs$)/ },
+  {
+    name: 'Operations',
+    description: "An operator's: the audits of a sale, load-test buyers, health, this document and its page",
+    paths: /^\/(admin\/|health$|openapi\.json$|docs$)/,
+  },
 ];
 
 /** The capability a route's operation is grouped under. */
@@ -74,16 +86,28 @@ function errorAnswers(route: Route): Map<number, StatusAnswer[]> {
   const byStatus = new Map<number, StatusAnswer[]>();
   for (const status of [...new Set(codes.map((code) => errorStatus[code]))]) {
     const ofStatus = codes.filter((code) => errorStatus[code] === status);
-    byStatus.set(status, [{ description: `Surge's error: ${ofStatus.join(', ')}`, schema: errorBody(ofStatus), retryAfter: status === 503 || ofStatus.includes('RATE_LIMITED') }]);
+    byStatus.set(status, [
+      { description: `Surge's error: ${ofStatus.join(', ')}`, schema: errorBody(ofStatus), retryAfter: status === 503 || ofStatus.includes('RATE_LIMITED') },
+    ]);
   }
   return byStatus;
 }
 
 function gatewayAnswers(route: Route): Map<number, StatusAnswer[]> {
-  const answers = new Map<number, StatusAnswer[]>([[429, [{ description: "API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap)", schema: GatewayMessage, retryAfter: false }]]]);
+  const answers = new Map<number, StatusAnswer[]>([
+    [
+      429,
+      [{ description: "API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap)", schema: GatewayMessage, retryAfter: false }],
+    ],
+  ]);
   const pathParameters = route.path.includes('{');
   if (pathParameters || route.spec.loadTest) {
-    const why = [pathParameters && 'a path that matches no route (e.g. a parameter holding /)', route.spec.loadTest && 'the prod stage, which has no load-test routes'].filter(Boolean).join('; ');
+    const why = [
+      pathParameters && 'a path that matches no route (e.g. a parameter holding /)',
+      route.spec.loadTest && 'the prod stage, which has no load-test routes',
+    ]
+      .filter(Boolean)
+      .join('; ');
     answers.set(404, [{ description: `API Gateway: ${why}`, schema: GatewayMessage, retryAfter: false }]);
   }
   if (route.api.body) answers.set(413, [{ description: 'API Gateway: a payload past its 10 MB', schema: GatewayMessage, retryAfter: false }]);
@@ -121,7 +145,9 @@ function responses(route: Route): Record<string, ZodOpenApiResponseObject> {
         // A success's own headers: every answer of its status is the route's (errors take other statuses).
         const own = Object.entries(answers[0]?.headers ?? {}).map(([name, header]) => [
           name,
-          typeof header === 'string' ? { description: header, schema: { type: 'string' as const }, required: answers.length === 1 } : { description: header.description, schema: { type: 'string' as const }, required: false },
+          typeof header === 'string'
+            ? { description: header, schema: { type: 'string' as const }, required: answers.length === 1 }
+            : { description: header.description, schema: { type: 'string' as const }, required: false },
         ]);
         const headers = { ...Object.fromEntries(own), ...(retryAfter ? { 'Retry-After': { ...RETRY_AFTER, required: retryAfter === answers.length } } : {}) };
         const response: ZodOpenApiResponseObject = {
@@ -179,12 +205,16 @@ export async function openApiDocument() {
       title: 'Surge',
       version,
       description:
-        "Surge's HTTP API. Every error of Surge's answers `{\"error\":{\"code\",\"message\",\"details\"?}}`, its code one of those listed under its status; API Gateway's own answers (404, 413, 429) carry `{\"message\"}` instead.",
+        'Surge\'s HTTP API. Every error of Surge\'s answers `{"error":{"code","message","details"?}}`, its code one of those listed under its status; API Gateway\'s own answers (404, 413, 429) carry `{"message"}` instead.',
       license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
     },
     servers: [{ url: '/' }],
     tags: CAPABILITIES.map(({ name, description }) => ({ name, description })),
-    components: { securitySchemes: { session: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: 'The session cookie POST /sessions and POST /users set' } } },
+    components: {
+      securitySchemes: {
+        session: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: 'The session cookie POST /sessions and POST /users set' },
+      },
+    },
     security: [{ session: [] }],
     paths,
   });

@@ -26,7 +26,9 @@ const { positionals, values } = parseArgs({
 });
 const [rawTarget, owner, idsFile] = positionals;
 if (!rawTarget || !/^https?:\/\//.test(rawTarget) || !owner || !idsFile) {
-  process.stderr.write('usage: npm run audit -- <target URL> <item or deal id> <accepted ids file> [--deal] [--wait-s 60] [--admin-secret-file F | --admin-email E]\n');
+  process.stderr.write(
+    'usage: npm run audit -- <target URL> <item or deal id> <accepted ids file> [--deal] [--wait-s 60] [--admin-secret-file F | --admin-email E]\n',
+  );
   process.exit(2);
 }
 const target = rawTarget.replace(/\/$/, '');
@@ -34,7 +36,14 @@ const demoAdmin = demoAccounts.find((a) => a.role === 'admin')!;
 const admin: { email: string; password: string } = values['admin-secret-file']
   ? JSON.parse(readFileSync(values['admin-secret-file'], 'utf8'))
   : { email: values['admin-email'] ?? demoAdmin.email, password: process.env.SURGE_ADMIN_PASSWORD ?? demoAdmin.password };
-const accepted = [...new Set(readFileSync(idsFile, 'utf8').split('\n').map((l) => l.trim()).filter(Boolean))];
+const accepted = [
+  ...new Set(
+    readFileSync(idsFile, 'utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean),
+  ),
+];
 
 // An audit of many ids reads many rows: it may take longer than a call's usual 15 s.
 const { client: asAdmin } = await signedIn(target, admin, { timeoutMs: 30_000 });
@@ -78,7 +87,11 @@ const invariants = {
   none_rejected: rejected === 0,
 };
 for (const [name, value] of Object.entries(figures)) process.stdout.write(`${name.padEnd(12)} ${value}\n`);
-const off = Object.entries(invariants).filter(([, held]) => !held).map(([name]) => name);
+const off = Object.entries(invariants)
+  .filter(([, held]) => !held)
+  .map(([name]) => name);
 process.stdout.write(off.length ? `OFF: ${off.join(', ')}\n` : 'every invariant held\n');
-process.stdout.write(`${JSON.stringify({ owner, kind: values.deal ? 'deal' : 'item', ...figures, capacity: whole.capacity, confirmed: whole.confirmed, pending: whole.pending, rejected, lost_ids: lostIds.slice(0, 20), invariants })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ owner, kind: values.deal ? 'deal' : 'item', ...figures, capacity: whole.capacity, confirmed: whole.confirmed, pending: whole.pending, rejected, lost_ids: lostIds.slice(0, 20), invariants })}\n`,
+);
 process.exit(off.length ? 1 : 0);

@@ -24,7 +24,11 @@ const MAX_COLD_START_MS = 150;
 
 /** Answers every GetSecretValue with an RDS-shaped secret, as the endpoint would. */
 const secrets = createServer((req, res) => {
-  req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' }).end(JSON.stringify({ SecretString: '{"username":"surge","password":"p"}' })));
+  req
+    .resume()
+    .on('end', () =>
+      res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' }).end(JSON.stringify({ SecretString: '{"username":"surge","password":"p"}' })),
+    );
 });
 await new Promise<void>((done) => secrets.listen(0, '127.0.0.1', done));
 const endpoint = `http://127.0.0.1:${(secrets.address() as AddressInfo).port}`;
@@ -39,7 +43,13 @@ const deployment: Deployment = {
   inboundDomain: 'inbound.surge.example',
   rawMail: { bucket: 'surge-raw-mail', prefix: 'inbound/', retentionDays: inboundMail.retentionDays },
 };
-const lambdaRuntime = { PATH: process.env.PATH, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_ENDPOINT_URL: endpoint };
+const lambdaRuntime = {
+  PATH: process.env.PATH,
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'local',
+  AWS_SECRET_ACCESS_KEY: 'local',
+  AWS_ENDPOINT_URL: endpoint,
+};
 
 /** The cold start's lookups as the bundled middleware makes them: its module, bundled with the function's options. */
 async function lookupBundle(): Promise<string> {
@@ -67,7 +77,10 @@ for (const spec of functions) {
   const env = { ...lambdaRuntime, ...environmentFor(envNeedsOf(spec), deployment) };
   const workerBytes = Object.fromEntries(Object.entries(workers).map(([name, file]) => [name, statSync(file).size]));
   const bytes = statSync(outfile).size;
-  const importMs = await medianMs(`const t=performance.now();await import(${JSON.stringify(outfile)});process.stdout.write(String(performance.now()-t));process.exit(0)`, env);
+  const importMs = await medianMs(
+    `const t=performance.now();await import(${JSON.stringify(outfile)});process.stdout.write(String(performance.now()-t));process.exit(0)`,
+    env,
+  );
   // The lookups' module is already in the function's bundle: its second copy, bundled apart to be
   // called here, is imported off the clock, after the function's own import, which so pays for
   // every module and builtin it loads as it would on Lambda.

@@ -29,7 +29,9 @@ const { positionals, values } = parseArgs({
 const target = positionals[0] ?? 'twin';
 const spec = queues[values.queue as QueueName];
 if (!['twin', 'aws'].includes(target) || !spec || !STAGES.includes(values.stage as Stage)) {
-  process.stderr.write(`usage: npm run redrive [-- aws [--stage ${STAGES.join('|')}] [--legacy-names]] [--queue ${Object.keys(queues).join('|')}] [--wait-s 300]\n`);
+  process.stderr.write(
+    `usage: npm run redrive [-- aws [--stage ${STAGES.join('|')}] [--legacy-names]] [--queue ${Object.keys(queues).join('|')}] [--wait-s 300]\n`,
+  );
   process.exit(2);
 }
 if (target === 'twin') {

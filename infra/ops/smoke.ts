@@ -27,7 +27,9 @@ const { positionals, values } = parseArgs({
 });
 const base = (positionals[0] ?? '').replace(/\/$/, '');
 if (!/^https?:\/\//.test(base)) {
-  process.stderr.write('usage: npm run smoke -- <base URL> [--admin-secret-file F | --admin-email E (password in SURGE_ADMIN_PASSWORD)] [--item ID] [--deal ID]\n');
+  process.stderr.write(
+    'usage: npm run smoke -- <base URL> [--admin-secret-file F | --admin-email E (password in SURGE_ADMIN_PASSWORD)] [--item ID] [--deal ID]\n',
+  );
   process.exit(2);
 }
 const demoAdmin = demoAccounts.find((a) => a.role === 'admin')!;
@@ -78,8 +80,16 @@ await step('me', async () => {
 });
 await step('order confirmed', async () => {
   expectStatus(await state.admin!.PUT('/items/{itemId}/stock', { params: { path: { itemId } }, body: { quantity: 10, perUserLimit: 1 } }), 200);
-  const { orderId } = expectData(await state.user!.POST('/items/{itemId}/orders', { params: { path: { itemId }, header: { 'idempotency-key': `smoke-${tag}` } }, body: { quantity: 1 } }), 202);
-  await until(async () => (await state.user!.GET('/orders/{orderId}', { params: { path: { orderId } } })).data?.status === 'confirmed', EVENTUALLY_WITHIN_MS, 'the order confirmed', EVENTUALLY_EVERY_MS);
+  const { orderId } = expectData(
+    await state.user!.POST('/items/{itemId}/orders', { params: { path: { itemId }, header: { 'idempotency-key': `smoke-${tag}` } }, body: { quantity: 1 } }),
+    202,
+  );
+  await until(
+    async () => (await state.user!.GET('/orders/{orderId}', { params: { path: { orderId } } })).data?.status === 'confirmed',
+    EVENTUALLY_WITHIN_MS,
+    'the order confirmed',
+    EVENTUALLY_EVERY_MS,
+  );
 });
 await step('coupon', async () => {
   const now = Date.now();
@@ -96,12 +106,16 @@ await step('coupon', async () => {
 await step('catalog refresh', async () => {
   const title = `Smoke program ${tag}`;
   const careerTag = `smoke-${tag}`;
-  const titles = async () => expectData(await api.GET('/programs', { params: { query: { careerTag, page: 1, size: 20 } } }), 200).items.map((program) => program.title);
+  const titles = async () =>
+    expectData(await api.GET('/programs', { params: { query: { careerTag, page: 1, size: 20 } } }), 200).items.map((program) => program.title);
   // Read once before the write, so the page is cached and the reads after it show whether the write refreshed it.
   await titles();
   const created = expectData(await state.admin!.POST('/programs', { body: { title, careerTag, type: 'course' } }), 201);
   if (!(await titles()).includes(title)) throw new Error('the page did not show the new program right after the write');
-  expectStatus(await state.admin!.PUT('/programs/{id}', { params: { path: { id: created.id } }, body: { title: `${title} (renamed)`, careerTag, type: 'course' } }), 200);
+  expectStatus(
+    await state.admin!.PUT('/programs/{id}', { params: { path: { id: created.id } }, body: { title: `${title} (renamed)`, careerTag, type: 'course' } }),
+    200,
+  );
   if (!(await titles()).includes(`${title} (renamed)`)) throw new Error('the page did not show the change right after the write');
 });
 await step('inbound address', async () => {
@@ -114,5 +128,7 @@ await step('sign-out', async () => {
 });
 
 const ok = steps.every((s) => s.ok);
-process.stdout.write(`${JSON.stringify({ target: base, ok, item: itemId, deal: dealId, passed: steps.filter((s) => s.ok).length, failed: steps.filter((s) => !s.ok).length, steps })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ target: base, ok, item: itemId, deal: dealId, passed: steps.filter((s) => s.ok).length, failed: steps.filter((s) => !s.ok).length, steps })}\n`,
+);
 process.exitCode = ok ? 0 : 1;

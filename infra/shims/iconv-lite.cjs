@@ -46,7 +46,10 @@ function encodeCesu8(text) {
   return Buffer.from(bytes);
 }
 
-const isCesu8 = (encoding) => String(encoding).toLowerCase().replace(/[^a-z0-9]/g, '') === 'cesu8';
+const isCesu8 = (encoding) =>
+  String(encoding)
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '') === 'cesu8';
 
 function unsupported(encoding) {
   return new Error(`Charset ${encoding} is not bundled; Surge's tables are utf8mb4`);

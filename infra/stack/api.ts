@@ -57,7 +57,10 @@ export class Api {
       integration: new HttpLambdaIntegration(`${spec.id}Integration`, fn),
     });
     if (trigger.throttle) {
-      this.routeThrottles[`${trigger.method} ${trigger.path}`] = { ThrottlingRateLimit: trigger.throttle.rateLimit, ThrottlingBurstLimit: trigger.throttle.burstLimit };
+      this.routeThrottles[`${trigger.method} ${trigger.path}`] = {
+        ThrottlingRateLimit: trigger.throttle.rateLimit,
+        ThrottlingBurstLimit: trigger.throttle.burstLimit,
+      };
       // The stage's settings name the route, which must exist first.
       for (const route of routes) this.stage.node.addDependency(route);
     }

@@ -25,8 +25,7 @@ const PROXY_MAX_CONNECTIONS_PERCENT = 90;
  * the shortest timeout of a function using the database (health's 5 s), so a starved pool is a
  * fast, retry-safe 503 rather than a function timing out (the proxy's default is 120 s).
  */
-const PROXY_BORROW_TIMEOUT_SECONDS =
-  Math.min(...functions.filter((f) => f.env.includes('database')).map((f) => f.timeoutSeconds)) - 2;
+const PROXY_BORROW_TIMEOUT_SECONDS = Math.min(...functions.filter((f) => f.env.includes('database')).map((f) => f.timeoutSeconds)) - 2;
 /**
  * Named so that its exported log groups' names are known before RDS creates the cluster; by
  * stage, so a dev and a prod stack can share an account and region.

@@ -78,7 +78,8 @@ export function originRequestsOf(routes: readonly EdgeRoute[], plans: readonly B
     const cookie = route.reads.cookies[0];
     if (cookie !== undefined && plan.noCookies) throw new Error(`The ${at}, which forwards no cookie (${plan.noCookies}), but it reads the cookie ${cookie}`);
     const query = route.reads.queryStrings[0];
-    if (query !== undefined && plan.noQueryStrings) throw new Error(`The ${at}, which forwards no query string (${plan.noQueryStrings}), but it reads ?${query}`);
+    if (query !== undefined && plan.noQueryStrings)
+      throw new Error(`The ${at}, which forwards no query string (${plan.noQueryStrings}), but it reads ?${query}`);
     behaviour.routes.push(route);
     behaviour.headers.push(...route.reads.headers);
     behaviour.cookies.push(...route.reads.cookies);
@@ -88,10 +89,17 @@ export function originRequestsOf(routes: readonly EdgeRoute[], plans: readonly B
     const named = (kind: string, names: string[]) => {
       const unique = [...new Set(kind === 'headers' ? names.map((name) => name.toLowerCase()) : names)].sort();
       if (unique.length > ORIGIN_REQUEST_POLICY_MAX_NAMES) {
-        throw new Error(`The behaviour ${behaviour.plan.name} would forward ${unique.length} ${kind} (${unique.join(', ')}): CloudFront allows ${ORIGIN_REQUEST_POLICY_MAX_NAMES} per origin request policy`);
+        throw new Error(
+          `The behaviour ${behaviour.plan.name} would forward ${unique.length} ${kind} (${unique.join(', ')}): CloudFront allows ${ORIGIN_REQUEST_POLICY_MAX_NAMES} per origin request policy`,
+        );
       }
       return unique;
     };
-    return { ...behaviour, headers: named('headers', behaviour.headers), cookies: named('cookies', behaviour.cookies), queryStrings: named('query strings', behaviour.queryStrings) };
+    return {
+      ...behaviour,
+      headers: named('headers', behaviour.headers),
+      cookies: named('cookies', behaviour.cookies),
+      queryStrings: named('query strings', behaviour.queryStrings),
+    };
   });
 }

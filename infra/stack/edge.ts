@@ -77,7 +77,12 @@ export class Edge {
     });
     const visibility = (metricName: string) => ({ cloudWatchMetricsEnabled: true, metricName, sampledRequestsEnabled: true });
     const feedPaths = {
-      byteMatchStatement: { fieldToMatch: { uriPath: {} }, positionalConstraint: 'STARTS_WITH', searchString: FEED_PATH_PREFIX, textTransformations: [{ priority: 0, type: 'NONE' }] },
+      byteMatchStatement: {
+        fieldToMatch: { uriPath: {} },
+        positionalConstraint: 'STARTS_WITH',
+        searchString: FEED_PATH_PREFIX,
+        textTransformations: [{ priority: 0, type: 'NONE' }],
+      },
     };
     const webAcl = new CfnWebACL(stack, 'WebAcl', {
       scope: 'CLOUDFRONT',
@@ -89,7 +94,12 @@ export class Edge {
           priority: 0,
           action: { block: {} },
           statement: {
-            rateBasedStatement: { limit: WAF_REQUESTS_PER_ADDRESS, aggregateKeyType: 'IP', evaluationWindowSec: 300, scopeDownStatement: { notStatement: { statement: feedPaths } } },
+            rateBasedStatement: {
+              limit: WAF_REQUESTS_PER_ADDRESS,
+              aggregateKeyType: 'IP',
+              evaluationWindowSec: 300,
+              scopeDownStatement: { notStatement: { statement: feedPaths } },
+            },
           },
           visibilityConfig: visibility('surgeRatePerAddress'),
         },
@@ -136,7 +146,9 @@ export class Edge {
           name: 'FeedRatePerAddress',
           priority: 3,
           action: { block: {} },
-          statement: { rateBasedStatement: { limit: WAF_FEED_REQUESTS_PER_ADDRESS, aggregateKeyType: 'IP', evaluationWindowSec: 300, scopeDownStatement: feedPaths } },
+          statement: {
+            rateBasedStatement: { limit: WAF_FEED_REQUESTS_PER_ADDRESS, aggregateKeyType: 'IP', evaluationWindowSec: 300, scopeDownStatement: feedPaths },
+          },
           visibilityConfig: visibility('surgeFeedRatePerAddress'),
         },
       ],
@@ -145,9 +157,15 @@ export class Edge {
     const policy = (behaviour: BehaviourRequests, comment: string) =>
       new cloudfront.OriginRequestPolicy(stack, behaviour.plan.name, {
         comment,
-        headerBehavior: behaviour.headers.length ? cloudfront.OriginRequestHeaderBehavior.allowList(...behaviour.headers) : cloudfront.OriginRequestHeaderBehavior.none(),
-        cookieBehavior: behaviour.cookies.length ? cloudfront.OriginRequestCookieBehavior.allowList(...behaviour.cookies) : cloudfront.OriginRequestCookieBehavior.none(),
-        queryStringBehavior: behaviour.queryStrings.length ? cloudfront.OriginRequestQueryStringBehavior.allowList(...behaviour.queryStrings) : cloudfront.OriginRequestQueryStringBehavior.none(),
+        headerBehavior: behaviour.headers.length
+          ? cloudfront.OriginRequestHeaderBehavior.allowList(...behaviour.headers)
+          : cloudfront.OriginRequestHeaderBehavior.none(),
+        cookieBehavior: behaviour.cookies.length
+          ? cloudfront.OriginRequestCookieBehavior.allowList(...behaviour.cookies)
+          : cloudfront.OriginRequestCookieBehavior.none(),
+        queryStringBehavior: behaviour.queryStrings.length
+          ? cloudfront.OriginRequestQueryStringBehavior.allowList(...behaviour.queryStrings)
+          : cloudfront.OriginRequestQueryStringBehavior.none(),
       });
     const requests = policy(rest!, 'What the routes read (their schemas), the correlation id, and the viewer address and host');
     const feedRequests = policy(feeds!, 'Feed polls: what the feed routes read, the conditional headers among it, no cookies');

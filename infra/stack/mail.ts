@@ -121,7 +121,10 @@ export class Mail {
       }),
     );
     new CfnOutput(stack, 'InboundDomain', { value: props.inboundDomain });
-    new CfnOutput(stack, 'InboundRuleSet', { value: ruleSet.receiptRuleSetName, description: 'Activate once: aws ses set-active-receipt-rule-set --rule-set-name <this>' });
+    new CfnOutput(stack, 'InboundRuleSet', {
+      value: ruleSet.receiptRuleSetName,
+      description: 'Activate once: aws ses set-active-receipt-rule-set --rule-set-name <this>',
+    });
     new CfnOutput(stack, 'RawMailBucket', { value: this.rawMail.bucketName });
   }
 
@@ -130,7 +133,11 @@ export class Mail {
     fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: [this.rawMail.arnForObjects(`${inboundMail.prefix}*`)] }));
     // Without ListBucket S3 answers a missing key with AccessDenied instead of NoSuchKey.
     fn.addToRolePolicy(
-      new PolicyStatement({ actions: ['s3:ListBucket'], resources: [this.rawMail.bucketArn], conditions: { StringLike: { 's3:prefix': [`${inboundMail.prefix}*`] } } }),
+      new PolicyStatement({
+        actions: ['s3:ListBucket'],
+        resources: [this.rawMail.bucketArn],
+        conditions: { StringLike: { 's3:prefix': [`${inboundMail.prefix}*`] } },
+      }),
     );
   }
 

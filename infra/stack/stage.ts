@@ -29,7 +29,19 @@ export interface Kept {
  */
 export const KEPT_BY: Record<Stage, Kept> = {
   // Nothing: a failed first deploy rolls back to nothing, and destroying the stack leaves nothing.
-  dev: { deletionProtection: false, databases: RemovalPolicy.DESTROY, buckets: RemovalPolicy.DESTROY, logs: RemovalPolicy.DESTROY, secrets: RemovalPolicy.DESTROY },
+  dev: {
+    deletionProtection: false,
+    databases: RemovalPolicy.DESTROY,
+    buckets: RemovalPolicy.DESTROY,
+    logs: RemovalPolicy.DESTROY,
+    secrets: RemovalPolicy.DESTROY,
+  },
   // The data: Aurora and the cache as a final snapshot, the rest as it is.
-  prod: { deletionProtection: true, databases: RemovalPolicy.SNAPSHOT, buckets: RemovalPolicy.RETAIN, logs: RemovalPolicy.RETAIN, secrets: RemovalPolicy.RETAIN },
+  prod: {
+    deletionProtection: true,
+    databases: RemovalPolicy.SNAPSHOT,
+    buckets: RemovalPolicy.RETAIN,
+    logs: RemovalPolicy.RETAIN,
+    secrets: RemovalPolicy.RETAIN,
+  },
 };

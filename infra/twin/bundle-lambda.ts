@@ -55,7 +55,14 @@ export class BundleLambda {
 
   private start(): Instance {
     if (this.stopped) throw new FunctionError(`${this.spec.id} was stopped`);
-    const instance = new Instance(this.spec, this.bundle, this.env, this.options.initSlots ?? coreSlots, this.options.initTimeoutMs ?? INIT_TIMEOUT_MS, this.meter);
+    const instance = new Instance(
+      this.spec,
+      this.bundle,
+      this.env,
+      this.options.initSlots ?? coreSlots,
+      this.options.initTimeoutMs ?? INIT_TIMEOUT_MS,
+      this.meter,
+    );
     this.coldStarts += 1;
     this.instances.add(instance);
     if (this.options.instances) {

@@ -9,7 +9,13 @@ import { INVOCATIONS_PATH, invocationCounts } from './invocations';
 import { DELIVER_TWICE_ENV, QUEUES_ENV, RUNTIME_ENV, startConsumers } from './queue-consumers';
 
 const env = z
-  .object({ AWS_ENDPOINT_URL: z.url(), AWS_REGION: z.string(), [QUEUES_ENV]: z.string(), [RUNTIME_ENV]: z.string(), [DELIVER_TWICE_ENV]: z.enum(['true', 'false']).default('false') })
+  .object({
+    AWS_ENDPOINT_URL: z.url(),
+    AWS_REGION: z.string(),
+    [QUEUES_ENV]: z.string(),
+    [RUNTIME_ENV]: z.string(),
+    [DELIVER_TWICE_ENV]: z.enum(['true', 'false']).default('false'),
+  })
   .parse(process.env);
 const sqs = new SQSClient({ region: env.AWS_REGION, endpoint: env.AWS_ENDPOINT_URL });
 const consumers = startConsumers(JSON.parse(env[QUEUES_ENV]), sqs, JSON.parse(env[RUNTIME_ENV]), env[DELIVER_TWICE_ENV] === 'true');

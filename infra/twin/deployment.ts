@@ -38,7 +38,12 @@ export interface TwinShape {
   originSecretId?: string;
 }
 
-export function twinDeployment(stores: TwinStores, provisioned: Record<QueueName, ProvisionedQueue>, view: 'functions' | 'admin', { lambdaInstances, originSecretId }: TwinShape = {}): Deployment {
+export function twinDeployment(
+  stores: TwinStores,
+  provisioned: Record<QueueName, ProvisionedQueue>,
+  view: 'functions' | 'admin',
+  { lambdaInstances, originSecretId }: TwinShape = {},
+): Deployment {
   const secure = stores.database.adminTls !== undefined;
   const functions = view === 'functions' && secure;
   return {
@@ -60,7 +65,12 @@ export function twinDeployment(stores: TwinStores, provisioned: Record<QueueName
     // One instance of the twin's source mode stands for many mail-function instances, each of which
     // would parse on its own: a parser thread per core, no more — on two cores, four threads each
     // compiled the parser for themselves and waited for a core (8.2 ms of CPU per mail against 5.1).
-    rawMail: { bucket: TWIN_RAW_MAIL_BUCKET, prefix: inboundMail.prefix, retentionDays: inboundMail.retentionDays, parserThreads: lambdaInstances ? 1 : Math.min(4, availableParallelism()) },
+    rawMail: {
+      bucket: TWIN_RAW_MAIL_BUCKET,
+      prefix: inboundMail.prefix,
+      retentionDays: inboundMail.retentionDays,
+      parserThreads: lambdaInstances ? 1 : Math.min(4, availableParallelism()),
+    },
     // The functions' view is bundle mode's, the one mode whose deploy trigger runs as a function:
     // only there does the twin provision the first admin's secret.
     ...(view === 'functions' ? { firstAdminSecretId: TWIN_SECRETS.firstAdmin } : {}),
@@ -88,7 +98,15 @@ export function runtimeEnvironment(emulatorUrl: string, functionsSqsEndpoint?: s
 }
 
 /** The environment of the twin's own process, which runs every function in source mode: the union of every function's needs. */
-export function functionEnvironment(stores: TwinStores, provisioned: Record<QueueName, ProvisionedQueue>, functionsSqsEndpoint?: string, originSecretId?: string) {
+export function functionEnvironment(
+  stores: TwinStores,
+  provisioned: Record<QueueName, ProvisionedQueue>,
+  functionsSqsEndpoint?: string,
+  originSecretId?: string,
+) {
   const allNeeds = [...new Set(functions.flatMap(envNeedsOf))];
-  return { ...runtimeEnvironment(stores.emulator.url, functionsSqsEndpoint), ...environmentFor(allNeeds, twinDeployment(stores, provisioned, 'admin', originSecretId ? { originSecretId } : {})) };
+  return {
+    ...runtimeEnvironment(stores.emulator.url, functionsSqsEndpoint),
+    ...environmentFor(allNeeds, twinDeployment(stores, provisioned, 'admin', originSecretId ? { originSecretId } : {})),
+  };
 }

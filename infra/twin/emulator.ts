@@ -21,20 +21,31 @@ const S3_BODY_LIMIT_BYTES = 64 * 1024 * 1024;
 const app = buildApp({ logger: false });
 // fauxqs reads S3 bodies of any content type with its catch-all parser; Fastify keeps one, so
 // adding it again replaces fauxqs's, with the higher limit.
-app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: S3_BODY_LIMIT_BYTES }, (_request: unknown, body: Buffer, done: (error: null, body: Buffer) => void) => done(null, body));
+app.addContentTypeParser(
+  '*',
+  { parseAs: 'buffer', bodyLimit: S3_BODY_LIMIT_BYTES },
+  (_request: unknown, body: Buffer, done: (error: null, body: Buffer) => void) => done(null, body),
+);
 const calls: Record<string, number> = {};
-app.addHook('onRequest', (request: { method: string; headers: Record<string, string | string[] | undefined>; raw: IncomingMessage }, reply: { hijack(): void; raw: ServerResponse }, done: () => void) => {
-  const target = request.headers['x-amz-target'];
-  if (isSecretsManagerRequest(request.headers)) {
-    calls[String(target)] = (calls[String(target)] ?? 0) + 1;
-    reply.hijack();
-    serveSecretsManager(request.raw, reply.raw);
-    return;
-  }
-  const action = typeof target === 'string' ? target.replace(/^AmazonSQS\./, '') : `S3 ${request.method}`;
-  calls[action] = (calls[action] ?? 0) + 1;
-  done();
-});
+app.addHook(
+  'onRequest',
+  (
+    request: { method: string; headers: Record<string, string | string[] | undefined>; raw: IncomingMessage },
+    reply: { hijack(): void; raw: ServerResponse },
+    done: () => void,
+  ) => {
+    const target = request.headers['x-amz-target'];
+    if (isSecretsManagerRequest(request.headers)) {
+      calls[String(target)] = (calls[String(target)] ?? 0) + 1;
+      reply.hijack();
+      serveSecretsManager(request.raw, reply.raw);
+      return;
+    }
+    const action = typeof target === 'string' ? target.replace(/^AmazonSQS\./, '') : `S3 ${request.method}`;
+    calls[action] = (calls[action] ?? 0) + 1;
+    done();
+  },
+);
 /** Messages sent, whether one a call or ten: how many a reservation costs is a Lambda-shaped figure. */
 let messagesSent = 0;
 app.addHook('preHandler', async (request: { headers: Record<string, string | string[] | undefined>; body?: unknown }) => {

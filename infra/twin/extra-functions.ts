@@ -33,7 +33,11 @@ export function extraFunctionRoutes(extraFunctions: ExtraFunction[]): { http: Ht
       routes.http.push({ method: spec.trigger.method, path: spec.trigger.path, invoke: capped(spec, (event) => lambda.invoke(event), 'refuse') });
     } else if (spec.trigger.kind === 'ses') {
       if (!spec.mailDomain) throw new Error(`extra function ${spec.id}: an SES trigger needs a mailDomain`);
-      routes.mail.push({ domain: spec.mailDomain(TWIN_INBOUND_DOMAIN), functionArn: functionArnOf(spec.id), invoke: capped(spec, (event) => lambda.invoke(event), 'wait') });
+      routes.mail.push({
+        domain: spec.mailDomain(TWIN_INBOUND_DOMAIN),
+        functionArn: functionArnOf(spec.id),
+        invoke: capped(spec, (event) => lambda.invoke(event), 'wait'),
+      });
     } else {
       throw new Error(`extra function ${spec.id}: only HTTP and SES triggers are served`);
     }

@@ -52,7 +52,10 @@ try {
   if (typeof mod.handler !== 'function') throw new Error(`${bundle} exports no handler`);
   handler = mod.handler;
   const importedCpuMs = threadCpuMs();
-  parentPort.postMessage({ ready: true, ...(startedCpuMs !== undefined && importedCpuMs !== undefined ? { startCpuMs: startedCpuMs, importCpuMs: importedCpuMs - startedCpuMs } : {}) });
+  parentPort.postMessage({
+    ready: true,
+    ...(startedCpuMs !== undefined && importedCpuMs !== undefined ? { startCpuMs: startedCpuMs, importCpuMs: importedCpuMs - startedCpuMs } : {}),
+  });
 } catch (error) {
   // Lambda's Runtime.ImportModuleError: every invocation of this instance fails with it.
   importError = { name: 'Runtime.ImportModuleError', message: error?.message ?? String(error) };
@@ -67,7 +70,8 @@ parentPort.on('message', ({ id, event, deadline, exit }) => {
   const began = performance.now();
   const took = () => performance.now() - began;
   if (importError) return parentPort.postMessage({ id, ok: false, error: importError, durationMs: took() });
-  const failed = (error) => parentPort.postMessage({ id, ok: false, error: { name: error?.name ?? 'Error', message: error?.message ?? String(error) }, durationMs: took() });
+  const failed = (error) =>
+    parentPort.postMessage({ id, ok: false, error: { name: error?.name ?? 'Error', message: error?.message ?? String(error) }, durationMs: took() });
   Promise.resolve()
     .then(() => handler(event, contextFor(deadline)))
     // Lambda hands the caller the result as JSON: what does not survive that must not survive here.

@@ -29,7 +29,10 @@ export async function functionRuntime(
   return {
     kind: 'bundles',
     dir: await buildBundles(join(options.stateDir, 'bundles')),
-    deployment: twinDeployment(stores, provisioned, 'functions', { ...(options.lambdaInstances ? { lambdaInstances: options.lambdaInstances } : {}), ...(originSecretId ? { originSecretId } : {}) }),
+    deployment: twinDeployment(stores, provisioned, 'functions', {
+      ...(options.lambdaInstances ? { lambdaInstances: options.lambdaInstances } : {}),
+      ...(originSecretId ? { originSecretId } : {}),
+    }),
     runtimeEnv: runtimeEnvironment(stores.emulator.url, options.functionsSqsEndpoint),
     ...(options.lambdaInstances ? { instances: options.lambdaInstances } : {}),
   };
@@ -47,7 +50,11 @@ export function directRunners(runtime: FunctionRuntime): Map<string, FunctionRun
 }
 
 /** Migrates the database: in bundle mode through the deploy trigger, as `cdk deploy` does before anything takes traffic. */
-export async function migrateDatabase(runtime: FunctionRuntime, runners: Map<string, FunctionRunner>, database: Pick<Service, 'adminUrl' | 'adminTls'>): Promise<void> {
+export async function migrateDatabase(
+  runtime: FunctionRuntime,
+  runners: Map<string, FunctionRunner>,
+  database: Pick<Service, 'adminUrl' | 'adminTls'>,
+): Promise<void> {
   if (runtime.kind === 'bundles') {
     for (const spec of functions.filter((f) => f.trigger.kind === 'deploy')) await runners.get(spec.id)!.invoke(triggerEvent(spec));
   } else {

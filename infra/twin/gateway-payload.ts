@@ -15,7 +15,13 @@ function joinHeaders(req: IncomingMessage): { headers: Record<string, string>; c
     const name = raw[i]!.toLowerCase();
     const value = raw[i + 1]!;
     // Payload 2.0 moves cookies out of the headers into their own array.
-    if (name === 'cookie') (cookies ??= []).push(...value.split(';').map((c) => c.trim()).filter(Boolean));
+    if (name === 'cookie')
+      (cookies ??= []).push(
+        ...value
+          .split(';')
+          .map((c) => c.trim())
+          .filter(Boolean),
+      );
     else headers[name] = name in headers ? `${headers[name]},${value}` : value;
   }
   return { headers, cookies };

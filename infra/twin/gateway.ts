@@ -59,7 +59,12 @@ export interface Gateway {
  * The local stand-in for an API Gateway HTTP API: each request becomes a payload 2.0 event for the
  * route's function, invoked in this process, and its result becomes the HTTP response.
  */
-export async function startGateway(routes: HttpRoute[], port: number, onFunctionError: (route: string, error: Error) => void, check?: AnswerCheck): Promise<Gateway> {
+export async function startGateway(
+  routes: HttpRoute[],
+  port: number,
+  onFunctionError: (route: string, error: Error) => void,
+  check?: AnswerCheck,
+): Promise<Gateway> {
   const compiled = compileRoutes(routes);
   const gateway = await listenGateway(port, onFunctionError, check);
   gateway.serve(compiled);

@@ -49,7 +49,11 @@ function decode(segment: string): string {
 }
 
 /** The first route of the request's method whose pattern its path matches, with the path's parameters decoded. */
-export function matchRoute(routes: CompiledRoute[], method: string | undefined, path: string): { route: CompiledRoute; pathParameters?: Record<string, string> } | undefined {
+export function matchRoute(
+  routes: CompiledRoute[],
+  method: string | undefined,
+  path: string,
+): { route: CompiledRoute; pathParameters?: Record<string, string> } | undefined {
   for (const route of routes) {
     if (route.method !== method) continue;
     const match = route.pattern.exec(path);

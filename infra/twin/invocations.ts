@@ -121,5 +121,9 @@ export class FunctionMeter {
 
 /** This process's counts, a copy. */
 export function invocationCounts(): InvocationCounts {
-  return { pid: process.pid, started_at: started, functions: Object.fromEntries([...counts].map(([id, c]) => [id, { ...c, ...(c.inits ? { inits: { ...c.inits } } : {}) }])) };
+  return {
+    pid: process.pid,
+    started_at: started,
+    functions: Object.fromEntries([...counts].map(([id, c]) => [id, { ...c, ...(c.inits ? { inits: { ...c.inits } } : {}) }])),
+  };
 }

@@ -27,14 +27,24 @@ import { EXTRA_FUNCTIONS_ENV, type ExtraFunction } from './extra-functions';
 import { startTwin, type Twin } from './twin';
 
 const { values: flags } = parseArgs({
-  options: { bundles: { type: 'boolean' }, 'lambda-instances': { type: 'string' }, 'aws-stores': { type: 'boolean' }, 'redis-cluster': { type: 'boolean' }, edge: { type: 'boolean' }, fresh: { type: 'boolean' } },
+  options: {
+    bundles: { type: 'boolean' },
+    'lambda-instances': { type: 'string' },
+    'aws-stores': { type: 'boolean' },
+    'redis-cluster': { type: 'boolean' },
+    edge: { type: 'boolean' },
+    fresh: { type: 'boolean' },
+  },
 });
 
 const env = z
   .object({
     PORT: z.coerce.number().int().min(0).max(65535).default(3000),
     SURGE_STATE_DIR: z.string().default('.local/twin'),
-    SURGE_DATABASE: z.string().regex(/^[A-Za-z0-9_]+$/).default('surge'),
+    SURGE_DATABASE: z
+      .string()
+      .regex(/^[A-Za-z0-9_]+$/)
+      .default('surge'),
     // A module exporting `extraFunctions` to serve beside the table's (the benches' baselines).
     [EXTRA_FUNCTIONS_ENV]: z.string().min(1).optional(),
     SMTP_PORT: z.coerce.number().int().min(0).max(65535).default(inboundMail.smtpPort),
@@ -67,7 +77,29 @@ let stopping: Promise<never> | undefined;
 
 /** Readable by this user only: with AWS-like stores it holds the stores' passwords. */
 function writeStateFile(serving: Twin): void {
-  writeFileSync(stateFile, JSON.stringify({ pid: process.pid, url: serving.url, gatewayUrl: serving.gatewayUrl, redisUrl: serving.redisUrl, databaseUrl: serving.databaseUrl, emulatorUrl: serving.emulatorUrl, smtpUrl: serving.smtpUrl, inboundDomain: serving.inboundDomain, pids: serving.pids, queues: serving.queues, runtime: serving.runtime.kind, lambdaInstances: env.SURGE_LAMBDA_INSTANCES, admin: serving.admin }, null, 2), { mode: 0o600 });
+  writeFileSync(
+    stateFile,
+    JSON.stringify(
+      {
+        pid: process.pid,
+        url: serving.url,
+        gatewayUrl: serving.gatewayUrl,
+        redisUrl: serving.redisUrl,
+        databaseUrl: serving.databaseUrl,
+        emulatorUrl: serving.emulatorUrl,
+        smtpUrl: serving.smtpUrl,
+        inboundDomain: serving.inboundDomain,
+        pids: serving.pids,
+        queues: serving.queues,
+        runtime: serving.runtime.kind,
+        lambdaInstances: env.SURGE_LAMBDA_INSTANCES,
+        admin: serving.admin,
+      },
+      null,
+      2,
+    ),
+    { mode: 0o600 },
+  );
 }
 
 /**
@@ -110,7 +142,10 @@ if (env.SURGE_AWS_STORES === 'true') {
   const { caFile } = await ensureTwinCertificates(join(env.SURGE_STATE_DIR, 'tls'));
   if (stopping) await stopping;
   if (process.env.NODE_EXTRA_CA_CERTS !== caFile) {
-    const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env: { ...process.env, NODE_EXTRA_CA_CERTS: caFile } });
+    const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+      stdio: 'inherit',
+      env: { ...process.env, NODE_EXTRA_CA_CERTS: caFile },
+    });
     twinProcess = child;
     const code = await new Promise<number>((resolve) => child.once('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0))));
     process.exit(code);

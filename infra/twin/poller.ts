@@ -1,10 +1,4 @@
-import {
-  DeleteMessageBatchCommand,
-  ReceiveMessageCommand,
-  type Message,
-  type MessageAttributeValue,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type MessageAttributeValue, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord, SQSRecordAttributes } from 'aws-lambda';
 
 export interface PollerOptions {

@@ -132,7 +132,11 @@ const RESTART_BACKOFF_MAX_MS = 5_000;
  * fails is tried again, backing off to 5 s. Each death and restart is logged to stderr, and
  * `onRestart` learns the new pid.
  */
-export async function supervise(name: string, start: () => Promise<Spawned>, onRestart: (pid: number | undefined) => void = () => undefined): Promise<Supervised> {
+export async function supervise(
+  name: string,
+  start: () => Promise<Spawned>,
+  onRestart: (pid: number | undefined) => void = () => undefined,
+): Promise<Supervised> {
   let stopping = false;
   let current = await start();
   let restarting: Promise<void> | undefined;

@@ -22,7 +22,12 @@ export const RUNTIME_ENV = 'SURGE_FUNCTION_RUNTIME';
 export const DELIVER_TWICE_ENV = 'SURGE_DELIVER_TWICE';
 
 /** The twin's event source mappings: a poller per queue trigger in the table, invoking its function. */
-export function startConsumers(provisioned: Record<QueueName, ProvisionedQueue>, sqs: SQSClient, runtime: FunctionRuntime, deliverTwice = false): { stop(): Promise<void> } {
+export function startConsumers(
+  provisioned: Record<QueueName, ProvisionedQueue>,
+  sqs: SQSClient,
+  runtime: FunctionRuntime,
+  deliverTwice = false,
+): { stop(): Promise<void> } {
   const runners: FunctionRunner[] = [];
   const pollers: Poller[] = functions.flatMap((spec) => {
     if (spec.trigger.kind !== 'queue') return [];
@@ -80,7 +85,12 @@ export async function startQueueConsumers(
     case 'process': {
       const entry = new URL('./consumers.ts', import.meta.url).pathname;
       const logFile = join(options.stateDir, 'consumers.log');
-      const env = { ...process.env, [QUEUES_ENV]: JSON.stringify(provisioned), [RUNTIME_ENV]: JSON.stringify(runtime), [DELIVER_TWICE_ENV]: String(Boolean(options.deliverTwice)) };
+      const env = {
+        ...process.env,
+        [QUEUES_ENV]: JSON.stringify(provisioned),
+        [RUNTIME_ENV]: JSON.stringify(runtime),
+        [DELIVER_TWICE_ENV]: String(Boolean(options.deliverTwice)),
+      };
       /** Where the running process serves its invocation counts: a restarted one names a new port. */
       let statsUrl = '';
       const start = async () => {

@@ -68,7 +68,14 @@ export async function startQueueFaultProxy(emulatorUrl: string, { delayMs }: { d
   /** Sends the request on to the emulator; `reply` gets its answer, or the error when it has none. */
   function forward(req: IncomingMessage, body: Buffer, reply: (answer: IncomingMessage | Error) => void): void {
     const out = request(
-      { agent, host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, 'content-length': String(body.length) } },
+      {
+        agent,
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, 'content-length': String(body.length) },
+      },
       reply,
     );
     out.on('error', reply);

@@ -44,9 +44,14 @@ export function runnerFor(spec: FunctionSpec, runtime: FunctionRuntime): Functio
     const lambda = new LocalLambda(spec);
     return { spec, warm: () => lambda.warm(), invoke: (event) => lambda.invoke(event), stop: async () => undefined };
   }
-  return new BundleLambda(spec, pathToFileURL(resolve(runtime.dir, spec.id, 'index.mjs')).href, lambdaEnvironment(spec, runtime.runtimeEnv, runtime.deployment), {
-    ...(runtime.instances ? { instances: runtime.instances } : {}),
-  });
+  return new BundleLambda(
+    spec,
+    pathToFileURL(resolve(runtime.dir, spec.id, 'index.mjs')).href,
+    lambdaEnvironment(spec, runtime.runtimeEnv, runtime.deployment),
+    {
+      ...(runtime.instances ? { instances: runtime.instances } : {}),
+    },
+  );
 }
 
 /** The runner of one function of the table, by id. */

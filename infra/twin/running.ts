@@ -21,6 +21,10 @@ export function readRunningTwin(): TwinInfo | undefined {
  * view of its stores, credentials in the URLs), through the same map of needs the functions get.
  */
 export function twinEnvironment(twin: TwinInfo): Record<string, string> {
-  const stores = { redis: { url: twin.redisUrl, adminUrl: twin.redisUrl }, database: { url: twin.databaseUrl, adminUrl: twin.databaseUrl }, emulator: { url: twin.emulatorUrl } };
+  const stores = {
+    redis: { url: twin.redisUrl, adminUrl: twin.redisUrl },
+    database: { url: twin.databaseUrl, adminUrl: twin.databaseUrl },
+    emulator: { url: twin.emulatorUrl },
+  };
   return functionEnvironment(stores, twin.queues);
 }

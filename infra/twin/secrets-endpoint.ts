@@ -8,7 +8,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  */
 const secrets = new Map<string, { value: string; version: number }>();
 
-const SIGNED_FOR_SECRETS_MANAGER = /^AWS4-HMAC-SHA256 Credential=[^/]+\/\d{8}\/[a-z0-9-]+\/secretsmanager\/aws4_request, SignedHeaders=[^,]+, Signature=[0-9a-f]{64}$/;
+const SIGNED_FOR_SECRETS_MANAGER =
+  /^AWS4-HMAC-SHA256 Credential=[^/]+\/\d{8}\/[a-z0-9-]+\/secretsmanager\/aws4_request, SignedHeaders=[^,]+, Signature=[0-9a-f]{64}$/;
 
 export const isSecretsManagerRequest = (headers: IncomingMessage['headers']) => String(headers['x-amz-target'] ?? '').startsWith('secretsmanager.');
 
@@ -44,7 +45,8 @@ export function serveSecretsManager(req: IncomingMessage, res: ServerResponse): 
       case 'PutSecretValue': {
         if (typeof input.SecretString !== 'string') return answer(res, 400, failure('InvalidParameterException', 'SecretString is required'));
         if (action === 'CreateSecret' && known) return answer(res, 400, failure('ResourceExistsException', 'The secret already exists.'));
-        if (action === 'PutSecretValue' && !known) return answer(res, 400, failure('ResourceNotFoundException', "Secrets Manager can't find the specified secret."));
+        if (action === 'PutSecretValue' && !known)
+          return answer(res, 400, failure('ResourceNotFoundException', "Secrets Manager can't find the specified secret."));
         const version = (known?.version ?? 0) + 1;
         secrets.set(id, { value: input.SecretString, version });
         return answer(res, 200, { ARN: arnOf(id), Name: id, VersionId: String(version) });

@@ -6,7 +6,12 @@ import type { StoreCredentials } from './stores';
 
 /** Stores the twin's secrets in the emulator's Secrets Manager, as the stack's generated secrets are on AWS. */
 export async function putSecrets(emulatorUrl: string, values: Record<string, string>): Promise<void> {
-  const send = createSignedRequester({ service: 'secretsmanager', region: TWIN_REGION, credentials: async () => ({ accessKeyId: 'local', secretAccessKey: 'local' }), uriEscapePath: true });
+  const send = createSignedRequester({
+    service: 'secretsmanager',
+    region: TWIN_REGION,
+    credentials: async () => ({ accessKeyId: 'local', secretAccessKey: 'local' }),
+    uriEscapePath: true,
+  });
   for (const [name, value] of Object.entries(values)) {
     for (const action of ['CreateSecret', 'PutSecretValue']) {
       const response = await send(serviceLocation('secretsmanager', TWIN_REGION, emulatorUrl), {
@@ -16,7 +21,8 @@ export async function putSecrets(emulatorUrl: string, values: Record<string, str
       });
       response.resume();
       if (response.statusCode === 200) break;
-      if (action === 'PutSecretValue') throw new Error(`The twin could not store the secret ${name}: Secrets Manager's stand-in answered ${response.statusCode}`);
+      if (action === 'PutSecretValue')
+        throw new Error(`The twin could not store the secret ${name}: Secrets Manager's stand-in answered ${response.statusCode}`);
     }
   }
 }

@@ -32,9 +32,7 @@ export async function insertUsers(databaseUrl: string, emails: string[], passwor
   const conn = await createConnection({ uri: databaseUrl });
   try {
     const hash = await hashPassword(password);
-    const [result] = await conn.query<ResultSetHeader>('INSERT INTO users (email, password_hash, role) VALUES ?', [
-      emails.map((email) => [email, hash, role]),
-    ]);
+    const [result] = await conn.query<ResultSetHeader>('INSERT INTO users (email, password_hash, role) VALUES ?', [emails.map((email) => [email, hash, role])]);
     // InnoDB hands a multi-row INSERT consecutive auto-increment ids.
     return emails.map((email, i) => ({ id: result.insertId + i, email, password, role }));
   } finally {

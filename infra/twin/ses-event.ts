@@ -45,7 +45,13 @@ function headersOf(raw: Buffer): { headers: SESMailHeader[]; truncated: boolean 
   for (const line of section.split(/\r?\n(?![ \t])/)) {
     const colon = line.indexOf(':');
     if (colon <= 0) continue;
-    const header = { name: line.slice(0, colon).trim(), value: line.slice(colon + 1).replace(/\r?\n[ \t]+/g, ' ').trim() };
+    const header = {
+      name: line.slice(0, colon).trim(),
+      value: line
+        .slice(colon + 1)
+        .replace(/\r?\n[ \t]+/g, ' ')
+        .trim(),
+    };
     bytes += header.name.length + header.value.length + 4;
     if (bytes > MAX_EVENT_HEADER_BYTES) return { headers, truncated: true };
     headers.push(header);

@@ -90,7 +90,16 @@ export async function startSmtpListener(options: SmtpListenerOptions): Promise<S
       byRoute.set(route, [...(byRoute.get(route) ?? []), address]);
     }
     for (const [route, recipients] of byRoute) {
-      const event = sesEvent({ messageId, raw, mailFrom, destination: rcptTo, recipients, functionArn: route.functionArn, verdicts: options.verdicts, receivedAt });
+      const event = sesEvent({
+        messageId,
+        raw,
+        mailFrom,
+        destination: rcptTo,
+        recipients,
+        functionArn: route.functionArn,
+        verdicts: options.verdicts,
+        receivedAt,
+      });
       const delivery = deliver(event, route).finally(() => deliveries.delete(delivery));
       deliveries.add(delivery);
     }

@@ -45,7 +45,9 @@ export async function startStores(
   secure: StoreCredentials | undefined,
 ): Promise<RunningStores> {
   const [redis, database, emulator] = await Promise.all([
-    options.redisCluster ? startRedisCluster(options.stateDir, options.durableRedis ?? true) : startRedis(options.stateDir, options.durableRedis ?? true, secure),
+    options.redisCluster
+      ? startRedisCluster(options.stateDir, options.durableRedis ?? true)
+      : startRedis(options.stateDir, options.durableRedis ?? true, secure),
     startDatabase(options.stateDir, options.database, secure, () => options.onRestart?.('database')),
     startEmulator(options.stateDir),
   ]);

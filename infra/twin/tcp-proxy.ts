@@ -26,12 +26,14 @@ export async function startTcpProxy(targetPort: number) {
     for (const flow of pair) {
       flows.add(flow);
       if (!paused) flow.from.pipe(flow.to);
-      flow.from.on('error', () => undefined).on('close', () => {
-        for (const f of pair) flows.delete(f);
-        // One side gone takes the other with it, as a closed connection does end to end.
-        client.destroy();
-        upstream.destroy();
-      });
+      flow.from
+        .on('error', () => undefined)
+        .on('close', () => {
+          for (const f of pair) flows.delete(f);
+          // One side gone takes the other with it, as a closed connection does end to end.
+          client.destroy();
+          upstream.destroy();
+        });
     }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -91,11 +91,21 @@ export function spawnTwinProcess(options: TwinProcessOptions): StartingTwinProce
     // Its logs are kept, not printed: a test's output is for its verdict (see stderrTail).
     stdio: ['ignore', 'pipe', 'pipe'],
     // npm's update check would reach for the registry.
-    env: { ...env, npm_config_update_notifier: 'false', PORT: '0', SMTP_PORT: '0', SURGE_STATE_DIR: options.stateDir, SURGE_DATABASE: options.database, ...options.env },
+    env: {
+      ...env,
+      npm_config_update_notifier: 'false',
+      PORT: '0',
+      SMTP_PORT: '0',
+      SURGE_STATE_DIR: options.stateDir,
+      SURGE_DATABASE: options.database,
+      ...options.env,
+    },
   });
   const stderr = keepTail(child.stderr!);
   if (options.showLogs) child.stderr!.pipe(process.stderr);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   const lines = createInterface({ input: child.stdout! });
   /** The first line of the twin's output that pick makes something of; rejected if the twin exits first. */
   const awaitLine = <T>(what: string, pick: (line: string) => T | undefined) =>

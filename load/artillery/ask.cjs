@@ -26,7 +26,10 @@ function agentFor(url, connections) {
     const Agent = url.protocol === 'https:' ? https.Agent : http.Agent;
     const loopback = /^127\.\d+\.\d+\.\d+$/.test(url.hostname);
     const pool = loopback
-      ? Array.from({ length: connections }, (_, i) => new Agent({ keepAlive: true, maxSockets: 1, maxFreeSockets: 1, localAddress: `127.0.${1 + (i >> 8)}.${1 + (i & 255)}` }))
+      ? Array.from(
+          { length: connections },
+          (_, i) => new Agent({ keepAlive: true, maxSockets: 1, maxFreeSockets: 1, localAddress: `127.0.${1 + (i >> 8)}.${1 + (i & 255)}` }),
+        )
       : [new Agent({ keepAlive: true, maxSockets: connections, maxFreeSockets: connections })];
     agents.set(key, { pool, next: 0 });
   }

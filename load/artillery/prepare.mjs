@@ -105,7 +105,10 @@ export async function prepare(scenario, env, runsDir) {
   const count = preparation.buyers(env);
   const lines = ['userId,cookie'];
   for (let made = 0; made < count; made += BUYERS_PER_REQUEST) {
-    const { body } = await call(target, 'POST', '/admin/load-tests/buyers', { cookie: admin.cookie, body: { count: Math.min(BUYERS_PER_REQUEST, count - made) } });
+    const { body } = await call(target, 'POST', '/admin/load-tests/buyers', {
+      cookie: admin.cookie,
+      body: { count: Math.min(BUYERS_PER_REQUEST, count - made) },
+    });
     for (const buyer of body.buyers) lines.push(`${buyer.userId},${buyer.cookie}`);
   }
   const buyers = join(dir, 'buyers.csv');

@@ -23,7 +23,12 @@ async function waitInRoom(context, events) {
   const count = (what) => events.emit('counter', `room.${what}`, 1);
   const item = `/items/${encodeURIComponent(process.env.SURGE_ITEM)}`;
   const ask = (name, method, path, headers = {}, body) =>
-    askWithRetries(name, context, events, { method, path: `${item}${path}`, headers: { cookie: vars.cookie, ...(body ? { 'content-type': 'application/json' } : {}), ...headers }, body: body && JSON.stringify(body) });
+    askWithRetries(name, context, events, {
+      method,
+      path: `${item}${path}`,
+      headers: { cookie: vars.cookie, ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
+      body: body && JSON.stringify(body),
+    });
 
   if (Math.random() < Number(vars.rogueShare)) {
     // Half without a pass, half with a token of the right shape that the room never issued.

@@ -78,7 +78,13 @@ export async function issueCouponConditionalAutocommit(pool: Query, dealId: stri
 
 const Issued = z.strictObject({ couponId: z.string() });
 
-const couponApi = () => api({ access: 'user', params: z.object({ dealId: DealId }), answers: { 201: Issued }, errors: ['NOT_FOUND', 'NOT_OPEN', 'CLOSED', 'ALREADY_ISSUED', 'SOLD_OUT'] });
+const couponApi = () =>
+  api({
+    access: 'user',
+    params: z.object({ dealId: DealId }),
+    answers: { 201: Issued },
+    errors: ['NOT_FOUND', 'NOT_OPEN', 'CLOSED', 'ALREADY_ISSUED', 'SOLD_OUT'],
+  });
 
 export const transactionHandler = couponApi().handler(async ({ input, principal }) =>
   json(201, { couponId: await issueCouponConditionalTransaction(db(), input.params.dealId, principal.userId) }),

@@ -32,6 +32,9 @@ export async function issueCouponForUpdate(pool: ConnectionSource, dealId: strin
 
 const Issued = z.strictObject({ couponId: z.string() });
 
-export const handler = api({ access: 'user', params: z.object({ dealId: DealId }), answers: { 201: Issued }, errors: ['NOT_FOUND', 'NOT_OPEN', 'CLOSED', 'ALREADY_ISSUED', 'SOLD_OUT'] }).handler(async ({ input, principal }) =>
-  json(201, { couponId: await issueCouponForUpdate(db(), input.params.dealId, principal.userId) }),
-);
+export const handler = api({
+  access: 'user',
+  params: z.object({ dealId: DealId }),
+  answers: { 201: Issued },
+  errors: ['NOT_FOUND', 'NOT_OPEN', 'CLOSED', 'ALREADY_ISSUED', 'SOLD_OUT'],
+}).handler(async ({ input, principal }) => json(201, { couponId: await issueCouponForUpdate(db(), input.params.dealId, principal.userId) }));

@@ -25,5 +25,11 @@ const cacheOnly: NewsletterResolver = async (identity) => {
 };
 
 export const handler = middy<SESEvent, void>().handler(
-  mailReceiver({ domain: baselineMailDomain(INBOUND_DOMAIN), bucket: RAW_MAIL_BUCKET, prefix: RAW_MAIL_PREFIX, resolveNewsletter: cacheOnly, parserThreads: MAIL_PARSER_THREADS }),
+  mailReceiver({
+    domain: baselineMailDomain(INBOUND_DOMAIN),
+    bucket: RAW_MAIL_BUCKET,
+    prefix: RAW_MAIL_PREFIX,
+    resolveNewsletter: cacheOnly,
+    parserThreads: MAIL_PARSER_THREADS,
+  }),
 );

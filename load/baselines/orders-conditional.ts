@@ -63,7 +63,14 @@ export async function placeOrderConditionalAutocommit(pool: Query, itemId: strin
 
 const Confirmed = z.strictObject({ orderId: z.string(), status: z.literal('confirmed') });
 
-const orderApi = () => api({ access: 'user', params: z.object({ itemId: ItemId }), body: z.strictObject({ quantity: Quantity }), answers: { 201: Confirmed }, errors: ['NOT_FOUND', 'LIMIT_EXCEEDED', 'SOLD_OUT'] });
+const orderApi = () =>
+  api({
+    access: 'user',
+    params: z.object({ itemId: ItemId }),
+    body: z.strictObject({ quantity: Quantity }),
+    answers: { 201: Confirmed },
+    errors: ['NOT_FOUND', 'LIMIT_EXCEEDED', 'SOLD_OUT'],
+  });
 
 export const transactionHandler = orderApi().handler(async ({ input, principal }) =>
   json(201, { orderId: await placeOrderConditionalTransaction(db(), input.params.itemId, principal.userId, input.body.quantity), status: 'confirmed' }),

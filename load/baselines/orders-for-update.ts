@@ -19,7 +19,10 @@ export async function placeOrderForUpdate(pool: ConnectionSource, itemId: string
     const item = items[0];
     if (!item) throw new NotFoundError('No such item');
     if (Number(item.sold) + quantity > Number(item.initial_stock)) throw new AppError('SOLD_OUT', 'Not enough stock left');
-    const [bought] = await conn.query<RowDataPacket[]>('SELECT COALESCE(SUM(quantity), 0) AS n FROM orders WHERE item_id = ? AND user_id = ?', [itemId, userId]);
+    const [bought] = await conn.query<RowDataPacket[]>('SELECT COALESCE(SUM(quantity), 0) AS n FROM orders WHERE item_id = ? AND user_id = ?', [
+      itemId,
+      userId,
+    ]);
     if (Number(bought[0]!.n) + quantity > Number(item.per_user_limit)) throw new AppError('LIMIT_EXCEEDED', 'That would exceed the per-buyer limit');
     const orderId = newOrderId(itemId);
     await conn.query('UPDATE items SET sold = sold + ? WHERE id = ?', [quantity, itemId]);
@@ -35,9 +38,13 @@ export async function placeOrderForUpdate(pool: ConnectionSource, itemId: string
 
 const Confirmed = z.strictObject({ orderId: z.string(), status: z.literal('confirmed') });
 
-export const handler = api({ access: 'user', params: z.object({ itemId: ItemId }), body: z.strictObject({ quantity: Quantity }), answers: { 201: Confirmed }, errors: ['NOT_FOUND', 'LIMIT_EXCEEDED', 'SOLD_OUT'] }).handler(
-  async ({ input, principal }) => {
-    const orderId = await placeOrderForUpdate(db(), input.params.itemId, principal.userId, input.body.quantity);
-    return json(201, { orderId, status: 'confirmed' });
-  },
-);
+export const handler = api({
+  access: 'user',
+  params: z.object({ itemId: ItemId }),
+  body: z.strictObject({ quantity: Quantity }),
+  answers: { 201: Confirmed },
+  errors: ['NOT_FOUND', 'LIMIT_EXCEEDED', 'SOLD_OUT'],
+}).handler(async ({ input, principal }) => {
+  const orderId = await placeOrderForUpdate(db(), input.params.itemId, principal.userId, input.body.quantity);
+  return json(201, { orderId, status: 'confirmed' });
+});

@@ -35,13 +35,10 @@ export async function startAliasFront(oldUrl: string): Promise<AliasFront> {
       inFlight[version] -= 1;
       if (version === 'old' && inFlight.old === 0) drained?.();
     });
-    const upstream = request(
-      { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers, agent },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
+    const upstream = request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers, agent }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
     // An instance that cannot be reached: as Lambda's service error through API Gateway, a 5xx the invariants count.
     upstream.on('error', () => {
       if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' });

@@ -217,11 +217,15 @@ export async function runScenario(scenario: Scenario, options: ChaosOptions): Pr
     // in neither Redis nor MySQL was lost there, and its unit may be sold again (rejected).
     const acknowledgedByFault = new Map(sale.acknowledged);
     const afterFault = await kind.answers(twin.url, acknowledgedByFault);
-    log(`${scenario.name}: fault over after ${round((fault.to - fault.from) / 1000)} s; ${afterFault.notFound.length} of ${acknowledgedByFault.size} acknowledged ${kind.noun}s missing from Redis and MySQL`);
+    log(
+      `${scenario.name}: fault over after ${round((fault.to - fault.from) / 1000)} s; ${afterFault.notFound.length} of ${acknowledgedByFault.size} acknowledged ${kind.noun}s missing from Redis and MySQL`,
+    );
 
     const outcomes = await sale.finished;
     const attempts = outcomes.flatMap((o) => o.attempts);
-    log(`${scenario.name}: sale over after ${round((Date.now() - saleStarted) / 1000)} s: ${JSON.stringify(tally(outcomes.map((o) => ({ status: o.final }))))} (final answers)`);
+    log(
+      `${scenario.name}: sale over after ${round((Date.now() - saleStarted) / 1000)} s: ${JSON.stringify(tally(outcomes.map((o) => ({ status: o.final }))))} (final answers)`,
+    );
 
     // Recovery: the writer drains; the CLI relays what is still pending and repairs the counters.
     const lostInRedis = scenario.lostReservations?.(run) ?? afterFault.notFound.length;
@@ -237,7 +241,13 @@ export async function runScenario(scenario: Scenario, options: ChaosOptions): Pr
       reconciles += 1;
       const previousRows = ledger?.rows;
       ledger = await kind.readLedger(db, owner, sale.acknowledged).catch(() => ledger);
-      if (ledger && ledger.lostAcknowledged.length === 0 && ledger.duplicates === 0 && ledger.confirmedUnits <= ledger.capacity && ledger.rejectedAcknowledged <= lostInRedis) {
+      if (
+        ledger &&
+        ledger.lostAcknowledged.length === 0 &&
+        ledger.duplicates === 0 &&
+        ledger.confirmedUnits <= ledger.capacity &&
+        ledger.rejectedAcknowledged <= lostInRedis
+      ) {
         answers = await kind.answers(twin.url, sale.acknowledged);
         if (answers.found === sale.acknowledged.size) {
           recoveredAt = Date.now();
@@ -296,7 +306,12 @@ export async function runScenario(scenario: Scenario, options: ChaosOptions): Pr
       during_fault: {
         requests: duringFault.length,
         statuses: tally(duringFault),
-        p99_503_ms: Math.round(percentile(duringFault.filter((a) => a.status === 503).map((a) => a.ms), 99)),
+        p99_503_ms: Math.round(
+          percentile(
+            duringFault.filter((a) => a.status === 503).map((a) => a.ms),
+            99,
+          ),
+        ),
         max_ms: Math.round(Math.max(0, ...duringFault.map((a) => a.ms))),
       },
       [`${kind.noun}_answers`]: answers.statuses,

@@ -19,7 +19,12 @@ export interface ChaosProcessOptions {
  * rejects when it gave none, with the last lines of its progress.
  */
 export function runChaosProcess(scenario: string, options: Omit<ChaosOptions, 'log'>, { timeoutMs, log }: ChaosProcessOptions = {}): Promise<ChaosReport> {
-  const flags = [...(options.scale === 'small' ? ['--small'] : []), ...(options.bundles ? ['--bundles'] : []), ...(options.kind === 'coupons' ? ['--coupons'] : []), ...(options.faultSeconds === undefined ? [] : ['--fault-s', String(options.faultSeconds)])];
+  const flags = [
+    ...(options.scale === 'small' ? ['--small'] : []),
+    ...(options.bundles ? ['--bundles'] : []),
+    ...(options.kind === 'coupons' ? ['--coupons'] : []),
+    ...(options.faultSeconds === undefined ? [] : ['--fault-s', String(options.faultSeconds)]),
+  ];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'load/chaos.ts', scenario, ...flags], {
       cwd: root,
@@ -46,7 +51,12 @@ export function runChaosProcess(scenario: string, options: Omit<ChaosOptions, 'l
       await outputRead;
       const last = output.trim().split('\n').at(-1);
       if ((code === 0 || code === 1) && last) resolve(JSON.parse(last) as ChaosReport);
-      else reject(new Error(`npm run chaos -- ${scenario} ${flags.join(' ')}: exited with ${signal ?? code} and no report; its last lines:\n${[...recent, progress].join('\n')}`));
+      else
+        reject(
+          new Error(
+            `npm run chaos -- ${scenario} ${flags.join(' ')}: exited with ${signal ?? code} and no report; its last lines:\n${[...recent, progress].join('\n')}`,
+          ),
+        );
     });
   });
 }

@@ -40,7 +40,11 @@ export async function startChaosRedis(stateDir: string): Promise<ChaosRedis> {
   const command = (...args: (string | number)[]) => redisCommand(port, ...args);
 
   async function start() {
-    proc = spawnService('redis-server', ['--bind', '127.0.0.1', '--port', String(port), ...redisDataArgs(dataDir, true), '--protected-mode', 'yes'], join(stateDir, 'redis.log'));
+    proc = spawnService(
+      'redis-server',
+      ['--bind', '127.0.0.1', '--port', String(port), ...redisDataArgs(dataDir, true), '--protected-mode', 'yes'],
+      join(stateDir, 'redis.log'),
+    );
     await waitFor(`redis-server on port ${port}`, () => command('PING'), 30_000);
   }
   const ended = async () => {

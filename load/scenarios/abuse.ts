@@ -46,7 +46,14 @@ function startFlood(url: URL, targets: string[]): Flood {
     new Promise<void>((resolve) => {
       const body = JSON.stringify({ email: targets[i % targets.length], password: `guess-${randomBytes(6).toString('hex')}` });
       const req = request(
-        { host: url.hostname, port: url.port, path: '/sessions', method: 'POST', agent: agents[i % agents.length], headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        {
+          host: url.hostname,
+          port: url.port,
+          path: '/sessions',
+          method: 'POST',
+          agent: agents[i % agents.length],
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
         (res) => {
           res.resume();
           res.on('end', () => {
@@ -152,7 +159,11 @@ async function mailFlood(twin: Parameters<Scenario>[0]['twin'], db: Pool, tag: s
 }
 
 /** The twin's own processes (gateway, consumers, stores), without the bench's generators: the system's CPU per order. */
-const twinCpu = (perOrder: Record<string, number>) => round(Object.entries(perOrder).reduce((sum, [name, ms]) => (name === 'machine' ? sum : sum + ms), 0), 4);
+const twinCpu = (perOrder: Record<string, number>) =>
+  round(
+    Object.entries(perOrder).reduce((sum, [name, ms]) => (name === 'machine' ? sum : sum + ms), 0),
+    4,
+  );
 
 export const abuse: Scenario = async ({ twin, connections, log }) => {
   pointAtTwin(twin);
@@ -169,7 +180,12 @@ export const abuse: Scenario = async ({ twin, connections, log }) => {
     const itemId = `abuse-${tag}-${label}`;
     await adminPut(twin, admin, `/items/${itemId}/stock`, { quantity: BUYERS, perUserLimit: 1 });
     const cpu = startCpuMeter(twin.pids);
-    const result = await race(twin, { path: `/items/${itemId}/orders`, cookies, connections, body: '{"quantity":1}', idempotencyPrefix: `abuse-${tag}-${label}`, idField: 'orderId' }, `orders ${label}`, log);
+    const result = await race(
+      twin,
+      { path: `/items/${itemId}/orders`, cookies, connections, body: '{"quantity":1}', idempotencyPrefix: `abuse-${tag}-${label}`, idField: 'orderId' },
+      `orders ${label}`,
+      log,
+    );
     const cpuPerOrder = cpu.perRequest(result.ids.length || 1);
     let rows = 0;
     await until(
@@ -206,11 +222,27 @@ export const abuse: Scenario = async ({ twin, connections, log }) => {
     load: flooded.result.load,
     extra: {
       buyers: BUYERS,
-      calm: { rps: calm.result.load.rps, p99_ms: calm.result.load.p99_ms, cpu_ms_per_order: calm.cpuPerOrder.machine, twin_cpu_ms_per_order: twinCpu(calm.cpuPerOrder) },
-      flooded: { rps: flooded.result.load.rps, p99_ms: flooded.result.load.p99_ms, cpu_ms_per_order: flooded.cpuPerOrder.machine, twin_cpu_ms_per_order: twinCpu(flooded.cpuPerOrder) },
+      calm: {
+        rps: calm.result.load.rps,
+        p99_ms: calm.result.load.p99_ms,
+        cpu_ms_per_order: calm.cpuPerOrder.machine,
+        twin_cpu_ms_per_order: twinCpu(calm.cpuPerOrder),
+      },
+      flooded: {
+        rps: flooded.result.load.rps,
+        p99_ms: flooded.result.load.p99_ms,
+        cpu_ms_per_order: flooded.cpuPerOrder.machine,
+        twin_cpu_ms_per_order: twinCpu(flooded.cpuPerOrder),
+      },
       rps_ratio_flooded_to_calm: round(flooded.result.load.rps / calm.result.load.rps, 2),
       cpu_per_order_ratio_flooded_to_calm: round(flooded.cpuPerOrder.machine! / calm.cpuPerOrder.machine!, 2),
-      flood: { sources: FLOOD_SOURCES.length, targets: FLOOD_TARGETS, attempts: flood.attempts, statuses: flood.statuses, cpu_ms_per_refused_attempt: round(cpuPerRefusedMs, 4) },
+      flood: {
+        sources: FLOOD_SOURCES.length,
+        targets: FLOOD_TARGETS,
+        attempts: flood.attempts,
+        statuses: flood.statuses,
+        cpu_ms_per_refused_attempt: round(cpuPerRefusedMs, 4),
+      },
       mail_flood: {
         mails: FLOOD_MAILS,
         seconds: round(mail.elapsedMs / 1000, 1),

@@ -23,13 +23,26 @@ export const catalog: Scenario = async ({ twin, connections, duration, log, agai
 
   // What Redis sends per hit: a hot page lives on one shard, whose network it exhausts first. It is
   // also the floor's shape, with the bytes of a page.
-  const { result: counted, bytes, gets, mgets, shape } = await redisDuring(twin.redisUrl, () =>
+  const {
+    result: counted,
+    bytes,
+    gets,
+    mgets,
+    shape,
+  } = await redisDuring(twin.redisUrl, () =>
     drive({ url: twin.url, connections, amount: BYTES_SAMPLE, requests: requests('') }, 'GET /programs (cached), counting Redis bytes', log),
   );
   const redisBytesPerHit = round(bytes / counted.requests, 1);
   const pageBytes = await Promise.all(paths.map(async (path) => (await (await fetch(`${twin.url}${path}`)).arrayBuffer()).byteLength));
   const floorShape = { redisBytes: redisBytesPerHit, bodyBytes: round(pageBytes.reduce((sum, b) => sum + b, 0) / pageBytes.length, 0) };
-  const { load: hit, ceiling, floor, cpuPerRequest, ceilingCpuPerRequest, floorCpuPerRequest } = await againstCeiling({ url: twin.url, requests: requests('') }, 'GET /programs (cached)', floorShape);
+  const {
+    load: hit,
+    ceiling,
+    floor,
+    cpuPerRequest,
+    ceilingCpuPerRequest,
+    floorCpuPerRequest,
+  } = await againstCeiling({ url: twin.url, requests: requests('') }, 'GET /programs (cached)', floorShape);
   // A hit served from an instance's near copy costs one GET of the version; any other costs an MGET.
   const nearCopyHitRate = round(gets / Math.max(1, gets + mgets), 3);
   const noCacheCpu = startCpuMeter(twin.pids, 'no_cache');

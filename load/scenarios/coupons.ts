@@ -78,7 +78,12 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
   const warmup = await signedInCrowd(twin, 200);
   await race(twin, { path: `/deals/${await openDeal(`warm-${tag}`, 100)}/coupons`, cookies: warmup.cookies, connections, idField: 'couponId' }, 'warm-up', log);
   for (const name of baselineNames) {
-    await race(twin, { path: BASELINES[name].path(await openDeal(`warm-${name.replace('_', '-')}-${tag}`, 100)), cookies: warmup.cookies, connections, idField: 'couponId' }, 'warm-up', log);
+    await race(
+      twin,
+      { path: BASELINES[name].path(await openDeal(`warm-${name.replace('_', '-')}-${tag}`, 100)), cookies: warmup.cookies, connections, idField: 'couponId' },
+      'warm-up',
+      log,
+    );
   }
 
   const runs: Record<string, unknown>[] = [];
@@ -93,11 +98,22 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
     const surgeDeal = await openDeal(`deal-${tag}-${users}`, limit);
     const surgeInvocations = await snapshotInvocations(twin);
     const surgeCpu = startCpuMeter(twin.pids, 'surge');
-    const { result, ...handOff } = await handOffShape(twin, (r) => r.surge.ids.length, async () => {
-      const surge = await race(twin, { path: `/deals/${surgeDeal}/coupons`, cookies, connections, idField: 'couponId', remaining: leftInRedis(surgeDeal, limit) }, `Surge: ${users} users`, log);
-      const drained = await timed(() => until(async () => (await dealFacts(surgeDeal)).rows >= surge.ids.length, 60_000, 'the coupons stored', 50, { atDeadline: 'give up' }));
-      return { surge, drained };
-    });
+    const { result, ...handOff } = await handOffShape(
+      twin,
+      (r) => r.surge.ids.length,
+      async () => {
+        const surge = await race(
+          twin,
+          { path: `/deals/${surgeDeal}/coupons`, cookies, connections, idField: 'couponId', remaining: leftInRedis(surgeDeal, limit) },
+          `Surge: ${users} users`,
+          log,
+        );
+        const drained = await timed(() =>
+          until(async () => (await dealFacts(surgeDeal)).rows >= surge.ids.length, 60_000, 'the coupons stored', 50, { atDeadline: 'give up' }),
+        );
+        return { surge, drained };
+      },
+    );
     const { surge, drained } = result;
     // Per coupon issued, the writer's storing included.
     surgeCpu.perRequest(surge.ids.length || 1);
@@ -109,7 +125,12 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
       const dealId = await openDeal(`${name.replace('_', '-')}-${tag}-${users}`, limit);
       const invocationsBefore = await snapshotInvocations(twin);
       const cpu = startCpuMeter(twin.pids, name);
-      const run = await race(twin, { path: BASELINES[name].path(dealId), cookies, connections, idField: 'couponId', remaining: leftInMysql(dealId, limit) }, `baseline ${BASELINES[name].label}: ${users} users`, log);
+      const run = await race(
+        twin,
+        { path: BASELINES[name].path(dealId), cookies, connections, idField: 'couponId', remaining: leftInMysql(dealId, limit) },
+        `baseline ${BASELINES[name].label}: ${users} users`,
+        log,
+      );
       cpu.perRequest(run.ids.length || 1);
       lambda[name] ??= perRequest(invocationsBefore, await snapshotInvocations(twin), run.ids.length || 1);
       baselines[name] = { race: run, facts: await dealFacts(dealId) };
@@ -122,7 +143,17 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
       surge: { ...surge.load, statuses: surge.statuses, drain_s: round(drained.seconds, 2), ...handOff },
       baseline: { ...baseline.load, statuses: baseline.statuses },
       ratio_to_baseline: round(surge.load.rps / baseline.load.rps, 2),
-      baselines: Object.fromEntries(baselineNames.map((name) => [name, { ...baselines[name].race.load, design: BASELINES[name].label, statuses: baselines[name].race.statuses, ratio: round(surge.load.rps / baselines[name].race.load.rps, 2) }])),
+      baselines: Object.fromEntries(
+        baselineNames.map((name) => [
+          name,
+          {
+            ...baselines[name].race.load,
+            design: BASELINES[name].label,
+            statuses: baselines[name].race.statuses,
+            ratio: round(surge.load.rps / baselines[name].race.load.rps, 2),
+          },
+        ]),
+      ),
     });
     invariants[`issued_${users}`] = { expected: limit, actual: surge.ids.length };
     invariants[`sold_out_${users}`] = { expected: users - limit, actual: surge.statuses[409] ?? 0 };
@@ -143,9 +174,25 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
   const redisNodes = await shardsOf(twin.redisUrl);
   const luaLabel = `contended: issuing script, ${CONTENDED_CONCURRENCY} in flight`;
   log(luaLabel);
-  const decrFloorBefore = await oneDecrFloor(redisNodes.client, twin.pids, `{deal:floor-${tag}-1}`, ISSUING_SCRIPT_KEYS, CONTENDED_COUPONS, CONTENDED_CONCURRENCY);
-  const lua = await timed(() => redisCpuPerCall(twin.pids, CONTENDED_COUPONS, CONTENDED_CONCURRENCY, (i) => issueCoupon(luaDeal, i + 1, LOCAL_SOURCE), luaLabel));
-  const decrFloorAfter = await oneDecrFloor(redisNodes.client, twin.pids, `{deal:floor-${tag}-2}`, ISSUING_SCRIPT_KEYS, CONTENDED_COUPONS, CONTENDED_CONCURRENCY);
+  const decrFloorBefore = await oneDecrFloor(
+    redisNodes.client,
+    twin.pids,
+    `{deal:floor-${tag}-1}`,
+    ISSUING_SCRIPT_KEYS,
+    CONTENDED_COUPONS,
+    CONTENDED_CONCURRENCY,
+  );
+  const lua = await timed(() =>
+    redisCpuPerCall(twin.pids, CONTENDED_COUPONS, CONTENDED_CONCURRENCY, (i) => issueCoupon(luaDeal, i + 1, LOCAL_SOURCE), luaLabel),
+  );
+  const decrFloorAfter = await oneDecrFloor(
+    redisNodes.client,
+    twin.pids,
+    `{deal:floor-${tag}-2}`,
+    ISSUING_SCRIPT_KEYS,
+    CONTENDED_COUPONS,
+    CONTENDED_CONCURRENCY,
+  );
   redisNodes.close();
   const oneDecrMs = round((decrFloorBefore.redis_ms_per_call + decrFloorAfter.redis_ms_per_call) / 2, 4);
   const redisFloor = {
@@ -175,12 +222,19 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
     load: headline!,
     designs: {
       surge: { label: 'Surge (Redis script, SQS, writer)', load: headline!, lambda_per_request: lambda.surge },
-      ...Object.fromEntries(baselineNames.map((name) => [name, { label: BASELINES[name].label, load: headlineBaselines![name], lambda_per_request: lambda[name] }])),
+      ...Object.fromEntries(
+        baselineNames.map((name) => [name, { label: BASELINES[name].label, load: headlineBaselines![name], lambda_per_request: lambda[name] }]),
+      ),
     },
     baseline: { ...headlineBaselines!.for_update },
     extra: {
       redis_floor_per_issue: redisFloor,
-      baselines: Object.fromEntries(baselineNames.map((name) => [name, { ...headlineBaselines![name], design: BASELINES[name].label, ratio: round(headline!.rps / headlineBaselines![name].rps, 2) }])),
+      baselines: Object.fromEntries(
+        baselineNames.map((name) => [
+          name,
+          { ...headlineBaselines![name], design: BASELINES[name].label, ratio: round(headline!.rps / headlineBaselines![name].rps, 2) },
+        ]),
+      ),
       ratio_to_baselines: Object.fromEntries(baselineNames.map((name) => [name, round(headline!.rps / headlineBaselines![name].rps, 2)])),
       ratio_to_baseline: round(headline!.rps / headlineBaselines!.for_update.rps, 2),
       min_ratio_to_baseline: Math.min(...runs.map((r) => r.ratio_to_baseline as number)),

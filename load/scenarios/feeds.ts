@@ -79,17 +79,27 @@ export const feeds: Scenario = async ({ twin, connections, duration, log, agains
 
   // The storm reader's newsletter and issues, filed straight into MySQL: the feed is what is measured, not receipt.
   const db = await createConnection({ uri: twin.databaseUrl });
-  const [newsletter] = await db.query<ResultSetHeader>("INSERT INTO newsletters (identity_key, identity, kind, name) VALUES (?, ?, 'list-id', 'Bench Weekly')", [
-    randomBytes(32).toString('hex'),
-    `bench-${tag}.example`,
-  ]);
+  const [newsletter] = await db.query<ResultSetHeader>(
+    "INSERT INTO newsletters (identity_key, identity, kind, name) VALUES (?, ?, 'list-id', 'Bench Weekly')",
+    [randomBytes(32).toString('hex'), `bench-${tag}.example`],
+  );
   await db.query('INSERT INTO subscriptions (user_id, newsletter_id, name) VALUES (?, ?, ?)', [stormUser!.id, newsletter.insertId, 'Bench Weekly']);
   await db.query('INSERT INTO issues (user_id, newsletter_id, ses_message_id, subject, sender, html, text, attachments) VALUES ?', [
-    Array.from({ length: ISSUES }, (_, i) => [stormUser!.id, newsletter.insertId, randomBytes(20).toString('hex'), `Bench issue ${i}`, 'news@bench.example', ISSUE_HTML, null, '[]']),
+    Array.from({ length: ISSUES }, (_, i) => [
+      stormUser!.id,
+      newsletter.insertId,
+      randomBytes(20).toString('hex'),
+      `Bench issue ${i}`,
+      'news@bench.example',
+      ISSUE_HTML,
+      null,
+      '[]',
+    ]),
   ]);
   await db.end();
 
-  const feedsOf = async (cookie: string) => (await (await fetch(`${twin.url}/me/feeds`, { headers: { cookie } })).json()) as { all: { atom: string; json: string } };
+  const feedsOf = async (cookie: string) =>
+    (await (await fetch(`${twin.url}/me/feeds`, { headers: { cookie } })).json()) as { all: { atom: string; json: string } };
   const pollerFeeds = await inBatches(pollerCookies, 10, feedsOf);
   // Each poller's first poll: Redis learns its token and version, which the steady polls send back.
   const etags = await inBatches(pollerFeeds, 10, async (f) => (await fetch(f.all.atom)).headers.get('etag')!);
@@ -101,11 +111,14 @@ export const feeds: Scenario = async ({ twin, connections, duration, log, agains
     drive({ url: twin.url, connections, amount: SAMPLE * 10, requests: conditional }, 'GET /feeds/{token}/atom/all (304), counting Redis bytes', log),
   );
   const floorShape = { redisBytes: bytesPerRequest, bodyBytes: 0 };
-  const { load: notModified, ceiling, floor, cpuPerRequest, ceilingCpuPerRequest, floorCpuPerRequest } = await againstCeiling(
-    { url: twin.url, requests: conditional },
-    'GET /feeds/{token}/atom/all (304)',
-    floorShape,
-  );
+  const {
+    load: notModified,
+    ceiling,
+    floor,
+    cpuPerRequest,
+    ceilingCpuPerRequest,
+    floorCpuPerRequest,
+  } = await againstCeiling({ url: twin.url, requests: conditional }, 'GET /feeds/{token}/atom/all (304)', floorShape);
   const cached = await drive({ url: twin.url, connections, duration, requests: unconditional }, 'GET /feeds/{token}/atom/all (200, cached body)', log);
   // autocannon counts a 304 as not 2xx: a sample of its own says they were all 304s.
   const sampleStatuses = await inBatches(conditional.slice(0, SAMPLE), 10, async (r) => (await fetch(`${twin.url}${r.path}`, { headers: r.headers })).status);
@@ -160,7 +173,15 @@ export const feeds: Scenario = async ({ twin, connections, duration, log, agains
         cached_ratio_to_ceiling: round(cached.rps / ceiling.rps, 3),
         cpu_ms_per_request: cpuPerRequest,
         ceiling_cpu_ms_per_request: ceilingCpuPerRequest,
-        storm: { requests: storm.requests, ok: storm.ok, p50_ms: storm.p50_ms, p99_ms: storm.p99_ms, builds, builds_counted_by_budget: buildsCounted, body_bytes: bodyBytes },
+        storm: {
+          requests: storm.requests,
+          ok: storm.ok,
+          p50_ms: storm.p50_ms,
+          p99_ms: storm.p99_ms,
+          builds,
+          builds_counted_by_budget: buildsCounted,
+          body_bytes: bodyBytes,
+        },
         redis_bytes_per_reader: { polled_304_only: perReader304, with_cached_feeds: perReaderStorm },
       },
       invariants: {

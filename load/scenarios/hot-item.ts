@@ -55,10 +55,11 @@ function startClient(itemId: string, first: number, count: number): { child: Chi
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const lines = createInterface({ input: child.stdout! });
-  const next = () => new Promise<string>((resolve, reject) => {
-    lines.once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`hot-item client exited with ${code}`)));
-  });
+  const next = () =>
+    new Promise<string>((resolve, reject) => {
+      lines.once('line', resolve);
+      child.once('exit', (code) => reject(new Error(`hot-item client exited with ${code}`)));
+    });
   const ready = next().then(() => undefined);
   const report = ready.then(next).then((line) => JSON.parse(line) as ClientReport);
   return { child, ready, report };
@@ -121,7 +122,9 @@ export const hotItem: Scenario = async ({ twin, log }) => {
       p50_ms: round(percentile(latencies, 50)),
       p99_ms: round(percentile(latencies, 99)),
     };
-    log(`${label}: ${load.rps} reservations/s; Redis CPU per reservation by shard ${cpuMs.map((c) => round(c, 4)).join(' / ')} ms; writer ${round(facts.confirmedRows / drain.seconds)} rows/s`);
+    log(
+      `${label}: ${load.rps} reservations/s; Redis CPU per reservation by shard ${cpuMs.map((c) => round(c, 4)).join(' / ')} ms; writer ${round(facts.confirmedRows / drain.seconds)} rows/s`,
+    );
     return {
       buckets,
       load,
@@ -158,7 +161,14 @@ export const hotItem: Scenario = async ({ twin, log }) => {
       client_processes: CLIENTS,
       in_flight_per_client: IN_FLIGHT,
       ratio_n3_to_n1: round(splitLoad.rps / wholeLoad.rps, 2),
-      runs: runs.map((r) => ({ buckets: r.buckets, rps: r.load.rps, p99_ms: r.load.p99_ms, outcomes: r.outcomes, bucket_shards: r.bucketShards, writer_rows_per_s: r.writerRowsPerSecond })),
+      runs: runs.map((r) => ({
+        buckets: r.buckets,
+        rps: r.load.rps,
+        p99_ms: r.load.p99_ms,
+        outcomes: r.outcomes,
+        bucket_shards: r.bucketShards,
+        writer_rows_per_s: r.writerRowsPerSecond,
+      })),
       redis_cpu_per_reservation: {
         n1: whole.map((r) => r.shards),
         n3: split.map((r) => r.shards),

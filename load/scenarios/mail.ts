@@ -58,7 +58,11 @@ export const mail: Scenario = async ({ twin, log }) => {
 
   log(`creating ${MAILS} readers with inbound addresses`);
   const tag = randomBytes(3).toString('hex');
-  const users = await insertUsers(twin.databaseUrl, Array.from({ length: MAILS }, (_, i) => `reader-${tag}-${i}@surge.test`), `reader-${tag}`);
+  const users = await insertUsers(
+    twin.databaseUrl,
+    Array.from({ length: MAILS }, (_, i) => `reader-${tag}-${i}@surge.test`),
+    `reader-${tag}`,
+  );
   const tokens = await insertInboxTokens(
     twin.databaseUrl,
     users.map((u) => u.id),
@@ -167,7 +171,13 @@ export const mail: Scenario = async ({ twin, log }) => {
     return {
       load: locked.load,
       designs: { surge: { label: 'Surge (locked fill)', load: locked.load }, cache_only: { label: 'cache only (no lock)', load: cacheOnly.load } },
-      baseline: { name: 'cache-only (no lock)', ...cacheOnly.load, smtp_accept_p99_ms: cacheOnly.smtp_accept_p99_ms, newsletter_queries: cacheOnly.newsletter_queries, cpu_ms_per_mail: cacheOnly.cpu_ms_per_mail },
+      baseline: {
+        name: 'cache-only (no lock)',
+        ...cacheOnly.load,
+        smtp_accept_p99_ms: cacheOnly.smtp_accept_p99_ms,
+        newsletter_queries: cacheOnly.newsletter_queries,
+        cpu_ms_per_mail: cacheOnly.cpu_ms_per_mail,
+      },
       extra: {
         unit: 'mails (SMTP send → issue visible in MySQL), mean of two runs each',
         mails_per_s: locked.load.rps,

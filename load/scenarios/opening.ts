@@ -39,7 +39,16 @@ function initsBetween(before: Snapshot, after: Snapshot) {
       const ms = (a?.ms ?? 0) - (b?.ms ?? 0);
       const imported = (a?.import_cpu_ms ?? 0) - (b?.import_cpu_ms ?? 0);
       const per = (total: number, digits = 1) => (count ? round(total / count, digits) : null);
-      return [id, { instances_started: count, init_cpu_ms_total: round(cpu, 1), init_cpu_ms_per_instance: per(cpu), import_cpu_ms_per_instance: per(imported), init_ms_per_instance: per(ms) }];
+      return [
+        id,
+        {
+          instances_started: count,
+          init_cpu_ms_total: round(cpu, 1),
+          init_cpu_ms_per_instance: per(cpu),
+          import_cpu_ms_per_instance: per(imported),
+          init_ms_per_instance: per(ms),
+        },
+      ];
     }),
   );
 }
@@ -53,7 +62,8 @@ const bundleBytes = (id: string): number | null => {
 };
 
 export const opening: Scenario = async ({ twin, runtime, connections, log }) => {
-  if (!runtime.lambdaInstances) throw new Error("the opening is measured in Lambda's instance model: run it with --lambda-instances N (bench.ts gives it one by default)");
+  if (!runtime.lambdaInstances)
+    throw new Error("the opening is measured in Lambda's instance model: run it with --lambda-instances N (bench.ts gives it one by default)");
   pointAtTwin(twin);
   const tag = randomBytes(3).toString('hex');
   const admin = await adminCookie(twin);
@@ -63,7 +73,12 @@ export const opening: Scenario = async ({ twin, runtime, connections, log }) => 
   const roomItem = `opening-room-${tag}`;
   await adminPut(twin, admin, `/items/${itemId}/stock`, { quantity: 10_000_000, perUserLimit: MAX_ORDER_QUANTITY });
   await adminPut(twin, admin, `/items/${roomItem}/stock`, { quantity: 1_000, perUserLimit: 1 });
-  await adminPut(twin, admin, `/items/${roomItem}/waiting-room`, { opensAt: new Date(Date.now() + HOUR_MS).toISOString(), admitPerSecond: 10, passSeconds: 60, graceSeconds: 30 });
+  await adminPut(twin, admin, `/items/${roomItem}/waiting-room`, {
+    opensAt: new Date(Date.now() + HOUR_MS).toISOString(),
+    admitPerSecond: 10,
+    passSeconds: 60,
+    graceSeconds: 30,
+  });
   // Joined from here, not through the API: the join function's instances are not the opening's.
   for (const userId of ids) await joinQueue(roomItem, userId);
 
@@ -97,7 +112,8 @@ export const opening: Scenario = async ({ twin, runtime, connections, log }) => 
   const afterSteady = await snapshotInvocations(twin);
 
   const db = await createConnection({ uri: twin.databaseUrl });
-  const stored = async () => Number((await db.query<RowDataPacket[]>("SELECT COUNT(*) AS n FROM orders WHERE item_id = ? AND status = 'confirmed'", [itemId]))[0][0]!.n);
+  const stored = async () =>
+    Number((await db.query<RowDataPacket[]>("SELECT COUNT(*) AS n FROM orders WHERE item_id = ? AND status = 'confirmed'", [itemId]))[0][0]!.n);
   const sent = orders.next;
   const drained = await timed(() => until(async () => (await stored()) >= accepted, 120_000, 'the orders stored', 100, { atDeadline: 'give up' }));
   const rows = await stored();
@@ -105,7 +121,8 @@ export const opening: Scenario = async ({ twin, runtime, connections, log }) => 
   await releaseSharedClients();
 
   const summary = (load: LoadResult, phase: keyof typeof statuses) => ({ rps: load.rps, p50_ms: load.p50_ms, p99_ms: load.p99_ms, statuses: statuses[phase] });
-  const fivexx = (phase: keyof typeof statuses) => Object.entries(statuses[phase]).reduce((sum, [status, count]) => sum + (Number(status) >= 500 ? count : 0), 0);
+  const fivexx = (phase: keyof typeof statuses) =>
+    Object.entries(statuses[phase]).reduce((sum, [status, count]) => sum + (Number(status) >= 500 ? count : 0), 0);
   // The instance the twin warmed at its start, before any traffic: every function's first init, alone on the machine.
   const atStart = { gateway: { ...before.gateway, functions: {} } } as Snapshot;
   const inits = { warmed: initsBetween(atStart, before), opening: initsBetween(before, afterOpening), steady: initsBetween(afterOpening, afterSteady) };
@@ -130,7 +147,10 @@ export const opening: Scenario = async ({ twin, runtime, connections, log }) => 
           },
         ]),
       ),
-      init_cpu_ms_all_functions: round(Object.values(inits.opening).reduce((sum, f) => sum + f.init_cpu_ms_total, 0), 1),
+      init_cpu_ms_all_functions: round(
+        Object.values(inits.opening).reduce((sum, f) => sum + f.init_cpu_ms_total, 0),
+        1,
+      ),
       buyers: BUYERS,
       drain_s: round(drained.seconds, 2),
     },

@@ -13,7 +13,19 @@
 import { randomBytes } from 'node:crypto';
 import { createPool, type RowDataPacket } from 'mysql2/promise';
 import type { Scenario } from '../support/scenario';
-import { adminCookie, adminPut, emulatorCalls, handOffShape, inParallel, orderRequest, pointAtTwin, race, releaseSharedClients, signedInCrowd, timed } from '../support/crowd';
+import {
+  adminCookie,
+  adminPut,
+  emulatorCalls,
+  handOffShape,
+  inParallel,
+  orderRequest,
+  pointAtTwin,
+  race,
+  releaseSharedClients,
+  signedInCrowd,
+  timed,
+} from '../support/crowd';
 import { startCpuMeter } from '../support/cpu';
 import { meanLoad } from '../support/measure';
 import { round } from '../support/round';
@@ -74,7 +86,10 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
 
   async function itemFacts(itemId: string) {
     const [[rows], [item]] = await Promise.all([
-      db.query<RowDataPacket[]>("SELECT COUNT(*) AS n, COUNT(DISTINCT user_id) AS buyers FROM orders WHERE item_id = ? AND status IN ('confirmed', 'rejected')", [itemId]),
+      db.query<RowDataPacket[]>(
+        "SELECT COUNT(*) AS n, COUNT(DISTINCT user_id) AS buyers FROM orders WHERE item_id = ? AND status IN ('confirmed', 'rejected')",
+        [itemId],
+      ),
       db.query<RowDataPacket[]>('SELECT initial_stock, sold FROM items WHERE id = ?', [itemId]),
     ]);
     return { rows: Number(rows[0]!.n), buyers: Number(rows[0]!.buyers), initial: Number(item[0]!.initial_stock), sold: Number(item[0]!.sold) };
@@ -87,7 +102,9 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   async function missingRows(orderIds: string[]): Promise<number> {
     let found = 0;
     for (let i = 0; i < orderIds.length; i += 1000) {
-      const [rows] = await db.query<RowDataPacket[]>("SELECT COUNT(*) AS n FROM orders WHERE id IN (?) AND status IN ('confirmed', 'rejected')", [orderIds.slice(i, i + 1000)]);
+      const [rows] = await db.query<RowDataPacket[]>("SELECT COUNT(*) AS n FROM orders WHERE id IN (?) AND status IN ('confirmed', 'rejected')", [
+        orderIds.slice(i, i + 1000),
+      ]);
       found += Number(rows[0]!.n);
     }
     return orderIds.length - found;
@@ -104,11 +121,19 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
     const [redisBefore, sqsBefore] = await Promise.all([commandStats(), emulatorCalls(twin)]);
     const invocationsBefore = await snapshotInvocations(twin);
     const cpu = startCpuMeter(twin.pids, 'surge');
-    const { result, ...handOff } = await handOffShape(twin, (r) => r.race.ids.length, async () => {
-      const race = await buyAll(`/items/${itemId}/orders`, `Surge ${label}: POST /items/{id}/orders`, async () => Number(await redis.hget(`{item:${itemId}}:sale`, 'stock')));
-      const drained = await timed(() => until(async () => (await itemFacts(itemId)).rows >= race.ids.length, 120_000, 'the orders stored', 50, { atDeadline: 'give up' }));
-      return { race, drained };
-    });
+    const { result, ...handOff } = await handOffShape(
+      twin,
+      (r) => r.race.ids.length,
+      async () => {
+        const race = await buyAll(`/items/${itemId}/orders`, `Surge ${label}: POST /items/{id}/orders`, async () =>
+          Number(await redis.hget(`{item:${itemId}}:sale`, 'stock')),
+        );
+        const drained = await timed(() =>
+          until(async () => (await itemFacts(itemId)).rows >= race.ids.length, 120_000, 'the orders stored', 50, { atDeadline: 'give up' }),
+        );
+        return { race, drained };
+      },
+    );
     const { race, drained } = result;
     const accepted = race.ids.length;
     const cpuPerOrder = cpu.perRequest(accepted || 1);
@@ -150,23 +175,39 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
 
   // End to end, A B C D D C B A: whichever runs first on a fresh twin pays more, so each goes first once.
   const surgeRuns = [await surgeRun('1')];
-  const baselineRuns = Object.fromEntries(baselineNames.map((name) => [name, [] as Awaited<ReturnType<typeof baselineRun>>[]])) as Record<BaselineName, Awaited<ReturnType<typeof baselineRun>>[]>;
+  const baselineRuns = Object.fromEntries(baselineNames.map((name) => [name, [] as Awaited<ReturnType<typeof baselineRun>>[]])) as Record<
+    BaselineName,
+    Awaited<ReturnType<typeof baselineRun>>[]
+  >;
   for (const name of baselineNames) baselineRuns[name].push(await baselineRun(name, '1'));
   for (const name of [...baselineNames].reverse()) baselineRuns[name].push(await baselineRun(name, '2'));
   surgeRuns.push(await surgeRun('2'));
   const surgeLoad = meanLoad(surgeRuns.map((r) => r.race.load));
-  const baselineLoads = Object.fromEntries(baselineNames.map((name) => [name, meanLoad(baselineRuns[name].map((r) => r.race.load))])) as Record<BaselineName, ReturnType<typeof meanLoad>>;
+  const baselineLoads = Object.fromEntries(baselineNames.map((name) => [name, meanLoad(baselineRuns[name].map((r) => r.race.load))])) as Record<
+    BaselineName,
+    ReturnType<typeof meanLoad>
+  >;
 
   // The contended resource alone, A B B A as well.
   async function scriptRate(label: string, units = CONTENDED_SCRIPT_UNITS) {
     const itemId = await openItem(`lua-${tag}-${label}`, units);
     log(`contended ${label}: reservation script, ${CONTENDED_CONCURRENCY} in flight`);
     const what = `contended ${label}: reservation script, ${CONTENDED_CONCURRENCY} in flight`;
-    const run = await timed(() => redisCpuPerCall(twin.pids, units, CONTENDED_CONCURRENCY, (i) => reserve({ itemId, userId: i + 1, quantity: 1, idempotencyKey: `c${i}`, source: LOCAL_SOURCE }), what));
+    const run = await timed(() =>
+      redisCpuPerCall(
+        twin.pids,
+        units,
+        CONTENDED_CONCURRENCY,
+        (i) => reserve({ itemId, userId: i + 1, quantity: 1, idempotencyKey: `c${i}`, source: LOCAL_SOURCE }),
+        what,
+      ),
+    );
     return { rate: round(units / run.seconds), failures: run.value.failures, redisMs: run.value.redis_ms_per_call };
   }
   /** The Redis floor per reservation (support/redis-floor.ts): the one-DECR script with the reservation script's number of keys. */
-  const decrFloor = async (label: string) => (await oneDecrFloor(redis, twin.pids, itemKeys(`floor-${tag}-${label}`).tag, RESERVATION_SCRIPT_KEYS, CONTENDED_SCRIPT_UNITS, CONTENDED_CONCURRENCY)).redis_ms_per_call;
+  const decrFloor = async (label: string) =>
+    (await oneDecrFloor(redis, twin.pids, itemKeys(`floor-${tag}-${label}`).tag, RESERVATION_SCRIPT_KEYS, CONTENDED_SCRIPT_UNITS, CONTENDED_CONCURRENCY))
+      .redis_ms_per_call;
   async function mysqlRate(name: BaselineName, label: string, units = CONTENDED_LOCKED_UNITS) {
     const itemId = await openItem(`mysql-${name.replace('_', '-')}-${tag}-${label}`, units);
     const what = `contended ${label}: ${BASELINES[name].label}, ${CONTENDED_CONCURRENCY} connections`;
@@ -179,7 +220,10 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   for (const name of baselineNames) await mysqlRate(name, 'warm-up', CONTENDED_WARM_UP);
   const decrFloorRuns = [await decrFloor('1')];
   const scriptRuns = [await scriptRate('1')];
-  const mysqlRuns = Object.fromEntries(baselineNames.map((name) => [name, [] as Awaited<ReturnType<typeof mysqlRate>>[]])) as Record<BaselineName, Awaited<ReturnType<typeof mysqlRate>>[]>;
+  const mysqlRuns = Object.fromEntries(baselineNames.map((name) => [name, [] as Awaited<ReturnType<typeof mysqlRate>>[]])) as Record<
+    BaselineName,
+    Awaited<ReturnType<typeof mysqlRate>>[]
+  >;
   for (const name of baselineNames) mysqlRuns[name].push(await mysqlRate(name, '1'));
   for (const name of [...baselineNames].reverse()) mysqlRuns[name].push(await mysqlRate(name, '2'));
   scriptRuns.push(await scriptRate('2'));
@@ -201,15 +245,21 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   // highest per-buyer limit, so that a buyer meets neither it nor the per-item rate (10 a minute)
   // within a turn, and every answer is a 202 that counts once.
   const metricsOrders = { next: 0 };
-  const metrics = await metricsCost(twin, runtime, duration, async (url, turn) => {
-    const itemId = `metrics-${tag}-${turn}`;
-    await adminPut(twin, admin, `/items/${itemId}/stock`, { quantity: 10_000_000, perUserLimit: MAX_ORDER_QUANTITY });
-    return {
-      url,
-      connections,
-      requests: [orderRequest(itemId, cookies, `metrics-${tag}`, metricsOrders)],
-    };
-  }, log);
+  const metrics = await metricsCost(
+    twin,
+    runtime,
+    duration,
+    async (url, turn) => {
+      const itemId = `metrics-${tag}-${turn}`;
+      await adminPut(twin, admin, `/items/${itemId}/stock`, { quantity: 10_000_000, perUserLimit: MAX_ORDER_QUANTITY });
+      return {
+        url,
+        connections,
+        requests: [orderRequest(itemId, cookies, `metrics-${tag}`, metricsOrders)],
+      };
+    },
+    log,
+  );
 
   await db.end();
   redisNodes.close();
@@ -244,7 +294,9 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
     designs: {
       // Lambda's figures from each design's second (warm) run.
       surge: { label: 'Surge (Redis script, SQS, writer)', load: surgeLoad, lambda_per_request: last.lambda },
-      ...Object.fromEntries(baselineNames.map((name) => [name, { label: BASELINES[name].label, load: baselineLoads[name], lambda_per_request: baselineRuns[name].at(-1)!.lambda }])),
+      ...Object.fromEntries(
+        baselineNames.map((name) => [name, { label: BASELINES[name].label, load: baselineLoads[name], lambda_per_request: baselineRuns[name].at(-1)!.lambda }]),
+      ),
     },
     baseline: baselineReport('for_update'),
     extra: {
@@ -270,7 +322,10 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
         ratio: round(luaRate / forUpdateRate, 1),
         baselines_per_s: mysqlRates,
         ratios: Object.fromEntries(baselineNames.map((name) => [name, round(luaRate / mysqlRates[name], 1)])),
-        runs: { script_per_s: scriptRuns.map((r) => r.rate), ...Object.fromEntries(baselineNames.map((name) => [`${name}_per_s`, mysqlRuns[name].map((r) => r.rate)])) },
+        runs: {
+          script_per_s: scriptRuns.map((r) => r.rate),
+          ...Object.fromEntries(baselineNames.map((name) => [`${name}_per_s`, mysqlRuns[name].map((r) => r.rate)])),
+        },
         script_failures: scriptRuns.map((r) => r.failures),
         baseline_failures: Object.fromEntries(baselineNames.map((name) => [name, mysqlRuns[name].map((r) => r.failures)])),
       },

@@ -26,7 +26,11 @@ async function inBatches<T, R>(items: T[], size: number, fn: (item: T) => Promis
 export const sessions: Scenario = async ({ twin, runtime, connections, duration, log, againstCeiling }) => {
   log(`signing in ${USERS} users`);
   const tag = randomBytes(4).toString('hex');
-  const users = await insertUsers(twin.databaseUrl, Array.from({ length: USERS }, (_, i) => `bench-${tag}-${i}@surge.test`), `bench-${tag}`);
+  const users = await insertUsers(
+    twin.databaseUrl,
+    Array.from({ length: USERS }, (_, i) => `bench-${tag}-${i}@surge.test`),
+    `bench-${tag}`,
+  );
   const cookies = await inBatches(users, 8, async (u) => (await signedIn(twin.url, u)).cookie);
 
   const redis = new Redis(twin.redisUrl);
@@ -37,7 +41,9 @@ export const sessions: Scenario = async ({ twin, runtime, connections, duration,
       requests: [{ method: 'GET', path: '/me', setupRequest: (req) => ({ ...req, headers: { ...req.headers, cookie: cookies[next++ % cookies.length]! } }) }],
     };
     // The floor's shape: what GET /me reads from Redis and answers, measured over a sample of its own.
-    const { bytesPerRequest } = await redisBytesPerRequest(twin.redisUrl, () => drive({ ...me, connections, amount: SAMPLE_REQUESTS }, 'GET /me, counting Redis bytes', log));
+    const { bytesPerRequest } = await redisBytesPerRequest(twin.redisUrl, () =>
+      drive({ ...me, connections, amount: SAMPLE_REQUESTS }, 'GET /me, counting Redis bytes', log),
+    );
     const bodyBytes = (await (await fetch(`${twin.url}/me`, { headers: { cookie: cookies[0]! } })).arrayBuffer()).byteLength;
     const floorShape = { redisBytes: bytesPerRequest, bodyBytes };
     const { load, ceiling, floor, cpuPerRequest, ceilingCpuPerRequest, floorCpuPerRequest } = await againstCeiling(me, 'GET /me', floorShape);
@@ -45,11 +51,15 @@ export const sessions: Scenario = async ({ twin, runtime, connections, duration,
     // Counted over samples of their own: the load above also ran unmeasured, to warm up.
     let sampleOk = 0;
     const sample = async () => {
-      await inBatches(Array.from({ length: SAMPLE_REQUESTS }, (_, i) => cookies[i % cookies.length]!), 10, async (cookie) => {
-        const res = await fetch(`${twin.url}/me`, { headers: { cookie } });
-        await res.arrayBuffer();
-        if (res.ok) sampleOk += 1;
-      });
+      await inBatches(
+        Array.from({ length: SAMPLE_REQUESTS }, (_, i) => cookies[i % cookies.length]!),
+        10,
+        async (cookie) => {
+          const res = await fetch(`${twin.url}/me`, { headers: { cookie } });
+          await res.arrayBuffer();
+          if (res.ok) sampleOk += 1;
+        },
+      );
     };
     const commandsBefore = await commandsProcessed(redis);
     await sample();
@@ -62,11 +72,19 @@ export const sessions: Scenario = async ({ twin, runtime, connections, duration,
 
     // GET /me records no metric: what is left to pay is the flush's check at the end of each invocation.
     let nextCookie = 0;
-    const metrics = await metricsCost(twin, runtime, duration, async (url) => ({
-      url,
-      connections,
-      requests: [{ method: 'GET', path: '/me', setupRequest: (req) => ({ ...req, headers: { ...req.headers, cookie: cookies[nextCookie++ % cookies.length]! } }) }],
-    }), log);
+    const metrics = await metricsCost(
+      twin,
+      runtime,
+      duration,
+      async (url) => ({
+        url,
+        connections,
+        requests: [
+          { method: 'GET', path: '/me', setupRequest: (req) => ({ ...req, headers: { ...req.headers, cookie: cookies[nextCookie++ % cookies.length]! } }) },
+        ],
+      }),
+      log,
+    );
 
     return {
       load,

@@ -115,7 +115,13 @@ export const waitingRoom: Scenario = async ({ twin, connections, log, againstCei
   const admin = await adminCookie(twin);
   log(`${BUYERS} buyers signing in beforehand`);
   const crowd = await signedInCrowd(twin, BUYERS);
-  const buyers: Buyer[] = crowd.cookies.map((cookie, i) => ({ cookie, id: crowd.ids[i]!, neverOrders: Math.random() < NEVER_ORDER, stopsPolling: Math.random() < STOP_POLLING, answers: [] }));
+  const buyers: Buyer[] = crowd.cookies.map((cookie, i) => ({
+    cookie,
+    id: crowd.ids[i]!,
+    neverOrders: Math.random() < NEVER_ORDER,
+    stopsPolling: Math.random() < STOP_POLLING,
+    answers: [],
+  }));
   await adminPut(twin, admin, `/items/${itemId}/stock`, { quantity: UNITS, perUserLimit: 1, buckets: BUCKETS });
   const early = buyers.slice(0, Math.floor(BUYERS / 3));
   for (const buyer of early) buyer.early = true;
@@ -131,7 +137,11 @@ export const waitingRoom: Scenario = async ({ twin, connections, log, againstCei
   const readMs: number[] = [];
   const call = (method: string, path: string, buyer: Buyer, headers: Record<string, string> = {}, body?: unknown) =>
     slot(async () => {
-      const res = await fetch(`${twin.url}${path}`, { method, headers: { cookie: buyer.cookie, ...(body ? { 'content-type': 'application/json' } : {}), ...headers }, body: body ? JSON.stringify(body) : undefined });
+      const res = await fetch(`${twin.url}${path}`, {
+        method,
+        headers: { cookie: buyer.cookie, ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
+        body: body ? JSON.stringify(body) : undefined,
+      });
       const key = `${method} ${path.replace(/\/items\/[^/]+/, '')} ${res.status}`;
       statuses[key] = (statuses[key] ?? 0) + 1;
       return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown> };
@@ -174,7 +184,14 @@ export const waitingRoom: Scenario = async ({ twin, connections, log, againstCei
       }
       const s = r.body as unknown as Answer;
       // Stamped when it was asked: the first read asked after the last sale must say sold out.
-      buyer.answers.push({ at: sent, state: s.state, soldOut: s.soldOut, odds: s.odds, estimatedWaitSeconds: s.estimatedWaitSeconds, refreshSeconds: s.refreshSeconds });
+      buyer.answers.push({
+        at: sent,
+        state: s.state,
+        soldOut: s.soldOut,
+        odds: s.odds,
+        estimatedWaitSeconds: s.estimatedWaitSeconds,
+        refreshSeconds: s.refreshSeconds,
+      });
       if (s.state !== 'waiting') buyer.turnCame = true;
       if (s.state === 'lost') buyer.lost = true;
       if (s.state === 'admitted') {
@@ -182,7 +199,13 @@ export const waitingRoom: Scenario = async ({ twin, connections, log, againstCei
         const pass = await call('POST', `/items/${itemId}/queue/pass`, buyer);
         if (pass.status !== 200 || buyer.neverOrders) return;
         ordersInFlight += 1;
-        const order = await call('POST', `/items/${itemId}/orders`, buyer, { 'idempotency-key': `room-${buyer.id}`, 'waiting-room-pass': String(pass.body.token) }, { quantity: 1 }).finally(() => {
+        const order = await call(
+          'POST',
+          `/items/${itemId}/orders`,
+          buyer,
+          { 'idempotency-key': `room-${buyer.id}`, 'waiting-room-pass': String(pass.body.token) },
+          { quantity: 1 },
+        ).finally(() => {
           ordersInFlight -= 1;
         });
         if (order.status === 202) {
@@ -213,7 +236,13 @@ export const waitingRoom: Scenario = async ({ twin, connections, log, againstCei
   let earlyJoinsDone = joinStart;
   const lives = early.map(life);
   const rogue = Array.from({ length: WITHOUT_PASS }, (_, i) =>
-    call('POST', `/items/${itemId}/orders`, buyers[i]!, { 'idempotency-key': `rogue-${i}`, ...(i % 2 ? { 'waiting-room-pass': 'AAAAAAAAAAAAAAAAAAAAAA' } : {}) }, { quantity: 1 }),
+    call(
+      'POST',
+      `/items/${itemId}/orders`,
+      buyers[i]!,
+      { 'idempotency-key': `rogue-${i}`, ...(i % 2 ? { 'waiting-room-pass': 'AAAAAAAAAAAAAAAAAAAAAA' } : {}) },
+      { quantity: 1 },
+    ),
   );
   await sleep(Math.max(0, opensAt - Date.now()));
   log(`opened; ${late.length} join after it, over ${LATE_ARRIVAL_SECONDS} s`);
@@ -240,14 +269,20 @@ export const waitingRoom: Scenario = async ({ twin, connections, log, againstCei
   const lostWhilePollingSamples = buyers
     .filter((b) => !b.stopsPolling && b.lost)
     .slice(0, 5)
-    .map((b) => b.answers.slice(-4).map((a) => ({ after_opening_s: round((a.at - opensAt) / 1000, 1), state: a.state, refresh_s: a.refreshSeconds, wait_s: a.estimatedWaitSeconds })));
+    .map((b) =>
+      b.answers
+        .slice(-4)
+        .map((a) => ({ after_opening_s: round((a.at - opensAt) / 1000, 1), state: a.state, refresh_s: a.refreshSeconds, wait_s: a.estimatedWaitSeconds })),
+    );
 
   // The wait and odds each buyer was first told after the opening, against what happened.
   const told = buyers.flatMap((b) => {
     const first = b.answers.find((a) => a.at >= opensAt && a.state === 'waiting');
     return first ? [{ b, first }] : [];
   });
-  const waitErrors = told.filter(({ b, first }) => b.admittedAt && first.estimatedWaitSeconds !== null).map(({ b, first }) => Math.abs((b.admittedAt! - first.at) / 1000 - first.estimatedWaitSeconds!));
+  const waitErrors = told
+    .filter(({ b, first }) => b.admittedAt && first.estimatedWaitSeconds !== null)
+    .map(({ b, first }) => Math.abs((b.admittedAt! - first.at) / 1000 - first.estimatedWaitSeconds!));
   const brier = told.reduce((sum, { b, first }) => sum + (first.odds - (b.bought ? 1 : 0)) ** 2, 0) / Math.max(1, told.length);
   const mean = (values: number[]) => (values.length ? round(values.reduce((a, b) => a + b, 0) / values.length, 2) : null);
 
@@ -259,7 +294,13 @@ export const waitingRoom: Scenario = async ({ twin, connections, log, againstCei
   const steady = await againstCeiling(
     {
       url: twin.url,
-      requests: [{ method: 'GET', path: `/items/${itemId}/queue/me`, setupRequest: (req) => ({ ...req, headers: { ...req.headers, cookie: waiters[next++ % waiters.length]!.cookie } }) }],
+      requests: [
+        {
+          method: 'GET',
+          path: `/items/${itemId}/queue/me`,
+          setupRequest: (req) => ({ ...req, headers: { ...req.headers, cookie: waiters[next++ % waiters.length]!.cookie } }),
+        },
+      ],
     },
     'GET /items/{id}/queue/me',
   );
@@ -268,10 +309,20 @@ export const waitingRoom: Scenario = async ({ twin, connections, log, againstCei
   return {
     load: steady.load,
     ceiling: steady.ceiling,
-    designs: { surge: { label: 'Surge: GET /items/{id}/queue/me (steady)', load: steady.load }, ceiling: { label: "the gateway's ceiling", load: steady.ceiling } },
+    designs: {
+      surge: { label: 'Surge: GET /items/{id}/queue/me (steady)', load: steady.load },
+      ceiling: { label: "the gateway's ceiling", load: steady.ceiling },
+    },
     extra: {
       status_reads_steady: { cpu_ms_per_request: steady.cpuPerRequest, ceiling_cpu_ms_per_request: steady.ceilingCpuPerRequest },
-      status_reads_in_the_room: { requests: statusReads, ok: statusReads - readErrors, errors: readErrors, rps: round(statusReads / runSeconds), p50_ms: percentile(readMs, 0.5), p99_ms: percentile(readMs, 0.99) },
+      status_reads_in_the_room: {
+        requests: statusReads,
+        ok: statusReads - readErrors,
+        errors: readErrors,
+        rps: round(statusReads / runSeconds),
+        p50_ms: percentile(readMs, 0.5),
+        p99_ms: percentile(readMs, 0.99),
+      },
       redis: shape.shape,
       buyers: BUYERS,
       units: UNITS,
@@ -297,7 +348,10 @@ export const waitingRoom: Scenario = async ({ twin, connections, log, againstCei
     },
     invariants: {
       admitted_in_rank_order: { expected: true, actual: Math.max(-1, ...claimed) < Math.min(Infinity, ...neverAdmitted) },
-      passes_outstanding_above_units_left_within_bound: { expected: `at most ${OVER_CAP_BOUND}`, actual: overCap <= OVER_CAP_BOUND ? `at most ${OVER_CAP_BOUND}` : overCap },
+      passes_outstanding_above_units_left_within_bound: {
+        expected: `at most ${OVER_CAP_BOUND}`,
+        actual: overCap <= OVER_CAP_BOUND ? `at most ${OVER_CAP_BOUND}` : overCap,
+      },
       no_order_without_a_valid_pass: { expected: WITHOUT_PASS, actual: rogueAnswers.filter((a) => a.status === 403).length },
       pass_holders_refused: { expected: 0, actual: holderRefused },
       no_place_lost_while_polling: { expected: 0, actual: lostWhilePolling },

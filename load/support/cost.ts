@@ -32,12 +32,27 @@ export const PRICES = {
   lambdaRequests: price(0.2, '1M requests', 'every invocation, an SQS batch one', 'https://aws.amazon.com/lambda/pricing/'),
   // The stack's functions are Arm (infra/stack/functions.ts); x86 is 0.0000166667.
   lambdaGbSecond: price(0.0000133334, 'GB-s', 'Arm, first 7.5 billion GB-s a month', 'https://aws.amazon.com/lambda/pricing/'),
-  httpApiRequests: price(1.0, '1M requests', 'HTTP API, first 300 million a month; each 512 KB of a request one request', 'https://aws.amazon.com/api-gateway/pricing/'),
+  httpApiRequests: price(
+    1.0,
+    '1M requests',
+    'HTTP API, first 300 million a month; each 512 KB of a request one request',
+    'https://aws.amazon.com/api-gateway/pricing/',
+  ),
   sqsRequests: price(0.4, '1M requests', 'standard queue; each 64 KB chunk of a payload one request', 'https://aws.amazon.com/sqs/pricing/'),
-  logsIngestion: price(0.5, 'GB ingested', 'Standard log class, GB = 2^30 bytes; Lambda logs from this price down, first 10 TB a month', 'https://aws.amazon.com/cloudwatch/pricing/'),
+  logsIngestion: price(
+    0.5,
+    'GB ingested',
+    'Standard log class, GB = 2^30 bytes; Lambda logs from this price down, first 10 TB a month',
+    'https://aws.amazon.com/cloudwatch/pricing/',
+  ),
   // The stack's cache (infra/redis.ts): node-based Valkey is priced 20% below Redis OSS (0.032 for this node).
   elasticacheNodeHour: price(0.0256, 'node-hour', 'cache.t4g.small, Valkey, on demand', 'https://aws.amazon.com/elasticache/pricing/'),
-  auroraAcuHour: price(0.12, 'ACU-hour', 'Aurora MySQL Serverless v2, Aurora Standard (its I/O billed apart, left out)', 'https://aws.amazon.com/rds/aurora/pricing/'),
+  auroraAcuHour: price(
+    0.12,
+    'ACU-hour',
+    'Aurora MySQL Serverless v2, Aurora Standard (its I/O billed apart, left out)',
+    'https://aws.amazon.com/rds/aurora/pricing/',
+  ),
   rdsProxyAcuHour: price(0.015, 'ACU-hour', 'of the Serverless v2 capacity behind the proxy, at least 8 ACUs', 'https://aws.amazon.com/rds/proxy/pricing/'),
 } as const satisfies Record<string, Price>;
 
@@ -106,7 +121,12 @@ export function costPerMillionOrders(usage: OrderUsage, capacity: Capacity, pric
   const ordersPerHour = capacity.ordersPerSecond * 3600;
   const hoursPerMillion = MILLION / ordersPerHour;
   const auroraAcus = capacity.auroraInstances * capacity.auroraAcuPerInstance;
-  const item = (quantity: number, unit: string, key: keyof typeof PRICES, unitsPerPrice = 1): CostItem => ({ quantity, unit, price: key, usd: (quantity / unitsPerPrice) * prices[key].usd });
+  const item = (quantity: number, unit: string, key: keyof typeof PRICES, unitsPerPrice = 1): CostItem => ({
+    quantity,
+    unit,
+    price: key,
+    usd: (quantity / unitsPerPrice) * prices[key].usd,
+  });
   const items: Record<CostItemName, CostItem> = {
     lambda_requests: item(sum((fn) => fn.invocations) * MILLION, 'invocations', 'lambdaRequests', MILLION),
     lambda_compute: item(sum((fn) => (fn.billed_ms / 1000) * (fn.memory_mb / 1024)) * MILLION, 'GB-s', 'lambdaGbSecond'),
@@ -172,4 +192,3 @@ export function sizeFor(figures: SizingFigures, ordersPerSecond: number): Sizing
 }
 
 const round4 = (n: number) => Math.round(n * 10_000) / 10_000;
-

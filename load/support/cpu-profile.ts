@@ -158,7 +158,10 @@ function readThread(file: string, pid: number, packages: Record<PackageRule, Set
   const frame = new Map(
     profile.nodes.map((node) => {
       const { functionName, url, lineNumber } = node.callFrame;
-      const file = url.replace(/^file:\/\//, '').replace(/^.*\/node_modules\//, '').replace(`${process.cwd()}/`, '');
+      const file = url
+        .replace(/^file:\/\//, '')
+        .replace(/^.*\/node_modules\//, '')
+        .replace(`${process.cwd()}/`, '');
       // Code tsx compiled on the fly reports line 0: its place is the file alone.
       return [node.id, { name: functionName || '(anonymous)', where: file && lineNumber > 0 ? `${file}:${lineNumber + 1}` : file }];
     }),

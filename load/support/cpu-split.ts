@@ -70,7 +70,11 @@ export function designCpu(windows: readonly DesignWindow[], threads: Threads): D
     }
   }
   const perRequest = Object.fromEntries(Object.entries(ms).map(([k, v]) => [k, round(v / requests, 4)]));
-  const sum = (names: readonly string[]) => round(names.reduce((s, n) => s + (perRequest[n] ?? 0), 0), 4);
+  const sum = (names: readonly string[]) =>
+    round(
+      names.reduce((s, n) => s + (perRequest[n] ?? 0), 0),
+      4,
+    );
   return {
     cpu_ms_per_request: perRequest,
     product_ms_per_request: sum(PRODUCT_COMPONENTS),
@@ -86,7 +90,11 @@ export function topFunctions(windows: readonly DesignWindow[], threads: Threads,
   const totals = new Map<string, { side: Side; ms: number }>();
   let all = 0;
   for (const window of windows) {
-    const shared = new Map(Object.entries(window.processes).filter(([name]) => SHARED[name]).map(([name, p]) => [p.pid, name === 'consumers' ? ('consumers' as const) : ('gateway' as const)]));
+    const shared = new Map(
+      Object.entries(window.processes)
+        .filter(([name]) => SHARED[name])
+        .map(([name, p]) => [p.pid, name === 'consumers' ? ('consumers' as const) : ('gateway' as const)]),
+    );
     for (const [pid, rule] of shared) {
       const { self }: WindowSplit = splitWindow(threads, pid, window.fromUs, window.toUs, rule);
       for (const [key, entry] of self) {

@@ -63,7 +63,14 @@ export function startCpuMeter(pids: Record<string, number | undefined>, design?:
       const used = Object.fromEntries(live.map(([name, pid]) => [name, (processCpuSeconds(pid) - start[name]!) * 1000]));
       const machineMs = (machineCpuSeconds() - machineStart) * 1000;
       if (design) {
-        windows.push({ design, fromUs, toUs, requests, processes: Object.fromEntries(live.map(([name, pid]) => [name, { pid, cpuMs: used[name]! }])), machineCpuMs: machineMs });
+        windows.push({
+          design,
+          fromUs,
+          toUs,
+          requests,
+          processes: Object.fromEntries(live.map(([name, pid]) => [name, { pid, cpuMs: used[name]! }])),
+          machineCpuMs: machineMs,
+        });
       }
       const out: Record<string, number> = {};
       for (const [name] of live) out[name] = round(used[name]! / requests, 4);

@@ -42,7 +42,11 @@ export async function adminPut(twin: TwinInfo, cookie: string, path: string, pay
  */
 export async function signedInCrowd(twin: TwinInfo, count: number): Promise<{ ids: number[]; cookies: string[] }> {
   const tag = randomBytes(3).toString('hex');
-  const users = await insertUsers(twin.databaseUrl, Array.from({ length: count }, (_, i) => `crowd-${tag}-${i}@surge.test`), `crowd-${tag}`);
+  const users = await insertUsers(
+    twin.databaseUrl,
+    Array.from({ length: count }, (_, i) => `crowd-${tag}-${i}@surge.test`),
+    `crowd-${tag}`,
+  );
   // A bounded number at once: thousands sent together queue behind each other in Redis, and on a
   // busy machine the last outwait the client's 1 s command timeout.
   const cookies: string[] = new Array(users.length);
@@ -83,7 +87,15 @@ export interface RaceResult {
  */
 export async function race(
   twin: BenchTwin,
-  options: { path: string; cookies: string[]; connections: number; body?: string; idempotencyPrefix?: string; idField: string; remaining?: () => Promise<number> },
+  options: {
+    path: string;
+    cookies: string[];
+    connections: number;
+    body?: string;
+    idempotencyPrefix?: string;
+    idField: string;
+    remaining?: () => Promise<number>;
+  },
   label: string,
   log: (message: string) => void,
 ): Promise<RaceResult> {
@@ -159,7 +171,11 @@ export async function inParallel(count: number, concurrency: number, fn: (i: num
 
 /** SQS calls the twin made so far, counted by the emulator, by action; with the messages sent and the requests SQS would bill (a request per 64 KB chunk). */
 export async function emulatorCalls(twin: BenchTwin): Promise<Record<string, number>> {
-  const stats = (await (await fetch(`${twin.emulatorUrl}/__twin/stats`)).json()) as { calls: Record<string, number>; messagesSent: number; sqsBilledRequests: number };
+  const stats = (await (await fetch(`${twin.emulatorUrl}/__twin/stats`)).json()) as {
+    calls: Record<string, number>;
+    messagesSent: number;
+    sqsBilledRequests: number;
+  };
   return { ...stats.calls, messages_sent: stats.messagesSent, sqs_billed_requests: stats.sqsBilledRequests };
 }
 
@@ -168,10 +184,18 @@ export async function emulatorCalls(twin: BenchTwin): Promise<Record<string, num
  * shared instance packs concurrent ones together; Lambda's instance model sends each alone) and
  * the writer's batches (one DeleteMessageBatch per batch its event source mapping handed it).
  */
-export async function handOffShape<T>(twin: BenchTwin, reservations: (result: T) => number, run: () => Promise<T>): Promise<{ result: T; messages_per_reservation: number; writer_batches: number }> {
+export async function handOffShape<T>(
+  twin: BenchTwin,
+  reservations: (result: T) => number,
+  run: () => Promise<T>,
+): Promise<{ result: T; messages_per_reservation: number; writer_batches: number }> {
   const before = await emulatorCalls(twin);
   const result = await run();
   const after = await emulatorCalls(twin);
   const delta = (name: string) => (after[name] ?? 0) - (before[name] ?? 0);
-  return { result, messages_per_reservation: Math.round((delta('messages_sent') / Math.max(1, reservations(result))) * 1000) / 1000, writer_batches: delta('DeleteMessageBatch') };
+  return {
+    result,
+    messages_per_reservation: Math.round((delta('messages_sent') / Math.max(1, reservations(result))) * 1000) / 1000,
+    writer_batches: delta('DeleteMessageBatch'),
+  };
 }

@@ -31,7 +31,10 @@ export async function floorRequest(redisUrl: string, shape: FloorShape): Promise
 }
 
 /** What `run` gives, with the bytes every Redis master sent to its clients per request it reports having made. */
-export async function redisBytesPerRequest<T extends { requests: number }>(redisUrl: string, run: () => Promise<T>): Promise<{ result: T; bytesPerRequest: number }> {
+export async function redisBytesPerRequest<T extends { requests: number }>(
+  redisUrl: string,
+  run: () => Promise<T>,
+): Promise<{ result: T; bytesPerRequest: number }> {
   const redis = await shardsOf(redisUrl);
   const bytesSent = () => infoSum(redis.shards, 'stats', /total_net_output_bytes:(\d+)/);
   try {

@@ -52,7 +52,11 @@ async function crowd(twin: TwinInfo, options: HotPathOptions, count: number): Pr
   const seed = await load<Seed>(options, options.seedModule);
   const store = await load<SessionStore>(options, 'shared/sessions/store.ts');
   const tag = randomBytes(3).toString('hex');
-  const users = await seed.insertUsers(twin.databaseUrl, Array.from({ length: count }, (_, i) => `hot-${tag}-${i}@surge.test`), `hot-${tag}-password`);
+  const users = await seed.insertUsers(
+    twin.databaseUrl,
+    Array.from({ length: count }, (_, i) => `hot-${tag}-${i}@surge.test`),
+    `hot-${tag}-password`,
+  );
   const cookies: string[] = [];
   for (let i = 0; i < users.length; i += 100) {
     cookies.push(...(await Promise.all(users.slice(i, i + 100).map(async (u) => `sid=${store.cookieValue(await store.createSession(u))}`))));
@@ -92,10 +96,19 @@ async function adminCookie(twin: TwinInfo): Promise<string> {
 }
 
 /** Every buyer of the crowd orders one unit of a fresh item; measured until the writer has stored every accepted order. */
-async function ordersRace(twin: TwinInfo, options: HotPathOptions, cookies: string[], measured: boolean): Promise<LoadResult & { accepted: number; stored: number }> {
+async function ordersRace(
+  twin: TwinInfo,
+  options: HotPathOptions,
+  cookies: string[],
+  measured: boolean,
+): Promise<LoadResult & { accepted: number; stored: number }> {
   const itemId = `hot-${randomBytes(4).toString('hex')}`;
   const admin = await adminCookie(twin);
-  const put = await fetch(`${twin.url}/items/${itemId}/stock`, { method: 'PUT', headers: { 'content-type': 'application/json', cookie: admin }, body: JSON.stringify({ quantity: cookies.length, perUserLimit: 1, ...(options.buckets ? { buckets: options.buckets } : {}) }) });
+  const put = await fetch(`${twin.url}/items/${itemId}/stock`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json', cookie: admin },
+    body: JSON.stringify({ quantity: cookies.length, perUserLimit: 1, ...(options.buckets ? { buckets: options.buckets } : {}) }),
+  });
   if (put.status !== 200) throw new Error(`PUT stock: ${put.status} ${await put.text()}`);
   const db = await createConnection({ uri: twin.databaseUrl });
   try {
@@ -129,7 +142,10 @@ async function ordersRace(twin: TwinInfo, options: HotPathOptions, cookies: stri
       measured ? 'orders' : 'orders (warm-up)',
       options.log,
     );
-    const stored = async () => Number((await db.query<RowDataPacket[]>("SELECT COUNT(*) AS n FROM orders WHERE item_id = ? AND status IN ('confirmed', 'rejected')", [itemId]))[0][0]!.n);
+    const stored = async () =>
+      Number(
+        (await db.query<RowDataPacket[]>("SELECT COUNT(*) AS n FROM orders WHERE item_id = ? AND status IN ('confirmed', 'rejected')", [itemId]))[0][0]!.n,
+      );
     await until(async () => (await stored()) >= accepted, 120_000, 'the orders stored', 50, { atDeadline: 'give up' });
     cpu?.perRequest(accepted || 1);
     // autocannon rounds a fixed amount's duration to its one-second ticks: the rate is taken to the last answer.
@@ -140,7 +156,12 @@ async function ordersRace(twin: TwinInfo, options: HotPathOptions, cookies: stri
 }
 
 /** One new newsletter's issue to every reader at once over SMTP, measured until every issue is filed. */
-async function mailRun(twin: TwinInfo, options: HotPathOptions, tokens: string[], measured: boolean): Promise<{ mails: number; filed: number; seconds: number }> {
+async function mailRun(
+  twin: TwinInfo,
+  options: HotPathOptions,
+  tokens: string[],
+  measured: boolean,
+): Promise<{ mails: number; filed: number; seconds: number }> {
   const tag = randomBytes(3).toString('hex');
   const db = await createConnection({ uri: twin.databaseUrl });
   const smtp = createTransport({ url: twin.smtpUrl, ignoreTLS: true, pool: true, maxConnections: 20 });
@@ -151,7 +172,14 @@ async function mailRun(twin: TwinInfo, options: HotPathOptions, tokens: string[]
     const cpu = measured ? startCpuMeter(twin.pids, 'mail') : undefined;
     await Promise.all(
       tokens.map((token, i) =>
-        smtp.sendMail({ from: 'Hot Bits <news@hot.example>', to: `${token}@${twin.inboundDomain}`, subject: `Hot issue ${tag}`, html: `<h1>Issue ${i}</h1><p>The week in <b>bits</b>.</p>`, text: 'The week in bits.', list: { id: `hot-${tag}.bench.example` } }),
+        smtp.sendMail({
+          from: 'Hot Bits <news@hot.example>',
+          to: `${token}@${twin.inboundDomain}`,
+          subject: `Hot issue ${tag}`,
+          html: `<h1>Issue ${i}</h1><p>The week in <b>bits</b>.</p>`,
+          text: 'The week in bits.',
+          list: { id: `hot-${tag}.bench.example` },
+        }),
       ),
     );
     await until(async () => (await issues()) - before >= tokens.length, 180_000, 'every issue filed', 50, { atDeadline: 'give up' });
@@ -174,7 +202,12 @@ export async function driveHotPath(twin: TwinInfo, options: HotPathOptions, name
     }
     case 'catalog': {
       await Promise.all(CATALOG_PATHS.map((path) => fetch(`${twin.url}${path}`).then((r) => r.arrayBuffer())));
-      const run = await steady(twin, options, name, CATALOG_PATHS.map((path) => ({ path })));
+      const run = await steady(
+        twin,
+        options,
+        name,
+        CATALOG_PATHS.map((path) => ({ path })),
+      );
       return { rps: run.rps, p99_ms: run.p99_ms, errors: run.errors };
     }
     case 'orders': {
@@ -185,8 +218,15 @@ export async function driveHotPath(twin: TwinInfo, options: HotPathOptions, name
     }
     case 'mail': {
       const seed = await load<Seed>(options, options.seedModule);
-      const users = await seed.insertUsers(twin.databaseUrl, Array.from({ length: options.mails }, (_, i) => `reader-${randomBytes(3).toString('hex')}-${i}@surge.test`), 'reader-password-hot');
-      const tokens = await seed.insertInboxTokens(twin.databaseUrl, users.map((u) => u.id));
+      const users = await seed.insertUsers(
+        twin.databaseUrl,
+        Array.from({ length: options.mails }, (_, i) => `reader-${randomBytes(3).toString('hex')}-${i}@surge.test`),
+        'reader-password-hot',
+      );
+      const tokens = await seed.insertInboxTokens(
+        twin.databaseUrl,
+        users.map((u) => u.id),
+      );
       await mailRun(twin, options, tokens.slice(0, 50), false);
       const run = await mailRun(twin, options, tokens, true);
       return { mails_per_s: round(run.filed / run.seconds, 1), mails: run.mails, filed: run.filed };

@@ -72,7 +72,11 @@ export async function againstCeiling(
   // Unmeasured, both first: otherwise each side's first turn pays for compiling its code, and the
   // load has far more to compile and size than the trivial ceiling (the catalog's hit rate took
   // about 9 s of load to settle, from ~22k to ~27k req/s).
-  const sides = { load: { options: load, label, design }, ceiling: { options: ceiling, label: 'ceiling', design: 'ceiling' }, ...(floor ? { floor: { options: floor, label: 'floor', design: 'floor' } } : {}) };
+  const sides = {
+    load: { options: load, label, design },
+    ceiling: { options: ceiling, label: 'ceiling', design: 'ceiling' },
+    ...(floor ? { floor: { options: floor, label: 'floor', design: 'floor' } } : {}),
+  };
   type Turn = keyof typeof sides;
   for (const side of Object.values(sides)) await drive({ ...side.options, duration: WARM_UP_SECONDS }, `${side.label} (warm-up, not measured)`, log);
   const runs: Partial<Record<Turn, LoadResult[]>> = {};
@@ -128,7 +132,12 @@ function watchFailures(instance: autocannon.Instance, giveUp: (seen: string) => 
     for (const second of seconds) for (const [what, n] of Object.entries(second)) totals[what] = (totals[what] ?? 0) + n;
     const answered = totals.answered ?? 0;
     const failed = Object.entries(totals).reduce((sum, [what, n]) => sum + (what === 'answered' ? 0 : n), 0);
-    if (answered === 0 || failed > answered) giveUp(Object.entries(totals).map(([what, n]) => `${what} ×${n}`).join(', ') || 'nothing at all');
+    if (answered === 0 || failed > answered)
+      giveUp(
+        Object.entries(totals)
+          .map(([what, n]) => `${what} ×${n}`)
+          .join(', ') || 'nothing at all',
+      );
   }, 1_000);
   return () => clearInterval(timer);
 }
@@ -138,7 +147,12 @@ function watchFailures(instance: autocannon.Instance, giveUp: (seen: string) => 
  * latency also goes to the run's timeline, when there is one (see ./timeline). Fails, rather than
  * waiting the load out, once its answers have been mostly failures for FAILING_FOR_S seconds.
  */
-export async function drive(options: Options, label: string, log: (msg: string) => void, onResponse?: (status: number, latencyMs: number) => void): Promise<LoadResult> {
+export async function drive(
+  options: Options,
+  label: string,
+  log: (msg: string) => void,
+  onResponse?: (status: number, latencyMs: number) => void,
+): Promise<LoadResult> {
   log(`${label}: ${options.connections} connections for ${options.duration ?? '?'} s …`);
   const phase = currentTimeline()?.startPhase(label, 'closed', `autocannon, ${options.connections ?? 10} connections`);
   // Without a callback autocannon returns its tracker made thenable; its types name only the promise.
@@ -158,7 +172,9 @@ export async function drive(options: Options, label: string, log: (msg: string) 
   }
   phase?.end();
   if (failing) {
-    throw new Error(`${label}: given up, the twin cannot serve this load: over the last ${FAILING_FOR_S} s its answers were ${failing} (its own errors are above)`);
+    throw new Error(
+      `${label}: given up, the twin cannot serve this load: over the last ${FAILING_FOR_S} s its answers were ${failing} (its own errors are above)`,
+    );
   }
   const requests = result.requests.total;
   const errors = result.non2xx + result.errors + result.timeouts;

@@ -20,18 +20,37 @@ function redisCpuMs(pids: Record<string, number | undefined>): number {
 }
 
 /** Redis's CPU per call while `calls` calls ran, `concurrency` at a time; failures are counted, not timed apart. */
-export async function redisCpuPerCall(pids: Record<string, number | undefined>, calls: number, concurrency: number, call: (i: number) => Promise<unknown>, label: string) {
+export async function redisCpuPerCall(
+  pids: Record<string, number | undefined>,
+  calls: number,
+  concurrency: number,
+  call: (i: number) => Promise<unknown>,
+  label: string,
+) {
   const before = redisCpuMs(pids);
   const failures = await inParallel(calls, concurrency, call, label);
   return { redis_ms_per_call: round((redisCpuMs(pids) - before) / calls, 4), failures };
 }
 
 /** The one-DECR script's Redis CPU per call, with `keyCount` keys under the hash tag given. */
-export async function oneDecrFloor(client: Redis | Cluster, pids: Record<string, number | undefined>, tag: string, keyCount: number, calls: number, concurrency: number) {
+export async function oneDecrFloor(
+  client: Redis | Cluster,
+  pids: Record<string, number | undefined>,
+  tag: string,
+  keyCount: number,
+  calls: number,
+  concurrency: number,
+) {
   const keys = Array.from({ length: keyCount }, (_, k) => `${tag}:floor:${k}`);
   await client.set(keys[0]!, calls * 2);
   // Loaded by an EVAL on the keys' own node (a cluster's SCRIPT LOAD goes to any one).
   await client.eval(ONE_DECR, keys.length, ...keys);
   const sha = createHash('sha1').update(ONE_DECR).digest('hex');
-  return redisCpuPerCall(pids, calls, concurrency, () => client.evalsha(sha, keys.length, ...keys), `Redis floor: EVALSHA of one DECR, ${keyCount} keys, ${concurrency} in flight`);
+  return redisCpuPerCall(
+    pids,
+    calls,
+    concurrency,
+    () => client.evalsha(sha, keys.length, ...keys),
+    `Redis floor: EVALSHA of one DECR, ${keyCount} keys, ${concurrency} in flight`,
+  );
 }

@@ -22,7 +22,13 @@ export async function shardsOf(url: string): Promise<Shards> {
   const probe = new Redis(url);
   const cluster = /cluster_enabled:1/.test(await probe.info('cluster'));
   if (!cluster) {
-    return { shards: [{ name: new URL(url).port, client: probe, slots: [[0, 16383]] }], cluster, client: probe, shape: 'single node', close: () => probe.disconnect() };
+    return {
+      shards: [{ name: new URL(url).port, client: probe, slots: [[0, 16383]] }],
+      cluster,
+      client: probe,
+      shape: 'single node',
+      close: () => probe.disconnect(),
+    };
   }
   probe.disconnect();
   const nodes = new Cluster([url]);

@@ -96,7 +96,11 @@ function legendLabels(labels: string[]): string[] {
 /** A chart of several labelled series, each labelled for the legend. */
 function chartOf(title: string, yLabel: string, series: { label: string; t: number[]; y: number[] }[]): ChartData {
   const labels = legendLabels(series.map((s) => s.label));
-  return aligned(title, yLabel, series.map((s, i) => ({ ...s, label: labels[i]! })));
+  return aligned(
+    title,
+    yLabel,
+    series.map((s, i) => ({ ...s, label: labels[i]! })),
+  );
 }
 
 /** One timeline chart, named for its element (chart-<name>) and for window.charts. */
@@ -117,14 +121,33 @@ export interface TimelineCharts {
 export function chartsOf(timeline: TimelineData): TimelineCharts {
   const phases = timeline.phases;
   const processes = Object.entries(timeline.cpu.percent).filter(([name]) => name !== 'machine');
-  const cpu = (title: string, series: [string, number[]][]) => chartOf(title, '% of one core', series.map(([label, y]) => ({ label, t: timeline.cpu.t, y })));
+  const cpu = (title: string, series: [string, number[]][]) =>
+    chartOf(
+      title,
+      '% of one core',
+      series.map(([label, y]) => ({ label, t: timeline.cpu.t, y })),
+    );
   return {
     phases: chartGroups(phases, PHASES_PER_CHART).map((group, i) => {
       const title = titleOf(group);
       return {
         title,
-        throughput: { name: `throughput-${i + 1}`, chart: chartOf(`Answers per second: ${title}`, 'answers/s', group.map((p) => ({ label: p.label, t: p.t, y: p.rps }))) },
-        p99: { name: `p99-${i + 1}`, chart: chartOf(`p99 latency per second: ${title}`, 'ms', group.map((p) => ({ label: p.label, t: p.t, y: p.p99_ms }))) },
+        throughput: {
+          name: `throughput-${i + 1}`,
+          chart: chartOf(
+            `Answers per second: ${title}`,
+            'answers/s',
+            group.map((p) => ({ label: p.label, t: p.t, y: p.rps })),
+          ),
+        },
+        p99: {
+          name: `p99-${i + 1}`,
+          chart: chartOf(
+            `p99 latency per second: ${title}`,
+            'ms',
+            group.map((p) => ({ label: p.label, t: p.t, y: p.p99_ms })),
+          ),
+        },
       };
     }),
     percentiles: {
@@ -137,14 +160,26 @@ export function chartsOf(timeline: TimelineData): TimelineCharts {
     },
     stock: chartGroups(timeline.stock, PHASES_PER_CHART).map((group, i) => ({
       name: `stock-${i + 1}`,
-      chart: chartOf(`Remaining stock: ${titleOf(group)}`, 'units left', group.map((s) => ({ label: s.label, t: s.t, y: s.remaining }))),
+      chart: chartOf(
+        `Remaining stock: ${titleOf(group)}`,
+        'units left',
+        group.map((s) => ({ label: s.label, t: s.t, y: s.remaining })),
+      ),
     })),
     cpu: [
-      ...chartGroups(processes.map(([label, y]) => ({ label, y })), PROCESSES_PER_CHART).map((group, i) => ({
+      ...chartGroups(
+        processes.map(([label, y]) => ({ label, y })),
+        PROCESSES_PER_CHART,
+      ).map((group, i) => ({
         name: `cpu-processes-${i + 1}`,
-        chart: cpu('CPU per process', group.map((p): [string, number[]] => [p.label, p.y])),
+        chart: cpu(
+          'CPU per process',
+          group.map((p): [string, number[]] => [p.label, p.y]),
+        ),
       })),
-      ...(timeline.cpu.percent.machine ? [{ name: 'cpu-machine', chart: cpu('CPU of the whole machine, all cores together', [['machine', timeline.cpu.percent.machine]]) }] : []),
+      ...(timeline.cpu.percent.machine
+        ? [{ name: 'cpu-machine', chart: cpu('CPU of the whole machine, all cores together', [['machine', timeline.cpu.percent.machine]]) }]
+        : []),
     ],
   };
 }
@@ -166,7 +201,10 @@ function loopNotes(timeline: TimelineData): string {
 
 function phasesTable(timeline: TimelineData): string {
   const rows = timeline.phases
-    .map((p) => `<tr>${[p.label, p.loop, p.generator, p.summary.answers, p.summary.p50_ms, p.summary.p90_ms, p.summary.p99_ms, p.summary.p999_ms, p.summary.max_ms].map(cell).join('')}</tr>`)
+    .map(
+      (p) =>
+        `<tr>${[p.label, p.loop, p.generator, p.summary.answers, p.summary.p50_ms, p.summary.p90_ms, p.summary.p99_ms, p.summary.p999_ms, p.summary.max_ms].map(cell).join('')}</tr>`,
+    )
     .join('\n');
   return `<table id="phases"><thead><tr><th>phase</th><th>loop</th><th>generator</th><th>answers</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th></tr></thead>
 <tbody>${rows}</tbody></table>`;

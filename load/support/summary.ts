@@ -66,7 +66,12 @@ function designsOf(report: ComparedReport): { designs: Record<string, Design>; n
 const cpuOf = (design: Design, component: CpuComponent) => number(design.cpu_ms_per_request?.[component]);
 /** A kind's components added up, where the design has CPU by component at all. */
 const sumOf = (design: Design, kind: Kind) =>
-  design.cpu_ms_per_request ? round(COMPONENTS.filter((c) => c.kind === kind).reduce((sum, c) => sum + (cpuOf(design, c.name) ?? 0), 0), 4) : undefined;
+  design.cpu_ms_per_request
+    ? round(
+        COMPONENTS.filter((c) => c.kind === kind).reduce((sum, c) => sum + (cpuOf(design, c.name) ?? 0), 0),
+        4,
+      )
+    : undefined;
 const productMs = (design: Design) => number(design.product_ms_per_request) ?? sumOf(design, 'product');
 const standInMs = (design: Design) => number(design.stand_in_ms_per_request) ?? sumOf(design, 'stand-in');
 
@@ -79,7 +84,9 @@ function comparisonTable(designs: Record<string, Design>): string {
     return columns ? `<th colspan="${columns}" class="${kind}">${title}</th>` : '';
   };
   const cpuHead = `${heads('product', 'CPU ms per request: product')}${heads('stand-in', 'stand-ins for AWS')}${heads('unattributed', '')}${totals ? '<th colspan="2">CPU ms per request, totals</th>' : ''}`;
-  const secondHead = components.map((c) => `<th class="${c.kind}">${c.name}</th>`).join('') + (totals ? '<th class="product">product</th><th class="stand-in">stand-ins</th>' : '');
+  const secondHead =
+    components.map((c) => `<th class="${c.kind}">${c.name}</th>`).join('') +
+    (totals ? '<th class="product">product</th><th class="stand-in">stand-ins</th>' : '');
   const rows = Object.entries(designs).map(([key, d]) => {
     const cells = [d.label, shown(number(d.rps)), shown(number(d.p99_ms)), shown(number(d.ratio)), ...components.map((c) => shown(cpuOf(d, c.name)))];
     if (totals) cells.push(shown(productMs(d)), shown(standInMs(d)));
@@ -172,7 +179,14 @@ function cpuChart(designs: Record<string, Design>): string {
     });
     if (segments.length === 0) return [];
     const unattributed = cpuOf(d, 'unattributed');
-    return [{ key, label: d.label, segments, note: `${shown(productMs(d))} product + ${shown(standInMs(d))} stand-ins${unattributed ? ` + ${unattributed} unattributed` : ''}` }];
+    return [
+      {
+        key,
+        label: d.label,
+        segments,
+        note: `${shown(productMs(d))} product + ${shown(standInMs(d))} stand-ins${unattributed ? ` + ${unattributed} unattributed` : ''}`,
+      },
+    ];
   });
   if (rows.length === 0) return '';
   const present = COMPONENTS.filter((c) => rows.some((r) => r.segments.some((s) => s.component === c.name)));
@@ -186,7 +200,9 @@ function cpuChart(designs: Record<string, Design>): string {
         const parts = heading ? [`<text x="${x}" y="${y}" dy="11" font-weight="bold">${heading}</text>`] : [];
         x += heading ? heading.length * CHAR_WIDTH + 6 : 0;
         for (const c of members) {
-          parts.push(`<rect x="${x}" y="${y}" width="14" height="14" fill="${fillOf(c)}" stroke="#555" stroke-width="0.5"/><text x="${x + 18}" y="${y}" dy="11">${c.name}</text>`);
+          parts.push(
+            `<rect x="${x}" y="${y}" width="14" height="14" fill="${fillOf(c)}" stroke="#555" stroke-width="0.5"/><text x="${x + 18}" y="${y}" dy="11">${c.name}</text>`,
+          );
           x += 18 + c.name.length * CHAR_WIDTH + 14;
         }
         x += 16;
@@ -194,15 +210,26 @@ function cpuChart(designs: Record<string, Design>): string {
       })
       .join('\n');
   };
-  const defs = present.filter((c) => c.kind === 'stand-in').map((c) => hatch(c.name, c.colour)).join('');
+  const defs = present
+    .filter((c) => c.kind === 'stand-in')
+    .map((c) => hatch(c.name, c.colour))
+    .join('');
   return `<p class="explain">CPU per request is split into Surge's product (its functions and the stores they use) and the twin's stand-ins for AWS, whose work AWS does in a deployment.</p>
 ${barChart('bars-cpu', 'CPU ms per request, by component (product solid, stand-ins hatched)', rows, { defs, legend })}`;
 }
 
-function simpleChart(id: string, title: string, designs: Record<string, Design>, valueOf: (d: Design) => number | undefined, note: (key: string, d: Design, value: number) => string): string {
+function simpleChart(
+  id: string,
+  title: string,
+  designs: Record<string, Design>,
+  valueOf: (d: Design) => number | undefined,
+  note: (key: string, d: Design, value: number) => string,
+): string {
   const rows = Object.entries(designs).flatMap(([key, d]): BarRow[] => {
     const value = valueOf(d);
-    return value === undefined ? [] : [{ key, label: d.label, segments: [{ value, fill: key === 'surge' ? SURGE_FILL : OTHER_FILL }], note: note(key, d, value) }];
+    return value === undefined
+      ? []
+      : [{ key, label: d.label, segments: [{ value, fill: key === 'surge' ? SURGE_FILL : OTHER_FILL }], note: note(key, d, value) }];
   });
   return rows.length ? barChart(id, title, rows) : '';
 }
@@ -218,10 +245,20 @@ function topFunctions(profile: CpuProfile | undefined): string {
 
 export function summarySection(report: ComparedReport): string {
   const { designs, note } = designsOf(report);
-  const rps = simpleChart('bars-rps', 'Requests per second (higher is better)', designs, (d) => number(d.rps), (key, d, value) =>
-    key === 'surge' || number(d.ratio) === undefined ? `${value} req/s` : `${value} req/s (Surge: ${d.ratio}×)`,
+  const rps = simpleChart(
+    'bars-rps',
+    'Requests per second (higher is better)',
+    designs,
+    (d) => number(d.rps),
+    (key, d, value) => (key === 'surge' || number(d.ratio) === undefined ? `${value} req/s` : `${value} req/s (Surge: ${d.ratio}×)`),
   );
-  const p99 = simpleChart('bars-p99', 'p99 latency, ms (lower is better)', designs, (d) => number(d.p99_ms), (_key, _d, value) => `${value} ms`);
+  const p99 = simpleChart(
+    'bars-p99',
+    'p99 latency, ms (lower is better)',
+    designs,
+    (d) => number(d.p99_ms),
+    (_key, _d, value) => `${value} ms`,
+  );
   return `<section id="summary">
 <h2>Surge against the designs it is compared with</h2>
 ${note ? `<p id="comparison-note" class="note">${escapeHtml(note)}</p>` : ''}

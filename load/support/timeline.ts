@@ -54,7 +54,8 @@ const STOCK_SAMPLE_MS = 250;
 const CPU_SAMPLE_MS = 1_000;
 
 /** Microseconds, up to an hour: answers slower than that are not answers. */
-const newHistogram = (): Histogram => build({ useWebAssembly: false, autoResize: true, lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3 });
+const newHistogram = (): Histogram =>
+  build({ useWebAssembly: false, autoResize: true, lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3 });
 const ms = (h: Histogram, percentile: number) => round(h.getValueAtPercentile(percentile) / 1000, 3);
 
 export interface PhaseRecorder {
@@ -74,9 +75,17 @@ export class Timeline {
   constructor(pids: Record<string, number | undefined>) {
     const components = Object.entries(pids).filter((entry): entry is [string, number] => Boolean(entry[1]));
     for (const [name] of [...components, ['machine']]) this.cpu.percent[name!] = [];
-    let last = { at: performance.now(), machine: machineCpuSeconds(), ...Object.fromEntries(components.map(([name, pid]) => [name, processCpuSeconds(pid)])) } as Record<string, number>;
+    let last = {
+      at: performance.now(),
+      machine: machineCpuSeconds(),
+      ...Object.fromEntries(components.map(([name, pid]) => [name, processCpuSeconds(pid)])),
+    } as Record<string, number>;
     this.cpuTimer = setInterval(() => {
-      const now = { at: performance.now(), machine: machineCpuSeconds(), ...Object.fromEntries(components.map(([name, pid]) => [name, processCpuSeconds(pid)])) } as Record<string, number>;
+      const now = {
+        at: performance.now(),
+        machine: machineCpuSeconds(),
+        ...Object.fromEntries(components.map(([name, pid]) => [name, processCpuSeconds(pid)])),
+      } as Record<string, number>;
       const wall = (now.at! - last.at!) / 1000;
       this.cpu.t.push(this.seconds(last.at!));
       for (const name of Object.keys(this.cpu.percent)) this.cpu.percent[name]!.push(round(((now[name]! - last[name]!) / wall) * 100, 1));

@@ -67,7 +67,12 @@ const runsAs = (info: TwinInfo, runtime: BenchRuntime) =>
  * whose sampling, in every worker thread of Lambda's instance model, slowed a sale's opening
  * twentyfold (22 against 423 req/s).
  */
-export async function acquireTwin(log: (msg: string) => void, needsBaselines: boolean, runtime: BenchRuntime = {}, options: { fresh?: boolean; profiled?: boolean } = {}): Promise<BenchTwin> {
+export async function acquireTwin(
+  log: (msg: string) => void,
+  needsBaselines: boolean,
+  runtime: BenchRuntime = {},
+  options: { fresh?: boolean; profiled?: boolean } = {},
+): Promise<BenchTwin> {
   const info = readRunningTwin();
   if (!options.fresh && info && alive(info.pid) && runsAs(info, runtime) && (await healthy(info)) && (!needsBaselines || (await servesBaselines(info)))) {
     log(`using the running twin at ${info.url}`);

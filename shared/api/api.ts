@@ -1,7 +1,17 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { AppError, ForbiddenError, UnauthenticatedError, UnavailableError, type ErrorCode } from '../platform/errors';
-import { countOutcome, errorHandler, normaliseEvent, throughCloudFront, validateInput, type ApiEvent, type InputSchemas, type Outcomes, type Parsed } from '../platform/http/middleware';
+import {
+  countOutcome,
+  errorHandler,
+  normaliseEvent,
+  throughCloudFront,
+  validateInput,
+  type ApiEvent,
+  type InputSchemas,
+  type Outcomes,
+  type Parsed,
+} from '../platform/http/middleware';
 import type { Answer, ApiResult } from '../platform/http/response';
 import type * as z from '../platform/zod';
 import { functionStack } from '../platform/function-stack';
@@ -32,7 +42,9 @@ export type AnswerSchemas = { [Status in 200 | 201 | 202 | 204 | 304 | 404 | 503
 export type AnswerMedia = 'text/html' | 'application/atom+xml' | 'application/feed+json';
 
 /** The answers a handler may return: one of the declared statuses, with a body of its schema's type. */
-type AnswerOf<R extends AnswerSchemas> = { [Status in keyof R & number]: Answer<Status, R[Status] extends z.ZodMiniType ? z.output<R[Status]> : undefined> }[keyof R & number];
+type AnswerOf<R extends AnswerSchemas> = {
+  [Status in keyof R & number]: Answer<Status, R[Status] extends z.ZodMiniType ? z.output<R[Status]> : undefined>;
+}[keyof R & number];
 
 /**
  * What a route declares beside its request schemas: who may call it, the outcomes it counts, its
@@ -109,7 +121,9 @@ export function stackErrors(options: RouteOptions): ErrorCode[] {
  * handler takes the plain API Gateway event.
  */
 export function api<A extends Access, R extends AnswerSchemas, S extends InputSchemas = {}>(options: RouteOptions<A, R> & S) {
-  const stack = functionStack<APIGatewayProxyEventV2, ApiResult>().use(normaliseEvent({ cookies: readsCookies(options) })).use(throughCloudFront());
+  const stack = functionStack<APIGatewayProxyEventV2, ApiResult>()
+    .use(normaliseEvent({ cookies: readsCookies(options) }))
+    .use(throughCloudFront());
   if (options.access !== 'public') stack.use(authenticate(options.access));
   stack.use(validateInput(options));
   if (options.outcomes) stack.use(countOutcome(options.outcomes));

@@ -91,7 +91,11 @@ export interface LockedCacheOptions {
  * and served stale while one caller refreshes them, and served from a near copy while their version
  * holds. Without Redis, the loader is called directly (unless readThrough is off: then 503).
  */
-export function createLockedCache(redis: RedisClient, connectSubscriber: () => Redis, { nearCopyChars = NEAR_COPY_CHARS }: LockedCacheOptions = {}): LockedCache {
+export function createLockedCache(
+  redis: RedisClient,
+  connectSubscriber: () => Redis,
+  { nearCopyChars = NEAR_COPY_CHARS }: LockedCacheOptions = {},
+): LockedCache {
   const waiters = new FillWaiters(connectSubscriber);
   const near = new NearCopies(nearCopyChars);
   const versions = new Versions(redis);
@@ -218,7 +222,10 @@ export function createLockedCache(redis: RedisClient, connectSubscriber: () => R
         if (token) {
           // A refresh that fails still has a value to serve: the one it was replacing.
           return fill(version, entryKey, token, options, loader).catch((error: unknown) => {
-            logger.warn('Cache refresh failed; serving the previous value', { key: entryKey, error: loggableError(error instanceof LoaderFailure ? error.error : error) });
+            logger.warn('Cache refresh failed; serving the previous value', {
+              key: entryKey,
+              error: loggableError(error instanceof LoaderFailure ? error.error : error),
+            });
             return entry.value;
           });
         }

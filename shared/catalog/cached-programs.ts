@@ -1,6 +1,15 @@
 import { cache } from '../cache/cache';
 import type { JsonText } from '../platform/http/response';
-import { insertProgram, loadProgramPage, normaliseQuery, updateProgram, type Program, type ProgramInput, type ProgramPage, type ProgramQuery } from './programs';
+import {
+  insertProgram,
+  loadProgramPage,
+  normaliseQuery,
+  updateProgram,
+  type Program,
+  type ProgramInput,
+  type ProgramPage,
+  type ProgramQuery,
+} from './programs';
 
 /** Every catalog key carries the hash tag {catalog}: one slot for the version and its entries. */
 const VERSION_KEY = '{catalog}:version';

@@ -6,7 +6,10 @@ import { db } from '../platform/clients/mysql';
 export const PROGRAM_TYPES = ['bootcamp', 'course', 'mentoring', 'workshop'] as const;
 const CareerTag = z.string().check(z.regex(/^[a-z0-9-]{1,50}$/, 'use 1–50 of a–z, 0–9 and -'));
 /** `a,b,c` as ['a', 'b', 'c']. */
-const commaList = z.pipe(z.string(), z.transform((raw) => raw.split(',')));
+const commaList = z.pipe(
+  z.string(),
+  z.transform((raw) => raw.split(',')),
+);
 
 /** Query string of GET /programs; unknown types, pages below 1 and sizes above 50 are refused. */
 export const ProgramQuery = z.strictObject({

@@ -33,7 +33,11 @@ export async function issueCoupon(dealId: string, userId: number, source: string
   const coupon: CouponRecord = { couponId: newCouponId(dealId, now), dealId, userId, issuedAt: now };
   const rates = reservationRates('coupons', keys.tag, userId, source);
   const connection = connectionToken(keys.state);
-  const reply = await issueScript.run(redis(), [keys.state, keys.buyers, keys.outbox, ...rates.keys], [userId, coupon.couponId, now, JSON.stringify(coupon), ...rates.args]);
+  const reply = await issueScript.run(
+    redis(),
+    [keys.state, keys.buyers, keys.outbox, ...rates.keys],
+    [userId, coupon.couponId, now, JSON.stringify(coupon), ...rates.args],
+  );
   if (isRefusal(reply)) throw scriptError(reply);
   throwIfRateLimited(reply, 'coupons');
   const [couponId, issued, pending] = reply as [string, number, number?];
@@ -75,10 +79,20 @@ export async function heldCoupons(dealIds: string[], userId: number): Promise<Ma
 
 /** Records users as the holders of their stored coupons where Redis forgot them; returns how many. */
 export function restoreHolders(dealId: string, holders: { buyer: number; id: string }[]): Promise<number> {
-  return runOverPairs(restoreHoldersScript, redis(), dealKeys(dealId).buyers, holders.map((h) => [h.buyer, h.id]));
+  return runOverPairs(
+    restoreHoldersScript,
+    redis(),
+    dealKeys(dealId).buyers,
+    holders.map((h) => [h.buyer, h.id]),
+  );
 }
 
 /** Forgets users as the holders of coupons the guard rejected (a user holding another one keeps it). */
 export async function forgetRejectedHolders(dealId: string, rejected: CouponRecord[]): Promise<void> {
-  await runOverPairs(forgetHoldersScript, redis(), dealKeys(dealId).buyers, rejected.map((c) => [c.userId, c.couponId]));
+  await runOverPairs(
+    forgetHoldersScript,
+    redis(),
+    dealKeys(dealId).buyers,
+    rejected.map((c) => [c.userId, c.couponId]),
+  );
 }

@@ -28,9 +28,9 @@ const toDeal = (r: RowDataPacket): Deal => ({
 export async function upsertDeal(deal: Deal, conn: Pick<Pool, 'query'> = db()): Promise<void> {
   await conn
     .query(
-    `INSERT INTO deals (id, title, opens_at, closes_at, coupon_limit) VALUES (?, ?, ?, ?, ?)
+      `INSERT INTO deals (id, title, opens_at, closes_at, coupon_limit) VALUES (?, ?, ?, ?, ?)
      ON DUPLICATE KEY UPDATE title = VALUES(title), opens_at = VALUES(opens_at), closes_at = VALUES(closes_at), coupon_limit = VALUES(coupon_limit)`,
-    [deal.id, deal.title, new Date(deal.opensAt), new Date(deal.closesAt), deal.limit],
+      [deal.id, deal.title, new Date(deal.opensAt), new Date(deal.closesAt), deal.limit],
     )
     .catch((error: { errno?: number }) => {
       throw CHECK_VIOLATED.includes(error.errno ?? 0) ? scriptError(ScriptCode.LimitBelowIssued) : error;

@@ -81,7 +81,9 @@ export const coupons: ReservationKind<CouponRecord, Map<string, DealCapacity>> =
     }
     const confirmed = fresh.filter((c) => states.get(c.couponId) === 'confirmed');
     if (confirmed.length) {
-      await conn.query('INSERT INTO coupons (id, deal_id, user_id, issued_at) VALUES ?', [confirmed.map((c) => [c.couponId, c.dealId, c.userId, new Date(c.issuedAt)])]);
+      await conn.query('INSERT INTO coupons (id, deal_id, user_id, issued_at) VALUES ?', [
+        confirmed.map((c) => [c.couponId, c.dealId, c.userId, new Date(c.issuedAt)]),
+      ]);
       for (const dealId of new Set(confirmed.map((c) => c.dealId))) {
         const { issued } = deals.get(dealId)!;
         // Guarded again in SQL (and by the deals_not_overissued CHECK), not only in this loop.
@@ -97,7 +99,14 @@ export const coupons: ReservationKind<CouponRecord, Map<string, DealCapacity>> =
   async rebuiltState(conn, dealId, remaining) {
     const [rows] = await conn.query<RowDataPacket[]>('SELECT opens_at, closes_at, coupon_limit FROM deals WHERE id = ?', [dealId]);
     const deal = rows[0];
-    return deal && { opens: new Date(deal.opens_at).getTime(), closes: new Date(deal.closes_at).getTime(), limit: Number(deal.coupon_limit), issued: Number(deal.coupon_limit) - remaining };
+    return (
+      deal && {
+        opens: new Date(deal.opens_at).getTime(),
+        closes: new Date(deal.closes_at).getTime(),
+        limit: Number(deal.coupon_limit),
+        issued: Number(deal.coupon_limit) - remaining,
+      }
+    );
   },
 
   // A user whose coupon was rejected may ask again; one rejected as a second coupon still holds the first.

@@ -34,7 +34,7 @@ function ipv4(address: string): number | undefined {
 
 export function isLoadTestSource(address: string): boolean {
   const value = ipv4(address);
-  return value !== undefined && loadTestSources().some((b) => ((value & b.mask) >>> 0) === b.network);
+  return value !== undefined && loadTestSources().some((b) => (value & b.mask) >>> 0 === b.network);
 }
 
 /** Keys of one source address share its hash tag, so a source's limits are checked in one slot. */
@@ -78,7 +78,9 @@ export function throwIfRateLimited(reply: unknown, kind: ReservationKindName): v
 
 /** A join of a waiting room from one source address. */
 export function takeQueueJoin(address: string): Promise<void> {
-  return isLoadTestSource(address) ? Promise.resolve() : takeRate(sourceKey(address, 'queue-join'), LIMITS.queueJoinsPerSource, 'Too many joins from this address; try again later');
+  return isLoadTestSource(address)
+    ? Promise.resolve()
+    : takeRate(sourceKey(address, 'queue-join'), LIMITS.queueJoinsPerSource, 'Too many joins from this address; try again later');
 }
 
 /** A buyer's pass claims: each that finds its turn not come reads the room, so a script's loop of them is held to a person's pace. */
@@ -88,7 +90,9 @@ export function takeQueueClaim(userId: number): Promise<void> {
 
 /** Sign-up from one source address. */
 export function takeSignUp(address: string): Promise<void> {
-  return isLoadTestSource(address) ? Promise.resolve() : takeRate(sourceKey(address, 'signup'), LIMITS.signUpPerSource, 'Too many accounts from this address; try again later');
+  return isLoadTestSource(address)
+    ? Promise.resolve()
+    : takeRate(sourceKey(address, 'signup'), LIMITS.signUpPerSource, 'Too many accounts from this address; try again later');
 }
 
 /**

@@ -6,8 +6,12 @@ import { luaScript } from '../platform/redis/script';
 import { ScriptCode } from '../platform/redis/script-codes';
 import { feedTokenHash, feedTokenHashOf, readerOfFeedTokenHash, replaceFeedToken, tokenRevoked, tokensToRevoke } from './feed-tokens';
 
-const pollScript = luaScript<[reader: string, version: string, rate: string], [interval: number, burst: number]>(new URL('./lua/feed-poll-3.lua', import.meta.url));
-const learnScript = luaScript<[reader: string, version: string], [userId: number, candidate: string, lifetimeMs: number]>(new URL('./lua/feed-learn-2.lua', import.meta.url));
+const pollScript = luaScript<[reader: string, version: string, rate: string], [interval: number, burst: number]>(
+  new URL('./lua/feed-poll-3.lua', import.meta.url),
+);
+const learnScript = luaScript<[reader: string, version: string], [userId: number, candidate: string, lifetimeMs: number]>(
+  new URL('./lua/feed-learn-2.lua', import.meta.url),
+);
 const bumpScript = luaScript<[reader: string, version: string], [candidate: string]>(new URL('./lua/feed-bump-2.lua', import.meta.url));
 
 /** How long Redis keeps a token it learnt from MySQL; then one poll asks MySQL again, and the version starts anew. */

@@ -22,7 +22,16 @@ export const FEED_CACHE = {
    * No reading through: a poll has needed Redis already (its token, its version), so Redis failing
    * mid-fill is a retry-safe 503 rather than one 390 KB build per poll at once.
    */
-  fill: { ttlSeconds: 600, jitter: 0.1, staleSeconds: 0, leaseMs: 5_000, maxWaitMs: 8_000, earlyRefreshBeta: 0, nearCopies: false, readThrough: false } satisfies FillOptions,
+  fill: {
+    ttlSeconds: 600,
+    jitter: 0.1,
+    staleSeconds: 0,
+    leaseMs: 5_000,
+    maxWaitMs: 8_000,
+    earlyRefreshBeta: 0,
+    nearCopies: false,
+    readThrough: false,
+  } satisfies FillOptions,
 };
 
 /** An entry's key and its framing beside its body, in bytes: counted with each body, roughly as Redis stores them. */

@@ -19,10 +19,11 @@ export const ConditionalHeaders = z.object({ 'if-none-match': z.optional(z.strin
 export const FEED_ANSWER_HEADERS = {
   ETag: "The reader's feed version: unchanged until an issue is filed or a newsletter renamed, muted or unmuted",
   'Last-Modified': {
-    description: 'When that version began, rounded up to the second; left out while that second lasts, so it is never later than the answer and a change after it always has a later one',
+    description:
+      'When that version began, rounded up to the second; left out while that second lasts, so it is never later than the answer and a change after it always has a later one',
     required: false,
   },
-  'Cache-Control': 'private: the feed is one reader\'s mail, for no shared cache',
+  'Cache-Control': "private: the feed is one reader's mail, for no shared cache",
 } as const;
 
 /** A client may keep a feed this long before asking again (with If-None-Match: a 304 costs one small Redis call). */
@@ -74,7 +75,12 @@ export async function answerIssuePage(token: string, issueId: number): Promise<A
   const reader = await admitFeedPoll(token);
   const page = issuePage(await feedIssue(reader.userId, issueId));
   return textBody(200, page, 'text/html', {
-    headers: { 'content-security-policy': ISSUE_PAGE_POLICY, 'referrer-policy': 'no-referrer', 'x-content-type-options': 'nosniff', 'cache-control': 'private, max-age=3600' },
+    headers: {
+      'content-security-policy': ISSUE_PAGE_POLICY,
+      'referrer-policy': 'no-referrer',
+      'x-content-type-options': 'nosniff',
+      'cache-control': 'private, max-age=3600',
+    },
   });
 }
 
@@ -89,10 +95,17 @@ export const MyFeeds = z.strictObject({
   next: z.nullable(z.string()),
 });
 
-const urlsOf = (base: string, token: string, scope: FeedScope) => ({ atom: `${base}${feedPath(token, 'atom', scope)}`, json: `${base}${feedPath(token, 'json', scope)}` });
+const urlsOf = (base: string, token: string, scope: FeedScope) => ({
+  atom: `${base}${feedPath(token, 'atom', scope)}`,
+  json: `${base}${feedPath(token, 'json', scope)}`,
+});
 
 /** The reader's feed URLs under their token, created on first use: what GET /me/feeds shows and POST /me/feeds rotates. */
 export async function myFeeds(userId: number, token: string, base: string, page: { after?: number; limit: number }): Promise<z.infer<typeof MyFeeds>> {
   const { newsletters, next } = await listSubscriptions(userId, page);
-  return { all: urlsOf(base, token, 'all'), newsletters: newsletters.map((n) => ({ id: n.id, name: n.name, muted: n.muted, ...urlsOf(base, token, n.id) })), next };
+  return {
+    all: urlsOf(base, token, 'all'),
+    newsletters: newsletters.map((n) => ({ id: n.id, name: n.name, muted: n.muted, ...urlsOf(base, token, n.id) })),
+    next,
+  };
 }

@@ -22,7 +22,11 @@ export async function feedTokenFor(userId: number): Promise<string> {
   if (rows[0]) return rows[0].token as string;
   const token = newFeedToken();
   // Two first uses at once: the first row stays, and both read it.
-  await db().query('INSERT INTO feed_tokens (user_id, token, token_hash) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE user_id = user_id', [userId, token, feedTokenHash(token)]);
+  await db().query('INSERT INTO feed_tokens (user_id, token, token_hash) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE user_id = user_id', [
+    userId,
+    token,
+    feedTokenHash(token),
+  ]);
   return feedTokenFor(userId);
 }
 
@@ -46,7 +50,11 @@ export async function replaceFeedToken(userId: number): Promise<string> {
       const [rows] = await conn.query<RowDataPacket[]>('SELECT token_hash FROM feed_tokens WHERE user_id = ? FOR UPDATE', [userId]);
       const old = rows[0]?.token_hash as string | undefined;
       if (!old) {
-        const [result] = await conn.query<ResultSetHeader>('INSERT IGNORE INTO feed_tokens (user_id, token, token_hash) VALUES (?, ?, ?)', [userId, token, hash]);
+        const [result] = await conn.query<ResultSetHeader>('INSERT IGNORE INTO feed_tokens (user_id, token, token_hash) VALUES (?, ?, ?)', [
+          userId,
+          token,
+          hash,
+        ]);
         return result.affectedRows === 1;
       }
       await conn.query('UPDATE feed_tokens SET token = ?, token_hash = ?, created_at = CURRENT_TIMESTAMP(3) WHERE user_id = ?', [token, hash, userId]);

@@ -73,7 +73,10 @@ const NOT_XML = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\u
 export const xmlSafe = (text: string) => text.replace(NOT_XML, '\uFFFD');
 
 /** A page of the reader's newsletters, newest first, as GET /me/newsletters pages them: by id, the cursor the last id shown. */
-export async function listSubscriptions(userId: number, page: { after?: number; limit: number }): Promise<{ newsletters: { id: number; name: string; muted: boolean }[]; next: string | null }> {
+export async function listSubscriptions(
+  userId: number,
+  page: { after?: number; limit: number },
+): Promise<{ newsletters: { id: number; name: string; muted: boolean }[]; next: string | null }> {
   const [rows] = await db().query<RowDataPacket[]>(
     `SELECT newsletter_id, name, muted FROM subscriptions WHERE user_id = ? ${page.after !== undefined ? 'AND newsletter_id < ?' : ''} ORDER BY newsletter_id DESC LIMIT ?`,
     [userId, ...(page.after !== undefined ? [page.after] : []), page.limit + 1],
@@ -103,14 +106,25 @@ async function issuesOf(userId: number, scope: FeedScope): Promise<FeedIssue[]> 
             WHERE i.user_id = ? AND NOT s.muted ORDER BY i.id DESC LIMIT ?`,
           [userId, FEED_ENTRIES],
         )
-      : await db().query<RowDataPacket[]>('SELECT id FROM issues WHERE user_id = ? AND newsletter_id = ? ORDER BY id DESC LIMIT ?', [userId, scope, FEED_ENTRIES]);
+      : await db().query<RowDataPacket[]>('SELECT id FROM issues WHERE user_id = ? AND newsletter_id = ? ORDER BY id DESC LIMIT ?', [
+          userId,
+          scope,
+          FEED_ENTRIES,
+        ]);
   if (ids.length === 0) return [];
   const [rows] = await db().query<RowDataPacket[]>(
     `SELECT i.id, s.name, i.subject, i.filed_at, i.html, i.text FROM issues i JOIN subscriptions s ON s.user_id = i.user_id AND s.newsletter_id = i.newsletter_id
       WHERE i.user_id = ? AND i.id IN (?) ORDER BY i.id DESC`,
     [userId, ids.map((r) => Number(r.id))],
   );
-  return rows.map((r) => ({ id: Number(r.id), newsletter: r.name as string, subject: r.subject as string, filedAt: new Date(r.filed_at), html: r.html, text: r.text }));
+  return rows.map((r) => ({
+    id: Number(r.id),
+    newsletter: r.name as string,
+    subject: r.subject as string,
+    filedAt: new Date(r.filed_at),
+    html: r.html,
+    text: r.text,
+  }));
 }
 
 /** Where a feed's links point: the API as its client reached it, and the token the feed was asked with. */
@@ -206,11 +220,19 @@ export async function feedIssue(userId: number, issueId: number): Promise<FeedIs
     [issueId, userId],
   );
   if (!row) throw new NotFoundError('No such issue');
-  return { id: Number(row.id), newsletter: row.name as string, subject: row.subject as string, filedAt: new Date(row.filed_at), html: row.html, text: row.text };
+  return {
+    id: Number(row.id),
+    newsletter: row.name as string,
+    subject: row.subject as string,
+    filedAt: new Date(row.filed_at),
+    html: row.html,
+    text: row.text,
+  };
 }
 
 /** The content security policy of an issue's page: nothing runs, loads or submits; inline styles only (the mail's own). */
-export const ISSUE_PAGE_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; sandbox";
+export const ISSUE_PAGE_POLICY =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; sandbox";
 
 /** An issue as a page a feed reader opens: its sanitised HTML, under a policy that lets nothing run even if something slipped through. */
 export function issuePage(issue: FeedIssue): string {

@@ -29,7 +29,9 @@ const domainOf = (address: string) => address.slice(address.lastIndexOf('@') + 1
 export function identify(mail: Pick<ParsedMail, 'listId' | 'listName' | 'from'>, { authenticated }: { authenticated: boolean }): NewsletterIdentity {
   const [kind, value] = mail.listId ? (['list-id', mail.listId] as const) : (['sender', mail.from.address] as const);
   const scope = kind === 'list-id' ? `:${domainOf(mail.from.address)}` : '';
-  const key = createHash('sha256').update(`${authenticated ? '' : 'unauthenticated:'}${kind}:${value}${scope}`).digest('hex');
+  const key = createHash('sha256')
+    .update(`${authenticated ? '' : 'unauthenticated:'}${kind}:${value}${scope}`)
+    .digest('hex');
   const name = (kind === 'list-id' ? mail.listName : undefined) || mail.from.name || value;
   return { kind, value, authenticated, key, name: name.slice(0, 200) };
 }

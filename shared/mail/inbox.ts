@@ -64,7 +64,11 @@ export async function fileIssue({ userId, newsletterId, newsletterName, sesMessa
   } else {
     if (!(await admitNewNewsletter(userId, newsletterId, recent, released))) return 'quarantined';
     // Another mail of this newsletter may have subscribed the reader since the read: it keeps the row.
-    await db().query('INSERT INTO subscriptions (user_id, newsletter_id, name) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE name = VALUES(name)', [userId, newsletterId, newsletterName]);
+    await db().query('INSERT INTO subscriptions (user_id, newsletter_id, name) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE name = VALUES(name)', [
+      userId,
+      newsletterId,
+      newsletterName,
+    ]);
   }
   const sender = senderLine(mail.from);
   const [result] = await db().query<ResultSetHeader>(
@@ -113,7 +117,10 @@ export interface NewsletterSummary {
  * the last). Paged by newsletter id, which never changes, so a page never repeats or skips one as
  * mail arrives; counts are taken for the page's newsletters only.
  */
-export async function listNewsletters(userId: number, page: { after?: number; limit: number }): Promise<{ newsletters: NewsletterSummary[]; next: string | null }> {
+export async function listNewsletters(
+  userId: number,
+  page: { after?: number; limit: number },
+): Promise<{ newsletters: NewsletterSummary[]; next: string | null }> {
   const [rows] = await db().query<RowDataPacket[]>(
     `SELECT n.id, s.name, n.identity, n.authenticated, s.muted, COUNT(i.id) AS issues, COALESCE(SUM(i.id IS NOT NULL AND i.read_at IS NULL), 0) AS unread, MAX(i.filed_at) AS last_issue_at,
             (SELECT u.list_unsubscribe FROM issues u
@@ -213,7 +220,11 @@ export async function readIssue(userId: number, issueId: number) {
 
 /** Later mail from a muted newsletter is not filed for this reader; what was filed stays. */
 export async function setMuted(userId: number, newsletterId: number, muted: boolean): Promise<void> {
-  const [result] = await db().query<ResultSetHeader>('UPDATE subscriptions SET muted = ? WHERE user_id = ? AND newsletter_id = ?', [muted, userId, newsletterId]);
+  const [result] = await db().query<ResultSetHeader>('UPDATE subscriptions SET muted = ? WHERE user_id = ? AND newsletter_id = ?', [
+    muted,
+    userId,
+    newsletterId,
+  ]);
   if (result.affectedRows === 0) throw new NotFoundError('No such newsletter');
   // The all-newsletters feed leaves a muted newsletter out, and its own feed says it is muted.
   await feedsChanged(userId);

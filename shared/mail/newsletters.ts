@@ -14,7 +14,15 @@ export function newsletterCacheKey(identity: NewsletterIdentity): CacheKey {
 }
 
 /** A mail function reads each newsletter's id a few times at most: no near copies, no version key. */
-const FILL: FillOptions = { ttlSeconds: 7 * 24 * 3600, jitter: 0.1, staleSeconds: 0, leaseMs: 5_000, maxWaitMs: 15_000, earlyRefreshBeta: 0, nearCopies: false };
+const FILL: FillOptions = {
+  ttlSeconds: 7 * 24 * 3600,
+  jitter: 0.1,
+  staleSeconds: 0,
+  leaseMs: 5_000,
+  maxWaitMs: 15_000,
+  earlyRefreshBeta: 0,
+  nearCopies: false,
+};
 
 /** One lookup and, for a newsletter not yet known, one insert; the unique key settles any race past the lock. */
 export async function lookUpOrInsertNewsletter(identity: NewsletterIdentity): Promise<number> {

@@ -35,8 +35,14 @@ export function oneLine(value: string | undefined, maxLength: number): string {
 
 /** An attachment's name as a bare file name: no directories, no leading dots, no controls. */
 function safeFilename(name: string | null | undefined): string {
-  const base = oneLine(name ?? '', 1_000).split(/[\\/]/).pop() ?? '';
-  const cleaned = base.replace(/^[.\s]+/, '').replace(/[<>:"|?*]/g, '_').slice(0, 200);
+  const base =
+    oneLine(name ?? '', 1_000)
+      .split(/[\\/]/)
+      .pop() ?? '';
+  const cleaned = base
+    .replace(/^[.\s]+/, '')
+    .replace(/[<>:"|?*]/g, '_')
+    .slice(0, 200);
   return cleaned || 'attachment';
 }
 
@@ -114,7 +120,10 @@ function byteLength(value: string | undefined): number {
 /** Cuts a string to at most maxBytes of UTF-8 without splitting a character. */
 function capBytes(value: string | undefined, maxBytes: number): string | undefined {
   if (value === undefined || Buffer.byteLength(value) <= maxBytes) return value;
-  return Buffer.from(value).subarray(0, maxBytes).toString('utf8').replace(/\uFFFD$/, '');
+  return Buffer.from(value)
+    .subarray(0, maxBytes)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '');
 }
 
 /**

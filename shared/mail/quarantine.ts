@@ -25,7 +25,11 @@ export interface QuarantinedMail {
  * after the last): only mail not yet released whose raw message is still kept, since only that
  * can be released, which is mail younger than the raw messages' retention.
  */
-export async function listQuarantine(userId: number, retentionDays: number, page: { after?: number; limit: number }): Promise<{ mail: QuarantinedMail[]; next: string | null }> {
+export async function listQuarantine(
+  userId: number,
+  retentionDays: number,
+  page: { after?: number; limit: number },
+): Promise<{ mail: QuarantinedMail[]; next: string | null }> {
   const [rows] = await db().query<RowDataPacket[]>(
     `SELECT id, reason, sender, subject, authenticated, quarantined_at FROM quarantined_mail
       WHERE user_id = ? AND released_at IS NULL AND quarantined_at > CURRENT_TIMESTAMP(3) - INTERVAL ? DAY ${page.after !== undefined ? 'AND id < ?' : ''}
@@ -75,7 +79,14 @@ export function mailReleaser({ bucket, retentionDays, resolveNewsletter }: MailR
       const mail = await parser.parse(await readRawMail(bucket, held.raw_key, mailLimits.maxMessageBytes));
       const identity = identify(mail, { authenticated: Boolean(held.authenticated) });
       const newsletterId = await resolveNewsletter(identity);
-      outcome = (await fileIssue({ userId, newsletterId, newsletterName: identity.name, sesMessageId: held.ses_message_id, mail, released: true })) as ReleaseOutcome;
+      outcome = (await fileIssue({
+        userId,
+        newsletterId,
+        newsletterName: identity.name,
+        sesMessageId: held.ses_message_id,
+        mail,
+        released: true,
+      })) as ReleaseOutcome;
     } catch (error) {
       if (!(error instanceof MailRejected)) throw error;
       logger.warn('Released mail rejected', { id, reason: error.reason, detail: error.message });

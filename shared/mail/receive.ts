@@ -39,7 +39,10 @@ type CommonHeaders = NonNullable<z.infer<typeof SesRecord>['ses']['mail']['commo
 function fromDomain(headers: CommonHeaders): string {
   const from = headers.from?.[0] ?? '';
   const address = /<([^<>]*)>\s*$/.exec(from)?.[1] ?? from;
-  return address.slice(address.lastIndexOf('@') + 1).trim().toLowerCase();
+  return address
+    .slice(address.lastIndexOf('@') + 1)
+    .trim()
+    .toLowerCase();
 }
 
 export interface MailReceiverOptions {
@@ -87,12 +90,22 @@ export function mailReceiver({ domain, bucket, prefix, resolveNewsletter, parser
     const verdict = gate(receipt);
     if (verdict.action !== 'file') {
       const kind = verdict.action === 'drop' ? 'dropped' : 'quarantined';
-      return [...unknown, ...readers.map((r) => outcome(r.recipient, { outcome: kind, reason: verdict.reason, userId: r.userId, ...(kind === 'quarantined' ? { held: unparsed } : {}) }))];
+      return [
+        ...unknown,
+        ...readers.map((r) =>
+          outcome(r.recipient, { outcome: kind, reason: verdict.reason, userId: r.userId, ...(kind === 'quarantined' ? { held: unparsed } : {}) }),
+        ),
+      ];
     }
 
     // Over a rate, mail is kept (quarantined, the reason naming the rate) for its reader to release.
-    const refusals = await takeMailRates({ domain: fromDomain(headers), authenticated }, readers.map((r) => r.userId));
-    const limited = readers.flatMap((r, i) => (refusals[i] ? [outcome(r.recipient, { outcome: 'quarantined', reason: refusals[i], userId: r.userId, held: unparsed })] : []));
+    const refusals = await takeMailRates(
+      { domain: fromDomain(headers), authenticated },
+      readers.map((r) => r.userId),
+    );
+    const limited = readers.flatMap((r, i) =>
+      refusals[i] ? [outcome(r.recipient, { outcome: 'quarantined', reason: refusals[i], userId: r.userId, held: unparsed })] : [],
+    );
     const admitted = readers.filter((_, i) => !refusals[i]);
     if (admitted.length === 0) return [...unknown, ...limited];
 

@@ -36,12 +36,7 @@ function isAbsolute(url: string | undefined, protocols: string[]): boolean {
 }
 
 const OPTIONS: sanitizeHtml.IOptions = {
-  allowedTags: [
-    ...sanitizeHtml.defaults.allowedTags.filter((tag) => tag !== 'style'),
-    'img',
-    'center',
-    'font',
-  ],
+  allowedTags: [...sanitizeHtml.defaults.allowedTags.filter((tag) => tag !== 'style'), 'img', 'center', 'font'],
   disallowedTagsMode: 'discard',
   allowedAttributes: {
     a: ['href', 'title', 'rel', 'target'],
@@ -60,7 +55,12 @@ const OPTIONS: sanitizeHtml.IOptions = {
     // Only absolute links: a relative one would point into the reader's own app.
     a: (tagName, { href, ...attribs }) => ({
       tagName,
-      attribs: { ...attribs, ...(isAbsolute(href, ['https:', 'http:', 'mailto:']) ? { href: href! } : {}), rel: 'noopener noreferrer nofollow', target: '_blank' },
+      attribs: {
+        ...attribs,
+        ...(isAbsolute(href, ['https:', 'http:', 'mailto:']) ? { href: href! } : {}),
+        rel: 'noopener noreferrer nofollow',
+        target: '_blank',
+      },
     }),
     // The sender's own data-remote-src is never kept: only an https src becomes one.
     img: (tagName, { src, srcset: _srcset, [REMOTE_IMAGE_ATTRIBUTE]: _parked, ...attribs }) => ({

@@ -12,7 +12,12 @@ export const Receipt = z.object({
   dkimVerdict: z.optional(Verdict),
   dmarcVerdict: Verdict,
   /** Present when DMARC failed: what the sender's domain asks receivers to do with such mail. */
-  dmarcPolicy: z.optional(z.pipe(z.string().check(z.maxLength(40)), z.transform((policy) => policy.toLowerCase()))),
+  dmarcPolicy: z.optional(
+    z.pipe(
+      z.string().check(z.maxLength(40)),
+      z.transform((policy) => policy.toLowerCase()),
+    ),
+  ),
 });
 export type Receipt = z.infer<typeof Receipt>;
 

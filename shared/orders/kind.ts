@@ -30,7 +30,12 @@ async function confirmedPerBuyer(conn: PoolConnection, orders: OrderRecord[]): P
  */
 function storeOrders(conn: PoolConnection, fresh: OrderRecord[], items: Map<string, Capacity>, mode: 'over promises'): Promise<Map<string, StoredState>>;
 function storeOrders(conn: PoolConnection, fresh: OrderRecord[], items: Map<string, Capacity>, mode: 'first'): Promise<Map<string, StoredState> | undefined>;
-async function storeOrders(conn: PoolConnection, fresh: OrderRecord[], items: Map<string, Capacity>, mode: 'over promises' | 'first'): Promise<Map<string, StoredState> | undefined> {
+async function storeOrders(
+  conn: PoolConnection,
+  fresh: OrderRecord[],
+  items: Map<string, Capacity>,
+  mode: 'over promises' | 'first',
+): Promise<Map<string, StoredState> | undefined> {
   const held = await confirmedPerBuyer(conn, fresh);
   const states = new Map<string, StoredState>();
   for (const order of fresh) {
@@ -49,7 +54,10 @@ async function storeOrders(conn: PoolConnection, fresh: OrderRecord[], items: Ma
     const [inserted] = await conn.query<ResultSetHeader>('INSERT IGNORE INTO orders (id, item_id, user_id, quantity, status, reserved_at) VALUES ?', [rows]);
     if (inserted.affectedRows !== fresh.length) return undefined;
   } else {
-    await conn.query('INSERT INTO orders (id, item_id, user_id, quantity, status, reserved_at) VALUES ? ON DUPLICATE KEY UPDATE status = VALUES(status), written_at = CURRENT_TIMESTAMP(3)', [rows]);
+    await conn.query(
+      'INSERT INTO orders (id, item_id, user_id, quantity, status, reserved_at) VALUES ? ON DUPLICATE KEY UPDATE status = VALUES(status), written_at = CURRENT_TIMESTAMP(3)',
+      [rows],
+    );
   }
   for (const itemId of new Set(fresh.map((o) => o.itemId))) {
     const { sold } = items.get(itemId)!;
@@ -120,8 +128,12 @@ export const orders: ReservationKind<OrderRecord, Map<string, Capacity>> = {
   owners: async () => (await listItems()).map((i) => i.id),
 
   async lockOwners(conn, itemIds) {
-    const [rows] = await conn.query<RowDataPacket[]>('SELECT id, initial_stock, sold, per_user_limit FROM items WHERE id IN (?) ORDER BY id FOR UPDATE', [itemIds]);
-    const capacity = new Map(rows.map((r) => [String(r.id), { initial: Number(r.initial_stock), sold: Number(r.sold), perUserLimit: Number(r.per_user_limit) }]));
+    const [rows] = await conn.query<RowDataPacket[]>('SELECT id, initial_stock, sold, per_user_limit FROM items WHERE id IN (?) ORDER BY id FOR UPDATE', [
+      itemIds,
+    ]);
+    const capacity = new Map(
+      rows.map((r) => [String(r.id), { initial: Number(r.initial_stock), sold: Number(r.sold), perUserLimit: Number(r.per_user_limit) }]),
+    );
     const missing = itemIds.filter((id) => !capacity.has(id));
     if (missing.length) throw new Error(`No item row for ${missing.join(', ')}`);
     return capacity;

@@ -20,7 +20,10 @@ async function storedOrder(orderId: string) {
 }
 
 // A promise is an order on its way to the writer, as the client was told.
-const viewOf = (order: { itemId: string; userId: number; quantity: number; status: string }) => ({ ...order, status: (order.status === 'promised' ? 'pending' : order.status) as OrderStatus });
+const viewOf = (order: { itemId: string; userId: number; quantity: number; status: string }) => ({
+  ...order,
+  status: (order.status === 'promised' ? 'pending' : order.status) as OrderStatus,
+});
 
 /**
  * An order the release before 0014 promised or cancelled: only its ledger row knows

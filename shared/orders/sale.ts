@@ -9,9 +9,10 @@ import type { Reserved } from '../reservations/place';
 import { connectionToken } from '../platform/clients/replicas';
 import { itemBuckets, itemKeys, layoutKey, newOrderId, orderKeys, type OrderRecord } from './model';
 
-const reserveScript = luaScript<[string, string, string, string, string, string, string, string], [number, number, string, string, number, string, number, number, number, number, number, number, string, number]>(
-  new URL('./lua/order-reserve-8.lua', import.meta.url),
-);
+const reserveScript = luaScript<
+  [string, string, string, string, string, string, string, string],
+  [number, number, string, string, number, string, number, number, number, number, number, number, string, number]
+>(new URL('./lua/order-reserve-8.lua', import.meta.url));
 const releaseScript = luaScript<[string, string, string, string, string], [string, number, number]>(new URL('./lua/order-release-5.lua', import.meta.url));
 const openScript = luaScript<[string, string, string], [number, number, number]>(new URL('./lua/sale-open-3.lua', import.meta.url));
 const raiseBuyersScript = luaScript<[string], (string | number)[]>(new URL('./lua/buyers-raise-1.lua', import.meta.url));
@@ -77,8 +78,28 @@ export async function reserve(request: ReservationRequest, now = Date.now()): Pr
     const connection = connectionToken(keys.state);
     const reply = await reserveScript.run(
       redis(),
-      [keys.state, keys.buyers, keys.idempotency(request.userId, request.idempotencyKey), keys.outbox, ...rates.keys, keys.movedIn(keep?.id ?? 'none'), keys.passes],
-      [request.userId, request.quantity, order.orderId, fingerprint(request.quantity), IDEMPOTENCY_TTL_MS, JSON.stringify(order), ...rates.args, buckets, keep?.units ?? 0, request.pass ?? '', now],
+      [
+        keys.state,
+        keys.buyers,
+        keys.idempotency(request.userId, request.idempotencyKey),
+        keys.outbox,
+        ...rates.keys,
+        keys.movedIn(keep?.id ?? 'none'),
+        keys.passes,
+      ],
+      [
+        request.userId,
+        request.quantity,
+        order.orderId,
+        fingerprint(request.quantity),
+        IDEMPOTENCY_TTL_MS,
+        JSON.stringify(order),
+        ...rates.args,
+        buckets,
+        keep?.units ?? 0,
+        request.pass ?? '',
+        now,
+      ],
     );
     if (keep) {
       // Taken in whatever the answer, unless the bucket lost its state: the move then waits for repair, as in refill.
@@ -115,7 +136,10 @@ export async function reserve(request: ReservationRequest, now = Date.now()): Pr
       // A split item's pass is checked and used in the buyer's bucket; the item's own slot, where the room counts it outstanding,
       // is told here, so the room sees the unit taken and the place freed together, as for an item not split. Should this be
       // lost, the pass counts outstanding until it expires: the room admits less, never more.
-      if (buckets > 1) await redis().zrem(itemKeys(request.itemId).passes, member).catch(() => undefined);
+      if (buckets > 1)
+        await redis()
+          .zrem(itemKeys(request.itemId).passes, member)
+          .catch(() => undefined);
       reservation.usedPass = { member, expiresAt: Number(passExpiry), keys: buckets > 1 ? [keys.passes, itemKeys(request.itemId).passes] : [keys.passes] };
     }
     return reservation;
@@ -139,7 +163,13 @@ export async function givePassBack(reservation: Reservation): Promise<void> {
 export async function release(order: OrderRecord): Promise<number> {
   const keys = orderKeys(order);
   const idempotency = keys.idempotency(order.userId, order.idempotencyKey ?? '');
-  return Number(await releaseScript.run(redis(), [keys.state, keys.buyers, idempotency, keys.outbox, keys.released(order.orderId)], [order.orderId, order.userId, order.quantity]));
+  return Number(
+    await releaseScript.run(
+      redis(),
+      [keys.state, keys.buyers, idempotency, keys.outbox, keys.released(order.orderId)],
+      [order.orderId, order.userId, order.quantity],
+    ),
+  );
 }
 
 /**
@@ -152,7 +182,9 @@ export async function openSale(itemId: string, stock: number, perUserLimit: numb
   const roomed = before !== buckets && (await redis().hget(itemKeys(itemId, 0, before).state, 'room')) !== null;
   if (before !== buckets) await Promise.all(itemBuckets(itemId, before).map((keys) => redis().del(keys.state)));
   const shares = splitUnits(stock, buckets);
-  const replies = await Promise.all(itemBuckets(itemId, buckets).map((keys, k) => openScript.run(redis(), [keys.state, keys.buyers, keys.outbox], [shares[k]!, perUserLimit, buckets])));
+  const replies = await Promise.all(
+    itemBuckets(itemId, buckets).map((keys, k) => openScript.run(redis(), [keys.state, keys.buyers, keys.outbox], [shares[k]!, perUserLimit, buckets])),
+  );
   const refused = replies.find(isRefusal);
   if (refused !== undefined) throw scriptError(refused);
   if (roomed) await Promise.all(itemBuckets(itemId, buckets).map((keys) => redis().hset(keys.state, 'room', 1)));
@@ -173,7 +205,18 @@ export async function remainingStock(itemId: string): Promise<number | undefined
   const buckets = itemBuckets(itemId, await bucketCount(itemId, true));
   const [stocks, moves] = await Promise.all([
     Promise.all(buckets.map((keys) => redis().hget(keys.state, 'stock'))),
-    buckets.length > 1 ? Promise.all(buckets.map(async (keys, k) => parseMoves(k, await redis().hgetall(keys.moves).then((h) => Object.entries(h).flat())))) : [],
+    buckets.length > 1
+      ? Promise.all(
+          buckets.map(async (keys, k) =>
+            parseMoves(
+              k,
+              await redis()
+                .hgetall(keys.moves)
+                .then((h) => Object.entries(h).flat()),
+            ),
+          ),
+        )
+      : [],
   ]);
   if (stocks.every((s) => s === null)) return undefined;
   const moving = moves.flat().reduce((sum, m) => sum + m.units, 0);
@@ -190,6 +233,15 @@ export async function pendingOrder(orderId: string, itemId: string, userId: numb
 /** Raises each buyer's count (in their bucket) to at least the quantity given for them, never lowering one; returns how many rose. */
 export async function raiseBuyerCounts(itemId: string, buckets: number, floors: { buyer: number; units: number }[]): Promise<number> {
   const perBucket = itemBuckets(itemId, buckets).map((keys, k) => [keys.buyers, floors.filter((f) => bucketOf(f.buyer, buckets) === k)] as const);
-  const raised = await Promise.all(perBucket.map(([key, group]) => runOverPairs(raiseBuyersScript, redis(), key, group.map((f) => [f.buyer, f.units]))));
+  const raised = await Promise.all(
+    perBucket.map(([key, group]) =>
+      runOverPairs(
+        raiseBuyersScript,
+        redis(),
+        key,
+        group.map((f) => [f.buyer, f.units]),
+      ),
+    ),
+  );
   return raised.reduce((sum, n) => sum + n, 0);
 }

@@ -8,7 +8,10 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-const flag = z.pipe(z.enum(['true', 'false']), z.transform((v) => v === 'true'));
+const flag = z.pipe(
+  z.enum(['true', 'false']),
+  z.transform((v) => v === 'true'),
+);
 const seconds = z.coerce.number().check(z.int(), z.positive());
 
 export function readEnv<S extends z.ZodMiniObject>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
@@ -76,10 +79,9 @@ export const sessionEnv = z.object({
 
 /** Readers' addresses are <token>@INBOUND_DOMAIN; the domain SES receives mail for. */
 export const inboundDomainEnv = z.object({
-  INBOUND_DOMAIN: z.string().check(
-    z.toLowerCase(),
-    z.regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, 'a domain name such as inbound.example.com'),
-  ),
+  INBOUND_DOMAIN: z
+    .string()
+    .check(z.toLowerCase(), z.regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, 'a domain name such as inbound.example.com')),
 });
 
 /** Where SES's S3 action stores each raw message: <RAW_MAIL_PREFIX><SES messageId> in RAW_MAIL_BUCKET. */
@@ -108,7 +110,9 @@ export const firstAdminEnv = z.object({ FIRST_ADMIN_SECRET_ID: secretId });
  * the prod stage refuses it.
  */
 export const limitsEnv = z.object({
-  LOAD_TEST_SOURCES: z.optional(z.string().check(z.regex(/^(\d{1,3}(\.\d{1,3}){3}\/\d{1,2})(,\d{1,3}(\.\d{1,3}){3}\/\d{1,2})*$/, 'IPv4 CIDR blocks, comma-separated'))),
+  LOAD_TEST_SOURCES: z.optional(
+    z.string().check(z.regex(/^(\d{1,3}(\.\d{1,3}){3}\/\d{1,2})(,\d{1,3}(\.\d{1,3}){3}\/\d{1,2})*$/, 'IPv4 CIDR blocks, comma-separated')),
+  ),
 });
 
 /**
@@ -157,8 +161,7 @@ export interface Deployment {
   originSecretId?: string;
 }
 
-const optional = (name: string, value: string | number | boolean | undefined): Record<string, string> =>
-  value === undefined ? {} : { [name]: String(value) };
+const optional = (name: string, value: string | number | boolean | undefined): Record<string, string> => (value === undefined ? {} : { [name]: String(value) });
 
 /** The variables each need sets in a deployment: the one place a need becomes environment. */
 const variablesOf: Record<EnvNeed, (d: Deployment) => Record<string, string>> = {

@@ -95,7 +95,16 @@ export function isRefusedCredentials(error: unknown): boolean {
 }
 
 /** Failures of the connection itself, and a read that MySQL did not answer within its timeout (mysql2 then drops the connection). */
-const CONNECTION_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'PROTOCOL_CONNECTION_LOST', 'PROTOCOL_SEQUENCE_TIMEOUT']);
+const CONNECTION_FAILURES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+]);
 
 /**
  * MySQL's refusals of a statement that a retry may get past, the transaction rolled back: a
@@ -129,5 +138,9 @@ export function isDependencyUnavailable(error: unknown): boolean {
   const { message = '', code, previousErrors } = (error ?? {}) as { message?: string; code?: unknown; previousErrors?: unknown };
   // A transaction Redis discarded because its commands were refused or cut short: none of it ran.
   if (/^EXECABORT\b/.test(message)) return Array.isArray(previousErrors) && previousErrors.length > 0 && previousErrors.every(isDependencyUnavailable);
-  return (typeof code === 'string' && (CONNECTION_FAILURES.has(code) || MYSQL_REFUSED_UNRUN.has(code))) || REDIS_AWAY.test(message) || REDIS_REFUSED_UNRUN.test(message);
+  return (
+    (typeof code === 'string' && (CONNECTION_FAILURES.has(code) || MYSQL_REFUSED_UNRUN.has(code))) ||
+    REDIS_AWAY.test(message) ||
+    REDIS_REFUSED_UNRUN.test(message)
+  );
 }

@@ -12,9 +12,27 @@ export interface UntilOptions {
  * a wait whose caller goes on and reports what it found (a bench's drain, an audit's bound), where
  * a condition not met is a figure, not a failure. An error the condition throws still rejects.
  */
-export async function until<T>(condition: () => Promise<T>, timeoutMs?: number, what?: string, intervalMs?: number, options?: { atDeadline?: 'throw' }): Promise<T>;
-export async function until<T>(condition: () => Promise<T>, timeoutMs: number, what: string, intervalMs: number, options: { atDeadline: 'give up' }): Promise<T | undefined>;
-export async function until<T>(condition: () => Promise<T>, timeoutMs = 60_000, what = 'condition', intervalMs = 100, options: UntilOptions = {}): Promise<T | undefined> {
+export async function until<T>(
+  condition: () => Promise<T>,
+  timeoutMs?: number,
+  what?: string,
+  intervalMs?: number,
+  options?: { atDeadline?: 'throw' },
+): Promise<T>;
+export async function until<T>(
+  condition: () => Promise<T>,
+  timeoutMs: number,
+  what: string,
+  intervalMs: number,
+  options: { atDeadline: 'give up' },
+): Promise<T | undefined>;
+export async function until<T>(
+  condition: () => Promise<T>,
+  timeoutMs = 60_000,
+  what = 'condition',
+  intervalMs = 100,
+  options: UntilOptions = {},
+): Promise<T | undefined> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const met = await condition();

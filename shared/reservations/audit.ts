@@ -58,7 +58,10 @@ export async function auditOwner<R>(kind: ReservationKind<R>, owner: string, acc
       [owner],
     );
     const [states] = ids.length
-      ? await conn.query<RowDataPacket[]>(`SELECT ${id} AS id, ${state} AS state FROM ${table} WHERE ${scope} AND ${ownerColumn} = ? AND ${id} IN (?)`, [owner, ids])
+      ? await conn.query<RowDataPacket[]>(`SELECT ${id} AS id, ${state} AS state FROM ${table} WHERE ${scope} AND ${ownerColumn} = ? AND ${id} IN (?)`, [
+          owner,
+          ids,
+        ])
       : [[] as RowDataPacket[]];
     await conn.query('COMMIT');
     const stateOf = new Map(states.map((r) => [String(r.id), String(r.state)]));

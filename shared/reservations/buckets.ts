@@ -153,8 +153,15 @@ async function refillNow(owner: string, buckets: OwnerKeys[], recipient: number,
   const donors = buckets.map((_, k) => k).filter((k) => k !== recipient);
   const [[[, state], [, own]], ...given] = await Promise.all([
     // The buyer's own bucket in one atomic read: its units, its count of move steps, and the moves it started itself.
-    redis().multi().hmget(into.state, 'stock', 'moves').hgetall(into.moves).exec() as Promise<[[unknown, (string | null)[]], [unknown, Record<string, string>]]>,
-    ...donors.map((k) => moveOutScript.run(redis(), [buckets[k]!.state, buckets[k]!.moves], [`${moveId}.${k}`, recipient, need, Date.now()]) as Promise<number | [number, number, string[]]>),
+    redis().multi().hmget(into.state, 'stock', 'moves').hgetall(into.moves).exec() as Promise<
+      [[unknown, (string | null)[]], [unknown, Record<string, string>]]
+    >,
+    ...donors.map(
+      (k) =>
+        moveOutScript.run(redis(), [buckets[k]!.state, buckets[k]!.moves], [`${moveId}.${k}`, recipient, need, Date.now()]) as Promise<
+          number | [number, number, string[]]
+        >,
+    ),
   ]);
   const [stock, moves] = state;
   if (stock === null || stock === undefined) throw new UnavailableError('A bucket of this sale is being repaired; retry');
@@ -172,7 +179,8 @@ async function refillNow(owner: string, buckets: OwnerKeys[], recipient: number,
   if (started.length) {
     faultPoint('move-between-steps');
     const [keep, ...others] = started.sort((a, b) => b.units - a.units);
-    if (!(await Promise.all(others.map((move) => finishMove(buckets, move)))).every(Boolean)) throw new UnavailableError('A bucket of this sale is being repaired; retry');
+    if (!(await Promise.all(others.map((move) => finishMove(buckets, move)))).every(Boolean))
+      throw new UnavailableError('A bucket of this sale is being repaired; retry');
     return { keep };
   }
   if (Number(stock) >= need) return {};

@@ -58,9 +58,7 @@ export function encodeHandOffs(handOffs: HandOff[]): string {
  */
 export function handOffMessage(kinds: readonly ReservationKind<unknown>[]) {
   const fields = Object.fromEntries(kinds.map((kind) => [kind.name, z._default(z.array(kind.record).check(z.maxLength(100)), [])]));
-  return z
-    .strictObject(fields)
-    .check(z.refine((m) => Object.values(m).some((records) => records.length > 0), 'a message carries at least one reservation'));
+  return z.strictObject(fields).check(z.refine((m) => Object.values(m).some((records) => records.length > 0), 'a message carries at least one reservation'));
 }
 export type HandOffMessage = ReturnType<typeof handOffMessage>;
 
@@ -81,7 +79,8 @@ export function decodeHandOffs(message: HandOffMessage, body: string): ReturnTyp
 export function decodeCorrelationIds(value: string | undefined, into = new Map<string, string>()): Map<string, string> {
   try {
     const ids: unknown = JSON.parse(value ?? '{}');
-    if (ids && typeof ids === 'object') for (const [id, correlationId] of Object.entries(ids)) if (typeof correlationId === 'string') into.set(id, correlationId);
+    if (ids && typeof ids === 'object')
+      for (const [id, correlationId] of Object.entries(ids)) if (typeof correlationId === 'string') into.set(id, correlationId);
   } catch {
     // Garbled: the reservations are stored all the same, their log entries without correlation ids.
   }

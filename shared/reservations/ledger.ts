@@ -91,7 +91,10 @@ async function decideAcrossBridge<R>(own: DecisionTable<R>, earlier: DecisionTab
         if (ownNew && earlierNew) return state;
         const [mine, theirs] = [await statesOf(conn, own, [id]), await statesOf(conn, earlier, [id])];
         const standing = (ownNew ? theirs.get(id) : mine.get(id))!;
-        for (const [table, known] of [[own, mine], [earlier, theirs]] as const) {
+        for (const [table, known] of [
+          [own, mine],
+          [earlier, theirs],
+        ] as const) {
           if (known.get(id) !== standing) await conn.query(`UPDATE ${table.table} SET ${table.state} = ? WHERE ${table.id} = ?`, [standing, id]);
         }
         return standing;
@@ -121,13 +124,20 @@ export async function lockedStates(conn: PoolConnection, decisions: DecisionColu
  * becomes what the guard decided. Across a bridge, in the old table too, where the release before
  * looks for them.
  */
-export async function recordStored<R>(conn: PoolConnection, decisions: DecisionTable<R>, records: R[], states: Map<string, StoredState>, idOf: (record: R) => string): Promise<void> {
+export async function recordStored<R>(
+  conn: PoolConnection,
+  decisions: DecisionTable<R>,
+  records: R[],
+  states: Map<string, StoredState>,
+  idOf: (record: R) => string,
+): Promise<void> {
   if (decisions.bridge) await recordStored(conn, decisions.bridge, records, states, idOf);
   if (records.length === 0 || decisions.decidedByStore) return;
   const rows = records.map((r) => decisions.rowOf(r, states.get(idOf(r))!));
-  await conn.query(`INSERT INTO ${decisions.table} (${Object.keys(rows[0]!).join(', ')}) VALUES ? ON DUPLICATE KEY UPDATE ${decisions.state} = VALUES(${decisions.state})`, [
-    rows.map((row) => Object.values(row)),
-  ]);
+  await conn.query(
+    `INSERT INTO ${decisions.table} (${Object.keys(rows[0]!).join(', ')}) VALUES ? ON DUPLICATE KEY UPDATE ${decisions.state} = VALUES(${decisions.state})`,
+    [rows.map((row) => Object.values(row))],
+  );
 }
 
 export interface OwnerLedger {
@@ -140,10 +150,17 @@ export interface OwnerLedger {
 export async function ownerLedger(conn: PoolConnection, decisions: DecisionColumns, owner: string, ids: string[]): Promise<OwnerLedger> {
   const { table, scope, id, state, units } = decisions;
   const statesIn = (columns: DecisionColumns) =>
-    ids.length ? conn.query<RowDataPacket[]>(`SELECT ${columns.id} AS id, ${columns.state} AS state FROM ${columns.table} WHERE ${columns.id} IN (?)`, [ids]).then(([rows]) => rows) : [];
+    ids.length
+      ? conn
+          .query<RowDataPacket[]>(`SELECT ${columns.id} AS id, ${columns.state} AS state FROM ${columns.table} WHERE ${columns.id} IN (?)`, [ids])
+          .then(([rows]) => rows)
+      : [];
   // Confirmed units are this table's alone: both releases store a confirmed reservation's own row here.
   const [[sum], states, earlier] = await Promise.all([
-    conn.query<RowDataPacket[]>(`SELECT COALESCE(SUM(${units}), 0) AS units FROM ${table} WHERE ${scope} AND ${decisions.owner} = ? AND ${state} = 'confirmed'`, [owner]),
+    conn.query<RowDataPacket[]>(
+      `SELECT COALESCE(SUM(${units}), 0) AS units FROM ${table} WHERE ${scope} AND ${decisions.owner} = ? AND ${state} = 'confirmed'`,
+      [owner],
+    ),
     statesIn(decisions),
     decisions.bridge ? statesIn(decisions.bridge) : [],
   ]);
@@ -153,7 +170,10 @@ export async function ownerLedger(conn: PoolConnection, decisions: DecisionColum
 }
 
 /** A reservation's decision and what it was for, as the bridge's old table alone knows it (the release before's promise or cancellation). */
-export async function bridgedDecision(decisions: DecisionColumns, reservationId: string): Promise<{ owner: string; buyer: number; units: number; state: LedgerState } | undefined> {
+export async function bridgedDecision(
+  decisions: DecisionColumns,
+  reservationId: string,
+): Promise<{ owner: string; buyer: number; units: number; state: LedgerState } | undefined> {
   const earlier = decisions.bridge;
   if (!earlier) return undefined;
   const [rows] = await db().query<RowDataPacket[]>(
@@ -177,6 +197,9 @@ export async function confirmedHoldings(decisions: DecisionColumns, owner: strin
 /** The reservations of a buyer that the guard rejected: id and owner. */
 export async function rejectedOf(decisions: DecisionColumns, buyer: number): Promise<{ id: string; owner: string }[]> {
   const { table, scope, id, owner, state } = decisions;
-  const [rows] = await db().query<RowDataPacket[]>(`SELECT ${id} AS id, ${owner} AS owner FROM ${table} WHERE ${scope} AND ${decisions.buyer} = ? AND ${state} = 'rejected'`, [buyer]);
+  const [rows] = await db().query<RowDataPacket[]>(
+    `SELECT ${id} AS id, ${owner} AS owner FROM ${table} WHERE ${scope} AND ${decisions.buyer} = ? AND ${state} = 'rejected'`,
+    [buyer],
+  );
   return rows.map((r) => ({ id: String(r.id), owner: String(r.owner) }));
 }

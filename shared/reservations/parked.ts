@@ -18,5 +18,7 @@ export async function parkHandOff(record: SQSRecord, reason: string): Promise<vo
     if (value.stringValue !== undefined) attributes[name] = { DataType: value.dataType, StringValue: value.stringValue };
   }
   attributes[PARKED_REASON_ATTRIBUTE] = { DataType: 'String', StringValue: reason };
-  await sqs().send(new SendMessageCommand({ QueueUrl: readEnv(reservationFailuresEnv).RESERVATION_DLQ_URL, MessageBody: record.body, MessageAttributes: attributes }));
+  await sqs().send(
+    new SendMessageCommand({ QueueUrl: readEnv(reservationFailuresEnv).RESERVATION_DLQ_URL, MessageBody: record.body, MessageAttributes: attributes }),
+  );
 }

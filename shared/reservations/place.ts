@@ -22,7 +22,9 @@ export interface Reserved<R> {
 const stampScript = luaScript<[state: string], [now: number]>(new URL('./lua/hand-off-failed-1.lua', import.meta.url));
 
 const retryLater = (kind: ReservationKind<unknown>) =>
-  new UnavailableError(kind.name === 'orders' ? 'The order could not be placed; retry with the same Idempotency-Key' : 'The coupon could not be issued; try again');
+  new UnavailableError(
+    kind.name === 'orders' ? 'The order could not be placed; retry with the same Idempotency-Key' : 'The coupon could not be issued; try again',
+  );
 
 /**
  * Undoes a reservation whose hand-off failed. The cancellation goes to the ledger first, so it
@@ -81,7 +83,12 @@ export async function handOff<R>(kind: ReservationKind<R>, reserved: Reserved<R>
     });
     return;
   }
-  const failure = (await held()) ? await send().then(() => undefined, (error: unknown) => error ?? new Error('The send failed')) : new Error('No replica held the reservation in time');
+  const failure = (await held())
+    ? await send().then(
+        () => undefined,
+        (error: unknown) => error ?? new Error('The send failed'),
+      )
+    : new Error('No replica held the reservation in time');
   if (failure === undefined) return;
   // Any outcome is a 503: a release known, the retry reserves anew; a compensation that failed, the
   // retry finds the reservation pending (the relay sends it later) or cancelled; a decision that came

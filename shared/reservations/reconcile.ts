@@ -59,7 +59,11 @@ async function lookAtBuckets(buckets: OwnerKeys[]): Promise<{ looks: BucketLook[
   for (let tries = 0; tries < LOOK_TRIES; tries++) {
     looks = await Promise.all(
       buckets.map(async (keys, k) => {
-        const [stateFlat, outboxFlat, movesFlat] = (await snapshotScript.run(redis(), [keys.state, keys.outbox, keys.moves], [])) as [string[], string[], string[]];
+        const [stateFlat, outboxFlat, movesFlat] = (await snapshotScript.run(redis(), [keys.state, keys.outbox, keys.moves], [])) as [
+          string[],
+          string[],
+          string[],
+        ];
         return { keys, state: stateFlat.length ? Object.fromEntries(pairs(stateFlat)) : undefined, outbox: pairs(outboxFlat), moves: parseMoves(k, movesFlat) };
       }),
     );
@@ -86,13 +90,20 @@ async function look<R>(kind: ReservationKind<R>, owner: string): Promise<Look<R>
   try {
     await conn.query('START TRANSACTION READ ONLY, WITH CONSISTENT SNAPSHOT');
     const capacity = await kind.capacity(conn, owner);
-    const ledger = await ownerLedger(conn, kind.decisions, owner, outbox.map((e) => e.id));
+    const ledger = await ownerLedger(
+      conn,
+      kind.decisions,
+      owner,
+      outbox.map((e) => e.id),
+    );
     await conn.query('COMMIT');
     if (capacity === undefined) return undefined;
     const counters = looks.map((l) => l.state?.[kind.counter.field]);
     const lost = counters.flatMap((c, k) => (c === undefined ? [k] : []));
     const remaining =
-      lost.length === looks.length ? undefined : counters.reduce((sum, c) => sum + (c === undefined ? 0 : kind.counter.sign > 0 ? Number(c) : capacity - Number(c)), 0);
+      lost.length === looks.length
+        ? undefined
+        : counters.reduce((sum, c) => sum + (c === undefined ? 0 : kind.counter.sign > 0 ? Number(c) : capacity - Number(c)), 0);
     const entries = outbox.map((e) => ({ ...e, state: ledger.states.get(e.id) }));
     const pending = entries.filter((e) => !isStored(e.state)).reduce((sum, e) => sum + kind.unitsOf(e.record), 0);
     return {
@@ -117,7 +128,10 @@ async function look<R>(kind: ReservationKind<R>, owner: string): Promise<Look<R>
 const IN_FLIGHT = ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] as const;
 
 async function messagesInFlight(): Promise<number> {
-  const { Attributes } = await sqsCall()<{ Attributes?: Record<string, string> }>('GetQueueAttributes', { QueueUrl: readEnv(reservationQueueEnv).RESERVATION_QUEUE_URL, AttributeNames: [...IN_FLIGHT] });
+  const { Attributes } = await sqsCall()<{ Attributes?: Record<string, string> }>('GetQueueAttributes', {
+    QueueUrl: readEnv(reservationQueueEnv).RESERVATION_QUEUE_URL,
+    AttributeNames: [...IN_FLIGHT],
+  });
   return IN_FLIGHT.reduce((sum, name) => sum + Number(Attributes?.[name] ?? 0), 0);
 }
 
@@ -194,7 +208,9 @@ export async function reconcileOwner<R>(kind: ReservationKind<R>, owner: string,
   await Promise.all([...storedPerOutbox].map(([outbox, ids]) => redis().hdel(outbox, ...ids)));
   const cancelled = current.entries.filter((e) => e.state === 'cancelled');
   for (const entry of cancelled) await kind.release(entry.record);
-  const stale = current.entries.filter((e) => (e.state === undefined || e.state === 'promised') && now - kind.reservedAtOf(e.record) >= options.relayOlderThanMs);
+  const stale = current.entries.filter(
+    (e) => (e.state === undefined || e.state === 'promised') && now - kind.reservedAtOf(e.record) >= options.relayOlderThanMs,
+  );
   await Promise.all(stale.map((e) => reservationQueue().send({ kind: kind.name, record: e.record })));
 
   const report: OwnerReconciliation = {
@@ -244,7 +260,11 @@ export async function reconcileOwner<R>(kind: ReservationKind<R>, owner: string,
     const counter = (b: BucketLook) => Number(b.state?.[kind.counter.field] ?? 0) * kind.counter.sign;
     const target = current.buckets.reduce((best, b) => (counter(b) > counter(best) ? b : best));
     const [min, max] = kind.counter.sign > 0 ? [0, Number.MAX_SAFE_INTEGER] : [0, current.capacity];
-    const applied = await adjustScript.run(redis(), [target.keys.state], [kind.counter.field, kind.counter.sign * current.drift, Number(target.state?.repairs ?? 0), min, max]);
+    const applied = await adjustScript.run(
+      redis(),
+      [target.keys.state],
+      [kind.counter.field, kind.counter.sign * current.drift, Number(target.state?.repairs ?? 0), min, max],
+    );
     if (applied !== null) report.adjusted = current.drift;
   }
   const confirmed = await confirmedHoldings(kind.decisions, owner);
@@ -276,7 +296,10 @@ function unresolved(report: OwnerReconciliation): boolean {
 /** What the schedule logs of an owner: repairs and what they wait for as errors, relays as warnings, a clean owner not at all. */
 function logReconciliation(report: OwnerReconciliation): void {
   if (report.waiting || report.rebuilt || report.attachedRepaired) {
-    logger.error(report.waiting ? 'A state Redis lost waits to be rebuilt' : report.rebuilt ? 'Rebuilt a state Redis lost' : 'Mended what Redis lost beside a state', { ...report });
+    logger.error(
+      report.waiting ? 'A state Redis lost waits to be rebuilt' : report.rebuilt ? 'Rebuilt a state Redis lost' : 'Mended what Redis lost beside a state',
+      { ...report },
+    );
   } else if (drifted(report)) {
     logger.error(report.adjusted === report.drift ? 'Reservation drift repaired' : 'Reservation drift', { ...report });
   } else if (report.relayed > 0) {

@@ -5,7 +5,15 @@ import { inTransaction } from '../platform/db/transaction';
 import { faultPoint } from '../platform/faults';
 import { loggableError, logger } from '../platform/logger';
 import { count, timing } from '../platform/metrics';
-import { CORRELATION_ATTRIBUTE, decodeCorrelationIds, decodeHandOffs, handOffMessage, handOffVersionOf, READABLE_HAND_OFF_VERSIONS, VERSION_ATTRIBUTE } from './hand-off';
+import {
+  CORRELATION_ATTRIBUTE,
+  decodeCorrelationIds,
+  decodeHandOffs,
+  handOffMessage,
+  handOffVersionOf,
+  READABLE_HAND_OFF_VERSIONS,
+  VERSION_ATTRIBUTE,
+} from './hand-off';
 import type { ReservationKind, StoredState } from './kind';
 import { lockedStates, recordStored } from './ledger';
 import { repairOwner } from './reconcile';
@@ -144,7 +152,9 @@ export async function writeReservations<R>(kind: ReservationKind<R>, records: R[
   const owners = groupBy(unique, kind.ownerOf);
   // One outbox per owner, or per bucket of an owner split into several.
   const outboxes = groupBy(unique, (r) => kind.keysOfRecord(r).outbox);
-  const missing = new Map(await Promise.all([...outboxes].map(async ([outbox, group]) => [outbox, await missingFromOutbox(outbox, group.map(kind.idOf))] as const)));
+  const missing = new Map(
+    await Promise.all([...outboxes].map(async ([outbox, group]) => [outbox, await missingFromOutbox(outbox, group.map(kind.idOf))] as const)),
+  );
 
   const failed = new Set<string>();
   let decisions: Map<string, string>;
@@ -174,18 +184,22 @@ export async function writeReservations<R>(kind: ReservationKind<R>, records: R[
         lostOwners.add(owner);
       }
       const rejected = group.filter((r) => decisions.get(kind.idOf(r)) === 'rejected');
-      if (rejected.length && kind.forgetRejected) await kind.forgetRejected(owner, rejected).catch((error: unknown) => {
-        logger.warn(`Could not forget rejected ${kind.name} of ${owner} in Redis`, { error: loggableError(error) });
-      });
+      if (rejected.length && kind.forgetRejected)
+        await kind.forgetRejected(owner, rejected).catch((error: unknown) => {
+          logger.warn(`Could not forget rejected ${kind.name} of ${owner} in Redis`, { error: loggableError(error) });
+        });
     }),
   );
   await Promise.all(
     [...outboxes].map(async ([outbox, group]) => {
       // A cancelled entry still in the outbox is its compensation's (or reconciliation's) to give back.
       const settled = group.map(kind.idOf).filter((id) => isStored(decisions.get(id)));
-      if (settled.length) await redis().hdel(outbox, ...settled).catch((error: unknown) => {
-        logger.warn(`Could not clear stored ${kind.name} from the outbox ${outbox}; reconciliation will`, { error: loggableError(error) });
-      });
+      if (settled.length)
+        await redis()
+          .hdel(outbox, ...settled)
+          .catch((error: unknown) => {
+            logger.warn(`Could not clear stored ${kind.name} from the outbox ${outbox}; reconciliation will`, { error: loggableError(error) });
+          });
     }),
   );
   // Alarmed (StoredWithoutOutbox) when above 0; the zero of every batch may wait for the next line.
@@ -249,7 +263,10 @@ function logDecisions(decisionsByKind: [kind: string, decisions: Map<string, str
  * shifts) is parked with its reason by `park` (the dead-letter queue), never read as if it were
  * one it knows nor dropped; if parking fails it stays on the queue.
  */
-export function reservationWriter(kinds: readonly ReservationKind<unknown>[], park: (record: SQSRecord, reason: string) => Promise<void>): (records: SQSRecord[]) => Promise<SQSBatchResponse> {
+export function reservationWriter(
+  kinds: readonly ReservationKind<unknown>[],
+  park: (record: SQSRecord, reason: string) => Promise<void>,
+): (records: SQSRecord[]) => Promise<SQSBatchResponse> {
   const message = handOffMessage(kinds);
   return async (records) => {
     const failures = new Set<string>();
@@ -290,7 +307,10 @@ export function reservationWriter(kinds: readonly ReservationKind<unknown>[], pa
     };
     const results = await Promise.all(kinds.map((kind) => write(kind)));
     for (const id of results.flatMap((r) => [...r.failed])) for (const messageId of messagesOf.get(id)!) failures.add(messageId);
-    logDecisions(kinds.map((kind, i) => [kind.name, results[i]!.decisions]), correlationIds);
+    logDecisions(
+      kinds.map((kind, i) => [kind.name, results[i]!.decisions]),
+      correlationIds,
+    );
     return { batchItemFailures: [...failures].map((itemIdentifier) => ({ itemIdentifier })) };
   };
 }

@@ -14,10 +14,19 @@ import { notOnSale, refused, type Arg } from './rooms';
 import { forgetRoom, storedRoom, storeRoom } from './stored';
 
 const putScript = luaScript<[string], Arg[]>(new URL('./lua/room-put-1.lua', import.meta.url));
-const restoreScript = luaScript<[room: string, queue: string, turns: string, claimed: string, waiters: string], Arg[]>(new URL('./lua/room-restore-5.lua', import.meta.url));
+const restoreScript = luaScript<[room: string, queue: string, turns: string, claimed: string, waiters: string], Arg[]>(
+  new URL('./lua/room-restore-5.lua', import.meta.url),
+);
 const markScript = luaScript<[state: string], []>(new URL('./lua/room-mark-1.lua', import.meta.url));
 
-const settingsOf = (input: RoomInput): Arg[] => [input.opensAt, input.admitPerSecond, input.passSeconds * 1000, input.graceSeconds * 1000, input.paused ? 1 : 0, input.statusReadsPerSecond];
+const settingsOf = (input: RoomInput): Arg[] => [
+  input.opensAt,
+  input.admitPerSecond,
+  input.passSeconds * 1000,
+  input.graceSeconds * 1000,
+  input.paused ? 1 : 0,
+  input.statusReadsPerSecond,
+];
 
 /*
  * PUT, DELETE and the repair are serialised on the room's MySQL row: each takes it (a write, or a
@@ -72,7 +81,10 @@ export async function repairRoom(itemId: string, buckets: number, spent: number[
 async function clearRoom(itemId: string, buckets: ReturnType<typeof itemBuckets>): Promise<number> {
   const unmarked = await Promise.all(buckets.map((keys) => redis().hdel(keys.state, 'room')));
   const k = roomKeys(itemId);
-  const deleted = await Promise.all([redis().del(k.room, k.queue, k.passes, k.turns, k.claimed, k.waiters), ...(buckets.length > 1 ? buckets.map((keys) => redis().del(keys.passes)) : [])]);
+  const deleted = await Promise.all([
+    redis().del(k.room, k.queue, k.passes, k.turns, k.claimed, k.waiters),
+    ...(buckets.length > 1 ? buckets.map((keys) => redis().del(keys.passes)) : []),
+  ]);
   return [...unmarked, ...deleted].reduce((sum, n) => sum + n, 0);
 }
 

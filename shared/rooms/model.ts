@@ -3,7 +3,10 @@ import * as z from '../platform/zod';
 
 /** What MySQL's TIMESTAMP holds elsewhere in the API; a room opens within the same range. */
 const Instant = z
-  .pipe(z.iso.datetime({ offset: true }), z.transform((s) => Date.parse(s)))
+  .pipe(
+    z.iso.datetime({ offset: true }),
+    z.transform((s) => Date.parse(s)),
+  )
   .check(z.refine((ms) => ms >= Date.UTC(1970, 0, 2) && ms < Date.UTC(2038, 0, 1), 'must fall between 1970-01-02 and 2037-12-31'));
 
 /** An admin's waiting room for one item: when it opens, how fast it admits, how long a pass and a turn's grace last. */
@@ -21,9 +24,12 @@ export const RoomInput = z.strictObject({
 export type RoomInput = z.output<typeof RoomInput>;
 
 /** A pass's token: what the claim answers and an order brings in its Waiting-Room-Pass header. */
-export const PassToken = z.string().check(z.regex(/^[A-Za-z0-9_-]{22}$/, 'not a pass token')).register(z.globalRegistry, {
-  description: 'The token of your waiting-room pass (POST /items/{itemId}/queue/pass), on an item with a waiting room',
-});
+export const PassToken = z
+  .string()
+  .check(z.regex(/^[A-Za-z0-9_-]{22}$/, 'not a pass token'))
+  .register(z.globalRegistry, {
+    description: 'The token of your waiting-room pass (POST /items/{itemId}/queue/pass), on an item with a waiting room',
+  });
 
 /** Every key of an item's room carries the item's own tag {item:<id>}, so one script sees all of them and, when the item is not split, its sale. */
 export const roomKeys = (itemId: string) => {

@@ -25,6 +25,10 @@ export const ordersBehindRooms: ReservationKind<OrderRecord, Parameters<typeof o
     // An item without a room costs the repair one read of waiting_rooms, and nothing more.
     if (!(await storedRoom(db(), itemId))) return false;
     const limit = (await findItem(itemId))?.perUserLimit ?? Number.POSITIVE_INFINITY;
-    return repairRoom(itemId, buckets, confirmed.filter((c) => c.units >= limit).map((c) => c.buyer));
+    return repairRoom(
+      itemId,
+      buckets,
+      confirmed.filter((c) => c.units >= limit).map((c) => c.buyer),
+    );
   },
 };

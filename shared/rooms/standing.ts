@@ -37,8 +37,30 @@ export interface RoomReading {
 }
 
 export const READING_FIELDS = [
-  'ordinal', 'frontier', 'served', 'cap', 'outstanding', 'units', 'queued', 'issued', 'lost', 'expired', 'rate', 'paused', 'opens',
-  'graceMs', 'passMs', 'turn', 'swept', 'record', 'live', 'ticked', 'budget', 'limit', 'joined', 'held',
+  'ordinal',
+  'frontier',
+  'served',
+  'cap',
+  'outstanding',
+  'units',
+  'queued',
+  'issued',
+  'lost',
+  'expired',
+  'rate',
+  'paused',
+  'opens',
+  'graceMs',
+  'passMs',
+  'turn',
+  'swept',
+  'record',
+  'live',
+  'ticked',
+  'budget',
+  'limit',
+  'joined',
+  'held',
 ] as const;
 
 /** waiting: not yet its turn; admitted: its turn, a pass to claim; holding: a pass to order with; done: the pass used or expired; lost: the turn passed unclaimed. */

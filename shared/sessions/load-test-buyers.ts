@@ -36,7 +36,9 @@ export interface LoadTestBuyer {
  * batch in one write of the shared connection, each buyer's keys in the buyer's own slot.
  */
 export async function createLoadTestBuyers(count: number): Promise<LoadTestBuyer[]> {
-  const run = randomId(6).toLowerCase().replace(/[^a-z0-9]/g, 'x');
+  const run = randomId(6)
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, 'x');
   const passwordHash = await hashPassword(randomBytes(24).toString('base64url'));
   const emails = Array.from({ length: count }, (_, i) => `buyer-${run}-${i}@${BUYER_DOMAIN}`);
   const users: { id: number; email: string }[] = [];

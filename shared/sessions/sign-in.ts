@@ -13,7 +13,12 @@ import { findUserByEmail, signUp } from './users';
  * lock its owner out), until one succeeds. `presentedCookie` is the session cookie the caller
  * came with, ended when the new one starts.
  */
-export async function signInWithPassword(email: string, password: string, source: string, presentedCookie: string | undefined): Promise<{ user: User; cookie: string }> {
+export async function signInWithPassword(
+  email: string,
+  password: string,
+  source: string,
+  presentedCookie: string | undefined,
+): Promise<{ user: User; cookie: string }> {
   await admitSignIn(email, source);
   const user = await findUserByEmail(email);
   if (!(await verifyPassword(password, user?.passwordHash)) || !user) {
@@ -30,7 +35,12 @@ export async function signInWithPassword(email: string, password: string, source
  * after it, it is still returned, without a cookie, so that the client signs in rather than
  * retrying into EMAIL_TAKEN.
  */
-export async function signUpAndIn(email: string, password: string, source: string, presentedCookie: string | undefined): Promise<{ user: User; cookie: string | undefined }> {
+export async function signUpAndIn(
+  email: string,
+  password: string,
+  source: string,
+  presentedCookie: string | undefined,
+): Promise<{ user: User; cookie: string | undefined }> {
   await takeSignUp(source);
   const user = await signUp(email, password);
   const cookie = await signIn(user, presentedCookie).catch((error: Error) => {

@@ -15,13 +15,9 @@ const settings = once(() => {
 const createScript = luaScript<[session: string, index: string], [string, number, Role, string, number, number, number]>(
   new URL('./lua/session-create-2.lua', import.meta.url),
 );
-const touchScript = luaScript<[session: string], [now: number, idleMs: number]>(
-  new URL('./lua/session-touch-1.lua', import.meta.url),
-);
+const touchScript = luaScript<[session: string], [now: number, idleMs: number]>(new URL('./lua/session-touch-1.lua', import.meta.url));
 const destroyScript = luaScript<[session: string, index: string], [sessionId: string]>(new URL('./lua/session-destroy-2.lua', import.meta.url));
-const destroyAllScript = luaScript<[index: string], [sessionKeyPrefix: string]>(
-  new URL('./lua/sessions-destroy-all-1.lua', import.meta.url),
-);
+const destroyAllScript = luaScript<[index: string], [sessionKeyPrefix: string]>(new URL('./lua/sessions-destroy-all-1.lua', import.meta.url));
 
 export const SESSION_COOKIE = 'sid';
 

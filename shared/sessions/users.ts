@@ -19,10 +19,7 @@ interface UserRow extends RowDataPacket {
 const DUPLICATE_ENTRY = 1062;
 
 export async function findUserByEmail(email: string): Promise<UserRecord | undefined> {
-  const [rows] = await db().query<UserRow[]>(
-    'SELECT id, email, role, password_hash FROM users WHERE email = ? LIMIT 1',
-    [normaliseEmail(email)],
-  );
+  const [rows] = await db().query<UserRow[]>('SELECT id, email, role, password_hash FROM users WHERE email = ? LIMIT 1', [normaliseEmail(email)]);
   const row = rows[0];
   return row && { id: Number(row.id), email: row.email, role: row.role, passwordHash: row.password_hash };
 }
@@ -62,7 +59,9 @@ export async function ensureFirstAdmin(credentials: { email: string; password: s
   if (!email.success) throw new Error("The first admin's address is not an email address");
   if (await insertUser(email.data, credentials.password, 'admin')) return 'created';
   if ((await findUserByEmail(email.data))?.role !== 'admin') {
-    throw new Error(`The first admin's address ${email.data} belongs to an account that is not an admin; deploy with another adminEmail, or make it an admin by hand`);
+    throw new Error(
+      `The first admin's address ${email.data} belongs to an account that is not an admin; deploy with another adminEmail, or make it an admin by hand`,
+    );
   }
   return 'exists';
 }

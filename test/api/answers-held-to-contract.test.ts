@@ -14,7 +14,11 @@ const document = await openApiDocument();
 const check = answerChecker(document);
 
 const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' };
-const answer = (status: number, body: unknown, headers: Record<string, string> = JSON_TYPE): HttpAnswer => ({ status, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+const answer = (status: number, body: unknown, headers: Record<string, string> = JSON_TYPE): HttpAnswer => ({
+  status,
+  headers,
+  body: body === undefined ? undefined : JSON.stringify(body),
+});
 const error = (code: string) => ({ error: { code, message: 'm' } });
 
 describe('an answer held to the document', () => {
@@ -33,7 +37,7 @@ describe('an answer held to the document', () => {
   it.each([
     ['a status it does not declare', 'GET /me', answer(418, error('INTERNAL')), /does not declare/],
     ['a 500, declared by no route', 'GET /me', answer(500, error('INTERNAL')), /does not declare/],
-    ["an error code its status does not list for it", 'GET /me', answer(401, error('SOLD_OUT')), /outside its schema/],
+    ['an error code its status does not list for it', 'GET /me', answer(401, error('SOLD_OUT')), /outside its schema/],
     ['a field its body does not declare', 'GET /me', answer(200, { id: 7, email: 'a@example.com', role: 'user', password: 'x' }), /outside its schema/],
     ['a body of the wrong type', 'GET /me', answer(200, { id: '7', email: 'a@example.com', role: 'user' }), /outside its schema/],
     ['another content type', 'GET /me', answer(200, { id: 7, email: 'a@example.com', role: 'user' }, { 'content-type': 'text/plain' }), /as text\/plain/],

@@ -75,7 +75,11 @@ interface Answer {
 
 function send(base: string, fuzz: FuzzRequest, cookie: string | undefined): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const headers = { ...fuzz.headers, ...(cookie ? { cookie } : {}), ...(fuzz.body !== undefined ? { 'content-length': String(Buffer.byteLength(fuzz.body)) } : {}) };
+    const headers = {
+      ...fuzz.headers,
+      ...(cookie ? { cookie } : {}),
+      ...(fuzz.body !== undefined ? { 'content-length': String(Buffer.byteLength(fuzz.body)) } : {}),
+    };
     const req = request(`${base}${fuzz.target}`, { method: fuzz.method, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -108,9 +112,16 @@ describe('every route, fuzzed from the document', () => {
   const samples = new Map<string, string>();
 
   const signIn = async () => {
-    for (const [as, role] of [['buyer', 'user'], ['admin', 'admin']] as const) {
+    for (const [as, role] of [
+      ['buyer', 'user'],
+      ['admin', 'admin'],
+    ] as const) {
       const account = demoAccounts.find((a) => a.role === role)!;
-      const res = await fetch(`${twin.url}/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: account.email, password: account.password }) });
+      const res = await fetch(`${twin.url}/sessions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: account.email, password: account.password }),
+      });
       cookies[as] = res.headers.getSetCookie()[0]!.split(';')[0];
     }
   };
@@ -122,7 +133,16 @@ describe('every route, fuzzed from the document', () => {
     });
 
   beforeAll(async () => {
-    twin = await startTwin({ port: 0, smtpPort: 0, stateDir, database: 'surge_fuzz', consumers: 'off', schedules: false, durableRedis: false, queuePrefix: 'fuzz-' });
+    twin = await startTwin({
+      port: 0,
+      smtpPort: 0,
+      stateDir,
+      database: 'surge_fuzz',
+      consumers: 'off',
+      schedules: false,
+      durableRedis: false,
+      queuePrefix: 'fuzz-',
+    });
     await signIn();
     writes = await watchStoreWrites(twin.redisUrl, twin.databaseUrl);
     console.info(`fuzz: seed ${SEED}, ${RUNS} runs a route (SURGE_FUZZ_SEED=${SEED} repeats it)`);
@@ -135,53 +155,68 @@ describe('every route, fuzzed from the document', () => {
     const byStatus = new Map<string, number>();
     for (const [key, n] of counts) byStatus.set(key.split(' ').pop()!, (byStatus.get(key.split(' ').pop()!) ?? 0) + n);
     const routes = new Set([...counts.keys()].map((key) => key.split(' ').slice(0, 2).join(' ')));
-    console.info(`fuzz: ${total} requests to ${routes.size} routes; by status ${[...byStatus].sort().map(([status, n]) => `${status} ×${n}`).join(', ')}`);
+    console.info(
+      `fuzz: ${total} requests to ${routes.size} routes; by status ${[...byStatus]
+        .sort()
+        .map(([status, n]) => `${status} ×${n}`)
+        .join(', ')}`,
+    );
     console.info(`fuzz: by route and status: ${[...counts].map(([key, n]) => `${key} ×${n}`).join('; ')}`);
     if (process.env.SURGE_FUZZ_RUNS) console.info(`fuzz: a sample of each:\n${[...samples].map(([key, sample]) => `${key}: ${sample}`).join('\n')}`);
   });
 
-  it('covers every route of the table, answering none with a 5xx, every refusal with its error body, and storing nothing refused but counters', async () => {
-    // Prepare: the document as a client reads it, and its operations, the session-ending last.
-    const document = (await (await fetch(`${twin.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, Omit<Operation, 'method' | 'path'>>> };
-    const operations: Operation[] = Object.entries(document.paths)
-      .flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ ...operation, method, path })))
-      .sort((a, b) => Number(ENDS_SESSIONS.has(a.operationId)) - Number(ENDS_SESSIONS.has(b.operationId)));
-    const known = { itemId: [demoItem.id], dealId: [demoDeal.id], programId: ['1', '2', '120'] };
-    const fuzzed = new Set<string>();
+  it(
+    'covers every route of the table, answering none with a 5xx, every refusal with its error body, and storing nothing refused but counters',
+    async () => {
+      // Prepare: the document as a client reads it, and its operations, the session-ending last.
+      const document = (await (await fetch(`${twin.url}/openapi.json`)).json()) as {
+        paths: Record<string, Record<string, Omit<Operation, 'method' | 'path'>>>;
+      };
+      const operations: Operation[] = Object.entries(document.paths)
+        .flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ ...operation, method, path })))
+        .sort((a, b) => Number(ENDS_SESSIONS.has(a.operationId)) - Number(ENDS_SESSIONS.has(b.operationId)));
+      const known = { itemId: [demoItem.id], dealId: [demoDeal.id], programId: ['1', '2', '120'] };
+      const fuzzed = new Set<string>();
 
-    // Act and Assess, request by request.
-    for (const operation of operations) {
-      const runs = COSTLY.has(operation.operationId) ? Math.max(1, Math.ceil(RUNS / 4)) : RUNS;
-      // Each route's first request is a valid one, as whom its access asks for: every route's success path is reached.
-      const [valid] = fc.sample(requestsTo(operation, document, known, false), { numRuns: 1, seed: SEED });
-      await fc.assert(
-        fc.asyncProperty(requestsTo(operation, document, known), async (fuzz) => {
-          await writes.since();
-          const answer = await send(twin.url, fuzz, fuzz.as === 'nobody' ? undefined : cookies[fuzz.as]);
-          const written = await writes.since();
-          const key = `${operation.method.toUpperCase()} ${operation.path} ${answer.status}`;
-          counts.set(key, (counts.get(key) ?? 0) + 1);
-          const what = `${fuzz.method} ${fuzz.target.slice(0, 200)} as ${fuzz.as} (${fuzz.mutation}) answered ${answer.status}: ${answer.body.slice(0, 400)}`;
-          if (!samples.has(key)) samples.set(key, `${fuzz.method} ${fuzz.target.slice(0, 80)} as ${fuzz.as} (${fuzz.mutation}) ${fuzz.body?.slice(0, 80) ?? ''} → ${answer.body.slice(0, 160)}`);
+      // Act and Assess, request by request.
+      for (const operation of operations) {
+        const runs = COSTLY.has(operation.operationId) ? Math.max(1, Math.ceil(RUNS / 4)) : RUNS;
+        // Each route's first request is a valid one, as whom its access asks for: every route's success path is reached.
+        const [valid] = fc.sample(requestsTo(operation, document, known, false), { numRuns: 1, seed: SEED });
+        await fc.assert(
+          fc.asyncProperty(requestsTo(operation, document, known), async (fuzz) => {
+            await writes.since();
+            const answer = await send(twin.url, fuzz, fuzz.as === 'nobody' ? undefined : cookies[fuzz.as]);
+            const written = await writes.since();
+            const key = `${operation.method.toUpperCase()} ${operation.path} ${answer.status}`;
+            counts.set(key, (counts.get(key) ?? 0) + 1);
+            const what = `${fuzz.method} ${fuzz.target.slice(0, 200)} as ${fuzz.as} (${fuzz.mutation}) answered ${answer.status}: ${answer.body.slice(0, 400)}`;
+            if (!samples.has(key))
+              samples.set(
+                key,
+                `${fuzz.method} ${fuzz.target.slice(0, 80)} as ${fuzz.as} (${fuzz.mutation}) ${fuzz.body?.slice(0, 80) ?? ''} → ${answer.body.slice(0, 160)}`,
+              );
 
-          expect(answer.status, what).toBeLessThan(500);
-          if (answer.status >= 400) {
-            expect(isErrorBody(answer, operation), `${what}: not an error body`).toBe(true);
-            const own = new Set(ownSessionKeys());
-            const mayWrite = [...MAY_WRITE_WHEN_REFUSED, ...(KEYS_WRITTEN_BY[errorCodeOf(answer)] ?? [])];
-            const stored = written.keys.filter((event) => !mayWrite.some((allowed) => allowed.test(event)) && !own.has(event.slice(event.indexOf(' ') + 1)));
-            const allowedTables = TABLES_WRITTEN_BY[errorCodeOf(answer)] ?? [];
-            const tables = written.tables.filter((table) => !allowedTables.includes(table));
-            expect({ keys: stored, tables }, `${what}: a refused request stored this`).toEqual({ keys: [], tables: [] });
-          }
-          if (ENDS_SESSIONS.has(operation.operationId) && answer.status < 300) await signIn();
-        }),
-        { numRuns: runs, seed: SEED, endOnFailure: true, examples: [[valid!]] },
-      );
-      fuzzed.add(operation.operationId);
-    }
+            expect(answer.status, what).toBeLessThan(500);
+            if (answer.status >= 400) {
+              expect(isErrorBody(answer, operation), `${what}: not an error body`).toBe(true);
+              const own = new Set(ownSessionKeys());
+              const mayWrite = [...MAY_WRITE_WHEN_REFUSED, ...(KEYS_WRITTEN_BY[errorCodeOf(answer)] ?? [])];
+              const stored = written.keys.filter((event) => !mayWrite.some((allowed) => allowed.test(event)) && !own.has(event.slice(event.indexOf(' ') + 1)));
+              const allowedTables = TABLES_WRITTEN_BY[errorCodeOf(answer)] ?? [];
+              const tables = written.tables.filter((table) => !allowedTables.includes(table));
+              expect({ keys: stored, tables }, `${what}: a refused request stored this`).toEqual({ keys: [], tables: [] });
+            }
+            if (ENDS_SESSIONS.has(operation.operationId) && answer.status < 300) await signIn();
+          }),
+          { numRuns: runs, seed: SEED, endOnFailure: true, examples: [[valid!]] },
+        );
+        fuzzed.add(operation.operationId);
+      }
 
-    const routes = functions.filter((spec) => spec.trigger.kind === 'http').map((spec) => spec.id);
-    expect([...fuzzed].sort()).toEqual(routes.sort());
-  }, GIVE_UP_MS);
+      const routes = functions.filter((spec) => spec.trigger.kind === 'http').map((spec) => spec.id);
+      expect([...fuzzed].sort()).toEqual(routes.sort());
+    },
+    GIVE_UP_MS,
+  );
 });

@@ -33,7 +33,9 @@ interface TableRoute {
 
 /** The table's routes, each with the options its entry's api() keeps. */
 async function tableRoutes(): Promise<TableRoute[]> {
-  const routes = functions.flatMap((spec) => (spec.trigger.kind === 'http' ? [{ spec, method: spec.trigger.method.toLowerCase(), path: spec.trigger.path }] : []));
+  const routes = functions.flatMap((spec) =>
+    spec.trigger.kind === 'http' ? [{ spec, method: spec.trigger.method.toLowerCase(), path: spec.trigger.path }] : [],
+  );
   return Promise.all(
     routes.map(async (route) => {
       const { handler } = (await import(`../../functions/${route.spec.id}.ts`)) as { handler: { api: RouteOptions } };
@@ -43,7 +45,8 @@ async function tableRoutes(): Promise<TableRoute[]> {
 }
 
 const namesOf = (schema: z.ZodMiniType | undefined) => Object.keys((schema as unknown as { shape?: object } | undefined)?.shape ?? {}).sort();
-const operationOf = (document: { paths?: object }, route: TableRoute) => (document.paths as Record<string, Record<string, Operation>> | undefined)?.[route.path]?.[route.method];
+const operationOf = (document: { paths?: object }, route: TableRoute) =>
+  (document.paths as Record<string, Record<string, Operation>> | undefined)?.[route.path]?.[route.method];
 /** The schemas an answer's content allows: its own, or each of its anyOf. */
 const alternatives = (schema: JsonSchema | undefined): JsonSchema[] => (schema?.anyOf ? schema.anyOf : schema ? [schema] : []);
 /** A schema as zod itself renders it, to hold zod-openapi's rendering to. */
@@ -67,7 +70,11 @@ describe('the OpenAPI document', () => {
     expect(described.sort()).toEqual(routes.map((route) => `${route.method} ${route.path} ${route.spec.id}`).sort());
     for (const route of routes) {
       const operation = operationOf(document, route)!;
-      const named = (where: string) => (operation.parameters ?? []).filter((p) => p.in === where).map((p) => p.name).sort();
+      const named = (where: string) =>
+        (operation.parameters ?? [])
+          .filter((p) => p.in === where)
+          .map((p) => p.name)
+          .sort();
       const inTemplate = [...route.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!).sort();
       expect({ id: route.spec.id, path: named('path'), query: named('query'), header: named('header') }).toEqual({
         id: route.spec.id,
@@ -87,7 +94,9 @@ describe('the OpenAPI document', () => {
 
     // Assess
     const declared = (document.tags ?? []).map((tag) => tag.name);
-    const used = Object.values(document.paths ?? {}).flatMap((item) => Object.values(item as Record<string, { tags?: string[] }>).map((operation) => operation.tags ?? []));
+    const used = Object.values(document.paths ?? {}).flatMap((item) =>
+      Object.values(item as Record<string, { tags?: string[] }>).map((operation) => operation.tags ?? []),
+    );
     expect(used.filter((tags) => tags.length !== 1 || !declared.includes(tags[0]!))).toEqual([]);
     expect(new Set(used.flat())).toEqual(new Set(declared));
     expect((document.tags ?? []).every((tag) => Boolean(tag.description))).toBe(true);
@@ -116,7 +125,9 @@ describe('the OpenAPI document', () => {
       }
       expect(responses['503']?.headers?.['Retry-After'], route.spec.id).toBeDefined();
       if (route.api.errors.includes('RATE_LIMITED')) expect(responses['429']?.headers?.['Retry-After'], route.spec.id).toBeDefined();
-      expect(alternatives(responses['429']?.content?.['application/json']?.schema), route.spec.id).toContainEqual({ $ref: '#/components/schemas/GatewayMessage' });
+      expect(alternatives(responses['429']?.content?.['application/json']?.schema), route.spec.id).toContainEqual({
+        $ref: '#/components/schemas/GatewayMessage',
+      });
     }
   });
 
@@ -127,7 +138,8 @@ describe('the OpenAPI document', () => {
     writeFileSync(file, JSON.stringify(await openApiDocument()));
 
     // Act: exits non-zero on an error, and lists warnings on stdout while exiting 0.
-    const lint = () => execFileSync('node_modules/.bin/redocly', ['lint', file, '--config', 'redocly.yaml', '--format', 'stylish'], { encoding: 'utf8', stdio: 'pipe' });
+    const lint = () =>
+      execFileSync('node_modules/.bin/redocly', ['lint', file, '--config', 'redocly.yaml', '--format', 'stylish'], { encoding: 'utf8', stdio: 'pipe' });
 
     // Assess
     try {

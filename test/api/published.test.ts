@@ -106,13 +106,18 @@ describe('the published API description', () => {
       try {
         const page = await browser.newPage();
         // Anything for another origin is refused and noted: the page must not need it.
-        await page.route('**/*', (route) => (route.request().url().startsWith(origin) ? route.continue() : (elsewhere.push(route.request().url()), route.abort())));
+        await page.route('**/*', (route) =>
+          route.request().url().startsWith(origin) ? route.continue() : (elsewhere.push(route.request().url()), route.abort()),
+        );
 
         // Act
         await page.goto(`${origin}/docs`);
         await page.waitForSelector('.opblock-summary-path', { timeout: 20_000 });
         const shown = await page.$$eval('.opblock', (blocks) =>
-          blocks.map((block) => `${block.querySelector('.opblock-summary-method')?.textContent ?? ''} ${block.querySelector('.opblock-summary-path')?.getAttribute('data-path') ?? ''}`),
+          blocks.map(
+            (block) =>
+              `${block.querySelector('.opblock-summary-method')?.textContent ?? ''} ${block.querySelector('.opblock-summary-path')?.getAttribute('data-path') ?? ''}`,
+          ),
         );
 
         // Assess

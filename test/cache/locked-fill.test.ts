@@ -38,10 +38,12 @@ async function selectsSoFar(): Promise<number> {
   return counts.reduce((a, b) => a + b, 0);
 }
 
-const loadFrom = (instance: Instance, label: string, pauseMs = 0) => async () => {
-  const [rows] = await instance.mysql.query<RowDataPacket[]>('SELECT ? AS label, SLEEP(?) AS paused', [label, pauseMs / 1000]);
-  return String(rows[0]!.label);
-};
+const loadFrom =
+  (instance: Instance, label: string, pauseMs = 0) =>
+  async () => {
+    const [rows] = await instance.mysql.query<RowDataPacket[]>('SELECT ? AS label, SLEEP(?) AS paused', [label, pauseMs / 1000]);
+    return String(rows[0]!.label);
+  };
 
 const freshKey = (): CacheKey => {
   const tag = `{test-${randomBytes(5).toString('hex')}}`;

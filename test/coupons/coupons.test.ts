@@ -67,7 +67,10 @@ describe('time-deal coupons', () => {
   beforeAll(async () => {
     admin = (await signedInUsers(1, 'admin'))[0]!;
     users = await signedInUsers(900);
-    poller = pollQueue(sqs, queue, (event: SQSEvent) => writeReservations(event, lambdaContext()), { maxConcurrency: 2, onError: (error) => console.error(error) });
+    poller = pollQueue(sqs, queue, (event: SQSEvent) => writeReservations(event, lambdaContext()), {
+      maxConcurrency: 2,
+      onError: (error) => console.error(error),
+    });
   });
   afterAll(() => poller.stop());
 
@@ -90,7 +93,13 @@ describe('time-deal coupons', () => {
     expect(new Set(rows.map((r) => r.id))).toEqual(new Set(issued.map((r) => body(r).couponId)));
     expect(body(await getDeal(httpEvent('get-me', { path: `/deals/${dealId}`, pathParameters: { dealId } }), lambdaContext())).remaining).toBe(0);
     await until(async () => (await redis().hlen(dealKeys(dealId).outbox)) === 0, 60_000, 'outbox settled');
-    expect(await reconcileOwner(coupons, dealId, { relayOlderThanMs: 60_000, repair: false })).toMatchObject({ capacity: 500, remaining: 0, confirmed: 500, pending: 0, drift: 0 });
+    expect(await reconcileOwner(coupons, dealId, { relayOlderThanMs: 60_000, repair: false })).toMatchObject({
+      capacity: 500,
+      remaining: 0,
+      confirmed: 500,
+      pending: 0,
+      drift: 0,
+    });
   });
 
   it('gives one user asking 50 times at once one coupon, names it to the asks its rate lets through, and 429s the rest', async () => {
@@ -182,7 +191,10 @@ describe('time-deal coupons', () => {
     // Assess
     expect(listed.statusCode).toBe(200);
     expect(body(listed).coupons).toEqual(
-      expect.arrayContaining([expect.objectContaining({ couponId: first.couponId, dealId: firstDeal }), expect.objectContaining({ couponId: second.couponId, dealId: secondDeal })]),
+      expect.arrayContaining([
+        expect.objectContaining({ couponId: first.couponId, dealId: firstDeal }),
+        expect.objectContaining({ couponId: second.couponId, dealId: secondDeal }),
+      ]),
     );
   });
 

@@ -16,8 +16,14 @@ const PLANTED: Record<string, Record<string, string>> = {
     'shared/reservations/hold.ts': "export const hold = 1;\nexport { kind } from '../orders/kind';",
     'shared/orders/kind.ts': 'export const kind = 1;',
   },
-  'shared-stands-alone': { 'shared/mail/retention.ts': "export { functions } from '../../functions/table';", 'functions/table.ts': 'export const functions = [];' },
-  'platform-below-capabilities': { 'shared/platform/http/api.ts': "export { session } from '../../sessions/store';", 'shared/sessions/store.ts': 'export const session = 1;' },
+  'shared-stands-alone': {
+    'shared/mail/retention.ts': "export { functions } from '../../functions/table';",
+    'functions/table.ts': 'export const functions = [];',
+  },
+  'platform-below-capabilities': {
+    'shared/platform/http/api.ts': "export { session } from '../../sessions/store';",
+    'shared/sessions/store.ts': 'export const session = 1;',
+  },
   'no-test-below-test': { 'load/bench.ts': "export { until } from '../test/support/wait';", 'test/support/wait.ts': 'export const until = 1;' },
   'infra-not-load': { 'infra/ops/redrive.ts': "export { twin } from '../../load/support/twin';", 'load/support/twin.ts': 'export const twin = 1;' },
   'entry-files-import-shared': { 'functions/get-me.ts': "export { other } from './get-order';", 'functions/get-order.ts': 'export const other = 1;' },
@@ -63,6 +69,9 @@ describe('layers', () => {
     const violations = await brokenIn(PLANTED[rule]!);
 
     // Assess
-    expect(violations.some((v) => v.startsWith(`${rule}:`)), violations.join('\n')).toBe(true);
+    expect(
+      violations.some((v) => v.startsWith(`${rule}:`)),
+      violations.join('\n'),
+    ).toBe(true);
   });
 });

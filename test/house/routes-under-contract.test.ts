@@ -16,10 +16,13 @@ const READS_DECLARATIONS_ONLY = new Set(['test/api/openapi-document.test.ts', 't
 const SELF = 'test/house/routes-under-contract.test.ts';
 
 /** The route entries a source imports by a static path. */
-const routeImports = (source: string) => [...source.matchAll(/from '(?:\.\.\/)+functions\/([a-z-]+)'/g)].map((match) => match[1]!).filter((id) => ROUTE_IDS.has(id));
+const routeImports = (source: string) =>
+  [...source.matchAll(/from '(?:\.\.\/)+functions\/([a-z-]+)'/g)].map((match) => match[1]!).filter((id) => ROUTE_IDS.has(id));
 
 const testFiles = (dir: string): string[] =>
-  readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? testFiles(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : []));
+  readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? testFiles(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+  );
 
 describe('route handlers in tests', () => {
   it('finds an entry imported past the contract', () => {

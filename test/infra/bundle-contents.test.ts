@@ -44,7 +44,14 @@ const MUST_NOT_CARRY: Record<string, Heavy[]> = {
 };
 
 async function inputsOf(id: string): Promise<string[]> {
-  const result = await build({ ...ESBUILD_OPTIONS, absWorkingDir: root, entryPoints: [resolve(root, 'functions', `${id}.ts`)], outfile: `/unwritten/${id}/index.mjs`, write: false, metafile: true });
+  const result = await build({
+    ...ESBUILD_OPTIONS,
+    absWorkingDir: root,
+    entryPoints: [resolve(root, 'functions', `${id}.ts`)],
+    outfile: `/unwritten/${id}/index.mjs`,
+    write: false,
+    metafile: true,
+  });
   return Object.keys(result.metafile.inputs);
 }
 
@@ -58,7 +65,14 @@ describe("functions' bundles", () => {
     const inputs = await inputsOf(id);
 
     // Assess: each heavy module found, with one of its files, to say where to look.
-    const carried = Object.fromEntries(forbidden.flatMap((heavy) => inputs.filter((file) => HEAVY[heavy].test(file)).slice(0, 1).map((file) => [heavy, file])));
+    const carried = Object.fromEntries(
+      forbidden.flatMap((heavy) =>
+        inputs
+          .filter((file) => HEAVY[heavy].test(file))
+          .slice(0, 1)
+          .map((file) => [heavy, file]),
+      ),
+    );
     expect(carried).toEqual({});
   });
 });

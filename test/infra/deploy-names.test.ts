@@ -12,7 +12,6 @@ process.env.HOME = mkdtempSync(join(tmpdir(), 'surge-cdk-'));
 process.env.CDK_DISABLE_VERSION_CHECK = '1';
 process.env.CDK_DISABLE_CLI_TELEMETRY = '1';
 
-
 /** The properties that hold a name an account and region hold once (two stacks setting the same one collide), by type. */
 const UNIQUE_NAME_PROPERTY: Record<string, string> = {
   'AWS::Lambda::Function': 'FunctionName',
@@ -59,9 +58,17 @@ describe('the stages’ names', () => {
   });
 
   it('start the names of the functions, queues, receipt rule set and API with surge-<stage>-', () => {
-    for (const [stage, { resources }] of [['dev', dev], ['prod', prod]] as const) {
+    for (const [stage, { resources }] of [
+      ['dev', dev],
+      ['prod', prod],
+    ] as const) {
       const named = Object.values(resources).flatMap((r) => {
-        const property = { 'AWS::Lambda::Function': 'FunctionName', 'AWS::SQS::Queue': 'QueueName', 'AWS::SES::ReceiptRuleSet': 'RuleSetName', 'AWS::ApiGatewayV2::Api': 'Name' }[r.Type];
+        const property = {
+          'AWS::Lambda::Function': 'FunctionName',
+          'AWS::SQS::Queue': 'QueueName',
+          'AWS::SES::ReceiptRuleSet': 'RuleSetName',
+          'AWS::ApiGatewayV2::Api': 'Name',
+        }[r.Type];
         const name = property && r.Properties?.[property];
         return typeof name === 'string' ? [name] : [];
       });
@@ -72,7 +79,10 @@ describe('the stages’ names', () => {
 
   it('keep the stack name and names of a stack deployed before names had a stage, with -c legacyNames=true', () => {
     const legacy = synthesized({ legacyNames: 'true' });
-    const ofType = (type: string, property: string) => Object.values(legacy.resources).filter((r) => r.Type === type).map((r) => r.Properties?.[property]);
+    const ofType = (type: string, property: string) =>
+      Object.values(legacy.resources)
+        .filter((r) => r.Type === type)
+        .map((r) => r.Properties?.[property]);
 
     expect(legacy.stack.stackName).toBe('Surge');
     expect(ofType('AWS::Lambda::Function', 'FunctionName')).toContain('surge-health');
@@ -99,7 +109,9 @@ function inRegion<T>(region: string | undefined, build: () => T): T {
 describe('the region', () => {
   it('stops the synth where SES receives no mail, saying where to deploy instead', () => {
     for (const region of ['eu-central-2', 'me-central-1']) {
-      expect(() => inRegion(region, () => synthesized({}))).toThrow(`SES receives no mail in ${region}, so its receipt rule set cannot be made there: deploy to a region that receives, e.g. AWS_REGION=eu-west-1`);
+      expect(() => inRegion(region, () => synthesized({}))).toThrow(
+        `SES receives no mail in ${region}, so its receipt rule set cannot be made there: deploy to a region that receives, e.g. AWS_REGION=eu-west-1`,
+      );
     }
   });
 
@@ -120,7 +132,9 @@ describe('the inbound domain', () => {
   it('warns when a dev stack falls back to the placeholder, and says nothing when one is given', () => {
     const warningsOf = (context: Record<string, unknown>) => {
       const { stack } = buildApp(new App({ context: { ...context, 'aws:cdk:bundling-stacks': [] } }));
-      return Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('inboundDomain')).map((w) => w.entry.data);
+      return Annotations.fromStack(stack)
+        .findWarning('*', Match.stringLikeRegexp('inboundDomain'))
+        .map((w) => w.entry.data);
     };
 
     expect(warningsOf({})).toEqual([expect.stringContaining('No -c inboundDomain: SES receives mail for inbound.surge.example')]);

@@ -18,7 +18,6 @@ process.env.CDK_DISABLE_CLI_TELEMETRY = '1';
 /** The parameter that turns each log type Aurora MySQL can export on; the error log is always written. */
 const LOG_SWITCHES: Record<string, string> = { general: 'general_log', slowquery: 'slow_query_log', audit: 'server_audit_logging' };
 
-
 /** A stack's template as `npm run synth` makes it (test/support/stack.ts), with one resource of a type picked out. */
 function synthesized(context: Record<string, unknown>) {
   const { resources, idsOf } = synthesizedStack(context);
@@ -51,7 +50,12 @@ describe('the traps of a first deploy, in the prod stage with a Serverless cache
       {
         NotStatement: {
           Statement: {
-            ByteMatchStatement: { FieldToMatch: { UriPath: {} }, PositionalConstraint: 'STARTS_WITH', SearchString: LARGE_BODY_PATH_PREFIX, TextTransformations: [{ Priority: 0, Type: 'NONE' }] },
+            ByteMatchStatement: {
+              FieldToMatch: { UriPath: {} },
+              PositionalConstraint: 'STARTS_WITH',
+              SearchString: LARGE_BODY_PATH_PREFIX,
+              TextTransformations: [{ Priority: 0, Type: 'NONE' }],
+            },
           },
         },
       },
@@ -96,7 +100,9 @@ describe('the traps of a first deploy, in the default stage and shape', () => {
     ]);
     const arn = text(ses[1]!.Condition.ArnNotEquals['aws:SourceArn']);
     const part = '(<[^>]+>|[^:]+)';
-    expect(arn).toMatch(new RegExp(`^arn:${part}:ses:${part}:${part}:receipt-rule-set/<${rule.Properties.RuleSetName.Ref}>:receipt-rule/${rule.Properties.Rule.Name}$`));
+    expect(arn).toMatch(
+      new RegExp(`^arn:${part}:ses:${part}:${part}:receipt-rule-set/<${rule.Properties.RuleSetName.Ref}>:receipt-rule/${rule.Properties.Rule.Name}$`),
+    );
     expect(rule.Properties.Rule.Name).toBe('newsletters');
   });
 
@@ -143,7 +149,9 @@ describe('the size of a cluster-mode cache', () => {
   });
 
   it('synthesizes at the cap, every node on the dashboard, within CloudFormation’s 1 MB', () => {
-    const app = new App({ context: { inboundDomain: 'inbound.test.example', redis: 'cluster', redisShards: '30', redisReplicas: '2', 'aws:cdk:bundling-stacks': [] } });
+    const app = new App({
+      context: { inboundDomain: 'inbound.test.example', redis: 'cluster', redisShards: '30', redisReplicas: '2', 'aws:cdk:bundling-stacks': [] },
+    });
     const { stack } = buildApp(app);
     app.synth();
     const template = Template.fromStack(stack).toJSON();

@@ -21,7 +21,9 @@ describe("the edge's forwarding, derived from what the routes read", () => {
     const [feeds, rest] = originRequestsOf(await tableRoutes(), EDGE_BEHAVIOURS);
 
     // Assess
-    expect(rest!.headers).toEqual(expect.arrayContaining(['idempotency-key', 'waiting-room-pass', 'content-type', 'cloudfront-viewer-address', 'x-forwarded-host', 'x-correlation-id']));
+    expect(rest!.headers).toEqual(
+      expect.arrayContaining(['idempotency-key', 'waiting-room-pass', 'content-type', 'cloudfront-viewer-address', 'x-forwarded-host', 'x-correlation-id']),
+    );
     expect(rest!.cookies).toEqual(['sid']);
     expect(rest!.routes.map((r) => r.id)).toContain('create-order');
     expect(feeds!.headers).toEqual(expect.arrayContaining(['if-none-match', 'if-modified-since']));
@@ -47,7 +49,9 @@ describe("the edge's forwarding, derived from what the routes read", () => {
     expect(() => originRequestsOf([feedRoute({ cookies: ['sid'] })], EDGE_BEHAVIOURS)).toThrow(
       /route GET \/feeds\/\{token\}\/extra \(get-feed-extra\) is served by the behaviour FeedRequests, which forwards no cookie .* but it reads the cookie sid/,
     );
-    expect(() => originRequestsOf([feedRoute({ queryStrings: ['since'] })], EDGE_BEHAVIOURS)).toThrow(/behaviour FeedRequests, which forwards no query string .* but it reads \?since/);
+    expect(() => originRequestsOf([feedRoute({ queryStrings: ['since'] })], EDGE_BEHAVIOURS)).toThrow(
+      /behaviour FeedRequests, which forwards no query string .* but it reads \?since/,
+    );
   });
 
   it('fails the synth for a route its behaviour does not allow the method of, and past CloudFront’s 10 headers a policy', () => {

@@ -79,7 +79,8 @@ describe('gradual deploys in prod (-c stage=prod)', () => {
     const mappings = nestedOfType(nested, 'AWS::Lambda::EventSourceMapping');
     expect(mappings).toHaveLength(prodSpecs.filter((f) => f.trigger.kind === 'queue').length);
     // The mapping names the alias as <function>:live, split from the alias's ARN.
-    for (const [, mapping] of mappings) expect(JSON.stringify(mapping.Properties.FunctionName)).toMatch(new RegExp(`"Ref":"(${[...aliasOf.values()].join('|')})"\\}.*":${LIVE_ALIAS}"`));
+    for (const [, mapping] of mappings)
+      expect(JSON.stringify(mapping.Properties.FunctionName)).toMatch(new RegExp(`"Ref":"(${[...aliasOf.values()].join('|')})"\\}.*":${LIVE_ALIAS}"`));
   });
 
   it('shifts each alias by a canary deployment group that rolls back on its alarms, its new version’s errors first', () => {
@@ -122,7 +123,8 @@ describe('all at once (dev, or -c deploy=all-at-once)', () => {
       const shape = synthesized(context, { nag: false });
       expect(shape.idsOf('AWS::CloudFormation::Stack'), JSON.stringify(context)).toEqual([]);
       expect(shape.idsOf('AWS::Lambda::Version').length).toBeLessThanOrEqual(1);
-      for (const mapping of ofType(shape, 'AWS::Lambda::EventSourceMapping')) expect(shape.resources[String(refOf(mapping.Properties.FunctionName))]!.Type).toBe('AWS::Lambda::Function');
+      for (const mapping of ofType(shape, 'AWS::Lambda::EventSourceMapping'))
+        expect(shape.resources[String(refOf(mapping.Properties.FunctionName))]!.Type).toBe('AWS::Lambda::Function');
     }
   });
 

@@ -38,7 +38,9 @@ const DYNAMIC_REFERENCE = /\{\{resolve:/g;
 
 /** Who may reach the cache's security group, on which ports: each rule's source group by the start of its logical id. */
 const redisIngressOf = (resources: Record<string, Resource>) => {
-  const redisSg = Object.keys(resources).find((id) => resources[id]!.Type === 'AWS::EC2::SecurityGroup' && resources[id]!.Properties.GroupDescription === 'ElastiCache, from functions only')!;
+  const redisSg = Object.keys(resources).find(
+    (id) => resources[id]!.Type === 'AWS::EC2::SecurityGroup' && resources[id]!.Properties.GroupDescription === 'ElastiCache, from functions only',
+  )!;
   const inline = resources[redisSg]!.Properties.SecurityGroupIngress ?? [];
   const rules = Object.values(resources).filter((r) => r.Type === 'AWS::EC2::SecurityGroupIngress' && r.Properties.GroupId?.['Fn::GetAtt']?.[0] === redisSg);
   return [...inline, ...rules.map((r) => r.Properties)].map((rule: Record<string, any>) => ({
@@ -158,7 +160,11 @@ const STATEFUL_DEV: Record<string, string> = {
 /** The cache in each shape: each has ids of its own, so switching shapes makes a new cache (infra/redis.ts). */
 const STATEFUL_CACHE = {
   single: { RedisSubnets: 'AWS::ElastiCache::SubnetGroup', RedisParameters: 'AWS::ElastiCache::ParameterGroup', Redis: 'AWS::ElastiCache::ReplicationGroup' },
-  cluster: { RedisSubnets: 'AWS::ElastiCache::SubnetGroup', RedisClusterParameters: 'AWS::ElastiCache::ParameterGroup', RedisCluster: 'AWS::ElastiCache::ReplicationGroup' },
+  cluster: {
+    RedisSubnets: 'AWS::ElastiCache::SubnetGroup',
+    RedisClusterParameters: 'AWS::ElastiCache::ParameterGroup',
+    RedisCluster: 'AWS::ElastiCache::ReplicationGroup',
+  },
   serverless: {
     RedisUser: 'AWS::ElastiCache::User surge-dev-default',
     RedisUsers: 'AWS::ElastiCache::UserGroup surge-dev',
@@ -169,7 +175,11 @@ const STATEFUL_CACHE = {
  * The prod stage's: named for prod (the database secret's logical ID, made by CDK from the stack's
  * name, too), without the load-test function and the buckets' emptying, with CloudFront's origin secret.
  */
-const NOT_IN_PROD = ['createloadtestbuyersLogsBF798FA8', 'CustomS3AutoDeleteObjectsCustomResourceProviderLogsB8B1B8F2', 'SurgedevDatabaseSecret7EAA067A949e9864410406a8797c8999cb494bc2'];
+const NOT_IN_PROD = [
+  'createloadtestbuyersLogsBF798FA8',
+  'CustomS3AutoDeleteObjectsCustomResourceProviderLogsB8B1B8F2',
+  'SurgedevDatabaseSecret7EAA067A949e9864410406a8797c8999cb494bc2',
+];
 const STATEFUL_PROD: Record<string, string> = {
   ...Object.fromEntries(Object.entries(STATEFUL_DEV).filter(([id]) => !NOT_IN_PROD.includes(id))),
   DatabaseLogserrorD7D59929: 'AWS::Logs::LogGroup /aws/rds/cluster/surge-prod/error',
@@ -249,7 +259,11 @@ describe('the CDK app', () => {
 
   it('routes every HTTP trigger of the table, and nothing else', () => {
     const expected = functions.flatMap((f) => (f.trigger.kind === 'http' ? [`${f.trigger.method} ${f.trigger.path}`] : []));
-    expect(ofType('AWS::ApiGatewayV2::Route').map((r) => r.Properties.RouteKey).sort()).toEqual(expected.sort());
+    expect(
+      ofType('AWS::ApiGatewayV2::Route')
+        .map((r) => r.Properties.RouteKey)
+        .sort(),
+    ).toEqual(expected.sort());
     template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
       StageName: '$default',
       DefaultRouteSettings: Match.objectLike({ ThrottlingRateLimit: Match.anyValue() }),
@@ -320,7 +334,11 @@ describe('the CDK app', () => {
       CacheParameterGroupFamily: 'valkey8',
       Properties: { 'maxmemory-policy': 'noeviction', 'reserved-memory-percent': '30' },
     });
-    template.hasResourceProperties('AWS::ElastiCache::ReplicationGroup', { Engine: 'valkey', EngineVersion: Match.stringLikeRegexp('^8\\.'), CacheParameterGroupName: { Ref: parameters } });
+    template.hasResourceProperties('AWS::ElastiCache::ReplicationGroup', {
+      Engine: 'valkey',
+      EngineVersion: Match.stringLikeRegexp('^8\\.'),
+      CacheParameterGroupName: { Ref: parameters },
+    });
   });
 
   it('puts RDS Proxy with TLS in front of an encrypted Aurora MySQL Serverless v2 cluster', () => {
@@ -381,14 +399,20 @@ describe('the CDK app', () => {
 
       expect(names.sort(), spec.id).toEqual([...STACK_VARIABLES, ...Object.keys(environmentFor(envNeedsOf(spec), awsLikeDeployment))].sort());
       for (const name of names.filter((n) => !STACK_VARIABLES.includes(n))) {
-        expect(envNeedsOf(spec).some((need) => name in envNeeds[need].shape), `${spec.id} ${name} is read by one of its needs`).toBe(true);
+        expect(
+          envNeedsOf(spec).some((need) => name in envNeeds[need].shape),
+          `${spec.id} ${name} is read by one of its needs`,
+        ).toBe(true);
       }
     }
   });
 
   it('lets each function read exactly the secrets its needs name, and names them in its environment', () => {
     const secretOf: Partial<Record<EnvNeed, { variable: string; ref: { Ref: string } }>> = {
-      redis: { variable: 'REDIS_AUTH_SECRET_ID', ref: { Ref: logicalIdOf('AWS::SecretsManager::Secret', (r) => r.Properties.Description === 'ElastiCache AUTH token') } },
+      redis: {
+        variable: 'REDIS_AUTH_SECRET_ID',
+        ref: { Ref: logicalIdOf('AWS::SecretsManager::Secret', (r) => r.Properties.Description === 'ElastiCache AUTH token') },
+      },
       database: { variable: 'DATABASE_SECRET_ID', ref: { Ref: logicalIdOf('AWS::SecretsManager::SecretTargetAttachment') } },
       firstAdmin: { variable: 'FIRST_ADMIN_SECRET_ID', ref: { Ref: adminSecretId() } },
     };
@@ -404,7 +428,9 @@ describe('the CDK app', () => {
       const expected = envNeedsOf(spec).flatMap((need) => secretOf[need] ?? []);
 
       expect(readable, spec.id).toHaveLength(expected.length);
-      expect(readable, spec.id).toEqual(expect.arrayContaining(expected.map((s) => ({ actions: expect.arrayContaining(['secretsmanager:GetSecretValue']), secret: s.ref }))));
+      expect(readable, spec.id).toEqual(
+        expect.arrayContaining(expected.map((s) => ({ actions: expect.arrayContaining(['secretsmanager:GetSecretValue']), secret: s.ref }))),
+      );
       for (const { variable, ref } of expected) expect(fn.Properties.Environment.Variables[variable], `${spec.id} ${variable}`).toEqual(ref);
     }
   });
@@ -461,8 +487,15 @@ describe('the CDK app', () => {
     const bucketId = actions[0]!.S3Action.BucketName.Ref as string;
     const bucket = resources[bucketId]!.Properties;
     expect(bucket.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault.SSEAlgorithm).toBe('AES256');
-    expect(bucket.PublicAccessBlockConfiguration).toEqual({ BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true });
-    expect(bucket.LifecycleConfiguration.Rules).toContainEqual(expect.objectContaining({ ExpirationInDays: inboundMail.retentionDays, Prefix: inboundMail.prefix, Status: 'Enabled' }));
+    expect(bucket.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    expect(bucket.LifecycleConfiguration.Rules).toContainEqual(
+      expect.objectContaining({ ExpirationInDays: inboundMail.retentionDays, Prefix: inboundMail.prefix, Status: 'Enabled' }),
+    );
     const policy = JSON.stringify(ofType('AWS::S3::BucketPolicy').find((p) => p.Properties.Bucket.Ref === bucketId)!.Properties.PolicyDocument);
     expect(policy).toContain('ses.amazonaws.com');
     expect(policy).toContain('aws:SecureTransport');
@@ -528,7 +561,9 @@ describe('the CDK app', () => {
 
   it('throttles each route the table throttles (sign-in, sign-up) at its own rate, below the stage’s', () => {
     const [stage] = ofType('AWS::ApiGatewayV2::Stage');
-    const throttled = functions.flatMap((f) => (f.trigger.kind === 'http' && f.trigger.throttle ? [[`${f.trigger.method} ${f.trigger.path}`, f.trigger.throttle] as const] : []));
+    const throttled = functions.flatMap((f) =>
+      f.trigger.kind === 'http' && f.trigger.throttle ? [[`${f.trigger.method} ${f.trigger.path}`, f.trigger.throttle] as const] : [],
+    );
 
     expect(throttled.map(([key]) => key).sort()).toEqual(['POST /sessions', 'POST /users']);
     expect(stage!.Properties.RouteSettings).toEqual(
@@ -536,7 +571,9 @@ describe('the CDK app', () => {
     );
     for (const [, t] of throttled) expect(t.rateLimit).toBeLessThan(stage!.Properties.DefaultRouteSettings.ThrottlingRateLimit);
     // The stage names the routes in its settings, so CloudFormation makes them first.
-    const routeIds = Object.keys(resources).filter((id) => resources[id]!.Type === 'AWS::ApiGatewayV2::Route' && throttled.some(([key]) => resources[id]!.Properties.RouteKey === key));
+    const routeIds = Object.keys(resources).filter(
+      (id) => resources[id]!.Type === 'AWS::ApiGatewayV2::Route' && throttled.some(([key]) => resources[id]!.Properties.RouteKey === key),
+    );
     expect(routeIds).toHaveLength(2);
     for (const id of routeIds) expect(waitsFor(logicalIdOf('AWS::ApiGatewayV2::Stage'))).toContain(id);
   });
@@ -570,7 +607,10 @@ describe('the CDK app', () => {
   });
 
   /** Each alarm by the id its description names (its runbook heading in docs/runbook.md). */
-  const alarmsById = (): Record<string, Resource> => Object.fromEntries(ofType('AWS::CloudWatch::Alarm').map((a) => [/Runbook: docs\/runbook\.md, "Alarms", ([\w-]+)\./.exec(a.Properties.AlarmDescription)?.[1], a]));
+  const alarmsById = (): Record<string, Resource> =>
+    Object.fromEntries(
+      ofType('AWS::CloudWatch::Alarm').map((a) => [/Runbook: docs\/runbook\.md, "Alarms", ([\w-]+)\./.exec(a.Properties.AlarmDescription)?.[1], a]),
+    );
   const alarmsTopicId = () => logicalIdOf('AWS::SNS::Topic', (r) => r.Properties.DisplayName === 'Surge alarms');
 
   it('alarms on what should wake someone, and only that: dead letters, queue age, 5xx rate, the cache, the writer, the guard', () => {
@@ -615,7 +655,9 @@ describe('the CDK app', () => {
     expect(resources[key]!.Properties.EnableKeyRotation).toBe(true);
     template.hasResourceProperties('AWS::SNS::TopicPolicy', {
       Topics: [{ Ref: topic }],
-      PolicyDocument: Match.objectLike({ Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) }),
+      PolicyDocument: Match.objectLike({
+        Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]),
+      }),
     });
     expect(ofType('AWS::SNS::Subscription')).toEqual([]);
   });
@@ -627,7 +669,11 @@ describe('the CDK app', () => {
 
   it('draws the sale, the queue, every function, the cache, the database and the API on one dashboard', () => {
     const body = ofType('AWS::CloudWatch::Dashboard')[0]!.Properties.DashboardBody as { 'Fn::Join': [string, unknown[]] };
-    const widgets = (JSON.parse(body['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : 'TOKEN')).join('')) as { widgets: { type: string; properties: { title?: string } }[] }).widgets;
+    const widgets = (
+      JSON.parse(body['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : 'TOKEN')).join('')) as {
+        widgets: { type: string; properties: { title?: string } }[];
+      }
+    ).widgets;
     const graph = (title: string) => JSON.stringify(widgets.find((w) => w.properties.title === title));
     expect(widgets.filter((w) => w.type === 'metric').map((w) => w.properties.title)).toEqual([
       'Orders per second, by outcome',
@@ -652,16 +698,20 @@ describe('the CDK app', () => {
       'API latency (ms)',
       'API requests per second',
     ]);
-    for (const outcome of ['accepted', 'soldOut', 'limitExceeded', 'rateLimited']) expect(graph('Orders per second, by outcome')).toContain(`"orders.${outcome}"`);
+    for (const outcome of ['accepted', 'soldOut', 'limitExceeded', 'rateLimited'])
+      expect(graph('Orders per second, by outcome')).toContain(`"orders.${outcome}"`);
     expect(graph('Writer lag, reserved → stored (ms)')).toContain('"orders.writerLag"');
     for (const what of ['Errors', 'Throttles', 'ConcurrentExecutions']) {
-      expect(graph(`${what === 'ConcurrentExecutions' ? 'Concurrency' : what} per function`).match(new RegExp(`"${what}"`, 'g'))).toHaveLength(functions.length);
+      expect(graph(`${what === 'ConcurrentExecutions' ? 'Concurrency' : what} per function`).match(new RegExp(`"${what}"`, 'g'))).toHaveLength(
+        functions.length,
+      );
     }
     expect(graph('Cache evictions and replication lag (s)')).toMatch(/"Evictions".*"ReplicationLag"/);
     expect(graph('Aurora and RDS Proxy connections')).toMatch(/"DatabaseConnections".*"ClientConnections"/);
     expect(graph('API 4xx and 5xx')).toMatch(/"4xx".*"5xx"/);
     expect(graph('API latency (ms)')).toContain('"Latency"');
-    for (const event of ['joined', 'admitted', 'claimed', 'converted']) expect(graph('Waiting rooms: joined, admitted, claimed, converted')).toContain(`"room.${event}"`);
+    for (const event of ['joined', 'admitted', 'claimed', 'converted'])
+      expect(graph('Waiting rooms: joined, admitted, claimed, converted')).toContain(`"room.${event}"`);
     expect(graph('Waiting rooms: waiting, and the oldest wait (ms)')).toMatch(/"room.waiting".*"room.oldestWait"/);
   });
 
@@ -682,9 +732,19 @@ describe('the CDK app', () => {
       const kept = Object.entries(resources).filter(([, r]) => (r.DeletionPolicy ?? 'Delete') !== 'Delete' || (r.UpdateReplacePolicy ?? 'Delete') !== 'Delete');
       expect(kept.map(([id, r]) => `${id} ${r.DeletionPolicy}/${r.UpdateReplacePolicy}`)).toEqual([]);
       // CloudFormation's own default is Delete but for RDS (Snapshot); what holds data says Delete itself.
-      const stateful = ['AWS::Logs::LogGroup', 'AWS::S3::Bucket', 'AWS::SecretsManager::Secret', 'AWS::RDS::DBCluster', 'AWS::RDS::DBInstance', 'AWS::ElastiCache::ReplicationGroup'];
+      const stateful = [
+        'AWS::Logs::LogGroup',
+        'AWS::S3::Bucket',
+        'AWS::SecretsManager::Secret',
+        'AWS::RDS::DBCluster',
+        'AWS::RDS::DBInstance',
+        'AWS::ElastiCache::ReplicationGroup',
+      ];
       for (const type of stateful) {
-        expect(ofType(type).map((r) => r.DeletionPolicy), type).toEqual(ofType(type).map(() => 'Delete'));
+        expect(
+          ofType(type).map((r) => r.DeletionPolicy),
+          type,
+        ).toEqual(ofType(type).map(() => 'Delete'));
       }
     });
 
@@ -699,7 +759,11 @@ describe('the CDK app', () => {
 
     it('empties each bucket before CloudFormation deletes it', () => {
       const emptied = ofType('Custom::S3AutoDeleteObjects').map((r) => r.Properties.BucketName.Ref);
-      expect(emptied.sort()).toEqual(Object.keys(resources).filter((id) => resources[id]!.Type === 'AWS::S3::Bucket').sort());
+      expect(emptied.sort()).toEqual(
+        Object.keys(resources)
+          .filter((id) => resources[id]!.Type === 'AWS::S3::Bucket')
+          .sort(),
+      );
     });
   });
 });
@@ -715,7 +779,15 @@ describe('the CDK app in the prod stage', () => {
     // The template is the dev stage's but for what it keeps and CloudFront, so the functions need not be bundled again.
     // Reservations are asked for here too, to check them without a third synth.
     // And the alarms' e-mail, for the same reason.
-    const app = new App({ context: { stage: 'prod', inboundDomain: 'inbound.test.example', reservedConcurrency: 'true', alarmEmail: 'ops@example.com', 'aws:cdk:bundling-stacks': [] } });
+    const app = new App({
+      context: {
+        stage: 'prod',
+        inboundDomain: 'inbound.test.example',
+        reservedConcurrency: 'true',
+        alarmEmail: 'ops@example.com',
+        'aws:cdk:bundling-stacks': [],
+      },
+    });
     ({ stack } = buildApp(app));
     // Throws if any cdk-nag AwsSolutions finding is left unacknowledged.
     app.synth();
@@ -762,16 +834,34 @@ describe('the CDK app in the prod stage', () => {
 
     expect(acl!.Properties).toMatchObject({ Scope: 'CLOUDFRONT', DefaultAction: { Allow: {} } });
     expect(acl!.Properties.Rules).toEqual([
-      expect.objectContaining({ Action: { Block: {} }, Statement: { RateBasedStatement: expect.objectContaining({ AggregateKeyType: 'IP', Limit: expect.any(Number), ScopeDownStatement: { NotStatement: expect.anything() } }) } }),
-      expect.objectContaining({ OverrideAction: { None: {} }, Statement: { ManagedRuleGroupStatement: expect.objectContaining({ VendorName: 'AWS', Name: 'AWSManagedRulesCommonRuleSet' }) } }),
+      expect.objectContaining({
+        Action: { Block: {} },
+        Statement: {
+          RateBasedStatement: expect.objectContaining({
+            AggregateKeyType: 'IP',
+            Limit: expect.any(Number),
+            ScopeDownStatement: { NotStatement: expect.anything() },
+          }),
+        },
+      }),
+      expect.objectContaining({
+        OverrideAction: { None: {} },
+        Statement: { ManagedRuleGroupStatement: expect.objectContaining({ VendorName: 'AWS', Name: 'AWSManagedRulesCommonRuleSet' }) },
+      }),
       // Its 8 KB body limit, outside the audits (test/infra/deploy-traps.test.ts).
       expect.objectContaining({ Name: 'LargeBodyOutsideAudits', Action: { Block: {} } }),
       // The feeds', fitted to aggregators: many readers' feeds from one address.
-      expect.objectContaining({ Name: 'FeedRatePerAddress', Action: { Block: {} }, Statement: { RateBasedStatement: expect.objectContaining({ AggregateKeyType: 'IP', ScopeDownStatement: expect.anything() }) } }),
+      expect.objectContaining({
+        Name: 'FeedRatePerAddress',
+        Action: { Block: {} },
+        Statement: { RateBasedStatement: expect.objectContaining({ AggregateKeyType: 'IP', ScopeDownStatement: expect.anything() }) },
+      }),
     ]);
     const [perAddress, , , feeds] = acl!.Properties.Rules as { Statement: { RateBasedStatement: { Limit: number; ScopeDownStatement: unknown } } }[];
     expect(feeds!.Statement.RateBasedStatement.Limit).toBeGreaterThan(perAddress!.Statement.RateBasedStatement.Limit);
-    expect(perAddress!.Statement.RateBasedStatement.ScopeDownStatement).toEqual({ NotStatement: { Statement: feeds!.Statement.RateBasedStatement.ScopeDownStatement } });
+    expect(perAddress!.Statement.RateBasedStatement.ScopeDownStatement).toEqual({
+      NotStatement: { Statement: feeds!.Statement.RateBasedStatement.ScopeDownStatement },
+    });
     expect(JSON.stringify(feeds!.Statement.RateBasedStatement.ScopeDownStatement)).toContain('"SearchString":"/feeds/"');
     expect(distribution!.Properties.DistributionConfig.WebACLId).toEqual({ 'Fn::GetAtt': [Object.keys(resources).find((id) => resources[id] === acl), 'Arn'] });
   });
@@ -791,12 +881,27 @@ describe('the CDK app in the prod stage', () => {
   it('forwards to every route, through the behaviour that serves it, each header, cookie and query string it reads', async () => {
     // Prepare: the distribution's behaviours in precedence order, the default last, each with its policy.
     const config = ofType('AWS::CloudFront::Distribution')[0]!.Properties.DistributionConfig;
-    const behaviours = [...(config.CacheBehaviors ?? []), config.DefaultCacheBehavior] as { PathPattern?: string; AllowedMethods: string[]; OriginRequestPolicyId: { Ref: string } }[];
+    const behaviours = [...(config.CacheBehaviors ?? []), config.DefaultCacheBehavior] as {
+      PathPattern?: string;
+      AllowedMethods: string[];
+      OriginRequestPolicyId: { Ref: string };
+    }[];
     const names = (schema: unknown) => (schema ? Object.keys((schema as { _zod: { def: { shape: object } } })._zod.def.shape) : []);
-    const forwards = (part: { HeaderBehavior?: string; CookieBehavior?: string; QueryStringBehavior?: string; Headers?: string[]; Cookies?: string[]; QueryStrings?: string[] }, name: string) => {
+    const forwards = (
+      part: { HeaderBehavior?: string; CookieBehavior?: string; QueryStringBehavior?: string; Headers?: string[]; Cookies?: string[]; QueryStrings?: string[] },
+      name: string,
+    ) => {
       const behavior = part.HeaderBehavior ?? part.CookieBehavior ?? part.QueryStringBehavior;
-      const listed = (part.Headers ?? part.Cookies ?? part.QueryStrings ?? []).some((n) => (part.HeaderBehavior ? n.toLowerCase() === name.toLowerCase() : n === name));
-      return behavior === 'all' || behavior === 'allViewer' || behavior === 'allViewerAndWhitelistCloudFront' || (behavior === 'whitelist' && listed) || (behavior === 'allExcept' && !listed);
+      const listed = (part.Headers ?? part.Cookies ?? part.QueryStrings ?? []).some((n) =>
+        part.HeaderBehavior ? n.toLowerCase() === name.toLowerCase() : n === name,
+      );
+      return (
+        behavior === 'all' ||
+        behavior === 'allViewer' ||
+        behavior === 'allViewerAndWhitelistCloudFront' ||
+        (behavior === 'whitelist' && listed) ||
+        (behavior === 'allExcept' && !listed)
+      );
     };
     const dropped: string[] = [];
 
@@ -807,9 +912,16 @@ describe('the CDK app in the prod stage', () => {
       const policy = resources[behaviour.OriginRequestPolicyId.Ref]!.Properties.OriginRequestPolicyConfig;
       const where = `${route.method} ${route.path} through the behaviour ${behaviour.PathPattern ?? '(default)'}`;
       if (!behaviour.AllowedMethods.includes(route.method)) dropped.push(`${where}: the method`);
-      const headers = [...names(route.api.headers), ...(route.api.body ? ['content-type'] : []), 'x-correlation-id', 'cloudfront-viewer-address', 'x-forwarded-host'];
+      const headers = [
+        ...names(route.api.headers),
+        ...(route.api.body ? ['content-type'] : []),
+        'x-correlation-id',
+        'cloudfront-viewer-address',
+        'x-forwarded-host',
+      ];
       for (const header of headers) if (!forwards(policy.HeadersConfig, header)) dropped.push(`${where}: the header ${header}`);
-      if ((route.api.access !== 'public' || route.api.readsSessionCookie) && !forwards(policy.CookiesConfig, SESSION_COOKIE)) dropped.push(`${where}: the cookie ${SESSION_COOKIE}`);
+      if ((route.api.access !== 'public' || route.api.readsSessionCookie) && !forwards(policy.CookiesConfig, SESSION_COOKIE))
+        dropped.push(`${where}: the cookie ${SESSION_COOKIE}`);
       for (const query of names(route.api.query)) if (!forwards(policy.QueryStringsConfig, query)) dropped.push(`${where}: the query string ${query}`);
     }
 
@@ -819,7 +931,9 @@ describe('the CDK app in the prod stage', () => {
 
   it('passes a feed poll’s If-None-Match and If-Modified-Since on, forwarding no cookies nor query strings (CloudFront drops them otherwise), and every request’s viewer host', () => {
     const config = ofType('AWS::CloudFront::Distribution')[0]!.Properties.DistributionConfig;
-    const feeds = (config.CacheBehaviors as { PathPattern: string; OriginRequestPolicyId: { Ref: string }; AllowedMethods: string[]; FunctionAssociations: unknown[] }[]).find((b) => b.PathPattern === '/feeds/*')!;
+    const feeds = (
+      config.CacheBehaviors as { PathPattern: string; OriginRequestPolicyId: { Ref: string }; AllowedMethods: string[]; FunctionAssociations: unknown[] }[]
+    ).find((b) => b.PathPattern === '/feeds/*')!;
     const policy = resources[feeds.OriginRequestPolicyId.Ref]!.Properties.OriginRequestPolicyConfig;
     const [viewerHost] = ofType('AWS::CloudFront::Function');
 
@@ -828,7 +942,8 @@ describe('the CDK app in the prod stage', () => {
     expect(policy.QueryStringsConfig.QueryStringBehavior).toBe('none');
     expect(feeds.AllowedMethods).toEqual(['GET', 'HEAD']);
     expect(viewerHost!.Properties.FunctionCode).toContain("request.headers['x-forwarded-host'] = { value: request.headers.host.value }");
-    for (const behavior of [config.DefaultCacheBehavior, feeds]) expect(behavior.FunctionAssociations).toEqual([expect.objectContaining({ EventType: 'viewer-request' })]);
+    for (const behavior of [config.DefaultCacheBehavior, feeds])
+      expect(behavior.FunctionAssociations).toEqual([expect.objectContaining({ EventType: 'viewer-request' })]);
   });
 
   it('has every route’s function check the origin header, the secret named in its environment and readable by it alone', () => {
@@ -858,7 +973,10 @@ describe('the CDK app in the prod stage', () => {
   it('retains every bucket, log group and secret as it is, and empties no bucket', () => {
     for (const type of ['AWS::S3::Bucket', 'AWS::Logs::LogGroup', 'AWS::SecretsManager::Secret']) {
       expect(ofType(type).length, type).toBeGreaterThan(0);
-      expect(ofType(type).map((r) => [r.DeletionPolicy, r.UpdateReplacePolicy]), type).toEqual(ofType(type).map(() => ['Retain', 'Retain']));
+      expect(
+        ofType(type).map((r) => [r.DeletionPolicy, r.UpdateReplacePolicy]),
+        type,
+      ).toEqual(ofType(type).map(() => ['Retain', 'Retain']));
     }
     expect(ofType('Custom::S3AutoDeleteObjects')).toEqual([]);
   });
@@ -870,7 +988,9 @@ describe('the CDK app in the prod stage', () => {
  */
 function synthesized(context: Record<string, unknown>) {
   const { resources, idsOf } = synthesizedStack(context);
-  const variablesOf = (id: string) => Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.FunctionName === `surge-${context.stage ?? 'dev'}-${id}`)!.Properties.Environment.Variables;
+  const variablesOf = (id: string) =>
+    Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.FunctionName === `surge-${context.stage ?? 'dev'}-${id}`)!
+      .Properties.Environment.Variables;
   const authSecretId = Object.keys(resources).find((id) => resources[id]!.Properties.Description === 'ElastiCache AUTH token')!;
   return { resources, idsOf, variablesOf, authSecretId };
 }
@@ -933,7 +1053,10 @@ describe('the CDK app with Redis in cluster mode (-c redis=cluster)', () => {
   it('gives every function using Redis the configuration endpoint, in cluster mode', () => {
     const [groupId] = shape.idsOf('AWS::ElastiCache::ReplicationGroup');
     expectClusterEnvironment(shape, {
-      'Fn::Join': ['', ['rediss://', { 'Fn::GetAtt': [groupId, 'ConfigurationEndPoint.Address'] }, ':', { 'Fn::GetAtt': [groupId, 'ConfigurationEndPoint.Port'] }]],
+      'Fn::Join': [
+        '',
+        ['rediss://', { 'Fn::GetAtt': [groupId, 'ConfigurationEndPoint.Address'] }, ':', { 'Fn::GetAtt': [groupId, 'ConfigurationEndPoint.Port'] }],
+      ],
     });
   });
 
@@ -950,10 +1073,14 @@ describe('the CDK app with Redis in cluster mode (-c redis=cluster)', () => {
     const [groupId] = sized.idsOf('AWS::ElastiCache::ReplicationGroup');
 
     expect(sized.resources[groupId!]!.Properties).toMatchObject({ NumNodeGroups: 5, ReplicasPerNodeGroup: 2 });
-    expect(() => buildApp(new App({ context: { redis: 'cluster', redisShards: '0' } }))).toThrow('The context value redisShards must be a whole number from 1 to 500');
+    expect(() => buildApp(new App({ context: { redis: 'cluster', redisShards: '0' } }))).toThrow(
+      'The context value redisShards must be a whole number from 1 to 500',
+    );
     expect(() => buildApp(new App({ context: { redis: 'cluster', redisShards: '2.5' } }))).toThrow('redisShards must be a whole number');
     // No replica, no Multi-AZ failover.
-    expect(() => buildApp(new App({ context: { redis: 'cluster', redisReplicas: '0' } }))).toThrow('The context value redisReplicas must be a whole number from 1 to 5');
+    expect(() => buildApp(new App({ context: { redis: 'cluster', redisReplicas: '0' } }))).toThrow(
+      'The context value redisReplicas must be a whole number from 1 to 5',
+    );
   });
 
   it('snapshots the cluster when deleted or replaced in prod', () => {
@@ -993,14 +1120,20 @@ describe('the CDK app with the durable shape (-c redis=durable)', () => {
       CacheNodeType: 'cache.m7g.large',
     });
     // The store waits for its log itself: no min-replicas-to-write, and the functions do not WAIT.
-    expect(shape.resources[parametersId!]!.Properties).toMatchObject({ CacheParameterGroupFamily: 'valkey9', Properties: { 'maxmemory-policy': 'noeviction', 'cluster-enabled': 'yes' } });
+    expect(shape.resources[parametersId!]!.Properties).toMatchObject({
+      CacheParameterGroupFamily: 'valkey9',
+      Properties: { 'maxmemory-policy': 'noeviction', 'cluster-enabled': 'yes' },
+    });
     expect(shape.resources[parametersId!]!.Properties.Properties).not.toHaveProperty('min-replicas-to-write');
   });
 
   it('gives every function using Redis the configuration endpoint, in cluster mode, without waiting for replicas', () => {
     const [groupId] = shape.idsOf('AWS::ElastiCache::ReplicationGroup');
     expectClusterEnvironment(shape, {
-      'Fn::Join': ['', ['rediss://', { 'Fn::GetAtt': [groupId, 'ConfigurationEndPoint.Address'] }, ':', { 'Fn::GetAtt': [groupId, 'ConfigurationEndPoint.Port'] }]],
+      'Fn::Join': [
+        '',
+        ['rediss://', { 'Fn::GetAtt': [groupId, 'ConfigurationEndPoint.Address'] }, ':', { 'Fn::GetAtt': [groupId, 'ConfigurationEndPoint.Port'] }],
+      ],
     });
     for (const spec of functions.filter((f) => envNeedsOf(f).includes('redis'))) expect(shape.variablesOf(spec.id).REDIS_REPLICA_ACKS, spec.id).toBe('0');
   });
@@ -1015,8 +1148,12 @@ describe('the CDK app with the durable shape (-c redis=durable)', () => {
   });
 
   it('refuses at synth a node family durability does not run on, and the node type for another shape', () => {
-    expect(() => buildApp(new App({ context: { redis: 'durable', redisNodeType: 'cache.t4g.small' } }))).toThrow('durability runs on the node families r8g, r7g, r6g, m8g, m7g, m6g, c8gn, c7gn only');
-    expect(() => buildApp(new App({ context: { redis: 'cluster', redisNodeType: 'cache.m7g.large' } }))).toThrow('The context value redisNodeType applies to -c redis=durable only');
+    expect(() => buildApp(new App({ context: { redis: 'durable', redisNodeType: 'cache.t4g.small' } }))).toThrow(
+      'durability runs on the node families r8g, r7g, r6g, m8g, m7g, m6g, c8gn, c7gn only',
+    );
+    expect(() => buildApp(new App({ context: { redis: 'cluster', redisNodeType: 'cache.m7g.large' } }))).toThrow(
+      'The context value redisNodeType applies to -c redis=durable only',
+    );
     expect(() => buildApp(new App({ context: { redis: 'durable', redisReplicas: '0' } }))).toThrow('redisReplicas must be a whole number from 1 to 5');
   });
 });
@@ -1033,7 +1170,8 @@ describe('the CDK app with ElastiCache Serverless (-c redis=serverless)', () => 
     const cache = shape.resources[cacheId!]!.Properties;
 
     expect(others).toEqual([]);
-    for (const type of ['AWS::ElastiCache::ReplicationGroup', 'AWS::ElastiCache::ParameterGroup', 'AWS::ElastiCache::SubnetGroup']) expect(shape.idsOf(type), type).toEqual([]);
+    for (const type of ['AWS::ElastiCache::ReplicationGroup', 'AWS::ElastiCache::ParameterGroup', 'AWS::ElastiCache::SubnetGroup'])
+      expect(shape.idsOf(type), type).toEqual([]);
     expect(cache).toMatchObject({ Engine: 'valkey', MajorEngineVersion: '8', ServerlessCacheName: 'surge-dev', SnapshotRetentionLimit: 1 });
     expect(cache.SubnetIds).toHaveLength(2);
     // At a data-storage maximum it would evict keys with a TTL: idempotency records, sessions.
@@ -1049,7 +1187,10 @@ describe('the CDK app with ElastiCache Serverless (-c redis=serverless)', () => 
     expect([otherGroups, otherUsers]).toEqual([[], []]);
     // Named, not referenced (their ids are names of the account), so each waits for the one it names.
     expect(shape.resources[cacheId!]).toMatchObject({ Properties: { UserGroupId: 'surge-dev' }, DependsOn: [groupId] });
-    expect(shape.resources[groupId!]).toMatchObject({ Properties: { UserGroupId: 'surge-dev', Engine: 'valkey', UserIds: ['surge-dev-default'] }, DependsOn: [userId] });
+    expect(shape.resources[groupId!]).toMatchObject({
+      Properties: { UserGroupId: 'surge-dev', Engine: 'valkey', UserIds: ['surge-dev-default'] },
+      DependsOn: [userId],
+    });
     expect(user.UserId).toBe('surge-dev-default');
     expect(user).toMatchObject({ UserName: 'default', Engine: 'valkey', AccessString: 'on ~* &* +@all', AuthenticationMode: { Type: 'password' } });
     expect(JSON.stringify(user.AuthenticationMode.Passwords)).toContain(`{{resolve:secretsmanager:`);
@@ -1090,8 +1231,12 @@ describe('the CDK app with ElastiCache Serverless (-c redis=serverless)', () => 
   });
 
   it('refuses shard and replica counts, which only a cluster has', () => {
-    expect(() => buildApp(new App({ context: { redis: 'serverless', redisShards: '3' } }))).toThrow('The context value redisShards applies to -c redis=cluster and durable only');
-    expect(() => buildApp(new App({ context: { redisReplicas: '2' } }))).toThrow('The context value redisReplicas applies to -c redis=cluster and durable only');
+    expect(() => buildApp(new App({ context: { redis: 'serverless', redisShards: '3' } }))).toThrow(
+      'The context value redisShards applies to -c redis=cluster and durable only',
+    );
+    expect(() => buildApp(new App({ context: { redisReplicas: '2' } }))).toThrow(
+      'The context value redisReplicas applies to -c redis=cluster and durable only',
+    );
   });
 });
 
@@ -1121,7 +1266,9 @@ describe('the stage', () => {
   });
 
   it('refuses a load-test allowance in prod', () => {
-    expect(() => buildApp(new App({ context: { stage: 'prod', inboundDomain: 'inbound.test.example', loadTestSources: '10.0.0.0/8', 'aws:cdk:bundling-stacks': [] } }))).toThrow('dev only, never prod');
+    expect(() =>
+      buildApp(new App({ context: { stage: 'prod', inboundDomain: 'inbound.test.example', loadTestSources: '10.0.0.0/8', 'aws:cdk:bundling-stacks': [] } })),
+    ).toThrow('dev only, never prod');
   });
 });
 

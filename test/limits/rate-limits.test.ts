@@ -114,7 +114,8 @@ describe('rate limits', () => {
 
   it('holds one source to its sign-ups, creating no account past the limit', async () => {
     const source = newSource();
-    const signUp = (email: string) => createUser(httpEvent('post-sessions', { path: '/users', body: { email, password: 'a long enough password' }, sourceIp: source }), lambdaContext());
+    const signUp = (email: string) =>
+      createUser(httpEvent('post-sessions', { path: '/users', body: { email, password: 'a long enough password' }, sourceIp: source }), lambdaContext());
 
     const answers = [];
     for (let i = 0; i < LIMITS.signUpPerSource.count; i++) answers.push(await signUp(unknownAddress()));
@@ -133,7 +134,8 @@ describe('rate limits', () => {
     const [buyer] = await signedInUsers(1);
 
     const answers = [];
-    for (let i = 0; i <= LIMITS.ordersPerBuyer.count; i++) answers.push(await createOrder(orderEvent(itemId, buyer!.cookie, `k${i}`, { quantity: 1 }), lambdaContext()));
+    for (let i = 0; i <= LIMITS.ordersPerBuyer.count; i++)
+      answers.push(await createOrder(orderEvent(itemId, buyer!.cookie, `k${i}`, { quantity: 1 }), lambdaContext()));
 
     expect(answers.slice(0, -1).map((r) => r.statusCode)).toEqual(answers.slice(0, -1).map(() => 202));
     expectLimited(answers.at(-1)!);
@@ -180,7 +182,10 @@ describe('rate limits', () => {
 
     const asks = [];
     for (let i = 0; i < LIMITS.couponsPerUser.count; i++) asks.push((await t!.reserve(owner, 1)).replayed);
-    const past = await t!.reserve(owner, 1).then(() => 'answered', (error: { code?: string }) => error.code);
+    const past = await t!.reserve(owner, 1).then(
+      () => 'answered',
+      (error: { code?: string }) => error.code,
+    );
 
     expect(asks).toEqual([false, ...Array(LIMITS.couponsPerUser.count - 1).fill(true)]);
     expect(past).toBe('RATE_LIMITED');

@@ -29,7 +29,12 @@ let accepted: string;
 async function target(answer: (n: number, res: ServerResponse) => 'lose' | void): Promise<string> {
   server = createServer((req: IncomingMessage, res) => {
     req.resume();
-    seen.push({ at: performance.now(), idempotencyKey: req.headers['idempotency-key'] as string | undefined, from: req.socket.remoteAddress, userAgent: req.headers['user-agent'] });
+    seen.push({
+      at: performance.now(),
+      idempotencyKey: req.headers['idempotency-key'] as string | undefined,
+      from: req.socket.remoteAddress,
+      userAgent: req.headers['user-agent'],
+    });
     answer(seen.length, res);
   });
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
@@ -86,11 +91,19 @@ describe('a reference run’s buyer', () => {
     expect(seen).toHaveLength(2);
     expect(seen[1]!.idempotencyKey).toBe(seen[0]!.idempotencyKey);
     expect(recorded()).toEqual(['order-1']);
-    expect(counters).toMatchObject({ 'order.answered_after_retry': 1, 'order.retries': 1, 'order.retries_after.ETIMEDOUT': 1, 'order.timeouts': 1, 'http.codes.202': 1 });
+    expect(counters).toMatchObject({
+      'order.answered_after_retry': 1,
+      'order.retries': 1,
+      'order.retries_after.ETIMEDOUT': 1,
+      'order.timeouts': 1,
+      'http.codes.202': 1,
+    });
   });
 
   it('comes back after a 503 no sooner than its Retry-After says', async () => {
-    const url = await target((n, res) => (n === 1 ? json(res, 503, { error: { code: 'UNAVAILABLE' } }, { 'retry-after': '1' }) : json(res, 202, { orderId: 'order-2' })));
+    const url = await target((n, res) =>
+      n === 1 ? json(res, 503, { error: { code: 'UNAVAILABLE' } }, { 'retry-after': '1' }) : json(res, 202, { orderId: 'order-2' }),
+    );
 
     const counters = await buyer(placeOrder, url);
 
@@ -102,7 +115,9 @@ describe('a reference run’s buyer', () => {
 
   it('records the coupon a lost answer issued, as the retry’s 409 ALREADY_ISSUED names it', async () => {
     const url = await target((n, res) =>
-      n === 1 ? 'lose' : json(res, 409, { error: { code: 'ALREADY_ISSUED', message: 'You already hold a coupon of this deal', details: { couponId: 'coupon-1' } } }),
+      n === 1
+        ? 'lose'
+        : json(res, 409, { error: { code: 'ALREADY_ISSUED', message: 'You already hold a coupon of this deal', details: { couponId: 'coupon-1' } } }),
     );
 
     const counters = await buyer(askForCoupon, url);

@@ -41,10 +41,24 @@ const json = (res: ServerResponse, status: number, body: unknown, headers: Recor
 const waiting = (soldOut = false) => ({ state: 'waiting', soldOut, refreshSeconds: 1 });
 
 /** Runs one virtual user as Artillery would, the shares set as given; returns the counters it emitted. */
-async function buyer(url: string, shares: { rogueShare?: number; neverOrdersShare?: number; stopsPollingShare?: number } = {}): Promise<Record<string, number>> {
+async function buyer(
+  url: string,
+  shares: { rogueShare?: number; neverOrdersShare?: number; stopsPollingShare?: number } = {},
+): Promise<Record<string, number>> {
   const counters: Record<string, number> = {};
   const events = { emit: (kind: string, name: string, value = 1) => void (kind === 'counter' && (counters[name] = (counters[name] ?? 0) + value)) };
-  const vars = { target: url, cookie: 'sid=buyer', timeoutSeconds: 1, attempts: 4, connections: 5, giveUpSeconds: 60, rogueShare: 0, neverOrdersShare: 0, stopsPollingShare: 0, ...shares };
+  const vars = {
+    target: url,
+    cookie: 'sid=buyer',
+    timeoutSeconds: 1,
+    attempts: 4,
+    connections: 5,
+    giveUpSeconds: 60,
+    rogueShare: 0,
+    neverOrdersShare: 0,
+    stopsPollingShare: 0,
+    ...shares,
+  };
   await waitInRoom({ vars }, events);
   return counters;
 }
@@ -78,14 +92,30 @@ describe('a waiting-room run’s buyer', () => {
     const counters = await buyer(url);
 
     // Assess
-    expect(seen.map((s) => s.route)).toEqual(['POST /queue', 'GET /queue/me', 'GET /queue/me', 'GET /queue/me', 'GET /queue/me', 'POST /queue/pass', 'POST /orders']);
+    expect(seen.map((s) => s.route)).toEqual([
+      'POST /queue',
+      'GET /queue/me',
+      'GET /queue/me',
+      'GET /queue/me',
+      'GET /queue/me',
+      'POST /queue/pass',
+      'POST /orders',
+    ]);
     const reads = seen.filter((s) => s.route === 'GET /queue/me');
     expect(reads[1]!.at - reads[0]!.at).toBeGreaterThanOrEqual(990);
     const order = seen.at(-1)!.headers;
     expect(order['waiting-room-pass']).toBe('AAAAAAAAAAAAAAAAAAAAAA');
     expect(order['idempotency-key']).toMatch(/^[0-9a-f-]{36}$/);
     expect(recorded()).toEqual(['order-1']);
-    expect(counters).toMatchObject({ 'room.joins': 1, 'room.joins_before_opening': 1, 'room.status_reads': 3, 'room.admitted': 1, 'room.passes': 1, 'room.orders_accepted': 1, 'status.retries_after.503': 1 });
+    expect(counters).toMatchObject({
+      'room.joins': 1,
+      'room.joins_before_opening': 1,
+      'room.status_reads': 3,
+      'room.admitted': 1,
+      'room.passes': 1,
+      'room.orders_accepted': 1,
+      'status.retries_after.503': 1,
+    });
   });
 
   it('stops polling once told the room is sold out, and counts a place lost at the claim as lost while polling', async () => {
@@ -96,19 +126,27 @@ describe('a waiting-room run’s buyer', () => {
 
     seen = [];
     const lost = await room((route, _n, res) =>
-      route === 'POST /queue' ? json(res, 201, { position: 1 }) : route === 'GET /queue/me' ? json(res, 200, { state: 'admitted', soldOut: false, refreshSeconds: 1 }) : json(res, 409, { error: { code: 'PLACE_LOST' } }),
+      route === 'POST /queue'
+        ? json(res, 201, { position: 1 })
+        : route === 'GET /queue/me'
+          ? json(res, 200, { state: 'admitted', soldOut: false, refreshSeconds: 1 })
+          : json(res, 409, { error: { code: 'PLACE_LOST' } }),
     );
     expect(await buyer(lost)).toMatchObject({ 'room.admitted': 1, 'room.lost_while_polling': 1 });
     expect(recorded()).toEqual([]);
   });
 
   it('as a rogue, orders without a valid pass first: a 403 is counted refused, a 202 counted accepted and recorded for the audit', async () => {
-    const refusing = await room((route, _n, res) => (route === 'POST /orders' ? json(res, 403, { error: { code: 'PASS_REQUIRED' } }) : json(res, 409, { error: { code: 'SOLD_OUT' } })));
+    const refusing = await room((route, _n, res) =>
+      route === 'POST /orders' ? json(res, 403, { error: { code: 'PASS_REQUIRED' } }) : json(res, 409, { error: { code: 'SOLD_OUT' } }),
+    );
     expect(await buyer(refusing, { rogueShare: 1 })).toMatchObject({ 'room.rogue_orders_refused': 1, 'room.joins_sold_out': 1 });
     server!.closeAllConnections();
     server!.close();
 
-    const accepting = await room((route, _n, res) => (route === 'POST /orders' ? json(res, 202, { orderId: 'rogue-1' }) : json(res, 409, { error: { code: 'SOLD_OUT' } })));
+    const accepting = await room((route, _n, res) =>
+      route === 'POST /orders' ? json(res, 202, { orderId: 'rogue-1' }) : json(res, 409, { error: { code: 'SOLD_OUT' } }),
+    );
     expect(await buyer(accepting, { rogueShare: 1 })).toMatchObject({ 'room.rogue_orders_accepted': 1 });
     expect(recorded()).toEqual(['rogue-1']);
   });

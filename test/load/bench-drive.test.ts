@@ -36,7 +36,9 @@ describe("the benches' load driver", () => {
 
     // Assess: given up within the minute a bench has to say it cannot proceed
     expect(failure).toBeInstanceOf(Error);
-    expect((failure as Error).message).toMatch(/^failing load: given up, the twin cannot serve this load: over the last 30 s its answers were (answered ×\d+, 500 ×\d+|500 ×\d+, answered ×\d+)/);
+    expect((failure as Error).message).toMatch(
+      /^failing load: given up, the twin cannot serve this load: over the last 30 s its answers were (answered ×\d+, 500 ×\d+|500 ×\d+, answered ×\d+)/,
+    );
     expect(performance.now() - started).toBeLessThan(60_000);
   });
 

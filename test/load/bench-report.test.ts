@@ -54,17 +54,29 @@ const zip = (t: number[], y: number[]) => t.map((x, i): [number, number] => [x, 
 /** Each drawn series as its (x, y) points, leaving out where it has none. */
 function drawnSeries(chart: { labels: string[]; data: (number | null)[][] }): Series[] {
   const [xs, ...columns] = chart.data;
-  return chart.labels.map((label, i) => ({ label, points: xs!.flatMap((x, j) => (columns[i]![j] === null ? [] : [[x!, columns[i]![j]!] as [number, number]])) }));
+  return chart.labels.map((label, i) => ({
+    label,
+    points: xs!.flatMap((x, j) => (columns[i]![j] === null ? [] : [[x!, columns[i]![j]!] as [number, number]])),
+  }));
 }
 
 /** What each family of charts ("throughput-1", "throughput-2", … are one) should show, in order, read straight from the timeline in the report's JSON. */
 function expectedSeries(timeline: TimelineData): Record<string, Series[]> {
   const byPhase = (key: 'rps' | 'p99_ms') => timeline.phases.map((p) => ({ label: p.label, points: zip(p.t, p[key]) }));
-  const percentile = (label: string, key: 'p50_ms' | 'p90_ms' | 'p99_ms' | 'p999_ms' | 'max_ms') => ({ label, points: timeline.phases.flatMap((p) => zip(p.t, p[key])) });
+  const percentile = (label: string, key: 'p50_ms' | 'p90_ms' | 'p99_ms' | 'p999_ms' | 'max_ms') => ({
+    label,
+    points: timeline.phases.flatMap((p) => zip(p.t, p[key])),
+  });
   return {
     throughput: byPhase('rps'),
     p99: byPhase('p99_ms'),
-    percentiles: [percentile('p50', 'p50_ms'), percentile('p90', 'p90_ms'), percentile('p99', 'p99_ms'), percentile('p99.9', 'p999_ms'), percentile('max', 'max_ms')],
+    percentiles: [
+      percentile('p50', 'p50_ms'),
+      percentile('p90', 'p90_ms'),
+      percentile('p99', 'p99_ms'),
+      percentile('p99.9', 'p999_ms'),
+      percentile('max', 'max_ms'),
+    ],
     stock: timeline.stock.map((s) => ({ label: s.label, points: zip(s.t, s.remaining) })),
     cpu: Object.entries(timeline.cpu.percent).map(([label, y]) => ({ label, points: zip(timeline.cpu.t, y) })),
   };
@@ -75,7 +87,8 @@ function mismatches(drawn: Drawn): string[] {
   const expected = expectedSeries(drawn.bench.timeline);
   const drawnFamilies: Record<string, Series[]> = {};
   for (const [name, chart] of Object.entries(drawn.charts)) (drawnFamilies[name.split('-')[0]!] ??= []).push(...drawnSeries(chart));
-  const same = (a: Series[], b: Series[]) => a.length === b.length && a.every((s, i) => s.label.startsWith(b[i]!.label) && JSON.stringify(s.points) === JSON.stringify(b[i]!.points));
+  const same = (a: Series[], b: Series[]) =>
+    a.length === b.length && a.every((s, i) => s.label.startsWith(b[i]!.label) && JSON.stringify(s.points) === JSON.stringify(b[i]!.points));
   return [...new Set([...Object.keys(expected), ...Object.keys(drawnFamilies)])].filter((family) => !same(drawnFamilies[family] ?? [], expected[family] ?? []));
 }
 
@@ -131,8 +144,15 @@ const PHASE_SECONDS = 3;
 /** An orders run's phases as the bench labels them, a few seconds apart, each with numbers of its own. */
 function ordersTimeline(): TimelineData {
   const designs = ['FOR UPDATE', 'conditional UPDATE + INSERT, one transaction', 'conditional UPDATE + INSERT, autocommit'];
-  const races = ['Surge 1: POST /items/{id}/orders', ...designs.map((d) => `baseline 1: ${d}`), ...designs.toReversed().map((d) => `baseline 2: ${d}`), 'Surge 2: POST /items/{id}/orders'];
-  const contended = ['warm-up', '1', '2'].flatMap((run) => ['reservation script, 50 in flight', ...designs.map((d) => `${d}, 50 connections`)].map((what) => `contended ${run}: ${what}`));
+  const races = [
+    'Surge 1: POST /items/{id}/orders',
+    ...designs.map((d) => `baseline 1: ${d}`),
+    ...designs.toReversed().map((d) => `baseline 2: ${d}`),
+    'Surge 2: POST /items/{id}/orders',
+  ];
+  const contended = ['warm-up', '1', '2'].flatMap((run) =>
+    ['reservation script, 50 in flight', ...designs.map((d) => `${d}, 50 connections`)].map((what) => `contended ${run}: ${what}`),
+  );
   const labels = ['ceiling', ...races, ...contended];
   const phases = labels.map((label, i): PhaseSeries => {
     const t = Array.from({ length: PHASE_SECONDS }, (_, s) => i * (PHASE_SECONDS + 1) + s);
@@ -156,7 +176,12 @@ function ordersTimeline(): TimelineData {
     return { label, t, remaining: t.map((_, s) => 1000 - 400 * s) };
   });
   const seconds = Array.from({ length: labels.length * (PHASE_SECONDS + 1) }, (_, s) => s);
-  const cpu = { t: seconds, percent: Object.fromEntries(['gateway', 'consumers', 'redis', 'database', 'emulator', 'bench', 'machine'].map((name, i) => [name, seconds.map((s) => 10 * i + (s % 7))])) };
+  const cpu = {
+    t: seconds,
+    percent: Object.fromEntries(
+      ['gateway', 'consumers', 'redis', 'database', 'emulator', 'bench', 'machine'].map((name, i) => [name, seconds.map((s) => 10 * i + (s % 7))]),
+    ),
+  };
   return { started_at: '2026-01-01T00:00:00.000Z', phases, stock, cpu };
 }
 
@@ -215,7 +240,10 @@ describe('a bench report', () => {
     const { data } = charts.percentiles;
     [data[1], data[3]] = [data[3], data[1]];
     const wrong = report.replace(/\.html$/, '-wrong.html');
-    writeFileSync(wrong, html.replace(/(<script type="application\/json" id="charts">).*?(<\/script>)/s, (_, open, close) => `${open}${JSON.stringify(charts)}${close}`));
+    writeFileSync(
+      wrong,
+      html.replace(/(<script type="application\/json" id="charts">).*?(<\/script>)/s, (_, open, close) => `${open}${JSON.stringify(charts)}${close}`),
+    );
 
     // Act
     const drawn = await open(wrong);
@@ -246,23 +274,44 @@ describe('a bench report', () => {
       expect(drawn.comparisonRows).toEqual(
         designs.map((key) => {
           const d = bench.comparison[key]!;
-          return [key, d.label, String(d.rps), String(d.p99_ms), String(d.ratio), ...components.map((c) => cellOf(d.cpu_ms_per_request[c])), String(d.product_ms_per_request), String(d.stand_in_ms_per_request)];
+          return [
+            key,
+            d.label,
+            String(d.rps),
+            String(d.p99_ms),
+            String(d.ratio),
+            ...components.map((c) => cellOf(d.cpu_ms_per_request[c])),
+            String(d.product_ms_per_request),
+            String(d.stand_in_ms_per_request),
+          ];
         }),
       );
 
-      for (const [chart, key] of [['bars-rps', 'rps'], ['bars-p99', 'p99_ms']] as const) {
+      for (const [chart, key] of [
+        ['bars-rps', 'rps'],
+        ['bars-p99', 'p99_ms'],
+      ] as const) {
         const bars = barsOf(drawn, chart);
-        expect(bars.map((b) => [b.design, b.value]), chart).toEqual(designs.map((d) => [d, bench.comparison[d]![key]]));
+        expect(
+          bars.map((b) => [b.design, b.value]),
+          chart,
+        ).toEqual(designs.map((d) => [d, bench.comparison[d]![key]]));
         expect(strayFromScale(bars), chart).toBeLessThan(1);
       }
       const cpuBars = barsOf(drawn, 'bars-cpu');
       expect(cpuBars.map((b) => [b.design, b.component, b.value])).toEqual(
-        designs.flatMap((d) => components.flatMap((c) => (bench.comparison[d]!.cpu_ms_per_request[c] ? [[d, c, bench.comparison[d]!.cpu_ms_per_request[c]]] : []))),
+        designs.flatMap((d) =>
+          components.flatMap((c) => (bench.comparison[d]!.cpu_ms_per_request[c] ? [[d, c, bench.comparison[d]!.cpu_ms_per_request[c]]] : [])),
+        ),
       );
       expect(strayFromScale(cpuBars)).toBeLessThan(1);
       const fills = (kind: string) => new Set(cpuBars.filter((b) => b.kind === kind).map((b) => b.fill));
-      expect(cpuBars.filter((b) => b.kind === 'product').map((b) => b.component)).toSatisfy((c: string[]) => c.every((name) => (PRODUCT_COMPONENTS as readonly string[]).includes(name)));
-      expect(cpuBars.filter((b) => b.kind === 'stand-in').map((b) => b.component)).toSatisfy((c: string[]) => c.length > 0 && c.every((name) => (STAND_IN_COMPONENTS as readonly string[]).includes(name)));
+      expect(cpuBars.filter((b) => b.kind === 'product').map((b) => b.component)).toSatisfy((c: string[]) =>
+        c.every((name) => (PRODUCT_COMPONENTS as readonly string[]).includes(name)),
+      );
+      expect(cpuBars.filter((b) => b.kind === 'stand-in').map((b) => b.component)).toSatisfy(
+        (c: string[]) => c.length > 0 && c.every((name) => (STAND_IN_COMPONENTS as readonly string[]).includes(name)),
+      );
       // Visibly apart: the stand-ins hatched (a pattern), the product's components solid.
       expect([...fills('stand-in')].every((fill) => fill.startsWith('url('))).toBe(true);
       expect([...fills('product')].some((fill) => fill.startsWith('url('))).toBe(false);

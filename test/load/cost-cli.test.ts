@@ -11,7 +11,12 @@ const run = promisify(execFile);
 async function cost(...args: string[]) {
   const { stdout } = await run(process.execPath, ['--import', 'tsx', 'load/cost.ts', ...args]);
   const lines = stdout.trimEnd().split('\n');
-  return { stdout, json: JSON.parse(lines[lines.length - 1]!) as { designs: Record<string, { usd_per_million_orders: number; sqs_requests_from: string; items: Record<string, { usd: number }> }> } };
+  return {
+    stdout,
+    json: JSON.parse(lines[lines.length - 1]!) as {
+      designs: Record<string, { usd_per_million_orders: number; sqs_requests_from: string; items: Record<string, { usd: number }> }>;
+    },
+  };
 }
 
 describe('npm run cost', () => {
@@ -35,7 +40,9 @@ describe('npm run cost', () => {
     expect(json.designs.for_update!.items.aurora!.usd).toBeCloseTo(0.533333, 6);
     expect(json.designs.for_update!.usd_per_million_orders).toBeCloseTo(0.2 + 0.321406 + 1 + 0.124816 + 0.028444 + 0.533333 + 0.066667, 5);
     expect(json.designs.for_update!.sqs_requests_from).toBe('none');
-    expect(stdout).toContain('surge — Surge (Redis script, SQS, writer): $1.8926 per million orders (500 orders/s for an hour; 2 cache nodes; Aurora 2 × 2 ACU; SQS from sqs_billed_requests)');
+    expect(stdout).toContain(
+      'surge — Surge (Redis script, SQS, writer): $1.8926 per million orders (500 orders/s for an hour; 2 cache nodes; Aurora 2 × 2 ACU; SQS from sqs_billed_requests)',
+    );
     expect(stdout).toMatch(/^ {2}Lambda compute +5,070 GB-s +\$0\.0000133334 \/ GB-s +0\.0676 +Arm/m);
     expect(stdout).toContain('for_update — FOR UPDATE: $2.2747 per million orders');
   });
@@ -65,7 +72,10 @@ describe('npm run cost', () => {
 
     // Act
     const { stdout } = await run(process.execPath, ['--import', 'tsx', 'load/cost.ts', file, '--rates', '500,5000']);
-    const json = JSON.parse(stdout.trimEnd().split('\n').pop()!) as { sized: { design: string; orders_per_second: number; reachable?: false; usd_per_million_orders?: number }[]; chart: string };
+    const json = JSON.parse(stdout.trimEnd().split('\n').pop()!) as {
+      sized: { design: string; orders_per_second: number; reachable?: false; usd_per_million_orders?: number }[];
+      chart: string;
+    };
 
     // Assess: every design at 500/s; at 5,000 only Surge and the autocommit upper bound
     const reachable = (rate: number) => json.sized.filter((p) => p.orders_per_second === rate && p.reachable !== false).map((p) => p.design);
@@ -77,4 +87,3 @@ describe('npm run cost', () => {
     rmSync(json.chart);
   });
 });
-

@@ -70,7 +70,15 @@ describe('the cost of a million orders on AWS', () => {
   });
 
   it("counts SQS's actions among the emulator's counts, and nothing else there", () => {
-    const calls = { SendMessageBatch: 0.1, ReceiveMessage: 0.2, DeleteMessageBatch: 0.1, messages_sent: 1, sqs_billed_requests: 0.4, 'secretsmanager.GetSecretValue': 0.001, 'S3 PUT': 1 };
+    const calls = {
+      SendMessageBatch: 0.1,
+      ReceiveMessage: 0.2,
+      DeleteMessageBatch: 0.1,
+      messages_sent: 1,
+      sqs_billed_requests: 0.4,
+      'secretsmanager.GetSecretValue': 0.001,
+      'S3 PUT': 1,
+    };
 
     expect(cents(sqsCallsPerOrder(calls))).toBe(0.4);
   });
@@ -84,7 +92,11 @@ describe('sizing a design for a rate of orders', () => {
 
     // Assess: 500/s: Redis 0.015 cores / 0.5 → one shard (two nodes); MySQL 0.025 / 0.5 = 0.05 vCPU = 0.2 ACU → the 0.5 minimum.
     // 5,000/s: Redis 0.15 / 0.5 = 0.3 cores → one shard; MySQL 0.25 / 0.5 = 0.5 vCPU = 2 ACU.
-    expect(at500).toMatchObject({ redisShards: 1, reachable: true, capacity: { ordersPerSecond: 500, redisNodes: 2, auroraInstances: 2, auroraAcuPerInstance: 0.5 } });
+    expect(at500).toMatchObject({
+      redisShards: 1,
+      reachable: true,
+      capacity: { ordersPerSecond: 500, redisNodes: 2, auroraInstances: 2, auroraAcuPerInstance: 0.5 },
+    });
     expect(at5000).toMatchObject({ redisShards: 1, reachable: true, capacity: { ordersPerSecond: 5_000, redisNodes: 2, auroraAcuPerInstance: 2 } });
     expect(sizeFor({ redisMsPerOrder: 0.3, databaseMsPerOrder: 0.05 }, 5_000)).toMatchObject({ redisShards: 3, capacity: { redisNodes: 6 } });
   });
@@ -100,4 +112,3 @@ describe('sizing a design for a rate of orders', () => {
     expect(within).toMatchObject({ reachable: true, redisShards: 0, capacity: { redisNodes: 0, auroraAcuPerInstance: 2 } });
   });
 });
-

@@ -82,7 +82,11 @@ describe("the bench's CPU split by profile", () => {
 
     // Assess: the main thread's and the worker's, under the process's pid, each readable
     expect(child.status).toBe(0);
-    expect(readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sort()).toEqual([`profile.${child.pid}.0.cpuprofile`, `profile.${child.pid}.1.cpuprofile`]);
+    expect(
+      readdirSync(dir)
+        .filter((f) => f.endsWith('.cpuprofile'))
+        .sort(),
+    ).toEqual([`profile.${child.pid}.0.cpuprofile`, `profile.${child.pid}.1.cpuprofile`]);
     expect(readProfiles(dir).map((thread) => thread.pid)).toEqual([child.pid, child.pid]);
   });
 

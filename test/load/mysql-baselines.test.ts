@@ -15,7 +15,8 @@ import { sql, soldCount, uniqueItemId } from '../support/orders';
 
 const HOUR = 3_600_000;
 const codeOf = (outcome: PromiseSettledResult<unknown>) => (outcome.status === 'fulfilled' ? 'ok' : (outcome.reason as { code?: string }).code);
-const tally = (outcomes: PromiseSettledResult<unknown>[]) => outcomes.map(codeOf).reduce<Record<string, number>>((t, c) => ({ ...t, [c!]: (t[c!] ?? 0) + 1 }), {});
+const tally = (outcomes: PromiseSettledResult<unknown>[]) =>
+  outcomes.map(codeOf).reduce<Record<string, number>>((t, c) => ({ ...t, [c!]: (t[c!] ?? 0) + 1 }), {});
 
 const orderDesigns = { transaction: placeOrderConditionalTransaction, autocommit: placeOrderConditionalAutocommit };
 /**
@@ -63,7 +64,10 @@ describe.each(Object.entries(couponDesigns))('coupons by conditional UPDATE, %s'
     return id;
   };
   const dealFacts = async (dealId: string) => {
-    const [row] = await sql<RowDataPacket>('SELECT issued, (SELECT COUNT(*) FROM coupons WHERE deal_id = ?) AS coupons FROM deals WHERE id = ?', [dealId, dealId]);
+    const [row] = await sql<RowDataPacket>('SELECT issued, (SELECT COUNT(*) FROM coupons WHERE deal_id = ?) AS coupons FROM deals WHERE id = ?', [
+      dealId,
+      dealId,
+    ]);
     return { issued: Number(row!.issued), coupons: Number(row!.coupons) };
   };
 
@@ -74,7 +78,9 @@ describe.each(Object.entries(couponDesigns))('coupons by conditional UPDATE, %s'
 
     // Act
     const outcomes = await Promise.allSettled(users.map((userId) => issue(db(), dealId, userId)));
-    const again = await Promise.allSettled([issue(db(), dealId, Number((await sql<RowDataPacket>('SELECT user_id FROM coupons WHERE deal_id = ? LIMIT 1', [dealId]))[0]!.user_id))]);
+    const again = await Promise.allSettled([
+      issue(db(), dealId, Number((await sql<RowDataPacket>('SELECT user_id FROM coupons WHERE deal_id = ? LIMIT 1', [dealId]))[0]!.user_id)),
+    ]);
 
     // Assess
     const issued = tally(outcomes).ok!;
@@ -109,6 +115,9 @@ describe.each(Object.entries(couponDesigns))('coupons by conditional UPDATE, %s'
 
     // Assess
     expect(outcomes.map(codeOf)).toEqual(['NOT_OPEN', 'CLOSED']);
-    expect([await dealFacts(later), await dealFacts(over)]).toEqual([{ issued: 0, coupons: 0 }, { issued: 0, coupons: 0 }]);
+    expect([await dealFacts(later), await dealFacts(over)]).toEqual([
+      { issued: 0, coupons: 0 },
+      { issued: 0, coupons: 0 },
+    ]);
   });
 });

@@ -43,7 +43,10 @@ interface MyFeeds {
 }
 
 const session = (fn: unknown, reader: Reader, method: string, path: string, pathParameters?: Record<string, string>) =>
-  (fn as Handler)(httpEvent('get-me', { method, path, cookies: [reader.cookie], ...(pathParameters ? { pathParameters } : {}) }) as never, lambdaContext() as never);
+  (fn as Handler)(
+    httpEvent('get-me', { method, path, cookies: [reader.cookie], ...(pathParameters ? { pathParameters } : {}) }) as never,
+    lambdaContext() as never,
+  );
 
 const myFeeds = async (reader: Reader): Promise<MyFeeds> => body(await session(getMyFeeds, reader, 'GET', '/me/feeds'));
 const rotateFeeds = async (reader: Reader): Promise<MyFeeds> => body(await session(rotateFeedToken, reader, 'POST', '/me/feeds'));
@@ -86,7 +89,11 @@ function atomDocument(text: string) {
 
 /** What JSON Feed 1.1 requires: its version, a title, and items each with a string id, and at least one of content_html or content_text. */
 function jsonFeedDocument(text: string) {
-  const feed = JSON.parse(text) as { version: string; title: string; items: { id: string; url: string; title: string; content_html?: string; authors: { name: string }[]; date_published: string }[] };
+  const feed = JSON.parse(text) as {
+    version: string;
+    title: string;
+    items: { id: string; url: string; title: string; content_html?: string; authors: { name: string }[]; date_published: string }[];
+  };
   expect(feed.version).toBe('https://jsonfeed.org/version/1.1');
   expect(typeof feed.title).toBe('string');
   expect(Array.isArray(feed.items)).toBe(true);
@@ -164,7 +171,7 @@ describe('feeds', () => {
     expect(parseFeed(bitsAtom.body!).items.map((i) => i.id)).toEqual(bitsJson.items.map((i) => i.id));
   });
 
-  it('opens an entry\'s link: the issue as a page, under a policy that lets nothing run', async () => {
+  it("opens an entry's link: the issue as a page, under a policy that lets nothing run", async () => {
     const parsed = parseFeed((await fetchUrl(feeds.all.atom)).body!);
 
     const page = await fetchUrl(parsed.items[0]!.url!);
@@ -176,7 +183,7 @@ describe('feeds', () => {
     expect(page.body).toContain('<p>Second bits</p>');
   });
 
-  it('answers 404 to a token no one holds, to another reader\'s issue, and to a newsletter the reader does not read; 400 to a malformed token', async () => {
+  it("answers 404 to a token no one holds, to another reader's issue, and to a newsletter the reader does not read; 400 to a malformed token", async () => {
     const [other] = (await readers(1)) as [Reader];
     const otherFeeds = await myFeeds(other);
     const issuePage = parseFeed((await fetchUrl(feeds.all.atom)).body!).items[0]!.url!;
@@ -258,7 +265,7 @@ describe('feeds', () => {
     expect(grown).toBeLessThan(2 * Buffer.byteLength(answers[0]!.body!));
   });
 
-  it("leaves a muted newsletter out of the all-newsletters feed; its own feed keeps its issues and says it is muted", async () => {
+  it('leaves a muted newsletter out of the all-newsletters feed; its own feed keeps its issues and says it is muted', async () => {
     const bytes = feeds.newsletters.find((n) => n.name === 'Daily Bytes')!;
     const before = await fetchUrl(feeds.all.atom);
 
@@ -349,7 +356,11 @@ describe('feed tokens', () => {
     const { count, periodMs } = LIMITS.feedPollsPerToken;
     // Used up as that many polls would, each costing ten, so none comes back while the test runs.
     for (let taken = 0; taken < count; taken += 500) {
-      await Promise.all(Array.from({ length: Math.min(500, count - taken) }, () => takeRate(feedKeys(feedTokenHash(token)).rate, { count, periodMs: periodMs * 10 }).catch(() => undefined)));
+      await Promise.all(
+        Array.from({ length: Math.min(500, count - taken) }, () =>
+          takeRate(feedKeys(feedTokenHash(token)).rate, { count, periodMs: periodMs * 10 }).catch(() => undefined),
+        ),
+      );
     }
 
     const answer = await fetchUrl(feeds.all.atom);
@@ -395,7 +406,9 @@ describe('feeds of hostile and large mail', () => {
   it('holds a feed to 512 KiB: issues too big for it are cut, with a link to their page', async () => {
     const [reader] = (await readers(1)) as [Reader];
     await deliver(reader, { subject: 'small', html: '<p>small</p>' });
-    const [[{ newsletter_id: newsletterId }]] = (await db.query<RowDataPacket[]>('SELECT newsletter_id FROM issues WHERE user_id = ?', [reader.id])) as unknown as [[{ newsletter_id: number }]];
+    const [[{ newsletter_id: newsletterId }]] = (await db.query<RowDataPacket[]>('SELECT newsletter_id FROM issues WHERE user_id = ?', [
+      reader.id,
+    ])) as unknown as [[{ newsletter_id: number }]];
     // Fifty issues of 100 KB each, filed straight into MySQL: ten times what the feed may hold.
     const big = `<p>${'x'.repeat(100 * 1024)}</p>`;
     const rows = Array.from({ length: 50 }, (_, i) => [reader.id, newsletterId, sesMessageId(), `big ${i}`, 'a@b.example', big, 'text of a big issue', '[]']);
@@ -405,7 +418,9 @@ describe('feeds of hostile and large mail', () => {
 
     for (const url of [feeds.all.atom, feeds.all.json]) {
       const answer = (await fetchUrl(url)).body!;
-      const items = url.endsWith('/atom/all') ? parseFeed(answer).items.map((i) => ({ content: i.content!, url: i.url! })) : jsonFeedDocument(answer).items.map((i) => ({ content: i.content_html!, url: i.url }));
+      const items = url.endsWith('/atom/all')
+        ? parseFeed(answer).items.map((i) => ({ content: i.content!, url: i.url! }))
+        : jsonFeedDocument(answer).items.map((i) => ({ content: i.content_html!, url: i.url }));
 
       expect(Buffer.byteLength(answer)).toBeLessThanOrEqual(FEED_MAX_BYTES);
       expect(items).toHaveLength(50);

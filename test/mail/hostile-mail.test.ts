@@ -59,22 +59,44 @@ const corpus: Record<string, { raw: () => Buffer; outcome: 'filed' | 'rejected';
     reason: 'headers-too-large',
   },
   'broken base64': {
-    raw: () => Buffer.from([...base(['Content-Type: text/plain; charset=utf-8', 'Content-Transfer-Encoding: base64']), '', 'SGVsbG8@@@!!!===**d29ybGQ', ''].join(CRLF)),
+    raw: () =>
+      Buffer.from([...base(['Content-Type: text/plain; charset=utf-8', 'Content-Transfer-Encoding: base64']), '', 'SGVsbG8@@@!!!===**d29ybGQ', ''].join(CRLF)),
     outcome: 'filed',
   },
   'CRLF in the subject': {
     raw: () => {
       const injected = Buffer.from('Hi\r\nBcc: victim@elsewhere.example\r\n\r\n<script>').toString('base64');
-      return Buffer.from([from, 'To: reader@inbound.surge.test', `Subject: =?UTF-8?B?${injected}?=`, 'List-Id: <hostile.attack.example>', '', 'body', ''].join(CRLF));
+      return Buffer.from(
+        [from, 'To: reader@inbound.surge.test', `Subject: =?UTF-8?B?${injected}?=`, 'List-Id: <hostile.attack.example>', '', 'body', ''].join(CRLF),
+      );
     },
     outcome: 'filed',
   },
   '../ attachment names': {
     raw: () => {
       const attachment = (name: string) =>
-        [`--a`, `Content-Type: application/octet-stream; name="${name}"`, `Content-Disposition: attachment; filename="${name}"`, 'Content-Transfer-Encoding: base64', '', 'aGVsbG8='].join(CRLF);
+        [
+          `--a`,
+          `Content-Type: application/octet-stream; name="${name}"`,
+          `Content-Disposition: attachment; filename="${name}"`,
+          'Content-Transfer-Encoding: base64',
+          '',
+          'aGVsbG8=',
+        ].join(CRLF);
       return Buffer.from(
-        [...base(['Content-Type: multipart/mixed; boundary="a"']), '', '--a', 'Content-Type: text/plain', '', 'see attached', attachment('../../etc/passwd'), attachment('..\\..\\boot.ini'), attachment('.hidden'), '--a--', ''].join(CRLF),
+        [
+          ...base(['Content-Type: multipart/mixed; boundary="a"']),
+          '',
+          '--a',
+          'Content-Type: text/plain',
+          '',
+          'see attached',
+          attachment('../../etc/passwd'),
+          attachment('..\\..\\boot.ini'),
+          attachment('.hidden'),
+          '--a--',
+          '',
+        ].join(CRLF),
       );
     },
     outcome: 'filed',
@@ -169,7 +191,9 @@ describe('hostile mail', () => {
     expect(subject).not.toMatch(/[\r\n]/);
     expect(subject).toContain('Bcc: victim@elsewhere.example');
     expect(attachments.map((a) => a.filename)).toEqual(['passwd', 'boot.ini', 'hidden']);
-    expect(html).not.toMatch(/<script|onerror|javascript:|<iframe|<style|<meta|<base|<form|<input|<object|<embed|<link|srcset|url\(|\ssrc=|tracker|href="\/|margin|position/i);
+    expect(html).not.toMatch(
+      /<script|onerror|javascript:|<iframe|<style|<meta|<base|<form|<input|<object|<embed|<link|srcset|url\(|\ssrc=|tracker|href="\/|margin|position/i,
+    );
     expect(html).toContain('styled');
   });
 

@@ -36,7 +36,8 @@ const inbox = (reader: Reader, query = '') => call(listInbox, reader, 'GET', '/m
 const newsletterPage = (reader: Reader, query = '') => call(listNewsletters, reader, 'GET', '/me/newsletters', { query });
 const newsletters = async (reader: Reader) => body(await newsletterPage(reader)).newsletters;
 const quarantine = async (reader: Reader, query = '') => body(await call(listQuarantine, reader, 'GET', '/me/quarantine', { query }));
-const release = (reader: Reader, id: number | string) => call(releaseMail, reader, 'POST', `/me/quarantine/${id}/release`, { pathParameters: { id: String(id) } });
+const release = (reader: Reader, id: number | string) =>
+  call(releaseMail, reader, 'POST', `/me/quarantine/${id}/release`, { pathParameters: { id: String(id) } });
 
 /** Stores a mail and delivers its receipt event, as SES would; returns the SES message id. */
 async function deliver(recipients: string[], spec: MailSpec = {}, receipt: Partial<SESReceipt> = {}, fixture?: 'receipt-no-dmarc'): Promise<string> {
@@ -58,14 +59,17 @@ async function deliver(recipients: string[], spec: MailSpec = {}, receipt: Parti
 async function exhaust(key: string, rate: Rate): Promise<void> {
   const dearer = { count: rate.count, periodMs: rate.periodMs * 10 };
   // In rounds of 500, so that no command waits past the client's 1 s timeout.
-  for (let taken = 0; taken < rate.count; taken += 500) await Promise.all(Array.from({ length: Math.min(500, rate.count - taken) }, () => takeRate(key, dearer)));
+  for (let taken = 0; taken < rate.count; taken += 500)
+    await Promise.all(Array.from({ length: Math.min(500, rate.count - taken) }, () => takeRate(key, dearer)));
 }
 /** A sender domain of its own per use, so no two tests share its rates. */
 const senderDomain = () => `sender-${sesMessageId().slice(0, 8)}.example`;
 
 let db: Awaited<ReturnType<typeof createConnection>>;
 async function outcomesOf(messageId: string) {
-  const [rows] = await db.query<RowDataPacket[]>('SELECT recipient, outcome, reason FROM mail_outcomes WHERE ses_message_id = ? ORDER BY recipient', [messageId]);
+  const [rows] = await db.query<RowDataPacket[]>('SELECT recipient, outcome, reason FROM mail_outcomes WHERE ses_message_id = ? ORDER BY recipient', [
+    messageId,
+  ]);
   return rows.map((r) => ({ recipient: r.recipient, outcome: r.outcome, reason: r.reason }));
 }
 
@@ -131,7 +135,9 @@ describe('inbound newsletter mail', () => {
   it('holds the cap when mails of many new newsletters arrive for a reader at once', async () => {
     const [reader] = await readers(1);
 
-    const messageIds = await Promise.all(Array.from({ length: LIMITS.newNewslettersPerReader.count + 5 }, () => deliver([reader!.address], { listId: uniqueList() })));
+    const messageIds = await Promise.all(
+      Array.from({ length: LIMITS.newNewslettersPerReader.count + 5 }, () => deliver([reader!.address], { listId: uniqueList() })),
+    );
 
     const outcomes = (await Promise.all(messageIds.map(outcomesOf))).flat().map((o) => o.outcome);
     expect(outcomes.filter((o) => o === 'filed')).toHaveLength(LIMITS.newNewslettersPerReader.count);
@@ -180,13 +186,16 @@ describe('inbound newsletter mail', () => {
     expect(new Set(ids).size).toBe(5);
   });
 
-  it.each(['cursor=abc', 'cursor=0', 'cursor=-1', 'cursor=1e3', 'limit=0', 'limit=101', 'limit=x', 'page=2'])('answers 400 to GET /me/newsletters?%s', async (query) => {
-    const [reader] = await readers(1);
+  it.each(['cursor=abc', 'cursor=0', 'cursor=-1', 'cursor=1e3', 'limit=0', 'limit=101', 'limit=x', 'page=2'])(
+    'answers 400 to GET /me/newsletters?%s',
+    async (query) => {
+      const [reader] = await readers(1);
 
-    const result = await newsletterPage(reader!, query);
+      const result = await newsletterPage(reader!, query);
 
-    expect([result.statusCode, body(result).error.code]).toEqual([400, 'VALIDATION_FAILED']);
-  });
+      expect([result.statusCode, body(result).error.code]).toEqual([400, 'VALIDATION_FAILED']);
+    },
+  );
 
   it('lists quarantined mail to its reader and files it once released, as from an unauthenticated sender unless SES authenticated it', async () => {
     // Prepare
@@ -220,7 +229,7 @@ describe('inbound newsletter mail', () => {
     expect((await newsletters(reader!)).map((n: { name: string }) => n.name)).toContain('One Too Many');
   });
 
-  it("pages quarantined mail, keeps it from other readers, and never releases mail whose virus scan did not pass", async () => {
+  it('pages quarantined mail, keeps it from other readers, and never releases mail whose virus scan did not pass', async () => {
     const [reader, intruder] = await readers(2);
     for (let i = 0; i < 3; i++) await deliver([reader!.address], { listId: uniqueList() }, { spamVerdict: { status: 'FAIL' } });
     await deliver([reader!.address], { listId: uniqueList() }, { virusVerdict: { status: 'PROCESSING_FAILED' } });
@@ -228,7 +237,12 @@ describe('inbound newsletter mail', () => {
     const first = await quarantine(reader!, 'limit=2');
     const second = await quarantine(reader!, `limit=2&cursor=${first.next}`);
     const unscanned = [...first.mail, ...second.mail].find((m: { reason: string }) => m.reason.startsWith('virus'));
-    const results = [await release(intruder!, first.mail[0].id), await release(reader!, unscanned.id), await release(reader!, 'abc'), await call(listQuarantine, reader!, 'GET', '/me/quarantine', { query: 'cursor=x' })];
+    const results = [
+      await release(intruder!, first.mail[0].id),
+      await release(reader!, unscanned.id),
+      await release(reader!, 'abc'),
+      await call(listQuarantine, reader!, 'GET', '/me/quarantine', { query: 'cursor=x' }),
+    ];
 
     expect([first.mail.length, second.mail.length, second.next]).toEqual([2, 2, null]);
     expect(await quarantine(intruder!)).toEqual({ mail: [], next: null });
@@ -248,7 +262,10 @@ describe('inbound newsletter mail', () => {
 
     // Act
     await deliver([reader!.address], { listId: `"Linked" ${linked}`, listUnsubscribe: '<https://bits.example/u/old>' });
-    await deliver([reader!.address], { listId: `"Linked" ${linked}`, listUnsubscribe: '<mailto:leave@bits.example?subject=unsubscribe>, <https://bits.example/u/new>' });
+    await deliver([reader!.address], {
+      listId: `"Linked" ${linked}`,
+      listUnsubscribe: '<mailto:leave@bits.example?subject=unsubscribe>, <https://bits.example/u/new>',
+    });
     await deliver([reader!.address], { listId: `"Linked" ${linked}` });
     await deliver([reader!.address], { listId: `"Unlinked" ${unlinked}` });
 
@@ -271,7 +288,10 @@ describe('inbound newsletter mail', () => {
   it('files a new newsletter for every reader of one mail at once', async () => {
     const audience = await readers(30);
 
-    const messageId = await deliver(audience.map((r) => r.address), { listId: uniqueList() });
+    const messageId = await deliver(
+      audience.map((r) => r.address),
+      { listId: uniqueList() },
+    );
 
     expect((await outcomesOf(messageId)).map((o) => o.outcome)).toEqual(Array(30).fill('filed'));
   });
@@ -322,7 +342,12 @@ describe('inbound newsletter mail', () => {
     await deliver([reader!.address], { listId: `"Weekly Bits" ${listId}`, subject: 'Issue 1' });
 
     // Act
-    await deliver([reader!.address], { listId: `"Verify your account at impostor.example" ${listId}`, subject: 'Urgent' }, receipt as Partial<SESReceipt>, fixture);
+    await deliver(
+      [reader!.address],
+      { listId: `"Verify your account at impostor.example" ${listId}`, subject: 'Urgent' },
+      receipt as Partial<SESReceipt>,
+      fixture,
+    );
 
     // Assess
     const shelf = (await newsletters(reader!)).map((n: { name: string; issues: number; authenticated: boolean }) => [n.name, n.issues, n.authenticated]);
@@ -462,7 +487,9 @@ describe('inbound newsletter mail', () => {
         ].sort((a, b) => a.recipient.localeCompare(b.recipient)),
       );
       expect(await outcomesOf(fromOthers)).toEqual([{ recipient: reader!.address, outcome: 'filed', reason: '' }]);
-      expect((await quarantine(reader!)).mail).toMatchObject([{ reason: 'rate-reader-sender', sender: `Flood <news@${domain}>`, subject: 'One too many', authenticated: true }]);
+      expect((await quarantine(reader!)).mail).toMatchObject([
+        { reason: 'rate-reader-sender', sender: `Flood <news@${domain}>`, subject: 'One too many', authenticated: true },
+      ]);
     });
 
     it("quarantines a reader's mail past their own rate, from any sender, and files other readers' copies", async () => {

@@ -23,11 +23,19 @@ describe('load tests and operations against the twin', () => {
     return (await signedIn(twin.url, { email, password })).client;
   };
   /** Buyers made by the load-test route, each with a client signed in as them. */
-  const buyers = async (count: number) => (await admin.POST('/admin/load-tests/buyers', { body: { count } })).data!.buyers.map((b) => ({ ...b, client: as(b.cookie) }));
+  const buyers = async (count: number) =>
+    (await admin.POST('/admin/load-tests/buyers', { body: { count } })).data!.buyers.map((b) => ({ ...b, client: as(b.cookie) }));
   const fresh = (what: string) => `${what}-${randomUUID().slice(0, 8)}`;
 
   beforeAll(async () => {
-    twin = await startTwin({ port: 0, smtpPort: 0, stateDir: '.local/test-operations', database: 'surge_test_operations', consumers: 'in-process', queuePrefix: 'operations-' });
+    twin = await startTwin({
+      port: 0,
+      smtpPort: 0,
+      stateDir: '.local/test-operations',
+      database: 'surge_test_operations',
+      consumers: 'in-process',
+      queuePrefix: 'operations-',
+    });
     admin = await signIn('admin');
   });
   afterAll(() => twin?.stop());
@@ -63,9 +71,12 @@ describe('load tests and operations against the twin', () => {
   });
 
   describe('POST /admin/audit/…', () => {
-    const auditItem = (itemId: string, accepted: string[] = []) => admin.POST('/admin/audit/items/{itemId}', { params: { path: { itemId } }, body: { accepted } });
-    const auditDeal = (dealId: string, accepted: string[] = []) => admin.POST('/admin/audit/deals/{dealId}', { params: { path: { dealId } }, body: { accepted } });
-    const drained = (audit: () => Promise<{ data?: { pending: number } }>) => until(async () => (await audit()).data?.pending === 0, 60_000, 'the writer drained');
+    const auditItem = (itemId: string, accepted: string[] = []) =>
+      admin.POST('/admin/audit/items/{itemId}', { params: { path: { itemId } }, body: { accepted } });
+    const auditDeal = (dealId: string, accepted: string[] = []) =>
+      admin.POST('/admin/audit/deals/{dealId}', { params: { path: { dealId } }, body: { accepted } });
+    const drained = (audit: () => Promise<{ data?: { pending: number } }>) =>
+      until(async () => (await audit()).data?.pending === 0, 60_000, 'the writer drained');
 
     it('holds a sale against the orders it accepted, and names an accepted order it has no row for', async () => {
       // Prepare: 150 buyers race for 100 units, one order each.
@@ -73,7 +84,9 @@ describe('load tests and operations against the twin', () => {
       await admin.PUT('/items/{itemId}/stock', { params: { path: { itemId } }, body: { quantity: 100, perUserLimit: 1 } });
       const crowd = await buyers(150);
       const answers = await Promise.all(
-        crowd.map((b) => b.client.POST('/items/{itemId}/orders', { params: { path: { itemId }, header: { 'idempotency-key': randomUUID() } }, body: { quantity: 1 } })),
+        crowd.map((b) =>
+          b.client.POST('/items/{itemId}/orders', { params: { path: { itemId }, header: { 'idempotency-key': randomUUID() } }, body: { quantity: 1 } }),
+        ),
       );
       const accepted = answers.flatMap((a) => (a.data ? [a.data.orderId] : []));
       await drained(() => auditItem(itemId));
@@ -86,7 +99,19 @@ describe('load tests and operations against the twin', () => {
       // Assess
       expect(answers.map((a) => a.response.status).sort()).toEqual([...Array(100).fill(202), ...Array(50).fill(409)]);
       expect(audit.response.status).toBe(200);
-      expect(audit.data).toMatchObject({ capacity: 100, final_stock: 0, pending: 0, drift: 0, rows: 100, confirmed: 100, oversold: 0, duplicates: 0, accepted: 100, lost: 0, rejected: 0 });
+      expect(audit.data).toMatchObject({
+        capacity: 100,
+        final_stock: 0,
+        pending: 0,
+        drift: 0,
+        rows: 100,
+        confirmed: 100,
+        oversold: 0,
+        duplicates: 0,
+        accepted: 100,
+        lost: 0,
+        rejected: 0,
+      });
       expect(withAStranger.data).toMatchObject({ accepted: 11, lost: 1, lost_ids: [neverStored] });
     });
 

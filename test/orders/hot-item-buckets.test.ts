@@ -40,12 +40,17 @@ function buyersOf(bucket: number, buckets: number, count: number, first = 1): nu
   return found;
 }
 
-const stocks = async (itemId: string, buckets: number) => Promise.all(itemBuckets(itemId, buckets).map(async (b) => Number(await redis().hget(b.state, 'stock'))));
+const stocks = async (itemId: string, buckets: number) =>
+  Promise.all(itemBuckets(itemId, buckets).map(async (b) => Number(await redis().hget(b.state, 'stock'))));
 
 describe('one hot item in buckets', () => {
-  it('puts 3 buckets one on each master of an evenly split cluster, and keeps one bucket on the item\'s own keys', () => {
+  it("puts 3 buckets one on each master of an evenly split cluster, and keeps one bucket on the item's own keys", () => {
     // redis-cli --cluster create's ranges for 3 masters
-    const masters = [[0, 5460], [5461, 10922], [10923, 16383]] as const;
+    const masters = [
+      [0, 5460],
+      [5461, 10922],
+      [10923, 16383],
+    ] as const;
     const masterOf = (tag: string) => masters.findIndex(([low, high]) => slotOf(tag) >= low && slotOf(tag) <= high);
 
     for (const item of ['sneaker', 'a', 'demo-item', uniqueItemId()]) expect(bucketTags(`item:${item}`, 3).map(masterOf)).toEqual([0, 1, 2]);
@@ -58,8 +63,12 @@ describe('one hot item in buckets', () => {
     const [admin, buyer] = [...(await signedInUsers(1, 'admin')), ...(await signedInUsers(1))];
     const itemId = uniqueItemId('hot-http');
     const put = (body: unknown) =>
-      putItemStock(httpEvent('post-sessions', { method: 'PUT', path: `/items/${itemId}/stock`, pathParameters: { itemId }, cookies: [admin!.cookie], body }), lambdaContext());
-    const item = async () => JSON.parse((await getItem(httpEvent('get-me', { method: 'GET', path: `/items/${itemId}`, pathParameters: { itemId } }), lambdaContext())).body!);
+      putItemStock(
+        httpEvent('post-sessions', { method: 'PUT', path: `/items/${itemId}/stock`, pathParameters: { itemId }, cookies: [admin!.cookie], body }),
+        lambdaContext(),
+      );
+    const item = async () =>
+      JSON.parse((await getItem(httpEvent('get-me', { method: 'GET', path: `/items/${itemId}`, pathParameters: { itemId } }), lambdaContext())).body!);
 
     // Act
     const refused = [await put({ quantity: 9, perUserLimit: 1, buckets: 0 }), await put({ quantity: 9, perUserLimit: 1, buckets: 17 })];
@@ -85,7 +94,13 @@ describe('one hot item in buckets', () => {
     const buyers = buyersOf(0, 3, 8);
 
     const answers = [];
-    for (const buyer of buyers) answers.push(await reserve({ itemId, userId: buyer, quantity: 1, idempotencyKey: 'k', source: LOCAL_SOURCE }).then(() => 'reserved', (e: { code: string }) => e.code));
+    for (const buyer of buyers)
+      answers.push(
+        await reserve({ itemId, userId: buyer, quantity: 1, idempotencyKey: 'k', source: LOCAL_SOURCE }).then(
+          () => 'reserved',
+          (e: { code: string }) => e.code,
+        ),
+      );
 
     expect(answers).toEqual([...Array(7).fill('reserved'), 'SOLD_OUT']);
     expect(await stocks(itemId, 3)).toEqual([0, 0, 0]);
@@ -106,7 +121,9 @@ describe('one hot item in buckets', () => {
 
     // Act: a buyer of bucket 0, which gave its unit to the move, asks for it; then another.
     const last = await reserve({ itemId, userId: buyersOf(0, 3, 1)[0]!, quantity: 1, idempotencyKey: 'k', source: LOCAL_SOURCE });
-    const late = await reserve({ itemId, userId: buyersOf(1, 3, 1)[0]!, quantity: 1, idempotencyKey: 'k', source: LOCAL_SOURCE }).catch((e: { code: string }) => e.code);
+    const late = await reserve({ itemId, userId: buyersOf(1, 3, 1)[0]!, quantity: 1, idempotencyKey: 'k', source: LOCAL_SOURCE }).catch(
+      (e: { code: string }) => e.code,
+    );
 
     // Assess
     expect(child.signal).toBe('SIGKILL');
@@ -154,7 +171,10 @@ describe('one hot item in buckets', () => {
 
     // Act
     const answer = await reserve({ itemId, userId: buyer, quantity: 1, idempotencyKey: 'drained', source: LOCAL_SOURCE })
-      .then(() => 'reserved', (e: { code: string }) => e.code)
+      .then(
+        () => 'reserved',
+        (e: { code: string }) => e.code,
+      )
       .finally(undo);
 
     // Assess
@@ -170,7 +190,10 @@ describe('one hot item in buckets', () => {
     const stock = 300;
     const itemId = await splitItem(stock, 3);
     const skewed = [...buyersOf(0, 3, 540), ...buyersOf(1, 3, 180, 100_000), ...buyersOf(2, 3, 180, 200_000)];
-    const buyers = skewed.map((id, i) => ({ id, order: (i * 7919) % skewed.length })).sort((a, b) => a.order - b.order).map((b) => b.id);
+    const buyers = skewed
+      .map((id, i) => ({ id, order: (i * 7919) % skewed.length }))
+      .sort((a, b) => a.order - b.order)
+      .map((b) => b.id);
 
     // Act: 60 in flight at a time, each buyer asking again as a client does when Redis answered too late.
     const answers: Answer[] = [];

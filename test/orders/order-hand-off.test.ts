@@ -62,7 +62,12 @@ async function openItem(stock: number) {
 
 async function redisState(itemId: string) {
   const keys = itemKeys(itemId);
-  return { stock: await remainingStock(itemId), bought: await redis().hlen(keys.buyers), pending: await redis().hlen(keys.outbox), idempotency: (await keysMatching(`{item:${itemId}}:idem:*`)).length };
+  return {
+    stock: await remainingStock(itemId),
+    bought: await redis().hlen(keys.buyers),
+    pending: await redis().hlen(keys.outbox),
+    idempotency: (await keysMatching(`{item:${itemId}}:idem:*`)).length,
+  };
 }
 
 describe('the hand-off to the order queue', () => {

@@ -56,7 +56,9 @@ describe('order-reserve', () => {
     await reserve({ itemId, userId: USER, quantity: 2, idempotencyKey: 'k1', source: LOCAL_SOURCE });
     const before = await itemState(itemId);
 
-    await expect(reserve({ itemId, userId: USER, quantity: 1, idempotencyKey: 'k1', source: LOCAL_SOURCE })).rejects.toMatchObject({ code: 'IDEMPOTENCY_MISMATCH' });
+    await expect(reserve({ itemId, userId: USER, quantity: 1, idempotencyKey: 'k1', source: LOCAL_SOURCE })).rejects.toMatchObject({
+      code: 'IDEMPOTENCY_MISMATCH',
+    });
 
     expect(await itemState(itemId)).toEqual(before);
   });
@@ -84,7 +86,9 @@ describe('order-reserve', () => {
   });
 
   it('answers NOT_ON_SALE for an item without a sale', async () => {
-    await expect(reserve({ itemId: uniqueItemId(), userId: USER, quantity: 1, idempotencyKey: 'k', source: LOCAL_SOURCE })).rejects.toMatchObject({ code: 'NOT_ON_SALE' });
+    await expect(reserve({ itemId: uniqueItemId(), userId: USER, quantity: 1, idempotencyKey: 'k', source: LOCAL_SOURCE })).rejects.toMatchObject({
+      code: 'NOT_ON_SALE',
+    });
   });
 });
 

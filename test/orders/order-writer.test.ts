@@ -26,7 +26,8 @@ async function saleWithReservations(count: number, options: { dbStock?: number; 
   if (options.withItemRow !== false) await upsertItemStock(itemId, options.dbStock ?? redisStock, 100);
   await openSale(itemId, redisStock, 100);
   const orders: OrderRecord[] = [];
-  for (let i = 0; i < count; i++) orders.push((await reserve({ itemId, userId: 1_000 + i, quantity: 1, idempotencyKey: `k${i}`, source: LOCAL_SOURCE })).record);
+  for (let i = 0; i < count; i++)
+    orders.push((await reserve({ itemId, userId: 1_000 + i, quantity: 1, idempotencyKey: `k${i}`, source: LOCAL_SOURCE })).record);
   return { itemId, orders };
 }
 
@@ -71,7 +72,10 @@ describe('the order writer', () => {
     const good = await saleWithReservations(2);
     const orphan = await saleWithReservations(1, { withItemRow: false });
 
-    const result = await writeReservations(sqsEventFor([...good.orders, ...orphan.orders].map((o) => encodeHandOffs([{ kind: 'orders', record: o }]))), lambdaContext());
+    const result = await writeReservations(
+      sqsEventFor([...good.orders, ...orphan.orders].map((o) => encodeHandOffs([{ kind: 'orders', record: o }]))),
+      lambdaContext(),
+    );
 
     expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: 'm-2' }] });
     expect(await orderRows(good.itemId)).toHaveLength(2);

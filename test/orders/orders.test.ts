@@ -56,7 +56,10 @@ describe('flash-sale orders', () => {
 
   beforeAll(async () => {
     buyers = await signedInUsers(2_000);
-    poller = pollQueue(sqs, queue, (event: SQSEvent) => writeReservations(event, lambdaContext()), { maxConcurrency: 2, onError: (error) => console.error(error) });
+    poller = pollQueue(sqs, queue, (event: SQSEvent) => writeReservations(event, lambdaContext()), {
+      maxConcurrency: 2,
+      onError: (error) => console.error(error),
+    });
   });
   afterAll(() => poller.stop());
 
@@ -86,14 +89,21 @@ describe('flash-sale orders', () => {
   it('stores nothing twice when every message is delivered twice', async () => {
     // Prepare: orders written once…
     const itemId = await openItem(30);
-    const placed = await Promise.all(buyers.slice(0, 30).map((b, i) => createOrder(orderEvent(itemId, b.cookie, `twice-${i}`, { quantity: 1 }), lambdaContext())));
+    const placed = await Promise.all(
+      buyers.slice(0, 30).map((b, i) => createOrder(orderEvent(itemId, b.cookie, `twice-${i}`, { quantity: 1 }), lambdaContext())),
+    );
     await until(async () => (await orderRows(itemId)).length === 30, 60_000, '30 rows');
     const before = await orderRows(itemId);
 
     // Act: …then each of their messages arrives again.
     const records: OrderRecord[] = placed.map((r, i) => ({ orderId: body(r).orderId, itemId, userId: buyers[i]!.id, quantity: 1, reservedAt: Date.now() }));
     for (let i = 0; i < records.length; i += 10) {
-      await sqs.send(new SendMessageBatchCommand({ QueueUrl: queue.url, Entries: records.slice(i, i + 10).map((r, n) => ({ Id: String(n), MessageBody: encodeHandOffs([{ kind: 'orders', record: r }]) })) }));
+      await sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: queue.url,
+          Entries: records.slice(i, i + 10).map((r, n) => ({ Id: String(n), MessageBody: encodeHandOffs([{ kind: 'orders', record: r }]) })),
+        }),
+      );
     }
     await until(async () => (await depth(sqs, queue.url)) === 0, 60_000, 'queue drained');
 
@@ -179,7 +189,13 @@ describe('flash-sale orders', () => {
 
     // Act
     const result = await putItemStock(
-      httpEvent('post-sessions', { method: 'PUT', path: `/items/${itemId}/stock`, pathParameters: { itemId }, cookies: [admin!.cookie], body: { quantity: 3, perUserLimit: 1 } }),
+      httpEvent('post-sessions', {
+        method: 'PUT',
+        path: `/items/${itemId}/stock`,
+        pathParameters: { itemId },
+        cookies: [admin!.cookie],
+        body: { quantity: 3, perUserLimit: 1 },
+      }),
       lambdaContext(),
     );
 

@@ -113,7 +113,10 @@ describe('a coupon whose hand-off failed and whose release outcome is unknown', 
     const [user] = await signedInUsers(1);
     let answer: Promise<APIGatewayProxyStructuredResultV2> | undefined;
     const faultOver = fault({ outbox: keys.outbox, answer: () => answer! });
-    answer = createCoupon(httpEvent('get-me', { method: 'POST', path: `/deals/${dealId}/coupons`, pathParameters: { dealId }, cookies: [user!.cookie] }), lambdaContext());
+    answer = createCoupon(
+      httpEvent('get-me', { method: 'POST', path: `/deals/${dealId}/coupons`, pathParameters: { dealId }, cookies: [user!.cookie] }),
+      lambdaContext(),
+    );
     const result = await answer;
     await faultOver;
     return { result, issued: Number(await redis().hget(keys.state, 'issued')), pending: await redis().hlen(keys.outbox) };

@@ -25,7 +25,8 @@ describe.each(kindsUnderTest)('the reservation pipeline for $name', (t) => {
   const { kind } = t;
   /** The first bucket's state (the owner's own, when it is not split), where a test makes Redis drift. */
   const firstState = async (owner: string) => (await kind.bucketsOf(owner))[0]!.state;
-  const outboxLength = async (owner: string) => (await Promise.all((await kind.bucketsOf(owner)).map((b) => redis().hlen(b.outbox)))).reduce((a, b) => a + b, 0);
+  const outboxLength = async (owner: string) =>
+    (await Promise.all((await kind.bucketsOf(owner)).map((b) => redis().hlen(b.outbox)))).reduce((a, b) => a + b, 0);
   const idOf = (reserved: { record: unknown }) => kind.idOf(reserved.record);
   /** The owner's reservations of this kind in the messages the queue holds now (other tests' may be there too). */
   const queuedFor = async (owner: string) => {
@@ -187,7 +188,10 @@ describe.each(kindsUnderTest)('the reservation pipeline for $name', (t) => {
     it('finds no drift when every unit is remaining, confirmed or pending', async () => {
       const owner = await t.open(10);
       const reserved = [await t.reserve(owner, 1), await t.reserve(owner, 2), await t.reserve(owner, 3)];
-      await writeReservations(kind, reserved.slice(0, 2).map((r) => r.record));
+      await writeReservations(
+        kind,
+        reserved.slice(0, 2).map((r) => r.record),
+      );
 
       expect(await reconcileOwner(kind, owner, look)).toMatchObject({ capacity: 10, remaining: 7, confirmed: 2, pending: 1, drift: 0, relayed: 0 });
     });

@@ -22,7 +22,9 @@ describe("the writer's isolation", () => {
   it('runs every connection of the pool at REPEATABLE READ', async () => {
     // Act
     // MariaDB 10.11 names it tx_isolation; 11.1 on, and MySQL 8, transaction_isolation.
-    const [rows] = await db().query<RowDataPacket[]>("SELECT VARIABLE_VALUE AS level FROM information_schema.SESSION_VARIABLES WHERE VARIABLE_NAME IN ('TX_ISOLATION', 'TRANSACTION_ISOLATION')");
+    const [rows] = await db().query<RowDataPacket[]>(
+      "SELECT VARIABLE_VALUE AS level FROM information_schema.SESSION_VARIABLES WHERE VARIABLE_NAME IN ('TX_ISOLATION', 'TRANSACTION_ISOLATION')",
+    );
 
     // Assess
     expect(new Set(rows.map((row) => row.level))).toEqual(new Set(['REPEATABLE-READ']));
@@ -32,7 +34,14 @@ describe("the writer's isolation", () => {
     // Prepare: an order the writer is about to store, its decision read (none) and locked.
     const itemId = uniqueItemId('isolation');
     await upsertItemStock(itemId, 10, 5);
-    const record: OrderRecord = { orderId: newOrderId(itemId, Date.now()), itemId, userId: 4_242, quantity: 1, reservedAt: Date.now(), idempotencyKey: 'isolation' };
+    const record: OrderRecord = {
+      orderId: newOrderId(itemId, Date.now()),
+      itemId,
+      userId: 4_242,
+      quantity: 1,
+      reservedAt: Date.now(),
+      idempotencyKey: 'isolation',
+    };
     const writer: PoolConnection = await db().getConnection();
     try {
       await writer.beginTransaction();

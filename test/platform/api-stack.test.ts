@@ -14,11 +14,11 @@ const echo = api({
   access: 'public',
   readsSessionCookie: true,
   body: z.strictObject({ name: z.string() }),
-  answers: { 200: z.object({ headers: z.record(z.string(), z.optional(z.string())), cookies: z.record(z.string(), z.string()), body: z.object({ name: z.string() }) }) },
+  answers: {
+    200: z.object({ headers: z.record(z.string(), z.optional(z.string())), cookies: z.record(z.string(), z.string()), body: z.object({ name: z.string() }) }),
+  },
   errors: [],
-}).handler(async (event: ApiEvent<{ body: { name: string } }>) =>
-  json(200, { headers: event.headers, cookies: event.cookieMap, body: event.input.body }),
-);
+}).handler(async (event: ApiEvent<{ body: { name: string } }>) => json(200, { headers: event.headers, cookies: event.cookieMap, body: event.input.body }));
 
 const invoke = async (event: APIGatewayProxyEventV2) => {
   const result = await echo(event, lambdaContext());
@@ -62,7 +62,9 @@ describe('the HTTP middleware stack', () => {
 
   it('hands a public route that does not say it reads the session no cookie at all, as the edge forwards it none', async () => {
     // Prepare
-    const blind = api({ access: 'public', answers: { 200: z.object({ cookies: z.record(z.string(), z.string()) }) }, errors: [] }).handler(async (event) => json(200, { cookies: event.cookieMap }));
+    const blind = api({ access: 'public', answers: { 200: z.object({ cookies: z.record(z.string(), z.string()) }) }, errors: [] }).handler(async (event) =>
+      json(200, { cookies: event.cookieMap }),
+    );
 
     // Act
     const result = await blind(httpEvent('post-sessions', { cookies: ['sid=1.abc', 'theme=dark'] }), lambdaContext());
@@ -83,11 +85,13 @@ describe('the HTTP middleware stack', () => {
   it("counts a route's outcomes, held in the instance and printed together in one EMF line by the invocation that ends past the interval, and prints nothing for a route without", async () => {
     // Prepare: a route that sells out on its second call, and one with no outcomes; the clock ours
     let calls = 0;
-    const sale = api({ access: 'public', outcomes: { prefix: 'sale', ok: 'accepted' }, answers: { 202: z.object({}) }, errors: ['SOLD_OUT'] }).handler(async () => {
-      calls += 1;
-      if (calls > 1) throw new AppError('SOLD_OUT', 'Sold out');
-      return json(202, {});
-    });
+    const sale = api({ access: 'public', outcomes: { prefix: 'sale', ok: 'accepted' }, answers: { 202: z.object({}) }, errors: ['SOLD_OUT'] }).handler(
+      async () => {
+        calls += 1;
+        if (calls > 1) throw new AppError('SOLD_OUT', 'Sold out');
+        return json(202, {});
+      },
+    );
     const plain = api({ access: 'public', answers: { 200: z.object({}) }, errors: [] }).handler(async () => json(200, {}));
     vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
     publishHeldMetrics(); // what the earlier tests counted
@@ -98,7 +102,11 @@ describe('the HTTP middleware stack', () => {
     // Act: two sales within the interval, a route without outcomes, then one past it
     let answers, linesWithin;
     try {
-      answers = [await sale(httpEvent('get-me'), lambdaContext()), await sale(httpEvent('get-me'), lambdaContext()), await plain(httpEvent('get-me'), lambdaContext())];
+      answers = [
+        await sale(httpEvent('get-me'), lambdaContext()),
+        await sale(httpEvent('get-me'), lambdaContext()),
+        await plain(httpEvent('get-me'), lambdaContext()),
+      ];
       linesWithin = lines.length;
       vi.setSystemTime(Date.now() + METRICS_FLUSH_MS);
       await plain(httpEvent('get-me'), lambdaContext());

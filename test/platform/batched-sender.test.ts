@@ -7,7 +7,12 @@ import { BatchedSender, QueueSendError } from '../../shared/platform/queue/batch
 import { depth, queueWithDeadLetters, testSqs } from '../support/queues';
 
 const sqs = testSqs();
-const call = createSqsCaller({ region: 'us-east-1', endpoint: process.env.AWS_ENDPOINT_URL!, credentials: async () => ({ accessKeyId: 'local', secretAccessKey: 'local' }), maxAttempts: 2 });
+const call = createSqsCaller({
+  region: 'us-east-1',
+  endpoint: process.env.AWS_ENDPOINT_URL!,
+  credentials: async () => ({ accessKeyId: 'local', secretAccessKey: 'local' }),
+  maxAttempts: 2,
+});
 
 async function receiveAll(url: string): Promise<string[]> {
   const bodies: string[] = [];
@@ -46,10 +51,20 @@ describe('BatchedSender against the emulator', () => {
 
   it('fails every caller of a call SQS refuses, with its error type, and of one unanswered past the deadline', async () => {
     // Prepare: a queue that does not exist, and an endpoint that takes the connection but never answers.
-    const missing = new BatchedSender<number>(call, { queueUrl: `${process.env.AWS_ENDPOINT_URL}/000000000000/no-such-queue`, timeoutMs: 3_000, itemsPerMessage: 1, encode: String });
+    const missing = new BatchedSender<number>(call, {
+      queueUrl: `${process.env.AWS_ENDPOINT_URL}/000000000000/no-such-queue`,
+      timeoutMs: 3_000,
+      itemsPerMessage: 1,
+      encode: String,
+    });
     const silent = createServer(() => undefined);
     await new Promise<void>((done) => silent.listen(0, '127.0.0.1', done));
-    const unanswered = createSqsCaller({ region: 'us-east-1', endpoint: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, credentials: async () => ({ accessKeyId: 'local', secretAccessKey: 'local' }), maxAttempts: 2 });
+    const unanswered = createSqsCaller({
+      region: 'us-east-1',
+      endpoint: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`,
+      credentials: async () => ({ accessKeyId: 'local', secretAccessKey: 'local' }),
+      maxAttempts: 2,
+    });
     const slow = new BatchedSender<number>(unanswered, { queueUrl: 'http://127.0.0.1/000000000000/q', timeoutMs: 300, itemsPerMessage: 1, encode: String });
 
     try {
@@ -59,7 +74,10 @@ describe('BatchedSender against the emulator', () => {
 
       // Assess
       expect(refused.map((o) => o.status)).toEqual(['rejected', 'rejected']);
-      expect((refused[0] as PromiseRejectedResult).reason).toMatchObject({ name: 'SqsCallFailed', type: expect.stringMatching(/NonExistentQueue|QueueDoesNotExist/) });
+      expect((refused[0] as PromiseRejectedResult).reason).toMatchObject({
+        name: 'SqsCallFailed',
+        type: expect.stringMatching(/NonExistentQueue|QueueDoesNotExist/),
+      });
       expect(timedOut[0]!.status).toBe('rejected');
       expect(String((timedOut[0] as PromiseRejectedResult).reason)).toMatch(/abort|timeout/i);
     } finally {

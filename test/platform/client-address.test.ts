@@ -13,7 +13,10 @@ vi.mock('../../shared/platform/clients/secrets', () => ({ createSecretReader: ()
 
 /** A public function that answers with the address it sees. */
 /** A function's stack reads its environment at its first invocation: a stack of its own per call, as a fresh instance. */
-const whoAmI = () => api({ access: 'public', answers: { 200: z.object({ address: z.string() }) }, errors: [] }).handler(async (event) => json(200, { address: clientAddress(event) }));
+const whoAmI = () =>
+  api({ access: 'public', answers: { 200: z.object({ address: z.string() }) }, errors: [] }).handler(async (event) =>
+    json(200, { address: clientAddress(event) }),
+  );
 
 const fromEdge = (headers: Record<string, string>): APIGatewayProxyEventV2 => {
   const event = httpEvent('get-me', { headers });

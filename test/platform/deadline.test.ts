@@ -20,7 +20,7 @@ describe("a dependency call's time budget", () => {
     expect(none).toBe(1);
   });
 
-  it("is capped when the invocation has more time than the call may take", () => {
+  it('is capped when the invocation has more time than the call may take', () => {
     expect(callBudgetMs(8_000, deadlineOf({ getRemainingTimeInMillis: () => 60_000 }))).toBe(8_000);
   });
 });

@@ -10,7 +10,13 @@ const dir = mkdtempSync(join(tmpdir(), 'surge-fault-points-'));
 function reachInChild(armed: string, log: string): { signal: NodeJS.Signals | null; stdout: string } {
   const child = spawnSync(
     process.execPath,
-    ['--import', 'tsx', '--input-type=module', '-e', "const { faultPoint } = await import('./shared/platform/faults.ts'); faultPoint('writer-after-commit'); process.stdout.write('survived');"],
+    [
+      '--import',
+      'tsx',
+      '--input-type=module',
+      '-e',
+      "const { faultPoint } = await import('./shared/platform/faults.ts'); faultPoint('writer-after-commit'); process.stdout.write('survived');",
+    ],
     { env: { ...process.env, SURGE_FAULTS: armed, SURGE_FAULT_LOG: log }, encoding: 'utf8' },
   );
   return { signal: child.signal, stdout: child.stdout };

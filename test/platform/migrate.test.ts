@@ -33,7 +33,10 @@ describe('0014, orders holding their decisions', () => {
     const admin = await createConnection({ uri: process.env.DATABASE_URL! });
     await admin.query(`CREATE DATABASE ${url.pathname.slice(1)}`);
     const migrations = await loadMigrations();
-    await migrate(url.toString(), migrations.filter((m) => m.version < 14));
+    await migrate(
+      url.toString(),
+      migrations.filter((m) => m.version < 14),
+    );
     const conn = await createConnection({ uri: url.toString() });
     await conn.query("INSERT INTO orders (id, item_id, user_id, quantity, status, reserved_at) VALUES ('stored', 'item', 1, 1, 'confirmed', NOW(3))");
     await conn.query(
@@ -66,18 +69,27 @@ describe('0018, migrated orders given their reservation time back', () => {
     const admin = await createConnection({ uri: process.env.DATABASE_URL! });
     await admin.query(`CREATE DATABASE ${url.pathname.slice(1)}`);
     const migrations = await loadMigrations();
-    await migrate(url.toString(), migrations.filter((m) => m.version < 14));
+    await migrate(
+      url.toString(),
+      migrations.filter((m) => m.version < 14),
+    );
     const conn = await createConnection({ uri: url.toString() });
     const reservedAt = Date.now() - 60_000;
-    const [promised, cancelled, stored] = [newReservationId('shoes', reservedAt), newReservationId('shoes', reservedAt + 1), newReservationId('shoes', reservedAt + 2)];
+    const [promised, cancelled, stored] = [
+      newReservationId('shoes', reservedAt),
+      newReservationId('shoes', reservedAt + 1),
+      newReservationId('shoes', reservedAt + 2),
+    ];
     const storedAt = new Date(reservedAt - 3_600_000);
     await conn.query("INSERT INTO orders (id, item_id, user_id, quantity, status, reserved_at) VALUES (?, 'shoes', 1, 1, 'confirmed', ?)", [stored, storedAt]);
-    await conn.query("INSERT INTO reservation_ledger (id, kind, owner_id, buyer_id, units, state) VALUES (?, 'order', 'shoes', 2, 1, 'promised'), (?, 'order', 'shoes', 3, 1, 'cancelled'), (?, 'order', 'shoes', 1, 1, 'confirmed')", [
-      promised,
-      cancelled,
-      stored,
-    ]);
-    await migrate(url.toString(), migrations.filter((m) => m.version < 18));
+    await conn.query(
+      "INSERT INTO reservation_ledger (id, kind, owner_id, buyer_id, units, state) VALUES (?, 'order', 'shoes', 2, 1, 'promised'), (?, 'order', 'shoes', 3, 1, 'cancelled'), (?, 'order', 'shoes', 1, 1, 'confirmed')",
+      [promised, cancelled, stored],
+    );
+    await migrate(
+      url.toString(),
+      migrations.filter((m) => m.version < 18),
+    );
     const [before] = await conn.query<RowDataPacket[]>('SELECT id, reserved_at FROM orders WHERE id = ?', [promised]);
 
     // Act

@@ -74,7 +74,8 @@ function dataFindings(migration: Migration, statement: string, endedBridges: Set
   if (moved && moved[1] !== moved[2] && HOT_TABLES.includes(moved[2]!) && !endedBridges.has(migration.name)) {
     const declared = BRIDGES[migration.name];
     const bridge = declared?.bridge();
-    if (!declared || declared.into !== moved[1] || declared.from !== moved[2] || bridge?.table !== moved[2]) findings.push(`a move from ${moved[2]} into ${moved[1]} with no bridge in the code: ${statement}`);
+    if (!declared || declared.into !== moved[1] || declared.from !== moved[2] || bridge?.table !== moved[2])
+      findings.push(`a move from ${moved[2]} into ${moved[1]} with no bridge in the code: ${statement}`);
   }
   return findings;
 }
@@ -141,7 +142,9 @@ describe('migrations, online', () => {
     // Prepare: the schema as the migrations leave it (the test above built it), and planted migrations.
     const planted = (name: string, sql: string): Migration => ({ version: 9_000, name, sql, checksum: '' });
     const bridge = BRIDGES['0014-orders-hold-their-decisions.sql']!;
-    const [move] = (await loadMigrations()).filter((m) => m.name === '0014-orders-hold-their-decisions.sql').map((m) => statementsOf(m.sql).find((s) => /^INSERT/i.test(s))!);
+    const [move] = (await loadMigrations())
+      .filter((m) => m.name === '0014-orders-hold-their-decisions.sql')
+      .map((m) => statementsOf(m.sql).find((s) => /^INSERT/i.test(s))!);
 
     // Act
     const modify = await findingsOf(scratch, [planted('9000-modify.sql', 'ALTER TABLE orders MODIFY quantity BIGINT UNSIGNED NOT NULL;')]);

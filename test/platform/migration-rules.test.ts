@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { loadMigrations } from '../../shared/platform/db/migrate';
 
 const ENUM_VALUES = /ENUM\s*\(([^)]*)\)/i;
-const enumValues = (definition: string) => ENUM_VALUES.exec(definition)![1]!.split(',').map((v) => v.trim());
+const enumValues = (definition: string) =>
+  ENUM_VALUES.exec(definition)![1]!
+    .split(',')
+    .map((v) => v.trim());
 
 /** The ENUM a column was last given in these migrations' SQL (created or modified), as its values. */
 function lastEnum(sql: string, table: string, column: string): string[] | undefined {
@@ -47,7 +50,12 @@ function contractingStatements(sql: string, earlierSql = ''): string[] {
       return statement
         .replace(/^ALTER TABLE \S+ /i, '')
         .split(/,(?![^()]*\))/)
-        .some((clause) => appendsToEnum(table, clause, earlierSql) ? false : !/^\s*ADD\b/i.test(clause) || (/^\s*ADD (COLUMN )?(?!INDEX|KEY|UNIQUE|CONSTRAINT|FULLTEXT)/i.test(clause) && /\bNOT NULL\b/i.test(clause) && !/\bDEFAULT\b/i.test(clause)));
+        .some((clause) =>
+          appendsToEnum(table, clause, earlierSql)
+            ? false
+            : !/^\s*ADD\b/i.test(clause) ||
+              (/^\s*ADD (COLUMN )?(?!INDEX|KEY|UNIQUE|CONSTRAINT|FULLTEXT)/i.test(clause) && /\bNOT NULL\b/i.test(clause) && !/\bDEFAULT\b/i.test(clause)),
+        );
     }
     if (/^(UPDATE|DELETE)\b/i.test(statement)) return false;
     return !/^(CREATE (TABLE|INDEX|UNIQUE INDEX)|INSERT)\b/i.test(statement);
@@ -62,7 +70,11 @@ describe('migrations', () => {
     const migrations = await loadMigrations();
 
     // Act
-    const earlierThan = (i: number) => migrations.slice(0, i).map((m) => m.sql).join('\n');
+    const earlierThan = (i: number) =>
+      migrations
+        .slice(0, i)
+        .map((m) => m.sql)
+        .join('\n');
     const offending = migrations.filter((m, i) => contractingStatements(m.sql, earlierThan(i)).length > 0 && !CONTRACT_HEADER.test(m.sql)).map((m) => m.name);
 
     // Assess

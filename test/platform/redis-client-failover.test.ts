@@ -78,7 +78,8 @@ describe('a Multi-AZ failover', () => {
     // Prepare: a session made on the current primary, then a failover back.
     const presented = sidCookie(await signIn(user))!;
     await failOver(replica, primary);
-    const rotate = () => createSession(httpEvent('post-sessions', { body: { email: user.email, password: user.password }, cookies: [presented] }), lambdaContext());
+    const rotate = () =>
+      createSession(httpEvent('post-sessions', { body: { email: user.email, password: user.password }, cookies: [presented] }), lambdaContext());
 
     // Act
     const first = await rotate();

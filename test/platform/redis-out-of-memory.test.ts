@@ -76,17 +76,24 @@ describe('Redis out of memory, evicting nothing', () => {
   }
   const order = (buyer: SignedInUser, i: number) => createOrder(orderEvent(itemId, buyer.cookie, `full-${i}`, { quantity: 1 }), lambdaContext());
   const coupon = (buyer: SignedInUser) =>
-    createCoupon(httpEvent('get-me', { method: 'POST', path: `/deals/${dealId}/coupons`, pathParameters: { dealId }, cookies: [buyer.cookie] }), lambdaContext());
+    createCoupon(
+      httpEvent('get-me', { method: 'POST', path: `/deals/${dealId}/coupons`, pathParameters: { dealId }, cookies: [buyer.cookie] }),
+      lambdaContext(),
+    );
 
   /**
    * A call made as a client makes it once Redis has room again: a 503 (Redis slower than the
    * functions' 1 s on a busy machine) is retry-safe, so it asks again with the same key.
    */
   const asClient = async (call: () => Promise<Result>): Promise<Result> =>
-    (await until(async () => {
-      const result = await call();
-      return result.statusCode === 503 ? undefined : result;
-    }, 60_000, 'an answer other than a retry-safe 503'))!;
+    (await until(
+      async () => {
+        const result = await call();
+        return result.statusCode === 503 ? undefined : result;
+      },
+      60_000,
+      'an answer other than a retry-safe 503',
+    ))!;
 
   async function reservationState() {
     const [stock, buyerCounts, outbox, idempotencyKeys, holders, couponOutbox] = await Promise.all([
@@ -123,7 +130,10 @@ describe('Redis out of memory, evicting nothing', () => {
     expect(deal.statusCode).toBe(200);
     for (const tag of [cachedTag, uncachedTag]) await insertProgram({ title: tag, careerTag: tag, type: 'course', description: '' });
     expect((await listCatalog(cachedTag)).statusCode).toBe(200);
-    poller = pollQueue(sqs, queue, (event: SQSEvent) => writeReservations(event, lambdaContext()), { maxConcurrency: 1, onError: (error) => console.error(error) });
+    poller = pollQueue(sqs, queue, (event: SQSEvent) => writeReservations(event, lambdaContext()), {
+      maxConcurrency: 1,
+      onError: (error) => console.error(error),
+    });
 
     // One write that takes Redis past maxmemory: with noeviction, every write after it is refused.
     expect(await raw.config('GET', 'maxmemory-policy')).toEqual(['maxmemory-policy', 'noeviction']);

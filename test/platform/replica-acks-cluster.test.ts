@@ -19,7 +19,10 @@ import { until } from '../../shared/platform/wait';
 /** The port of the master serving a key's slot, and the pid of its replica (from the master's CLUSTER NODES). */
 async function ownerOf(cluster: Cluster, key: string): Promise<{ masterPort: number; replicaPid: number }> {
   const masterPort = Number(cluster.slots[slotOf(key)]![0]!.split(':')[1]);
-  const lines = String(await redisCommand(masterPort, 'CLUSTER', 'NODES')).trim().split('\n').map((line) => line.split(' '));
+  const lines = String(await redisCommand(masterPort, 'CLUSTER', 'NODES'))
+    .trim()
+    .split('\n')
+    .map((line) => line.split(' '));
   const masterId = lines.find((fields) => fields[2]!.includes('myself'))![0]!;
   const replica = lines.find((fields) => fields[2]!.includes('slave') && fields[3] === masterId);
   if (!replica) throw new Error(`no replica of the master on ${masterPort}`);
@@ -59,7 +62,9 @@ describe('replica acknowledgement on a cluster', () => {
     // Prepare: two keys on different masters, each written, and the replica of the first's master stopped.
     const stalled = '{acks-a}:order';
     const a = await ownerOf(cluster, stalled);
-    const other = ['{acks-b}:order', '{acks-c}:order', '{acks-d}:order', '{acks-e}:order'].find((key) => Number(cluster.slots[slotOf(key)]![0]!.split(':')[1]) !== a.masterPort)!;
+    const other = ['{acks-b}:order', '{acks-c}:order', '{acks-d}:order', '{acks-e}:order'].find(
+      (key) => Number(cluster.slots[slotOf(key)]![0]!.split(':')[1]) !== a.masterPort,
+    )!;
     await cluster.set(stalled, '1');
     await cluster.set(other, '1');
     expect(service.replicaAcks).toBe(1);

@@ -59,11 +59,14 @@ describe('replica acknowledgement', () => {
     const before = await waits();
 
     // Act: fifty reservations' writes over one connection, each then asking whether a replica holds it.
-    const held = await Promise.all(Array.from({ length: 50 }, (_, i) => client.set(`{held}:many:${i}`, i).then(() => replicasHold(client, `{held}:many:${i}`, 1, client.stream))));
+    const held = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => client.set(`{held}:many:${i}`, i).then(() => replicasHold(client, `{held}:many:${i}`, 1, client.stream))),
+    );
 
     // Assess: fewer WAITs than callers; any not held at once (a busy machine) held when it asks again.
     expect(await waits()).toBeLessThan(before + 50);
-    for (const [i, isHeld] of held.entries()) if (!isHeld) await until(() => replicasHold(client, `{held}:many:${i}`, 1, client.stream), 30_000, `the replica holding {held}:many:${i}`);
+    for (const [i, isHeld] of held.entries())
+      if (!isHeld) await until(() => replicasHold(client, `{held}:many:${i}`, 1, client.stream), 30_000, `the replica holding {held}:many:${i}`);
   });
 
   it('holds nothing written over a connection since replaced: a reconnect between the write and the WAIT', async () => {

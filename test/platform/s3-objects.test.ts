@@ -14,7 +14,15 @@ const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).u
  * Signature V4 as S3 checks it, written from AWS's description rather than taken from the SDK, so
  * the reader's requests are held to an independent oracle.
  */
-function expectedSignature(input: { method: string; path: string; headers: Record<string, string>; signedHeaders: string[]; amzDate: string; secret: string; region: string }) {
+function expectedSignature(input: {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  signedHeaders: string[];
+  amzDate: string;
+  secret: string;
+  region: string;
+}) {
   const canonicalHeaders = input.signedHeaders.map((name) => `${name}:${input.headers[name]!.trim()}\n`).join('');
   const canonicalRequest = [input.method, input.path, '', canonicalHeaders, input.signedHeaders.join(';'), input.headers['x-amz-content-sha256']].join('\n');
   const day = input.amzDate.slice(0, 8);
@@ -25,14 +33,24 @@ function expectedSignature(input: { method: string; path: string; headers: Recor
 }
 
 function verifies(req: IncomingMessage): boolean {
-  const auth = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/s3\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(req.headers.authorization ?? '');
+  const auth = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/s3\/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$/.exec(
+    req.headers.authorization ?? '',
+  );
   if (!auth || auth[1] !== CREDENTIALS.accessKeyId) return false;
   const signedHeaders = auth[4]!.split(';');
   if (!['host', 'x-amz-content-sha256', 'x-amz-date', 'x-amz-security-token'].every((h) => signedHeaders.includes(h))) return false;
   const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
   return (
     auth[5] ===
-    expectedSignature({ method: req.method!, path: req.url!, headers, signedHeaders, amzDate: headers['x-amz-date']!, secret: CREDENTIALS.secretAccessKey, region: auth[3]! })
+    expectedSignature({
+      method: req.method!,
+      path: req.url!,
+      headers,
+      signedHeaders,
+      amzDate: headers['x-amz-date']!,
+      secret: CREDENTIALS.secretAccessKey,
+      region: auth[3]!,
+    })
   );
 }
 
@@ -125,22 +143,27 @@ describe('createObjectReader', () => {
   });
 
   it('tries again when the connection drops while the body is read', async () => {
-    const s3 = await fakeS3(
-      (res) => {
-        res.writeHead(200, { 'content-length': 100 });
-        // Dropped once the partial body has been handed to the connection, so the client reads it first.
-        res.write('partial', () => res.socket?.destroy());
-      },
-      body('whole'),
-    );
+    const s3 = await fakeS3((res) => {
+      res.writeHead(200, { 'content-length': 100 });
+      // Dropped once the partial body has been handed to the connection, so the client reads it first.
+      res.write('partial', () => res.socket?.destroy());
+    }, body('whole'));
 
     expect((await s3.getObject('b', 'k', 1_000)).toString()).toBe('whole');
     expect(s3.seen).toHaveLength(2);
   });
 
   it('addresses AWS by bucket host, path-style for a bucket with dots, and in China by its own domain', () => {
-    expect(objectLocation('raw-mail', 'inbound/x', { region: 'eu-west-1' })).toEqual({ protocol: 'https:', hostname: 'raw-mail.s3.eu-west-1.amazonaws.com', path: '/inbound/x' });
-    expect(objectLocation('raw.mail', 'inbound/x', { region: 'eu-west-1' })).toEqual({ protocol: 'https:', hostname: 's3.eu-west-1.amazonaws.com', path: '/raw.mail/inbound/x' });
+    expect(objectLocation('raw-mail', 'inbound/x', { region: 'eu-west-1' })).toEqual({
+      protocol: 'https:',
+      hostname: 'raw-mail.s3.eu-west-1.amazonaws.com',
+      path: '/inbound/x',
+    });
+    expect(objectLocation('raw.mail', 'inbound/x', { region: 'eu-west-1' })).toEqual({
+      protocol: 'https:',
+      hostname: 's3.eu-west-1.amazonaws.com',
+      path: '/raw.mail/inbound/x',
+    });
     expect(objectLocation('raw-mail', 'x', { region: 'cn-north-1' }).hostname).toBe('raw-mail.s3.cn-north-1.amazonaws.com.cn');
   });
 

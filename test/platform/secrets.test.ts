@@ -23,12 +23,17 @@ async function endpoint(...answers: ((res: ServerResponse) => void)[]) {
   return { read, seen };
 }
 
-const json = (status: number, body: unknown) => (res: ServerResponse) => res.writeHead(status, { 'content-type': 'application/x-amz-json-1.1' }).end(JSON.stringify(body));
+const json = (status: number, body: unknown) => (res: ServerResponse) =>
+  res.writeHead(status, { 'content-type': 'application/x-amz-json-1.1' }).end(JSON.stringify(body));
 
 describe('the Secrets Manager lookup', () => {
   it('tries again after throttling (a 400) and after an error page that is not JSON', async () => {
     // Prepare
-    const { read, seen } = await endpoint(json(400, { __type: 'ThrottlingException', message: 'Rate exceeded' }), (res) => res.writeHead(502).end('<html>bad gateway</html>'), json(200, { SecretString: 'token' }));
+    const { read, seen } = await endpoint(
+      json(400, { __type: 'ThrottlingException', message: 'Rate exceeded' }),
+      (res) => res.writeHead(502).end('<html>bad gateway</html>'),
+      json(200, { SecretString: 'token' }),
+    );
 
     // Act
     const value = await read('surge/redis-auth');

@@ -23,8 +23,14 @@ describe('the test-mode slot guard on the shared client', () => {
     const transacted = await redis().multi().incr(a).incr(b).exec();
 
     expect(viaScript).toBe('2');
-    expect(piped).toEqual([[null, '1'], [null, '2']]);
-    expect(transacted).toEqual([[null, 2], [null, 3]]);
+    expect(piped).toEqual([
+      [null, '1'],
+      [null, '2'],
+    ]);
+    expect(transacted).toEqual([
+      [null, 2],
+      [null, 3],
+    ]);
   });
 
   it('refuses a multi-key command, a script call, a pipeline and a transaction across slots, sending none of it', async () => {

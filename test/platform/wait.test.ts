@@ -26,6 +26,8 @@ describe('until', () => {
   });
 
   it("still rejects with the condition's own error with atDeadline 'give up'", async () => {
-    await expect(until(async () => Promise.reject(new Error('the query failed')), 60_000, 'rows', 5, { atDeadline: 'give up' })).rejects.toThrow('the query failed');
+    await expect(until(async () => Promise.reject(new Error('the query failed')), 60_000, 'rows', 5, { atDeadline: 'give up' })).rejects.toThrow(
+      'the query failed',
+    );
   });
 });

@@ -48,7 +48,9 @@ async function reservedOrder(): Promise<{ itemId: string; order: OrderRecord }> 
 async function receiveAll(url: string, expected: number): Promise<Message[]> {
   const messages: Message[] = [];
   for (let attempt = 0; attempt < 20 && messages.length < expected; attempt++) {
-    const { Messages } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, MessageAttributeNames: ['All'], WaitTimeSeconds: 1 }));
+    const { Messages } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, MessageAttributeNames: ['All'], WaitTimeSeconds: 1 }),
+    );
     messages.push(...(Messages ?? []));
   }
   return messages;
@@ -57,13 +59,20 @@ async function receiveAll(url: string, expected: number): Promise<Message[]> {
 /** A received message as the event source mapping hands it to the writer. */
 function recordOf(message: Message): SQSRecord {
   const template = fixture<SQSEvent>('sqs/order-records.json').Records[0]!;
-  const attributes = Object.fromEntries(Object.entries(message.MessageAttributes ?? {}).map(([name, value]) => [name, { dataType: value.DataType!, stringValue: value.StringValue! }]));
+  const attributes = Object.fromEntries(
+    Object.entries(message.MessageAttributes ?? {}).map(([name, value]) => [name, { dataType: value.DataType!, stringValue: value.StringValue! }]),
+  );
   return { ...template, messageId: message.MessageId!, body: message.Body!, messageAttributes: attributes };
 }
 
 function recordWithVersion(body: string, version: string | undefined, messageId: string): SQSRecord {
   const template = fixture<SQSEvent>('sqs/order-records.json').Records[0]!;
-  return { ...template, messageId, body, messageAttributes: version === undefined ? {} : { [VERSION_ATTRIBUTE]: { dataType: 'Number', stringValue: version } } };
+  return {
+    ...template,
+    messageId,
+    body,
+    messageAttributes: version === undefined ? {} : { [VERSION_ATTRIBUTE]: { dataType: 'Number', stringValue: version } },
+  };
 }
 
 describe('the hand-off version', () => {
@@ -89,7 +98,10 @@ describe('the hand-off version', () => {
     const { itemId, order } = await reservedOrder();
 
     // Act
-    const result = await writeReservations({ Records: [recordWithVersion(encodeHandOffs([{ kind: 'orders', record: order }]), undefined, 'old-1')] }, lambdaContext());
+    const result = await writeReservations(
+      { Records: [recordWithVersion(encodeHandOffs([{ kind: 'orders', record: order }]), undefined, 'old-1')] },
+      lambdaContext(),
+    );
 
     // Assess
     expect(result.batchItemFailures).toEqual([]);
@@ -127,7 +139,10 @@ describe('the hand-off version', () => {
     process.env.RESERVATION_DLQ_URL = `${queue.dlqUrl}-missing`;
     try {
       // Act
-      const result = await writeReservations({ Records: [recordWithVersion(encodeHandOffs([{ kind: 'orders', record: order }]), String(HAND_OFF_VERSION + 1), 'next-2')] }, lambdaContext());
+      const result = await writeReservations(
+        { Records: [recordWithVersion(encodeHandOffs([{ kind: 'orders', record: order }]), String(HAND_OFF_VERSION + 1), 'next-2')] },
+        lambdaContext(),
+      );
 
       // Assess: a batch item failure, so SQS delivers it again; nothing stored.
       expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'next-2' }]);

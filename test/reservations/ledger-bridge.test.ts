@@ -22,13 +22,20 @@ async function reservedOrders(count: number): Promise<{ itemId: string; records:
   await upsertItemStock(itemId, count, 1);
   await openSale(itemId, count, 1);
   const records: OrderRecord[] = [];
-  for (let i = 0; i < count; i++) records.push((await reserve({ itemId, userId: 5_000 + i, quantity: 1, idempotencyKey: `b${i}`, source: LOCAL_SOURCE })).record);
+  for (let i = 0; i < count; i++)
+    records.push((await reserve({ itemId, userId: 5_000 + i, quantity: 1, idempotencyKey: `b${i}`, source: LOCAL_SOURCE })).record);
   return { itemId, records };
 }
 
 /** What the release before 0014 did to decide first: INSERT IGNORE into the ledger, then read what stands there. */
 async function decidedByReleaseBefore(order: OrderRecord, state: 'promised' | 'cancelled'): Promise<string> {
-  await sql("INSERT IGNORE INTO reservation_ledger (id, kind, owner_id, buyer_id, units, state) VALUES (?, 'order', ?, ?, ?, ?)", [order.orderId, order.itemId, order.userId, order.quantity, state]);
+  await sql("INSERT IGNORE INTO reservation_ledger (id, kind, owner_id, buyer_id, units, state) VALUES (?, 'order', ?, ?, ?, ?)", [
+    order.orderId,
+    order.itemId,
+    order.userId,
+    order.quantity,
+    state,
+  ]);
   return String((await sql<RowDataPacket>('SELECT state FROM reservation_ledger WHERE id = ?', [order.orderId]))[0]!.state);
 }
 
@@ -104,7 +111,9 @@ describe('the bridge between the ledger and the orders’ rows (0014)', () => {
     const { records } = await reservedOrders(20);
 
     // Act: for each order, this release cancels while the release before promises, concurrently.
-    const outcomes = await Promise.all(records.map(async (record) => Promise.all([decideFirst(orderDecisions, record, 'cancelled'), decidedByReleaseBefore(record, 'promised')])));
+    const outcomes = await Promise.all(
+      records.map(async (record) => Promise.all([decideFirst(orderDecisions, record, 'cancelled'), decidedByReleaseBefore(record, 'promised')])),
+    );
 
     // Assess: both saw the same decision, and both tables hold it.
     for (const [i, [ours, theirs]] of outcomes.entries()) {

@@ -107,7 +107,10 @@ describe('a waiting room Redis lost', () => {
     const handOff = fixture<SQSEvent>('sqs/order-records.json').Records[0]!;
 
     // Act: the writer stores the order, finds Redis lost it, and repairs the item at once.
-    const written = await writeReservations({ Records: [{ ...handOff, messageId: 'spent', body: encodeHandOffs([{ kind: 'orders', record }]) }] }, lambdaContext());
+    const written = await writeReservations(
+      { Records: [{ ...handOff, messageId: 'spent', body: encodeHandOffs([{ kind: 'orders', record }]) }] },
+      lambdaContext(),
+    );
     const repaired = await passesAndUnits(itemId);
     const again = await routes.order(itemId, buyers[0]!, 'spent-again', pass);
 
@@ -150,7 +153,11 @@ describe('PUT, DELETE and the repair of one room at once', () => {
   /** What MySQL and Redis hold of the room: its row, its hash, its mark. */
   async function heldOf(itemId: string): Promise<{ row: boolean; room: boolean; mark: boolean }> {
     const rows = await sql('SELECT item_id FROM waiting_rooms WHERE item_id = ?', [itemId]);
-    return { row: rows.length === 1, room: (await redis().exists(roomKeys(itemId).room)) === 1, mark: (await redis().hget(itemKeys(itemId).state, 'room')) === '1' };
+    return {
+      row: rows.length === 1,
+      room: (await redis().exists(roomKeys(itemId).room)) === 1,
+      mark: (await redis().hget(itemKeys(itemId).state, 'room')) === '1',
+    };
   }
   const WHOLE = { row: true, room: true, mark: true };
   const NONE = { row: false, room: false, mark: false };

@@ -53,7 +53,8 @@ async function itemWithRoom(stock: number, settings = room()): Promise<string> {
   return itemId;
 }
 
-const join = (itemId: string, buyer: SignedInUser, sourceIp = EXEMPT_SOURCE) => joinQueue(roomEvent('POST', `/items/${itemId}/queue`, itemId, buyer.cookie, { sourceIp }), lambdaContext());
+const join = (itemId: string, buyer: SignedInUser, sourceIp = EXEMPT_SOURCE) =>
+  joinQueue(roomEvent('POST', `/items/${itemId}/queue`, itemId, buyer.cookie, { sourceIp }), lambdaContext());
 const status = (itemId: string, buyer: SignedInUser) => getQueueStatus(roomEvent('GET', `/items/${itemId}/queue/me`, itemId, buyer.cookie), lambdaContext());
 const claim = (itemId: string, buyer: SignedInUser) => claimQueuePass(roomEvent('POST', `/items/${itemId}/queue/pass`, itemId, buyer.cookie), lambdaContext());
 const order = (itemId: string, buyer: SignedInUser, key: string, pass?: string) => {
@@ -72,7 +73,8 @@ describe('PUT /items/{itemId}/waiting-room', () => {
     // Prepare
     const itemId = uniqueItemId('room-route');
     await openSale(itemId, 5, 1);
-    const put = (cookie: string, id: string, settings: unknown) => putWaitingRoom(roomEvent('PUT', `/items/${id}/waiting-room`, id, cookie, { body: settings }), lambdaContext());
+    const put = (cookie: string, id: string, settings: unknown) =>
+      putWaitingRoom(roomEvent('PUT', `/items/${id}/waiting-room`, id, cookie, { body: settings }), lambdaContext());
 
     // Act
     const set = await put(admin.cookie, itemId, room({ paused: true }));

@@ -87,7 +87,11 @@ describe('ranks at the opening', () => {
 
     // Act: twenty joins whose callers stamped them before the opening (a slow request of the
     // opening burst) run now, between reads, each with its caller's random pre-queue rank.
-    await Promise.all(users(21, 40).map((user, i) => (i % 2 ? joinQueue(itemId, user, T - 1) : standing(itemId, (i % 20) + 1, T + SECOND).then(() => joinQueue(itemId, user, T - 1)))));
+    await Promise.all(
+      users(21, 40).map((user, i) =>
+        i % 2 ? joinQueue(itemId, user, T - 1) : standing(itemId, (i % 20) + 1, T + SECOND).then(() => joinQueue(itemId, user, T - 1)),
+      ),
+    );
     const again = await Promise.all(users(1, 20).map((user) => standing(itemId, user, T + SECOND)));
 
     // Assess
@@ -317,7 +321,11 @@ describe('passes in the reserving script', () => {
     const [one, two, three] = [await claimPass(itemId, 1, T + SECOND), await claimPass(itemId, 2, T + SECOND), await claimPass(itemId, 3, T + SECOND)];
 
     // Act
-    const refusal = (attempt: Promise<unknown>) => attempt.then(() => 'accepted', (error: unknown) => error);
+    const refusal = (attempt: Promise<unknown>) =>
+      attempt.then(
+        () => 'accepted',
+        (error: unknown) => error,
+      );
     const none = await refusal(order(itemId, 1, undefined, T + 2 * SECOND));
     const forged = await refusal(order(itemId, 1, 'AAAAAAAAAAAAAAAAAAAAAA', T + 2 * SECOND));
     const anothers = await refusal(order(itemId, 1, two.token, T + 2 * SECOND));

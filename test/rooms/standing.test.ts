@@ -88,7 +88,8 @@ describe('the refresh interval', () => {
     for (let ordinal = room.frontier; ordinal < room.queued; ordinal++) {
       const s = standingOf({ ...room, ordinal });
       readsPerSecond += 1 / s.refreshSeconds;
-      if (s.estimatedWaitSeconds !== null && s.estimatedWaitSeconds <= 2 * (room.graceMs / 1000)) nearest = Math.min(nearest, room.graceMs / 1000 / s.refreshSeconds);
+      if (s.estimatedWaitSeconds !== null && s.estimatedWaitSeconds <= 2 * (room.graceMs / 1000))
+        nearest = Math.min(nearest, room.graceMs / 1000 / s.refreshSeconds);
     }
 
     expect(readsPerSecond).toBeLessThan(room.budget * 1.1);

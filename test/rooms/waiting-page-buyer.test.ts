@@ -35,7 +35,9 @@ describe.skipIf(!existsSync(CHROMIUM))('the waiting page, as a new buyer uses it
     // Prepare: one unit behind a room open already, and a buyer without an account or a session.
     const itemId = `page-${randomBytes(3).toString('hex')}`;
     const { client: admin } = await signedIn(twin.url, demoAccounts.find((a) => a.role === 'admin')!);
-    expect((await admin.PUT('/items/{itemId}/stock', { params: { path: { itemId } }, body: { quantity: 1, perUserLimit: 1 } })).response.status).toBeLessThan(300);
+    expect((await admin.PUT('/items/{itemId}/stock', { params: { path: { itemId } }, body: { quantity: 1, perUserLimit: 1 } })).response.status).toBeLessThan(
+      300,
+    );
     const room = { opensAt: new Date(Date.now() - 1_000).toISOString(), admitPerSecond: 50, passSeconds: 120, graceSeconds: 60 };
     expect((await admin.PUT('/items/{itemId}/waiting-room', { params: { path: { itemId } }, body: room })).response.status).toBe(200);
     const context = await browser.newContext();
@@ -50,7 +52,13 @@ describe.skipIf(!existsSync(CHROMIUM))('the waiting page, as a new buyer uses it
       const response = await route.fetch();
       const lost = orders.length === 0;
       orders.push({ key: request.headers()['idempotency-key'], answered: lost ? 503 : response.status() });
-      return lost ? route.fulfill({ status: 503, headers: { 'retry-after': '1', 'content-type': 'application/json' }, body: '{"error":{"code":"UNAVAILABLE","message":"Try again"}}' }) : route.fulfill({ response });
+      return lost
+        ? route.fulfill({
+            status: 503,
+            headers: { 'retry-after': '1', 'content-type': 'application/json' },
+            body: '{"error":{"code":"UNAVAILABLE","message":"Try again"}}',
+          })
+        : route.fulfill({ response });
     });
 
     // Act: signed out, the page offers to sign in or up; the buyer signs up there.
@@ -91,7 +99,9 @@ describe.skipIf(!existsSync(CHROMIUM))('the waiting page, as a new buyer uses it
     // Prepare: an item on sale, but with no room.
     const itemId = `page-${randomBytes(3).toString('hex')}`;
     const { client: admin } = await signedIn(twin.url, demoAccounts.find((a) => a.role === 'admin')!);
-    expect((await admin.PUT('/items/{itemId}/stock', { params: { path: { itemId } }, body: { quantity: 1, perUserLimit: 1 } })).response.status).toBeLessThan(300);
+    expect((await admin.PUT('/items/{itemId}/stock', { params: { path: { itemId } }, body: { quantity: 1, perUserLimit: 1 } })).response.status).toBeLessThan(
+      300,
+    );
     const context = await browser.newContext();
     const page = await context.newPage();
 

@@ -57,7 +57,13 @@ describe.skipIf(!existsSync(CHROMIUM))('the waiting page in headless Chromium', 
       if (!route) return void response.writeHead(404).end();
       const itemId = decodeURIComponent(route[1].exec(path)![1]!);
       const cookies = (request.headers.cookie ?? '').split(/;\s*/).filter(Boolean);
-      const event = httpEvent(request.method === 'GET' ? 'get-me' : 'post-sessions', { method: request.method, path, pathParameters: { itemId }, cookies, sourceIp: '127.0.0.1' });
+      const event = httpEvent(request.method === 'GET' ? 'get-me' : 'post-sessions', {
+        method: request.method,
+        path,
+        pathParameters: { itemId },
+        cookies,
+        sourceIp: '127.0.0.1',
+      });
       event.body = undefined;
       void route[2](event, lambdaContext()).then((answer) => response.writeHead(answer.statusCode!, answer.headers as Record<string, string>).end(answer.body));
     });

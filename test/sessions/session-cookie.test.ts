@@ -6,10 +6,18 @@ describe('parseSessionCookie', () => {
     expect(parseSessionCookie('42.AAAAAAAAAAAAAAAAAAAAAA')).toEqual({ userId: 42, sessionId: 'AAAAAAAAAAAAAAAAAAAAAA' });
   });
 
-  it.each([undefined, '', '42', '42.short', '0.AAAAAAAAAAAAAAAAAAAAAA', '-1.AAAAAAAAAAAAAAAAAAAAAA', '42.AAAAAAAAAAAAAAAAAAAAA{', '{user:1}.AAAAAAAAAAAAAAAAAAAAAA', '42.AAAAAAAAAAAAAAAAAAAAAA.extra', '12345678901234567.AAAAAAAAAAAAAAAAAAAAAA'])(
-    'rejects %j without asking Redis',
-    (value) => {
-      expect(parseSessionCookie(value)).toBeUndefined();
-    },
-  );
+  it.each([
+    undefined,
+    '',
+    '42',
+    '42.short',
+    '0.AAAAAAAAAAAAAAAAAAAAAA',
+    '-1.AAAAAAAAAAAAAAAAAAAAAA',
+    '42.AAAAAAAAAAAAAAAAAAAAA{',
+    '{user:1}.AAAAAAAAAAAAAAAAAAAAAA',
+    '42.AAAAAAAAAAAAAAAAAAAAAA.extra',
+    '12345678901234567.AAAAAAAAAAAAAAAAAAAAAA',
+  ])('rejects %j without asking Redis', (value) => {
+    expect(parseSessionCookie(value)).toBeUndefined();
+  });
 });

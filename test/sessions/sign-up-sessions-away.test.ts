@@ -19,7 +19,10 @@ describe('sign-up while the session store is away', () => {
   it('still makes the account and answers 201, without a cookie, for the client to sign in', async () => {
     const email = `away-${randomBytes(4).toString('hex')}@surge.test`;
 
-    const result = await createUser(httpEvent('post-sessions', { method: 'POST', path: '/users', body: { email, password: 'a long enough passphrase' } }), lambdaContext());
+    const result = await createUser(
+      httpEvent('post-sessions', { method: 'POST', path: '/users', body: { email, password: 'a long enough passphrase' } }),
+      lambdaContext(),
+    );
 
     const rows = await sql<RowDataPacket>('SELECT id FROM users WHERE email = ?', [email]);
     expect(result.statusCode).toBe(201);

@@ -70,7 +70,9 @@ describe('sign-up', () => {
     const base = freshEmail('dotted.name');
     const [local, domain] = base.split('@') as [string, string];
 
-    const results = await Promise.all([base, `${local.replace('.', '')}@${domain}`, `${local}+news@${domain}`].map((email) => signUp({ email, password: PASSWORD })));
+    const results = await Promise.all(
+      [base, `${local.replace('.', '')}@${domain}`, `${local}+news@${domain}`].map((email) => signUp({ email, password: PASSWORD })),
+    );
 
     expect(results.map((r) => r.statusCode)).toEqual([201, 201, 201]);
   });
@@ -80,7 +82,9 @@ describe('sign-up', () => {
     const email = freshEmail('race');
 
     // Act
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => signUp({ email: i % 2 ? email.toUpperCase() : email, password: `${PASSWORD} ${i}` })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => signUp({ email: i % 2 ? email.toUpperCase() : email, password: `${PASSWORD} ${i}` })),
+    );
 
     // Assess
     const statuses = results.map((r) => r.statusCode);
@@ -96,7 +100,11 @@ describe('sign-up', () => {
     ['129 characters', (_: string) => 'x'.repeat(129), 'The password must be at most 128 characters long'],
     ['the address itself', (email: string) => email, 'The password must not contain the email address'],
     ['the address in capitals, inside', (email: string) => `my ${email.toUpperCase()} pass`, 'The password must not contain the email address'],
-    ["the address's local part", (email: string) => `${email.split('@')[0]!.toUpperCase()}-2026`, "The password must not contain the email address's local part"],
+    [
+      "the address's local part",
+      (email: string) => `${email.split('@')[0]!.toUpperCase()}-2026`,
+      "The password must not contain the email address's local part",
+    ],
   ])('refuses a password of %s with a 400 naming the rule', async (_, password, message) => {
     const email = freshEmail('policy');
 
@@ -129,7 +137,12 @@ describe('sign-up', () => {
     ['an extra field', { body: { email: 'someone@surge.test', password: PASSWORD, role: 'admin' } }, 400, 'VALIDATION_FAILED'],
     ['an array', { body: [] }, 400, 'VALIDATION_FAILED'],
     ['malformed JSON', { rawBody: '{"email":' }, 400, 'BAD_JSON'],
-    ['a non-JSON content type', { body: { email: 'someone@surge.test', password: PASSWORD }, headers: { 'content-type': 'text/plain' } }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
+    [
+      'a non-JSON content type',
+      { body: { email: 'someone@surge.test', password: PASSWORD }, headers: { 'content-type': 'text/plain' } },
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    ],
   ])('answers %s with a JSON 4xx and creates nobody', async (_, changes, status, code) => {
     const result = await createUser(httpEvent('post-sessions', { method: 'POST', path: '/users', ...changes }), lambdaContext());
 

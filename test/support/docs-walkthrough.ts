@@ -78,12 +78,12 @@ export function walkthrough(markdown: string, gateway: string, smtpPort: number)
       })
       .join('\n'),
   );
-  const addressed = script
-    .join('\n')
-    .replaceAll(DOCUMENTED_GATEWAY, gateway)
-    .replaceAll(DOCUMENTED_SMTP, `smtp://127.0.0.1:${smtpPort}`);
+  const addressed = script.join('\n').replaceAll(DOCUMENTED_GATEWAY, gateway).replaceAll(DOCUMENTED_SMTP, `smtp://127.0.0.1:${smtpPort}`);
   // Each curl names the gateway or the SMTP listener once: as many steps as mentions outside comments, or one was missed.
-  const commands = blocks.flat().filter((line) => !line.trimStart().startsWith('#')).join('\n');
+  const commands = blocks
+    .flat()
+    .filter((line) => !line.trimStart().startsWith('#'))
+    .join('\n');
   const gatewayMentions = commands.split(DOCUMENTED_GATEWAY).length - 1 + commands.split(DOCUMENTED_SMTP).length - 1;
   return { script: `${CURL_STEP}\n${addressed}`, steps, gatewayMentions };
 }
@@ -137,7 +137,6 @@ export async function runInBash(script: string): Promise<Run> {
     rmSync(dir, { recursive: true, force: true });
   }
 }
-
 
 /** Runs the page's walkthrough against a twin's gateway (or edge) and SMTP listener, and holds every curl to the status the page names. */
 export async function runWalkthrough(twin: { url: string; smtpUrl: string }): Promise<void> {

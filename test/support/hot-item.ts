@@ -5,7 +5,6 @@ import { type Answer } from '../../load/support/false-sold-out';
 import type { OrderRecord } from '../../shared/orders/model';
 import { reserve, type ReservationRequest } from '../../shared/orders/sale';
 
-
 /** How often a buyer asks again after Redis answered too late, before its answer counts as failed. */
 const CLIENT_RETRIES = 3;
 

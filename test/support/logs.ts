@@ -26,7 +26,11 @@ export function captureLog(): CapturedLog {
   const level = logger.getLevelName();
   logger.setLogLevel('INFO');
   return {
-    lines: () => printed.join('').split('\n').filter((line) => line !== ''),
+    lines: () =>
+      printed
+        .join('')
+        .split('\n')
+        .filter((line) => line !== ''),
     stop() {
       for (const spy of spies) spy.mockRestore();
       logger.setLogLevel(level);

@@ -75,7 +75,12 @@ export async function storeRawMail(messageId: string, raw: Buffer | string): Pro
 }
 
 /** The SES receipt event for a stored message, from a recorded-shape fixture under test/events/ses/. */
-export function sesEvent(messageId: string, recipients: string[], receipt: Partial<SESReceipt> = {}, name: 'receipt' | 'receipt-no-dmarc' = 'receipt'): SESEvent {
+export function sesEvent(
+  messageId: string,
+  recipients: string[],
+  receipt: Partial<SESReceipt> = {},
+  name: 'receipt' | 'receipt-no-dmarc' = 'receipt',
+): SESEvent {
   const event = fixture<SESEvent>(`ses/${name}.json`);
   const record = event.Records[0]!;
   record.ses.mail.messageId = messageId;

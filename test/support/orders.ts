@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 
-
 /** A fresh item id per test, so tests share Redis and MySQL without seeing each other. */
 export const uniqueItemId = (label = 'item') => `${label}-${randomBytes(5).toString('hex')}`;
 

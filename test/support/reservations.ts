@@ -40,7 +40,11 @@ const ordersUnderTest = (buckets: number): KindUnderTest<unknown> => ({
     return itemId;
   },
   reserve: (itemId, buyer, source = LOCAL_SOURCE) => reserve({ itemId, userId: buyer, quantity: 1, idempotencyKey: `key-${buyer}`, source }),
-  rows: async (itemId) => (await sql<RowDataPacket>("SELECT id, status FROM orders WHERE item_id = ? AND status IN ('confirmed', 'rejected') ORDER BY id", [itemId])).map((r) => ({ id: String(r.id), confirmed: r.status === 'confirmed' })),
+  rows: async (itemId) =>
+    (await sql<RowDataPacket>("SELECT id, status FROM orders WHERE item_id = ? AND status IN ('confirmed', 'rejected') ORDER BY id", [itemId])).map((r) => ({
+      id: String(r.id),
+      confirmed: r.status === 'confirmed',
+    })),
 });
 
 const couponsUnderTest: KindUnderTest<unknown> = {
@@ -55,13 +59,17 @@ const couponsUnderTest: KindUnderTest<unknown> = {
     return dealId;
   },
   reserve: (dealId, buyer, source = LOCAL_SOURCE) => issueCoupon(dealId, buyer, source),
-  rows: async (dealId) => (await sql<RowDataPacket>('SELECT id FROM coupons WHERE deal_id = ? ORDER BY id', [dealId])).map((r) => ({ id: String(r.id), confirmed: true })),
+  rows: async (dealId) =>
+    (await sql<RowDataPacket>('SELECT id FROM coupons WHERE deal_id = ? ORDER BY id', [dealId])).map((r) => ({ id: String(r.id), confirmed: true })),
 };
 
 export const kindsUnderTest = [ordersUnderTest(1), ordersUnderTest(3), couponsUnderTest];
 
 /** The decisions kept for an owner's reservations, wherever its kind keeps them (shared/reservations/ledger.ts). */
 export async function ledgerStates(owner: string): Promise<Record<string, string>> {
-  const rows = await sql<RowDataPacket>("SELECT id, state FROM reservation_ledger WHERE kind = 'coupon' AND owner_id = ? UNION ALL SELECT id, status FROM orders WHERE item_id = ?", [owner, owner]);
+  const rows = await sql<RowDataPacket>(
+    "SELECT id, state FROM reservation_ledger WHERE kind = 'coupon' AND owner_id = ? UNION ALL SELECT id, status FROM orders WHERE item_id = ?",
+    [owner, owner],
+  );
   return Object.fromEntries(rows.map((r) => [String(r.id), String(r.state)]));
 }

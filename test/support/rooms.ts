@@ -33,7 +33,8 @@ export async function roomRoutes() {
     ['put-waiting-room', 'delete-waiting-room', 'join-queue', 'get-queue-status', 'claim-queue-pass', 'create-order'].map((id) => route(id)),
   );
   return {
-    put: (itemId: string, admin: SignedInUser, settings: unknown) => put!(roomEvent('PUT', `/items/${itemId}/waiting-room`, itemId, admin.cookie, { body: settings }), lambdaContext()),
+    put: (itemId: string, admin: SignedInUser, settings: unknown) =>
+      put!(roomEvent('PUT', `/items/${itemId}/waiting-room`, itemId, admin.cookie, { body: settings }), lambdaContext()),
     remove: (itemId: string, user: SignedInUser) => remove!(roomEvent('DELETE', `/items/${itemId}/waiting-room`, itemId, user.cookie), lambdaContext()),
     join: (itemId: string, buyer: SignedInUser) => joinQueue!(roomEvent('POST', `/items/${itemId}/queue`, itemId, buyer.cookie), lambdaContext()),
     status: (itemId: string, buyer: SignedInUser) => getQueueStatus!(roomEvent('GET', `/items/${itemId}/queue/me`, itemId, buyer.cookie), lambdaContext()),
@@ -55,7 +56,11 @@ export async function passesAndUnits(itemId: string, now = Date.now()): Promise<
 /** The buyer's claim once its turn came (the room admits at its rate), or the last refusal after 10 s. */
 export async function admittedClaim(routes: Awaited<ReturnType<typeof roomRoutes>>, itemId: string, buyer: SignedInUser): Promise<Result> {
   let answer = await routes.claim(itemId, buyer);
-  for (const end = Date.now() + 10_000; answer.statusCode === 409 && body(answer).error.code === 'NOT_ADMITTED' && Date.now() < end; answer = await routes.claim(itemId, buyer)) {
+  for (
+    const end = Date.now() + 10_000;
+    answer.statusCode === 409 && body(answer).error.code === 'NOT_ADMITTED' && Date.now() < end;
+    answer = await routes.claim(itemId, buyer)
+  ) {
     await new Promise((r) => setTimeout(r, 50));
   }
   return answer;

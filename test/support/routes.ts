@@ -20,7 +20,7 @@ export async function route(id: string): Promise<RouteHandler> {
   if (spec?.trigger.kind !== 'http') throw new Error(`${id} is not a route of the table`);
   const { method, path } = spec.trigger;
   const { handler } = (await import(`../../functions/${id}.ts`)) as { handler: RouteHandler };
-  if (!check) throw new Error('No contract under test: the suite\'s global setup names it (SURGE_CONTRACT_DIR)');
+  if (!check) throw new Error("No contract under test: the suite's global setup names it (SURGE_CONTRACT_DIR)");
   return async (event, context) => {
     const result = await handler(event, context);
     const problems = check(method, path, answerText(gatewayAnswer(result)));

@@ -22,7 +22,10 @@ export type Resource = {
  * throws on an unacknowledged finding — unless `nag` is false, for a test of what the stack is
  * built from (names, regions) that need not pay for it.
  */
-export function synthesized(context: Record<string, unknown>, { nag = true } = {}): { stack: Stack; resources: Record<string, Resource>; idsOf(type: string): string[] } {
+export function synthesized(
+  context: Record<string, unknown>,
+  { nag = true } = {},
+): { stack: Stack; resources: Record<string, Resource>; idsOf(type: string): string[] } {
   const app = new App({ context: { inboundDomain: 'inbound.test.example', ...context, 'aws:cdk:bundling-stacks': [] } });
   const { stack } = buildApp(app);
   if (nag) app.synth();

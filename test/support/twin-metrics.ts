@@ -23,7 +23,16 @@ export function describeTwinMetrics(mode: 'sources' | 'bundles'): void {
 
     beforeAll(async () => {
       // On the tests' cluster the twin's bundles must be told so, as they get only their rows' environment.
-      twin = await startTwin({ port: 0, smtpPort: 0, stateDir, database: `surge_metrics_${mode}`, bundles, consumers: 'process', queuePrefix: `metrics-${mode}-`, redisCluster: process.env.REDIS_CLUSTER === 'true' });
+      twin = await startTwin({
+        port: 0,
+        smtpPort: 0,
+        stateDir,
+        database: `surge_metrics_${mode}`,
+        bundles,
+        consumers: 'process',
+        queuePrefix: `metrics-${mode}-`,
+        redisCluster: process.env.REDIS_CLUSTER === 'true',
+      });
     }, 180_000);
     afterAll(async () => {
       await twin?.stop();
@@ -41,8 +50,14 @@ export function describeTwinMetrics(mode: 'sources' | 'bundles'): void {
       // Prepare: one unit, which the buyer may take twice
       const [admin, user] = [await signIn('admin'), await signIn('user')];
       const itemId = `metrics-${randomBytes(3).toString('hex')}`;
-      expect((await admin.PUT('/items/{itemId}/stock', { params: { path: { itemId } }, body: { quantity: 1, perUserLimit: 2 } })).response.status).toBeLessThan(300);
-      const order = () => user.POST('/items/{itemId}/orders', { params: { path: { itemId }, header: { 'idempotency-key': randomBytes(8).toString('hex') } }, body: { quantity: 1 } });
+      expect((await admin.PUT('/items/{itemId}/stock', { params: { path: { itemId } }, body: { quantity: 1, perUserLimit: 2 } })).response.status).toBeLessThan(
+        300,
+      );
+      const order = () =>
+        user.POST('/items/{itemId}/orders', {
+          params: { path: { itemId }, header: { 'idempotency-key': randomBytes(8).toString('hex') } },
+          body: { quantity: 1 },
+        });
 
       // Act
       const accepted = await order();

@@ -11,7 +11,14 @@ import { InitSlots } from '../../infra/twin/init-slots';
 import { until } from '../../shared/platform/wait';
 import { profilingEnv } from '../../load/support/cpu-profile';
 
-const spec: FunctionSpec = { id: 'echo', description: 'test', trigger: { kind: 'http', method: 'GET', path: '/echo' }, memoryMb: 128, timeoutSeconds: 1, env: [] };
+const spec: FunctionSpec = {
+  id: 'echo',
+  description: 'test',
+  trigger: { kind: 'http', method: 'GET', path: '/echo' },
+  memoryMb: 128,
+  timeoutSeconds: 1,
+  env: [],
+};
 const bundle = (name: string) => pathToFileURL(`${import.meta.dirname}/../fixtures/bundles/${name}.mjs`).href;
 type Echo = { thread: number; concurrent: number; env: string | null; missing: string | null; when: unknown };
 
@@ -140,7 +147,9 @@ describe("the twin's bundle runner", () => {
 
   it('does not count against the init limit the time an init waited for a core others held', async () => {
     // Prepare: every core kept busy twice over, and an init that gets a core only when none of them wants it
-    const hogs = Array.from({ length: 2 * availableParallelism() }, () => spawn(process.execPath, ['-e', 'process.stdout.write("spinning\\n"); for(;;){}'], { stdio: ['ignore', 'pipe', 'ignore'] }));
+    const hogs = Array.from({ length: 2 * availableParallelism() }, () =>
+      spawn(process.execPath, ['-e', 'process.stdout.write("spinning\\n"); for(;;){}'], { stdio: ['ignore', 'pipe', 'ignore'] }),
+    );
     // Each hog's process takes a while to start: an init asked for before they spin has the cores to itself.
     await Promise.all(hogs.map((hog) => new Promise((spinning) => hog.stdout!.once('data', spinning))));
     // 40 ms of a core at nice 19 beside two busy loops per core takes seconds by the clock; its own

@@ -56,7 +56,12 @@ describe('the twin serving the deployed bundles against AWS-like stores, behind 
 
   /** Secrets Manager's stand-in in the emulator, called the way an operator's rotation would. */
   async function putSecret(secretId: string, value: string): Promise<void> {
-    const send = createSignedRequester({ service: 'secretsmanager', region: 'us-east-1', credentials: async () => ({ accessKeyId: 'local', secretAccessKey: 'local' }), uriEscapePath: true });
+    const send = createSignedRequester({
+      service: 'secretsmanager',
+      region: 'us-east-1',
+      credentials: async () => ({ accessKeyId: 'local', secretAccessKey: 'local' }),
+      uriEscapePath: true,
+    });
     const res = await send(serviceLocation('secretsmanager', 'us-east-1', twin.emulatorUrl), {
       method: 'POST',
       headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': 'secretsmanager.PutSecretValue' },
@@ -66,7 +71,8 @@ describe('the twin serving the deployed bundles against AWS-like stores, behind 
     expect(res.statusCode).toBe(200);
   }
 
-  const secretLookups = async () => ((await (await fetch(`${twin.emulatorUrl}/__twin/stats`)).json()) as { calls: Record<string, number> }).calls['secretsmanager.GetSecretValue'] ?? 0;
+  const secretLookups = async () =>
+    ((await (await fetch(`${twin.emulatorUrl}/__twin/stats`)).json()) as { calls: Record<string, number> }).calls['secretsmanager.GetSecretValue'] ?? 0;
 
   const stateDir = `.local/test-bundles-${randomBytes(4).toString('hex')}`;
 
@@ -98,7 +104,12 @@ describe('the twin serving the deployed bundles against AWS-like stores, behind 
     const plain = new Redis(twin.admin.redisUrl.replace('rediss:', 'redis:'), { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     plain.on('error', () => undefined);
     const plainPing = plain.connect().then(() => plain.ping());
-    const unauthenticated = new Redis(twin.admin.redisUrl.replace(/\/\/:[^@]+@/, '//'), { tls: { ca: twin.admin.ca! }, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const unauthenticated = new Redis(twin.admin.redisUrl.replace(/\/\/:[^@]+@/, '//'), {
+      tls: { ca: twin.admin.ca! },
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
     unauthenticated.on('error', () => undefined);
 
     // Assess
@@ -120,7 +131,10 @@ describe('the twin serving the deployed bundles against AWS-like stores, behind 
     // Act and assess, one function after another
     expect((await anyone.GET('/health')).data).toEqual({ status: 'ok', down: [] });
     // The API's own description, built beside each serving bundle as cdk deploy builds it.
-    expect((await anyone.GET('/openapi.json')).data).toMatchObject({ openapi: expect.stringMatching(/^3\.1\./), paths: expect.objectContaining({ '/items/{itemId}/orders': expect.any(Object) }) });
+    expect((await anyone.GET('/openapi.json')).data).toMatchObject({
+      openapi: expect.stringMatching(/^3\.1\./),
+      paths: expect.objectContaining({ '/items/{itemId}/orders': expect.any(Object) }),
+    });
     expect((await anyone.GET('/docs', { parseAs: 'text' })).data).toMatch(/^<!doctype html>/i);
     expect((await user.GET('/me')).data).toMatchObject({ role: 'user' });
     const newcomer = `bundle-${randomBytes(3).toString('hex')}@surge.test`;
@@ -128,9 +142,14 @@ describe('the twin serving the deployed bundles against AWS-like stores, behind 
     expect(signedUp).toMatchObject({ response: { status: 201 }, data: { user: { email: newcomer, role: 'user' } } });
     expect((await as(sessionCookie(signedUp.response)).GET('/me')).data).toMatchObject({ email: newcomer });
 
-    expect((await admin.PUT('/items/{itemId}/stock', { params: { path: { itemId } }, body: { quantity: 5, perUserLimit: 1 } })).response.status).toBeLessThan(300);
+    expect((await admin.PUT('/items/{itemId}/stock', { params: { path: { itemId } }, body: { quantity: 5, perUserLimit: 1 } })).response.status).toBeLessThan(
+      300,
+    );
     expect((await anyone.GET('/items/{itemId}', { params: { path: { itemId } } })).data).toMatchObject({ remaining: 5 });
-    const order = await user.POST('/items/{itemId}/orders', { params: { path: { itemId }, header: { 'idempotency-key': randomBytes(8).toString('hex') } }, body: { quantity: 1 } });
+    const order = await user.POST('/items/{itemId}/orders', {
+      params: { path: { itemId }, header: { 'idempotency-key': randomBytes(8).toString('hex') } },
+      body: { quantity: 1 },
+    });
     expect(order).toMatchObject({ response: { status: 202 }, data: { status: 'pending' } });
     const { orderId } = order.data!;
     // The writer runs in the consumers' process, as its bundle too: a confirmed order is its work.
@@ -139,13 +158,22 @@ describe('the twin serving the deployed bundles against AWS-like stores, behind 
 
     // A sale behind a waiting room, open already: join, wait for the turn, claim the pass, order with it.
     const roomItemId = `bundle-room-${randomBytes(3).toString('hex')}`;
-    expect((await admin.PUT('/items/{itemId}/stock', { params: { path: { itemId: roomItemId } }, body: { quantity: 5, perUserLimit: 1 } })).response.status).toBeLessThan(300);
+    expect(
+      (await admin.PUT('/items/{itemId}/stock', { params: { path: { itemId: roomItemId } }, body: { quantity: 5, perUserLimit: 1 } })).response.status,
+    ).toBeLessThan(300);
     const room = { opensAt: new Date(Date.now() - 1_000).toISOString(), admitPerSecond: 50, passSeconds: 120, graceSeconds: 60 };
     expect((await admin.PUT('/items/{itemId}/waiting-room', { params: { path: { itemId: roomItemId } }, body: room })).response.status).toBe(200);
     expect((await user.POST('/items/{itemId}/queue', { params: { path: { itemId: roomItemId } } })).response.status).toBe(201);
-    await until(async () => (await user.GET('/items/{itemId}/queue/me', { params: { path: { itemId: roomItemId } } })).data?.admitted === true, 60_000, 'admitted');
+    await until(
+      async () => (await user.GET('/items/{itemId}/queue/me', { params: { path: { itemId: roomItemId } } })).data?.admitted === true,
+      60_000,
+      'admitted',
+    );
     const pass = (await user.POST('/items/{itemId}/queue/pass', { params: { path: { itemId: roomItemId } } })).data!;
-    const passed = await user.POST('/items/{itemId}/orders', { params: { path: { itemId: roomItemId }, header: { 'idempotency-key': randomBytes(8).toString('hex'), 'waiting-room-pass': pass.token } }, body: { quantity: 1 } });
+    const passed = await user.POST('/items/{itemId}/orders', {
+      params: { path: { itemId: roomItemId }, header: { 'idempotency-key': randomBytes(8).toString('hex'), 'waiting-room-pass': pass.token } },
+      body: { quantity: 1 },
+    });
     expect(passed.response.status).toBe(202);
     expect((await anyone.GET('/wait/{itemId}', { params: { path: { itemId: roomItemId } }, parseAs: 'text' })).data).toMatch(/^<!doctype html>/i);
     expect((await admin.DELETE('/items/{itemId}/waiting-room', { params: { path: { itemId: roomItemId } } })).response.status).toBe(204);
@@ -156,7 +184,10 @@ describe('the twin serving the deployed bundles against AWS-like stores, behind 
     expect((await anyone.GET('/deals/{dealId}', { params: { path: { dealId } } })).data).toMatchObject({ remaining: 3 });
     expect((await user.POST('/deals/{dealId}/coupons', { params: { path: { dealId } } })).response.status).toBe(201);
     expect((await user.GET('/me/coupons')).response.status).toBe(200);
-    expect((await admin.POST('/admin/audit/items/{itemId}', { params: { path: { itemId } }, body: { accepted: [orderId] } })).data).toMatchObject({ rows: 1, lost: 0 });
+    expect((await admin.POST('/admin/audit/items/{itemId}', { params: { path: { itemId } }, body: { accepted: [orderId] } })).data).toMatchObject({
+      rows: 1,
+      lost: 0,
+    });
     expect((await admin.POST('/admin/audit/deals/{dealId}', { params: { path: { dealId } }, body: { accepted: [] } })).response.status).toBe(200);
     const prepared = (await admin.POST('/admin/load-tests/buyers', { body: { count: 2 } })).data!;
     expect(prepared.buyers).toHaveLength(2);
@@ -164,7 +195,14 @@ describe('the twin serving the deployed bundles against AWS-like stores, behind 
 
     const created = await admin.POST('/programs', { body: { title: 'Bundled Rust', careerTag: 'backend', type: 'course' } });
     expect(created.response.status).toBe(201);
-    expect((await admin.PUT('/programs/{id}', { params: { path: { id: created.data!.id } }, body: { title: 'Bundled Rust 2', careerTag: 'backend', type: 'course' } })).response.status).toBe(200);
+    expect(
+      (
+        await admin.PUT('/programs/{id}', {
+          params: { path: { id: created.data!.id } },
+          body: { title: 'Bundled Rust 2', careerTag: 'backend', type: 'course' },
+        })
+      ).response.status,
+    ).toBe(200);
     const page = await anyone.GET('/programs', { params: { query: { careerTag: 'backend', types: ['course'], page: 1, size: 50 } } });
     expect(page.data!.items.map((p) => p.title)).toContain('Bundled Rust 2');
 
@@ -191,7 +229,9 @@ describe('the twin serving the deployed bundles against AWS-like stores, behind 
     expect(atom.data).toContain(subject);
     const json = (await anyone.GET('/feeds/{token}/json/{feed}', { params: { path: { token, feed: 'all' } } })).data!;
     expect(json.items.map((item) => item.title)).toContain(subject);
-    expect((await anyone.GET('/feeds/{token}/issues/{issueId}', { params: { path: { token, issueId: issue.id } }, parseAs: 'text' })).data).toContain('Hello from a bundle');
+    expect((await anyone.GET('/feeds/{token}/issues/{issueId}', { params: { path: { token, issueId: issue.id } }, parseAs: 'text' })).data).toContain(
+      'Hello from a bundle',
+    );
     const newToken = feedToken((await user.POST('/me/feeds')).data!.all.atom);
     expect(newToken).not.toBe(token);
     expect((await anyone.GET('/feeds/{token}/atom/{feed}', { params: { path: { token, feed: 'all' } }, parseAs: 'text' })).response.status).toBe(404);
@@ -200,7 +240,13 @@ describe('the twin serving the deployed bundles against AWS-like stores, behind 
     // The reader's newsletters past the day's cap are quarantined: one of them is released, as its bundle parses it.
     const smtp = createTransport({ url: twin.smtpUrl, ignoreTLS: true });
     for (let i = 0; i < LIMITS.newNewslettersPerReader.count; i++) {
-      await smtp.sendMail({ from: 'Many <news@bundled.example>', to: rotated.address, subject: `Many ${i}`, text: 'Hello', list: { id: `many-${i}-${now}.bundled.example` } });
+      await smtp.sendMail({
+        from: 'Many <news@bundled.example>',
+        to: rotated.address,
+        subject: `Many ${i}`,
+        text: 'Hello',
+        list: { id: `many-${i}-${now}.bundled.example` },
+      });
     }
     await until(async () => ((await user.GET('/me/quarantine')).data?.mail.length ?? 0) > 0, 60_000, 'mail quarantined');
     const [held] = (await user.GET('/me/quarantine')).data!.mail;

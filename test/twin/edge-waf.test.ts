@@ -17,10 +17,23 @@ describe("the twin's edge, read from the prod stack's template", () => {
 
   beforeAll(async () => {
     plan = await edgeFromTemplate();
-    const { Resources } = JSON.parse((await import('node:fs')).readFileSync(plan.templateFile, 'utf8')) as { Resources: Record<string, { Type: string; Properties: any }> };
+    const { Resources } = JSON.parse((await import('node:fs')).readFileSync(plan.templateFile, 'utf8')) as {
+      Resources: Record<string, { Type: string; Properties: any }>;
+    };
     const acl = Object.values(Resources).find((r) => r.Type === 'AWS::WAFv2::WebACL')!;
-    rateLimits = Object.fromEntries((acl.Properties.Rules as any[]).filter((r) => r.Statement.RateBasedStatement).map((r) => [r.Name, r.Statement.RateBasedStatement.Limit]));
-    request = (overrides = {}) => ({ ip: '198.51.100.7', method: 'GET', uriPath: '/health', queryString: '', headers: { 'user-agent': 'curl/8' }, bodyBytes: 0, at: Date.now(), ...overrides });
+    rateLimits = Object.fromEntries(
+      (acl.Properties.Rules as any[]).filter((r) => r.Statement.RateBasedStatement).map((r) => [r.Name, r.Statement.RateBasedStatement.Limit]),
+    );
+    request = (overrides = {}) => ({
+      ip: '198.51.100.7',
+      method: 'GET',
+      uriPath: '/health',
+      queryString: '',
+      headers: { 'user-agent': 'curl/8' },
+      bodyBytes: 0,
+      at: Date.now(),
+      ...overrides,
+    });
   });
   /** A web ACL of its own, so each test's rate counters start at nought. */
   const freshAcl = async (): Promise<WebAcl> => (await edgeFromTemplate()).webAcl!;
@@ -47,7 +60,11 @@ describe("the twin's edge, read from the prod stack's template", () => {
 
     // Act and assess
     expect(post('/programs', 8_192)).toMatchObject({ action: 'allow' });
-    expect(post('/programs', 8_193)).toMatchObject({ action: 'block', rule: 'LargeBodyOutsideAudits', labels: ['awswaf:managed:aws:core-rule-set:SizeRestrictions_Body'] });
+    expect(post('/programs', 8_193)).toMatchObject({
+      action: 'block',
+      rule: 'LargeBodyOutsideAudits',
+      labels: ['awswaf:managed:aws:core-rule-set:SizeRestrictions_Body'],
+    });
     expect(post('/admin/audit/items/i', 8_193)).toMatchObject({ action: 'allow', labels: ['awswaf:managed:aws:core-rule-set:SizeRestrictions_Body'] });
   });
 
@@ -123,7 +140,12 @@ describe("the twin's edge over HTTP, in front of an origin that records what rea
     });
     await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
     edge = await listenEdge(0);
-    edge.serve({ distribution: plan.distribution, ...(plan.webAcl ? { webAcl: plan.webAcl } : {}), originUrl: `http://127.0.0.1:${(origin.address() as AddressInfo).port}`, secretValues: { [plan.originSecret.logicalId]: 'the-origin-secret' } });
+    edge.serve({
+      distribution: plan.distribution,
+      ...(plan.webAcl ? { webAcl: plan.webAcl } : {}),
+      originUrl: `http://127.0.0.1:${(origin.address() as AddressInfo).port}`,
+      secretValues: { [plan.originSecret.logicalId]: 'the-origin-secret' },
+    });
   });
   afterAll(async () => {
     await edge.close();
@@ -133,20 +155,35 @@ describe("the twin's edge over HTTP, in front of an origin that records what rea
   /** One request through the edge: its status. */
   const send = (path: string, options: { method?: string; headers?: Record<string, string>; body?: Buffer } = {}) =>
     new Promise<number>((resolve, reject) => {
-      const req = request(`${edge.url}${path}`, { method: options.method ?? 'GET', headers: { 'user-agent': 'surge-test', ...options.headers } }, (res) => resolve(res.resume().statusCode!));
+      const req = request(`${edge.url}${path}`, { method: options.method ?? 'GET', headers: { 'user-agent': 'surge-test', ...options.headers } }, (res) =>
+        resolve(res.resume().statusCode!),
+      );
       req.on('error', reject);
       req.end(options.body);
     });
 
   it('passes on only what the behaviour forwards, with the origin secret and the viewer’s address and host', async () => {
     // Act
-    const order = await send('/items/i/orders?detail=1&utm=x', { method: 'POST', headers: { 'waiting-room-pass': 'p', 'idempotency-key': 'k', 'x-extra': 'dropped', cookie: 'sid=1.a; theme=dark', 'content-type': 'application/json' }, body: Buffer.from('{}') });
+    const order = await send('/items/i/orders?detail=1&utm=x', {
+      method: 'POST',
+      headers: { 'waiting-room-pass': 'p', 'idempotency-key': 'k', 'x-extra': 'dropped', cookie: 'sid=1.a; theme=dark', 'content-type': 'application/json' },
+      body: Buffer.from('{}'),
+    });
     const poll = await send('/feeds/t/atom/all?x=1', { headers: { 'if-none-match': '"1"', cookie: 'sid=1.a' } });
 
     // Assess
     const [toOrder, toFeed] = reached.slice(-2);
     expect([order, poll]).toEqual([200, 200]);
-    expect(toOrder).toMatchObject({ path: '/items/i/orders?detail=1', headers: { 'waiting-room-pass': 'p', 'idempotency-key': 'k', cookie: 'sid=1.a', 'x-origin-verify': 'the-origin-secret', 'user-agent': 'Amazon CloudFront' } });
+    expect(toOrder).toMatchObject({
+      path: '/items/i/orders?detail=1',
+      headers: {
+        'waiting-room-pass': 'p',
+        'idempotency-key': 'k',
+        cookie: 'sid=1.a',
+        'x-origin-verify': 'the-origin-secret',
+        'user-agent': 'Amazon CloudFront',
+      },
+    });
     expect(toOrder!.headers['x-extra']).toBeUndefined();
     expect(toOrder!.headers['cloudfront-viewer-address']).toMatch(/^127\.0\.0\.1:\d+$/);
     expect(toOrder!.headers['x-forwarded-host']).toBe(new URL(edge.url).host);
@@ -158,7 +195,11 @@ describe("the twin's edge over HTTP, in front of an origin that records what rea
     // Act
     const posted = await send('/feeds/t/atom/all', { method: 'POST' });
     const malformed = await send('/health?%E0%A4%A=1');
-    const large = await send('/admin/audit/items/i', { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.alloc(10 * 1024 * 1024 + 1, 32) });
+    const large = await send('/admin/audit/items/i', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.alloc(10 * 1024 * 1024 + 1, 32),
+    });
     const after = await send('/health');
 
     // Assess

@@ -50,7 +50,13 @@ describe('the twin behind the production edge', () => {
   }
 
   beforeAll(async () => {
-    twin = await startTwinProcess({ stateDir, database: 'surge_edge', args: ['--edge', '--bundles'], ownServices: true, env: { POWERTOOLS_LOG_LEVEL: 'ERROR' } });
+    twin = await startTwinProcess({
+      stateDir,
+      database: 'surge_edge',
+      args: ['--edge', '--bundles'],
+      ownServices: true,
+      env: { POWERTOOLS_LOG_LEVEL: 'ERROR' },
+    });
   });
   afterAll(async () => {
     await twin?.stop();
@@ -92,10 +98,18 @@ describe('the twin behind the production edge', () => {
     const joined = await buyer.POST('/items/{itemId}/queue', path);
     await until(async () => (await buyer.GET('/items/{itemId}/queue/me', path)).data?.admitted === true, 60_000, 'admitted');
     const pass = (await buyer.POST('/items/{itemId}/queue/pass', path)).data!;
-    const withoutPass = await buyer.POST('/items/{itemId}/orders', { params: { path: { itemId }, header: { 'idempotency-key': randomBytes(8).toString('hex') } }, body: { quantity: 1 } });
-    const order = await buyer.POST('/items/{itemId}/orders', { params: { path: { itemId }, header: { 'idempotency-key': randomBytes(8).toString('hex'), 'waiting-room-pass': pass.token } }, body: { quantity: 1 } });
+    const withoutPass = await buyer.POST('/items/{itemId}/orders', {
+      params: { path: { itemId }, header: { 'idempotency-key': randomBytes(8).toString('hex') } },
+      body: { quantity: 1 },
+    });
+    const order = await buyer.POST('/items/{itemId}/orders', {
+      params: { path: { itemId }, header: { 'idempotency-key': randomBytes(8).toString('hex'), 'waiting-room-pass': pass.token } },
+      body: { quantity: 1 },
+    });
     const newcomer = surgeClient(twin.url);
-    const signedUp = await newcomer.POST('/users', { body: { email: `edge-${randomBytes(3).toString('hex')}@surge.test`, password: 'a passphrase at the edge' } });
+    const signedUp = await newcomer.POST('/users', {
+      body: { email: `edge-${randomBytes(3).toString('hex')}@surge.test`, password: 'a passphrase at the edge' },
+    });
     const { client: late } = await signedIn(twin.url, { email: signedUp.data!.user.email, password: 'a passphrase at the edge' });
     const lateJoin = await late.POST('/items/{itemId}/queue', path);
 
@@ -104,7 +118,11 @@ describe('the twin behind the production edge', () => {
     expect([withoutPass.response.status, codeOf(withoutPass)]).toEqual([403, 'PASS_REQUIRED']);
     expect(order).toMatchObject({ response: { status: 202 }, data: { status: 'pending' } });
     expect([lateJoin.response.status, codeOf(lateJoin)]).toEqual([409, 'SOLD_OUT']);
-    await until(async () => (await buyer.GET('/orders/{orderId}', { params: { path: { orderId: order.data!.orderId } } })).data?.status === 'confirmed', 60_000, 'order confirmed');
+    await until(
+      async () => (await buyer.GET('/orders/{orderId}', { params: { path: { orderId: order.data!.orderId } } })).data?.status === 'confirmed',
+      60_000,
+      'order confirmed',
+    );
     expect((await admin.POST('/admin/audit/items/{itemId}', { ...path, body: { accepted: [order.data!.orderId] } })).data).toMatchObject({ rows: 1, lost: 0 });
   });
 
@@ -132,7 +150,11 @@ describe('the twin behind the production edge', () => {
     // Act
     const audit = await admin.POST('/admin/audit/items/{itemId}', { params: { path: { itemId: 'demo-item' } }, body: { accepted } });
     const program = await fetch(`${twin.url}/programs`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: large });
-    const noAgent = await new Promise<number>((resolve, reject) => request(`${twin.url}/health`, (res) => resolve(res.resume().statusCode!)).on('error', reject).end());
+    const noAgent = await new Promise<number>((resolve, reject) =>
+      request(`${twin.url}/health`, (res) => resolve(res.resume().statusCode!))
+        .on('error', reject)
+        .end(),
+    );
 
     // Assess
     expect(JSON.stringify({ accepted }).length).toBeGreaterThan(8 * 1024);

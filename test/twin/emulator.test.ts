@@ -9,7 +9,12 @@ import { readyLine, spawnService, type Spawned } from '../../infra/twin/processe
 import { SES_MAX_MESSAGE_BYTES } from '../../infra/twin/smtp';
 import { sesMessageId } from '../support/mail';
 
-const s3 = new S3Client({ region: process.env.AWS_REGION, endpoint: process.env.AWS_ENDPOINT_URL, forcePathStyle: true, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+const s3 = new S3Client({
+  region: process.env.AWS_REGION,
+  endpoint: process.env.AWS_ENDPOINT_URL,
+  forcePathStyle: true,
+  credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+});
 
 describe("the emulator's S3", () => {
   const key = `${process.env.RAW_MAIL_PREFIX}${sesMessageId()}`;
@@ -32,7 +37,11 @@ describe("the emulator's S3", () => {
 describe("the emulator's SQS", () => {
   it("takes a message of a queue's default largest size (1 MiB, as SQS's), and refuses one byte more", async () => {
     // Prepare
-    const sqs = new SQSClient({ region: process.env.AWS_REGION, endpoint: process.env.AWS_ENDPOINT_URL, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const sqs = new SQSClient({
+      region: process.env.AWS_REGION,
+      endpoint: process.env.AWS_ENDPOINT_URL,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
     const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: `size-${process.pid}-${Date.now()}` }));
     const LARGEST = 1_048_576;
 
@@ -54,7 +63,10 @@ describe("the emulator's count of SQS requests as billed", () => {
   beforeAll(async () => {
     // One of its own: the suite's emulator counts every test file's calls at once.
     const logFile = join(dir, 'emulator.log');
-    emulator = spawnService(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../../infra/twin/emulator.ts', import.meta.url))], logFile, { ...process.env, EMULATOR_PORT: '0' });
+    emulator = spawnService(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../../infra/twin/emulator.ts', import.meta.url))], logFile, {
+      ...process.env,
+      EMULATOR_PORT: '0',
+    });
     url = `http://127.0.0.1:${(await readyLine(emulator, /ready (\d+)/, logFile))[1]}`;
   });
   afterAll(async () => {

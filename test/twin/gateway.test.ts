@@ -2,7 +2,14 @@ import { request, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listenGateway, MAX_LAMBDA_RESPONSE_BYTES, MAX_PAYLOAD_BYTES, MAX_REQUEST_LINE_AND_HEADER_BYTES, startGateway, type Gateway } from '../../infra/twin/gateway';
+import {
+  listenGateway,
+  MAX_LAMBDA_RESPONSE_BYTES,
+  MAX_PAYLOAD_BYTES,
+  MAX_REQUEST_LINE_AND_HEADER_BYTES,
+  startGateway,
+  type Gateway,
+} from '../../infra/twin/gateway';
 import { compileRoutes } from '../../infra/twin/http-routes';
 import { fixture } from '../support/events';
 
@@ -37,13 +44,38 @@ describe('the HTTP gateway', () => {
   beforeAll(async () => {
     gateway = await startGateway(
       [
-        { method: 'POST', path: '/items/{itemId}/orders', invoke: async (event) => (seen.push(event), { statusCode: 202, headers: { 'x-echo': 'yes' }, cookies: ['a=1; Path=/', 'b=2; Path=/'], body: '{"ok":true}' }) },
+        {
+          method: 'POST',
+          path: '/items/{itemId}/orders',
+          invoke: async (event) => (
+            seen.push(event), { statusCode: 202, headers: { 'x-echo': 'yes' }, cookies: ['a=1; Path=/', 'b=2; Path=/'], body: '{"ok":true}' }
+          ),
+        },
         { method: 'GET', path: '/bare', invoke: async () => ({ hello: 'world' }) },
-        { method: 'GET', path: '/binary', invoke: async () => ({ statusCode: 200, headers: { 'content-type': 'image/png' }, isBase64Encoded: true, body: Buffer.from([0, 1, 2, 255]).toString('base64') }) },
-        { method: 'GET', path: '/broken', invoke: async () => { throw new Error('boom'); } },
+        {
+          method: 'GET',
+          path: '/binary',
+          invoke: async () => ({
+            statusCode: 200,
+            headers: { 'content-type': 'image/png' },
+            isBase64Encoded: true,
+            body: Buffer.from([0, 1, 2, 255]).toString('base64'),
+          }),
+        },
+        {
+          method: 'GET',
+          path: '/broken',
+          invoke: async () => {
+            throw new Error('boom');
+          },
+        },
         // A result whose JSON is exactly ?bytes= long.
         { method: 'GET', path: '/sized', invoke: async (event) => sizedResult(Number(event.queryStringParameters!.bytes)) },
-        { method: 'POST', path: '/received', invoke: async (event) => ({ statusCode: 200, body: String(Buffer.byteLength(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8')) }) },
+        {
+          method: 'POST',
+          path: '/received',
+          invoke: async (event) => ({ statusCode: 200, body: String(Buffer.byteLength(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8')) }),
+        },
       ],
       0,
       (route, error) => failures.push(`${route}: ${error.message}`),
@@ -105,7 +137,11 @@ describe('the HTTP gateway', () => {
   });
 
   it('answers an unknown route or method with a 404 JSON body', async () => {
-    for (const [method, path] of [['GET', '/nowhere'], ['GET', '/items/1/orders'], ['POST', '/items/1/orders/extra']]) {
+    for (const [method, path] of [
+      ['GET', '/nowhere'],
+      ['GET', '/items/1/orders'],
+      ['POST', '/items/1/orders/extra'],
+    ]) {
       const { res, body } = await call(`${gateway.url}${path}`, { method: method! });
       expect(res.statusCode).toBe(404);
       expect(JSON.parse(body)).toEqual({ message: 'Not Found' });
@@ -122,7 +158,8 @@ describe('the HTTP gateway', () => {
 
   it('holds API Gateway’s and Lambda’s limits: a 10 MB payload, 10,240 bytes of request line and header values, a 6 MB response, each at the limit and one past it', async () => {
     // Prepare
-    const payload = (bytes: number) => call(`${gateway.url}/received`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: Buffer.alloc(bytes, 1) });
+    const payload = (bytes: number) =>
+      call(`${gateway.url}/received`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: Buffer.alloc(bytes, 1) });
     // Written by hand, so nothing but these three headers is sent: request line 18 bytes, values 1 + pad + 5.
     const withHeaderBytes = (bytes: number) =>
       new Promise<{ res: { statusCode: number }; body: string }>((resolve, reject) => {
@@ -138,14 +175,20 @@ describe('the HTTP gateway', () => {
     // Act
     const [atPayload, pastPayload] = [await payload(MAX_PAYLOAD_BYTES), await payload(MAX_PAYLOAD_BYTES + 1)];
     const [atHeaders, pastHeaders] = [await withHeaderBytes(MAX_REQUEST_LINE_AND_HEADER_BYTES), await withHeaderBytes(MAX_REQUEST_LINE_AND_HEADER_BYTES + 1)];
-    const [atResponse, pastResponse] = [await call(`${gateway.url}/sized?bytes=${MAX_LAMBDA_RESPONSE_BYTES}`), await call(`${gateway.url}/sized?bytes=${MAX_LAMBDA_RESPONSE_BYTES + 1}`)];
+    const [atResponse, pastResponse] = [
+      await call(`${gateway.url}/sized?bytes=${MAX_LAMBDA_RESPONSE_BYTES}`),
+      await call(`${gateway.url}/sized?bytes=${MAX_LAMBDA_RESPONSE_BYTES + 1}`),
+    ];
 
     // Assess
     expect([atPayload.res.statusCode, atPayload.body]).toEqual([200, String(MAX_PAYLOAD_BYTES)]);
     expect([pastPayload.res.statusCode, pastPayload.body]).toEqual([413, '{"message":"Request Entity Too Large"}']);
     expect(atHeaders.res.statusCode).toBe(200);
     expect([pastHeaders.res.statusCode, pastHeaders.body]).toEqual([431, '{"message":"Request Header Fields Too Large"}']);
-    expect([atResponse.res.statusCode, atResponse.body.length]).toEqual([200, MAX_LAMBDA_RESPONSE_BYTES - JSON.stringify({ statusCode: 200, body: '' }).length]);
+    expect([atResponse.res.statusCode, atResponse.body.length]).toEqual([
+      200,
+      MAX_LAMBDA_RESPONSE_BYTES - JSON.stringify({ statusCode: 200, body: '' }).length,
+    ]);
     expect([pastResponse.res.statusCode, pastResponse.body]).toEqual([500, '{"message":"Internal Server Error"}']);
     expect(failures.slice(failuresBefore)).toEqual([expect.stringContaining("past Lambda's")]);
   });

@@ -24,7 +24,8 @@ const uniqueId = (name: string) => `${name}-${randomBytes(3).toString('hex')}`;
 const countsOf = (id: string): FunctionInvocations | undefined => invocationCounts().functions[id];
 const REQUEST_ID = '8f507cfc-1234-4697-b07a-ac58fc914c95';
 /** Lambda's three lines for invocations of these durations, as the meter sizes them. */
-const platformBytes = (durations: number[], memoryMb: number) => durations.reduce((sum, d) => sum + Buffer.byteLength(platformLines(REQUEST_ID, d, memoryMb)), 0);
+const platformBytes = (durations: number[], memoryMb: number) =>
+  durations.reduce((sum, d) => sum + Buffer.byteLength(platformLines(REQUEST_ID, d, memoryMb)), 0);
 
 describe("Lambda's lines around an invocation", () => {
   it('are START, END and REPORT as Lambda writes them, with the duration billed rounded up to the millisecond', () => {
@@ -89,10 +90,14 @@ describe('the twin meters what Lambda would bill and log, per function', () => {
 
       // Assess: the thread's output reaches this process after its reply, so it is waited for
       const own = 'out of the thread\n'.length + 'and its stderr\n'.length;
-      const counted = await until(async () => {
-        const c = countsOf(id)!;
-        return c.log_bytes >= own + platformBytes([0], 256) ? c : undefined;
-      }, 30_000, "the thread's output counted");
+      const counted = await until(
+        async () => {
+          const c = countsOf(id)!;
+          return c.log_bytes >= own + platformBytes([0], 256) ? c : undefined;
+        },
+        30_000,
+        "the thread's output counted",
+      );
       expect(counted).toMatchObject({ invocations: 1, memory_mb: 256 });
       expect(counted!.billed_ms).toBe(Math.max(1, Math.ceil(counted!.duration_ms)));
       expect(counted!.log_bytes).toBe(own + platformBytes([counted!.duration_ms], 256));
@@ -107,7 +112,15 @@ describe('the twin serves its invocation counts, from both its processes', () =>
   const stateDir = `.local/test-invocations-${randomBytes(3).toString('hex')}`;
 
   beforeAll(async () => {
-    twin = await startTwin({ port: 0, smtpPort: 0, stateDir, database: 'surge_invocations', consumers: 'process', queuePrefix: 'invocations-', redisCluster: process.env.REDIS_CLUSTER === 'true' });
+    twin = await startTwin({
+      port: 0,
+      smtpPort: 0,
+      stateDir,
+      database: 'surge_invocations',
+      consumers: 'process',
+      queuePrefix: 'invocations-',
+      redisCluster: process.env.REDIS_CLUSTER === 'true',
+    });
   }, 180_000);
   afterAll(async () => {
     await twin?.stop();
@@ -137,15 +150,22 @@ describe('the twin serves its invocation counts, from both its processes', () =>
     const signIn = async (role: 'admin' | 'user') => (await signedIn(twin.url, demoAccounts.find((a) => a.role === role)!)).client;
     const [admin, user] = [await signIn('admin'), await signIn('user')];
     const itemId = uniqueId('invocations');
-    expect((await admin.PUT('/items/{itemId}/stock', { params: { path: { itemId } }, body: { quantity: 1, perUserLimit: 1 } })).response.status).toBeLessThan(300);
+    expect((await admin.PUT('/items/{itemId}/stock', { params: { path: { itemId } }, body: { quantity: 1, perUserLimit: 1 } })).response.status).toBeLessThan(
+      300,
+    );
     const before = await snapshot();
 
     // Act
-    const order = await user.POST('/items/{itemId}/orders', { params: { path: { itemId }, header: { 'idempotency-key': randomBytes(8).toString('hex') } }, body: { quantity: 1 } });
+    const order = await user.POST('/items/{itemId}/orders', {
+      params: { path: { itemId }, header: { 'idempotency-key': randomBytes(8).toString('hex') } },
+      body: { quantity: 1 },
+    });
     const after = await until(
       async () => {
         const s = await snapshot();
-        return (s.consumers?.functions['write-reservations']?.invocations ?? 0) > (before.consumers?.functions['write-reservations']?.invocations ?? 0) ? s : undefined;
+        return (s.consumers?.functions['write-reservations']?.invocations ?? 0) > (before.consumers?.functions['write-reservations']?.invocations ?? 0)
+          ? s
+          : undefined;
       },
       60_000,
       "the writer's invocation counted",

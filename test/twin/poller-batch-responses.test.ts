@@ -5,7 +5,13 @@ import { failedMessageIds, toSqsEvent } from '../../infra/twin/poller';
 import { fixture } from '../support/events';
 
 const messages: Message[] = [
-  { MessageId: 'a', ReceiptHandle: 'ra', Body: '{"n":1}', MD5OfBody: 'x', Attributes: { ApproximateReceiveCount: '1', SentTimestamp: '1', SenderId: 's', ApproximateFirstReceiveTimestamp: '2' } },
+  {
+    MessageId: 'a',
+    ReceiptHandle: 'ra',
+    Body: '{"n":1}',
+    MD5OfBody: 'x',
+    Attributes: { ApproximateReceiveCount: '1', SentTimestamp: '1', SenderId: 's', ApproximateFirstReceiveTimestamp: '2' },
+  },
   { MessageId: 'b', ReceiptHandle: 'rb', Body: '{"n":2}', MD5OfBody: 'y', MessageAttributes: { kind: { DataType: 'String', StringValue: 'order' } } },
 ];
 

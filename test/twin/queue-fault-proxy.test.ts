@@ -87,7 +87,7 @@ describe('the queue fault proxy, between a client and the real emulator', () => 
     expect(await depth(sqs, queue.url)).toBe(3);
   });
 
-  it('holds a send past the client\'s timeout, then delivers it: nothing on the queue when the client gives up, all of it later', async () => {
+  it("holds a send past the client's timeout, then delivers it: nothing on the queue when the client gives up, all of it later", async () => {
     // Prepare
     const queue = await queueWithDeadLetters(sqs, 5, 30);
     proxy.setShares({ delayed: 1 });
@@ -110,7 +110,12 @@ describe('the queue fault proxy, between a client and the real emulator', () => 
     // Prepare: a proxy of its own, on which no fault has fired yet.
     const queue = await queueWithDeadLetters(sqs, 5, 30);
     const fresh = await startQueueFaultProxy(process.env.AWS_ENDPOINT_URL!, { delayMs: DELAY_MS });
-    const freshClient = new SQSClient({ region: 'us-east-1', endpoint: fresh.url, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+    const freshClient = new SQSClient({
+      region: 'us-east-1',
+      endpoint: fresh.url,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      maxAttempts: 1,
+    });
     fresh.setShares({ reset: 0.001, 'reply-lost': 0.001, delayed: 0.001 });
 
     // Act
@@ -119,7 +124,12 @@ describe('the queue fault proxy, between a client and the real emulator', () => 
       const send = freshClient.send(new SendMessageBatchCommand({ QueueUrl: queue.url, Entries: [{ Id: '0', MessageBody: `m-${i}` }] }), {
         abortSignal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
       });
-      met.push(await send.then(() => 'answered', (error: Error & { code?: string }) => error.code ?? error.name));
+      met.push(
+        await send.then(
+          () => 'answered',
+          (error: Error & { code?: string }) => error.code ?? error.name,
+        ),
+      );
     }
     await until(async () => fresh.held === 0, DELAY_MS * 3, 'the delayed send answered');
     freshClient.destroy();
@@ -127,7 +137,11 @@ describe('the queue fault proxy, between a client and the real emulator', () => 
 
     // Assess: one send each, in turn, then the draw by share (passed, almost surely).
     expect(met.slice(0, 3)).toEqual(['ECONNRESET', 'AbortError', 'AbortError']);
-    expect({ reset: fresh.counts.reset, 'reply-lost': fresh.counts['reply-lost'], delayed: fresh.counts.delayed }).toEqual({ reset: 1, 'reply-lost': 1, delayed: 1 });
+    expect({ reset: fresh.counts.reset, 'reply-lost': fresh.counts['reply-lost'], delayed: fresh.counts.delayed }).toEqual({
+      reset: 1,
+      'reply-lost': 1,
+      delayed: 1,
+    });
     expect(fresh.counts.reset + fresh.counts['reply-lost'] + fresh.counts.delayed + fresh.counts.passed).toBe(4);
   });
 

@@ -27,7 +27,15 @@ describe('a Redis pair failing over with its replication held back', () => {
 
     // Act
     await pair.killReplica();
-    const alone = await until(async () => client.set('alone', 'refused').then(() => undefined, (error: Error) => error.message), 30_000, 'a write refused');
+    const alone = await until(
+      async () =>
+        client.set('alone', 'refused').then(
+          () => undefined,
+          (error: Error) => error.message,
+        ),
+      30_000,
+      'a write refused',
+    );
     await pair.replaceReplica();
     const replaced = await client.set('alone', 'after');
 

@@ -10,7 +10,12 @@ import { until } from '../../shared/platform/wait';
 
 const DOMAIN = 'inbound.surge.test';
 const MAX_BYTES = 16 * 1024;
-const s3 = new S3Client({ region: process.env.AWS_REGION, endpoint: process.env.AWS_ENDPOINT_URL, forcePathStyle: true, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+const s3 = new S3Client({
+  region: process.env.AWS_REGION,
+  endpoint: process.env.AWS_ENDPOINT_URL,
+  forcePathStyle: true,
+  credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+});
 
 /** The keys of an object and of every object inside it, as dotted paths: its shape without its values. */
 function shape(value: unknown, path = ''): string[] {
@@ -60,7 +65,11 @@ describe("the twin's SMTP listener", () => {
     const stored = await s3.send(new GetObjectCommand({ Bucket: process.env.RAW_MAIL_BUCKET, Key: `${process.env.RAW_MAIL_PREFIX}${messageId}` }));
     expect(await stored.Body!.transformToString()).toContain('Subject: Stored');
     const recorded = fixture<SESEvent>('ses/receipt.json');
-    expect(shape(event).filter((p) => !p.startsWith('Records.0.ses.receipt.dmarcPolicy')).sort()).toEqual(shape(recorded).sort());
+    expect(
+      shape(event)
+        .filter((p) => !p.startsWith('Records.0.ses.receipt.dmarcPolicy'))
+        .sort(),
+    ).toEqual(shape(recorded).sort());
     expect(event.Records[0]!.ses.receipt).toMatchObject({
       recipients: [`reader@${DOMAIN}`],
       spamVerdict: { status: 'GRAY' },

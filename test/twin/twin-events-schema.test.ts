@@ -107,12 +107,23 @@ describe("the twin's events, parsed with Powertools Parser's schemas", () => {
         port: 0,
         maxMessageBytes: 1024 * 1024,
         verdicts: parseVerdicts(verdicts),
-        routes: [{ domain: DOMAIN, functionArn: 'arn:aws:lambda:us-east-1:000000000000:function:surge-receive-mail', invoke: async (event) => void events.push(event) }],
+        routes: [
+          {
+            domain: DOMAIN,
+            functionArn: 'arn:aws:lambda:us-east-1:000000000000:function:surge-receive-mail',
+            invoke: async (event) => void events.push(event),
+          },
+        ],
         store: (messageId, raw) => storeRawMail(messageId, raw),
         onError: () => undefined,
       });
       listeners.push(listener);
-      const sent = await createTransport({ url: listener.url, ignoreTLS: true }).sendMail({ from: 'news@bits.example', to: `reader@${DOMAIN}`, subject: 'Issue 1', text: 'hello' });
+      const sent = await createTransport({ url: listener.url, ignoreTLS: true }).sendMail({
+        from: 'news@bits.example',
+        to: `reader@${DOMAIN}`,
+        subject: 'Issue 1',
+        text: 'hello',
+      });
       const messageId = /queued as ([a-z0-9]+)/.exec(sent.response)![1]!;
       const ofMessage = () => events.find((e) => e.Records[0]!.ses.mail.messageId === messageId);
       await until(async () => ofMessage() !== undefined, 60_000, 'the receipt event');

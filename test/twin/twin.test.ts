@@ -62,7 +62,13 @@ describe('the local twin over HTTP', () => {
 
     // Act
     const smtp = createTransport({ url: twin.smtpUrl, ignoreTLS: true });
-    const sent = await smtp.sendMail({ from: 'Twin Weekly <weekly@twin.example>', to: address, subject, text: 'Hello over SMTP', list: { id: 'twin-weekly.twin.example' } });
+    const sent = await smtp.sendMail({
+      from: 'Twin Weekly <weekly@twin.example>',
+      to: address,
+      subject,
+      text: 'Hello over SMTP',
+      list: { id: 'twin-weekly.twin.example' },
+    });
 
     // Assess
     expect(sent.response).toMatch(/^250 OK queued as [a-z0-9]{40}$/);
@@ -82,7 +88,13 @@ describe('the local twin over HTTP', () => {
     const smtp = createTransport({ url: twin.smtpUrl, ignoreTLS: true });
 
     // Act
-    await smtp.sendMail({ from: 'Twin Weekly <weekly@twin.example>', to: address, subject, html: '<p>Hello, feed</p>', list: { id: 'twin-weekly.twin.example' } });
+    await smtp.sendMail({
+      from: 'Twin Weekly <weekly@twin.example>',
+      to: address,
+      subject,
+      html: '<p>Hello, feed</p>',
+      list: { id: 'twin-weekly.twin.example' },
+    });
     const feed = async () => parseFeed(await (await fetch(`${twin.url}${twin.demoFeedPath}`)).text());
 
     // Assess: filed in the background, as SES invokes the function
@@ -107,12 +119,18 @@ describe('the local twin over HTTP', () => {
     // Assess
     expect(sent.response).toMatch(/^250 OK queued as [a-z0-9]{40}$/);
     const messageId = /queued as ([a-z0-9]+)/.exec(sent.response)![1]!;
-    const s3 = new S3Client({ region: 'us-east-1', endpoint: twin.emulatorUrl, forcePathStyle: true, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const s3 = new S3Client({
+      region: 'us-east-1',
+      endpoint: twin.emulatorUrl,
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
     const stored = await s3.send(new HeadObjectCommand({ Bucket: buckets[inboundMail.bucket].name, Key: `${inboundMail.prefix}${messageId}` }));
     expect(stored.ContentLength).toBeGreaterThan(12 * 1024 * 1024);
     const db = await createConnection({ uri: twin.databaseUrl });
     try {
-      const outcomes = async () => (await db.query('SELECT recipient, outcome, reason FROM mail_outcomes WHERE ses_message_id = ?', [messageId]))[0] as unknown[];
+      const outcomes = async () =>
+        (await db.query('SELECT recipient, outcome, reason FROM mail_outcomes WHERE ses_message_id = ?', [messageId]))[0] as unknown[];
       await until(async () => (await outcomes()).length > 0, 60_000, 'the outcome recorded');
       expect(await outcomes()).toEqual([{ recipient: address, outcome: 'rejected', reason: 'too-large' }]);
     } finally {

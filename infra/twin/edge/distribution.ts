@@ -70,7 +70,9 @@ function secretReference(value: unknown, header: string): string {
 
 function behaviourOf(resources: Resources, config: Record<string, any>): EdgeBehaviour {
   if (config.CachePolicyId !== CACHING_DISABLED) {
-    throw new Error(`The twin's edge models no cache: a behaviour with cache policy ${JSON.stringify(config.CachePolicyId)} (${config.PathPattern ?? 'default'}) would need one`);
+    throw new Error(
+      `The twin's edge models no cache: a behaviour with cache policy ${JSON.stringify(config.CachePolicyId)} (${config.PathPattern ?? 'default'}) would need one`,
+    );
   }
   const policyId = refOf(config.OriginRequestPolicyId, 'an origin request policy that is not the stack’s own');
   const policy = resources[policyId]?.Properties.OriginRequestPolicyConfig as Record<string, any> | undefined;
@@ -78,7 +80,8 @@ function behaviourOf(resources: Resources, config: Record<string, any>): EdgeBeh
   const viewerRequest = ((config.FunctionAssociations ?? []) as { EventType: string; FunctionARN: unknown }[]).map((association) => {
     if (association.EventType !== 'viewer-request') throw new Error(`The twin's edge runs viewer-request functions only, not ${association.EventType}`);
     const fn = resources[refOf(association.FunctionARN, 'a CloudFront Function')]!.Properties;
-    if (fn.FunctionConfig?.Runtime !== 'cloudfront-js-2.0') throw new Error(`The twin's edge runs cloudfront-js-2.0 functions, not ${fn.FunctionConfig?.Runtime}`);
+    if (fn.FunctionConfig?.Runtime !== 'cloudfront-js-2.0')
+      throw new Error(`The twin's edge runs cloudfront-js-2.0 functions, not ${fn.FunctionConfig?.Runtime}`);
     return fn.FunctionCode as string;
   });
   if (config.LambdaFunctionAssociations?.length) throw new Error("The twin's edge runs no Lambda@Edge function");
@@ -104,8 +107,13 @@ export function distributionOf(template: CfnTemplate): EdgeDistribution {
   const origins = config.Origins as { Id: string; OriginCustomHeaders?: { HeaderName: string; HeaderValue: unknown }[] }[];
   if (origins.length !== 1) throw new Error(`The twin's edge models one origin (the API); the distribution has ${origins.length}`);
   return {
-    behaviours: [...((config.CacheBehaviors ?? []) as Record<string, any>[]), config.DefaultCacheBehavior as Record<string, any>].map((behaviour) => behaviourOf(resources, behaviour)),
-    originHeaders: (origins[0]!.OriginCustomHeaders ?? []).map(({ HeaderName, HeaderValue }) => ({ name: HeaderName.toLowerCase(), secretLogicalId: secretReference(HeaderValue, HeaderName) })),
+    behaviours: [...((config.CacheBehaviors ?? []) as Record<string, any>[]), config.DefaultCacheBehavior as Record<string, any>].map((behaviour) =>
+      behaviourOf(resources, behaviour),
+    ),
+    originHeaders: (origins[0]!.OriginCustomHeaders ?? []).map(({ HeaderName, HeaderValue }) => ({
+      name: HeaderName.toLowerCase(),
+      secretLogicalId: secretReference(HeaderValue, HeaderName),
+    })),
     ...(config.WebACLId ? { webAclLogicalId: refOf(config.WebACLId, 'the web ACL') } : {}),
   };
 }

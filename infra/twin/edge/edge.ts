@@ -17,8 +17,10 @@ import { readBody } from '../gateway';
 const TWIN_ROUTES = '/__twin/';
 
 /** What CloudFront answers a request its web ACL blocks (no custom response set): 403 and its own page. */
-const BLOCKED_PAGE = '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01 Transitional//EN"><HTML><HEAD><TITLE>ERROR: The request could not be satisfied</TITLE></HEAD><BODY><H1>403 ERROR</H1><H2>The request could not be satisfied.</H2><HR noshade size="1px">Request blocked.</BODY></HTML>\n';
-const METHOD_PAGE = '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01 Transitional//EN"><HTML><HEAD><TITLE>ERROR: The request could not be satisfied</TITLE></HEAD><BODY><H1>403 ERROR</H1><H2>The request could not be satisfied.</H2><HR noshade size="1px">This distribution is not configured to allow the HTTP request method that was used for this request.</BODY></HTML>\n';
+const BLOCKED_PAGE =
+  '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01 Transitional//EN"><HTML><HEAD><TITLE>ERROR: The request could not be satisfied</TITLE></HEAD><BODY><H1>403 ERROR</H1><H2>The request could not be satisfied.</H2><HR noshade size="1px">Request blocked.</BODY></HTML>\n';
+const METHOD_PAGE =
+  '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01 Transitional//EN"><HTML><HEAD><TITLE>ERROR: The request could not be satisfied</TITLE></HEAD><BODY><H1>403 ERROR</H1><H2>The request could not be satisfied.</H2><HR noshade size="1px">This distribution is not configured to allow the HTTP request method that was used for this request.</BODY></HTML>\n';
 
 /** What the edge serves from once the twin behind it is ready. */
 export interface EdgeConfig {
@@ -52,7 +54,13 @@ function queryName(pair: string): string {
 }
 
 function answer(res: ServerResponse, status: number, body: string, type = 'text/html', headers: OutgoingHttpHeaders = {}): void {
-  res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), server: 'CloudFront', 'x-cache': 'Error from cloudfront', ...headers });
+  res.writeHead(status, {
+    'content-type': type,
+    'content-length': Buffer.byteLength(body),
+    server: 'CloudFront',
+    'x-cache': 'Error from cloudfront',
+    ...headers,
+  });
   res.end(body);
 }
 
@@ -102,7 +110,13 @@ function originRequest(behaviour: EdgeBehaviour, request: ViewerRequest, rawQuer
   for (const { name, secretLogicalId } of config.distribution.originHeaders) headers[name] = config.secretValues[secretLogicalId]!;
   if (bodyBytes || req.headers['content-length'] !== undefined) headers['content-length'] = String(bodyBytes);
   // The query string as the viewer sent it, less what the policy does not forward.
-  const query = behaviour.queryStrings.behavior === 'none' ? '' : rawQuery.split('&').filter((pair) => pair && passes(behaviour.queryStrings, queryName(pair))).join('&');
+  const query =
+    behaviour.queryStrings.behavior === 'none'
+      ? ''
+      : rawQuery
+          .split('&')
+          .filter((pair) => pair && passes(behaviour.queryStrings, queryName(pair)))
+          .join('&');
   return { headers, path: `${request.uri}${query ? `?${query}` : ''}` };
 }
 
@@ -151,7 +165,15 @@ export async function listenEdge(port: number): Promise<Edge> {
     const behaviour = behaviourServing(config.distribution, path);
     const method = req.method ?? 'GET';
     if (!behaviour.methods.includes(method)) return answer(res, 403, METHOD_PAGE);
-    const verdict = config.webAcl?.inspect({ ip: viewerIpOf(req), method, uriPath: path, queryString: rawQuery, headers: req.headers as Record<string, string | undefined>, bodyBytes: body.length, at: Date.now() });
+    const verdict = config.webAcl?.inspect({
+      ip: viewerIpOf(req),
+      method,
+      uriPath: path,
+      queryString: rawQuery,
+      headers: req.headers as Record<string, string | undefined>,
+      bodyBytes: body.length,
+      at: Date.now(),
+    });
     if (verdict?.action === 'block') return answer(res, 403, BLOCKED_PAGE);
     let request = viewerRequestOf(req, path, rawQuery);
     for (const code of behaviour.viewerRequest) {
@@ -160,7 +182,13 @@ export async function listenEdge(port: number): Promise<Edge> {
       const result = run(request, viewerIpOf(req));
       if ('statusCode' in result) {
         const given = result as ViewerAnswer;
-        return answer(res, given.statusCode, '', 'text/plain', Object.fromEntries(Object.entries(given.headers ?? {}).map(([name, { value }]) => [name, value])));
+        return answer(
+          res,
+          given.statusCode,
+          '',
+          'text/plain',
+          Object.fromEntries(Object.entries(given.headers ?? {}).map(([name, { value }]) => [name, value])),
+        );
       }
       request = result;
     }

@@ -31,7 +31,9 @@ function originSecretOf(template: CfnTemplate, distribution: EdgeDistribution): 
   );
   const headers = distribution.originHeaders.map((header) => header.secretLogicalId);
   if (named.size !== 1 || headers.length !== 1 || !named.has(headers[0]!)) {
-    throw new Error(`The twin's edge expects one origin header whose secret every route's ORIGIN_SECRET_ID names; the template's header resolves ${headers.join(', ') || 'none'}, the functions name ${[...named].join(', ') || 'none'}`);
+    throw new Error(
+      `The twin's edge expects one origin header whose secret every route's ORIGIN_SECRET_ID names; the template's header resolves ${headers.join(', ') || 'none'}, the functions name ${[...named].join(', ') || 'none'}`,
+    );
   }
   return headers[0]!;
 }
@@ -47,4 +49,3 @@ export async function edgeFromTemplate(): Promise<EdgePlan> {
     originSecret: { logicalId, name: `surge/${logicalId}`, value: randomBytes(36).toString('base64url') },
   };
 }
-

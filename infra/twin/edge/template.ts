@@ -58,11 +58,16 @@ export async function prodTemplate(dir: string): Promise<{ file: string; templat
 
 function synthInto(outdir: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'infra/twin/edge/synth.ts'), outdir], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'infra/twin/edge/synth.ts'), outdir], {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`The twin's edge could not synthesize the prod stack (exit ${code}): ${stderr.slice(-2000)}`))));
+    child.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`The twin's edge could not synthesize the prod stack (exit ${code}): ${stderr.slice(-2000)}`)),
+    );
   });
 }
 

@@ -133,7 +133,9 @@ function compileStatement(statement: Statement, rule: string): Compiled {
       return (request, labels) => scope(request, labels) && counter.countAndCheck(request.ip, request.at);
     }
     default:
-      throw new Error(`The twin's WAF cannot evaluate a ${kind} (rule ${rule}): model it in infra/twin/edge/waf.ts, or say in docs/twin.md why it cannot matter`);
+      throw new Error(
+        `The twin's WAF cannot evaluate a ${kind} (rule ${rule}): model it in infra/twin/edge/waf.ts, or say in docs/twin.md why it cannot matter`,
+      );
   }
 }
 
@@ -154,16 +156,23 @@ function actionOf(action: Record<string, unknown> | undefined, rule: string): 'b
 function compileManagedGroup(rule: Record<string, any>): CompiledRule {
   const group = rule.Statement.ManagedRuleGroupStatement;
   if (group.VendorName !== 'AWS' || group.Name !== 'AWSManagedRulesCommonRuleSet') {
-    throw new Error(`The twin's WAF knows no rule of the managed group ${group.VendorName}/${group.Name} (rule ${rule.Name}): model what AWS states of it, or say in docs/twin.md why it cannot matter`);
+    throw new Error(
+      `The twin's WAF knows no rule of the managed group ${group.VendorName}/${group.Name} (rule ${rule.Name}): model what AWS states of it, or say in docs/twin.md why it cannot matter`,
+    );
   }
-  if (group.ScopeDownStatement || group.ExcludedRules?.length || group.Version) throw new Error(`The twin's WAF evaluates the core rule set whole, at its default version (rule ${rule.Name})`);
+  if (group.ScopeDownStatement || group.ExcludedRules?.length || group.Version)
+    throw new Error(`The twin's WAF evaluates the core rule set whole, at its default version (rule ${rule.Name})`);
   // OverrideAction Count makes every rule of the group count; None leaves each its own action.
   const groupCounts = 'Count' in (rule.OverrideAction ?? {});
   const overrides = new Map<string, 'block' | 'allow' | 'count'>(
-    ((group.RuleActionOverrides ?? []) as { Name: string; ActionToUse: Record<string, unknown> }[]).map((o) => [o.Name, actionOf(o.ActionToUse, `${rule.Name}/${o.Name}`)]),
+    ((group.RuleActionOverrides ?? []) as { Name: string; ActionToUse: Record<string, unknown> }[]).map((o) => [
+      o.Name,
+      actionOf(o.ActionToUse, `${rule.Name}/${o.Name}`),
+    ]),
   );
   for (const name of overrides.keys()) {
-    if (!COMMON_RULE_SET.some((r) => r.name === name)) throw new Error(`The twin's WAF does not model the core rule set's ${name}, which rule ${rule.Name} overrides`);
+    if (!COMMON_RULE_SET.some((r) => r.name === name))
+      throw new Error(`The twin's WAF does not model the core rule set's ${name}, which rule ${rule.Name} overrides`);
   }
   return {
     name: rule.Name,

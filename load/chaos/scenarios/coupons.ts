@@ -22,7 +22,10 @@ export async function run(options: ChaosOptions): Promise<ChaosReport> {
     phases[phase] = await runChaosProcess(phase, { ...options, kind: 'coupons' }, { log: options.log });
   }
   const reports = Object.entries(phases);
-  const summed = Object.fromEntries(SUMMED.map((field) => [field, reports.reduce((sum, [, r]) => sum + r[field], 0)])) as Record<(typeof SUMMED)[number], number>;
+  const summed = Object.fromEntries(SUMMED.map((field) => [field, reports.reduce((sum, [, r]) => sum + r[field], 0)])) as Record<
+    (typeof SUMMED)[number],
+    number
+  >;
   return {
     scenario: 'coupons',
     ...summed,

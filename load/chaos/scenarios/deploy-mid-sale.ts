@@ -66,7 +66,14 @@ export async function run(options: ChaosOptions): Promise<ChaosReport> {
         shared = { env: { ...env, DATABASE_URL: stores.database.url, AWS_ENDPOINT_URL: stores.emulator.url }, stateDir: resolve(stateDir), timeoutMs };
         const dir = worktreeOf(from, CHECKOUTS_DIR, options.log);
         options.log(`deploy-mid-sale: the sale starts on ${from} (bundles)`);
-        oldTwin = await startTwinProcess({ stateDir: resolve(stateDir, 'release-before'), database: CHAOS_DATABASE, args: ['--bundles'], env: shared.env, timeoutMs, checkout: { dir, entry: 'infra/twin/main.ts' } });
+        oldTwin = await startTwinProcess({
+          stateDir: resolve(stateDir, 'release-before'),
+          database: CHAOS_DATABASE,
+          args: ['--bundles'],
+          env: shared.env,
+          timeoutMs,
+          checkout: { dir, entry: 'infra/twin/main.ts' },
+        });
         front = await startAliasFront(oldTwin.url);
         return { ...oldTwin, url: front.url, stop: stopAll };
       },
@@ -75,7 +82,13 @@ export async function run(options: ChaosOptions): Promise<ChaosReport> {
         await migrate(stores!.database.url);
         marks.migrated = Date.now();
         log(`deploy-mid-sale: this checkout's migrations applied mid-sale; starting this checkout beside ${from}`);
-        newTwin = await startTwinProcess({ stateDir: resolve(shared!.stateDir, 'this-release'), database: CHAOS_DATABASE, args: ['--bundles'], env: shared!.env, timeoutMs: shared!.timeoutMs });
+        newTwin = await startTwinProcess({
+          stateDir: resolve(shared!.stateDir, 'this-release'),
+          database: CHAOS_DATABASE,
+          args: ['--bundles'],
+          env: shared!.env,
+          timeoutMs: shared!.timeoutMs,
+        });
         front!.addNewVersion(newTwin.url);
         marks.newServing = Date.now();
         const before = { ...front!.served };
@@ -91,7 +104,9 @@ export async function run(options: ChaosOptions): Promise<ChaosReport> {
         await front!.oldDrained();
         await oldTwin!.stop();
         marks.oldStopped = Date.now();
-        log(`deploy-mid-sale: ${from} stopped ${round((marks.oldStopped - started) / 1000)} s after the deploy began; both served ${round((marks.allNew - marks.newServing) / 1000)} s`);
+        log(
+          `deploy-mid-sale: ${from} stopped ${round((marks.oldStopped - started) / 1000)} s after the deploy began; both served ${round((marks.allNew - marks.newServing) / 1000)} s`,
+        );
       },
       assess(_, { ledger }) {
         return {

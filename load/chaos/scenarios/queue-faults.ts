@@ -42,7 +42,9 @@ export async function run(options: ChaosOptions): Promise<ChaosReport> {
           log(`queue sends failing for ${faultMs / 1000} s and until each kind has fired: ${JSON.stringify(SHARES)}`);
           const armed = Date.now();
           // Not thrown: the report says which fault never fired (every_fault_fired).
-          await until(async () => everyFaultFired(proxy) && Date.now() - armed >= faultMs, FIRED_WITHIN_MS, 'every queue fault fired').catch((error: Error) => log(error.message));
+          await until(async () => everyFaultFired(proxy) && Date.now() - armed >= faultMs, FIRED_WITHIN_MS, 'every queue fault fired').catch((error: Error) =>
+            log(error.message),
+          );
           proxy.setShares({});
           // Over once the last delayed send has reached the queue, late, as its message would on AWS.
           await until(async () => proxy.held === 0, DELAY_MS + FIRED_WITHIN_MS, 'every delayed send on the queue').catch((error: Error) => log(error.message));

@@ -45,7 +45,9 @@ export async function run(options: ChaosOptions): Promise<ChaosReport> {
           failedOverAt = Date.now();
           await pair.failOver();
           replacedAt = Date.now();
-          log(`primary killed, replica promoted, the endpoint repointed, the node lost replaced after ${round((replacedAt - failedOverAt) / 1000)} s: ${lost.length} reservations lost`);
+          log(
+            `primary killed, replica promoted, the endpoint repointed, the node lost replaced after ${round((replacedAt - failedOverAt) / 1000)} s: ${lost.length} reservations lost`,
+          );
         },
         // Reservations the primary took that the replica lacked: none acknowledged, so none may be stored rejected.
         lostReservations: () => lost.length,

@@ -39,16 +39,31 @@ export function run(options: ChaosOptions): Promise<ChaosReport> {
       assess(_, { attempts }) {
         // Asked and answered while Redis was away, start to finish.
         const away = attempts.filter((a) => a.startedAt >= outage.from && a.startedAt + a.ms <= outage.to);
-        const p99 = percentile(away.map((a) => a.ms), 99);
+        const p99 = percentile(
+          away.map((a) => a.ms),
+          99,
+        );
         const before = attempts.filter((a) => a.startedAt + a.ms < outage.from);
-        const normalP99 = percentile(before.map((a) => a.ms), 99);
+        const normalP99 = percentile(
+          before.map((a) => a.ms),
+          99,
+        );
         return {
           invariants: {
             outage_all_503: away.length > 0 && away.every((a) => a.status === 503),
             outage_p99_within_1s_of_normal: p99 < normalP99 + REDIS_WAIT_LIMIT_MS,
             none_hung: attempts.every((a) => a.status !== 'timeout'),
           },
-          extra: { outage: { s: outageMs / 1000, requests: away.length, statuses: tally(away), p99_ms: Math.round(p99), normal_p99_ms: Math.round(normalP99), max_ms: Math.round(Math.max(0, ...away.map((a) => a.ms))) } },
+          extra: {
+            outage: {
+              s: outageMs / 1000,
+              requests: away.length,
+              statuses: tally(away),
+              p99_ms: Math.round(p99),
+              normal_p99_ms: Math.round(normalP99),
+              max_ms: Math.round(Math.max(0, ...away.map((a) => a.ms))),
+            },
+          },
         };
       },
     },

@@ -30,8 +30,8 @@ export function run(options: ChaosOptions): Promise<ChaosReport> {
         sale!.release();
         log('scripts flushed; restarting once a script call has met the flush');
         // Not thrown: the report says no call met the flush (flush_met).
-        await until(async () => (metFlush = (await noScriptReplies(redis)) - before) > 0, MET_WITHIN_MS, 'a script call answered NOSCRIPT').catch((error: Error) =>
-          log(error.message),
+        await until(async () => (metFlush = (await noScriptReplies(redis)) - before) > 0, MET_WITHIN_MS, 'a script call answered NOSCRIPT').catch(
+          (error: Error) => log(error.message),
         );
         await redis.stop();
         await redis.start();

@@ -78,13 +78,32 @@ export function createSignedRequester(options: SignedRequesterOptions) {
   const agents = { 'http:': new HttpAgent({ keepAlive: true }), 'https:': new HttpsAgent({ keepAlive: true }) };
   const timeoutMs = options.timeoutMs ?? 10_000;
 
-  return async function send(location: AwsLocation, request: { method: 'GET' | 'POST'; headers?: Record<string, string>; body?: string; signal?: AbortSignal }): Promise<IncomingMessage> {
+  return async function send(
+    location: AwsLocation,
+    request: { method: 'GET' | 'POST'; headers?: Record<string, string>; body?: string; signal?: AbortSignal },
+  ): Promise<IncomingMessage> {
     const host = location.port ? `${location.hostname}:${location.port}` : location.hostname;
     const headers = { ...request.headers, host, ...(request.body !== undefined ? { 'content-length': String(Buffer.byteLength(request.body)) } : {}) };
-    const signed = await signer.sign({ method: request.method, ...location, headers, query: {}, ...(request.body !== undefined ? { body: request.body } : {}) });
+    const signed = await signer.sign({
+      method: request.method,
+      ...location,
+      headers,
+      query: {},
+      ...(request.body !== undefined ? { body: request.body } : {}),
+    });
     const send = location.protocol === 'http:' ? httpRequest : httpsRequest;
     return new Promise((resolve, reject) => {
-      const req = send({ ...location, method: request.method, headers: signed.headers, agent: agents[location.protocol], timeout: timeoutMs, ...(request.signal ? { signal: request.signal } : {}) }, resolve)
+      const req = send(
+        {
+          ...location,
+          method: request.method,
+          headers: signed.headers,
+          agent: agents[location.protocol],
+          timeout: timeoutMs,
+          ...(request.signal ? { signal: request.signal } : {}),
+        },
+        resolve,
+      )
         .on('timeout', function (this: { destroy(error: Error): void }) {
           this.destroy(new Error(`${options.service} did not answer within ${timeoutMs} ms`));
         })

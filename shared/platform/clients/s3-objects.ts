@@ -65,7 +65,12 @@ export function objectLocation(bucket: string, key: string, { region, endpoint }
  * never read past `maxBytes`.
  */
 export function createObjectReader(options: ObjectReaderOptions) {
-  const send = createSignedRequester({ service: 's3', region: options.region, ...(options.credentials ? { credentials: options.credentials } : {}), uriEscapePath: false });
+  const send = createSignedRequester({
+    service: 's3',
+    region: options.region,
+    ...(options.credentials ? { credentials: options.credentials } : {}),
+    uriEscapePath: false,
+  });
   const maxAttempts = options.maxAttempts ?? 3;
   const tooLarge = (maxBytes: number) => (declared?: number) => new ObjectTooLarge(maxBytes, declared);
 

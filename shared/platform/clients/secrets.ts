@@ -59,7 +59,10 @@ export function createSecretReader(options: SecretReaderOptions) {
       throw new Retryable(new SecretLookupFailed(`Secrets Manager answered ${status} with a body that is not JSON`));
     }
     if (status === 200 && typeof answer.SecretString === 'string') return answer.SecretString;
-    const type = String(answer.__type ?? '').split('#').pop() ?? '';
+    const type =
+      String(answer.__type ?? '')
+        .split('#')
+        .pop() ?? '';
     const failure = new SecretLookupFailed(`Secrets Manager answered ${status} ${type}`.trim());
     // Throttling comes as a 400: a burst of cold starts in a flash crowd is exactly when it does.
     throw isRetryableStatus(status) || RETRYABLE_TYPES.has(type) ? new Retryable(failure) : failure;

@@ -77,7 +77,10 @@ export function createSqsCaller(options: SqsCallerOptions): SqsCall {
         throw new Retryable(new SqsCallFailed('NotJson', `SQS answered ${status} with a body that is not JSON`));
       }
       if (status >= 200 && status < 300) return answer as T;
-      const type = String(answer.__type ?? '').split('#').pop() || `HTTP${status}`;
+      const type =
+        String(answer.__type ?? '')
+          .split('#')
+          .pop() || `HTTP${status}`;
       const failure = new SqsCallFailed(type, `${type}: ${String(answer.message ?? answer.Message ?? '')}`);
       if (isRetryableStatus(status) || RETRYABLE_TYPES.has(type)) throw new Retryable(failure);
       throw failure;

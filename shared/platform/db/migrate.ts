@@ -40,7 +40,17 @@ export interface MigrationTarget {
  * name not resolving yet, too many connections. Anything else (refused credentials, a protocol
  * error) fails at once, so a deploy that cannot succeed fails fast.
  */
-const TRANSIENT = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'PROTOCOL_CONNECTION_LOST', 'ER_CON_COUNT_ERROR']);
+const TRANSIENT = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'PROTOCOL_CONNECTION_LOST',
+  'ER_CON_COUNT_ERROR',
+]);
 /**
  * RDS Proxy's own refusal while it gets no connection to its target within its borrow timeout, as
  * while the target is still registering: `ERROR 9501 (HY000): Timed-out waiting to acquire

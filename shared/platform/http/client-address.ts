@@ -19,7 +19,10 @@ export const VIEWER_ADDRESS_HEADER = 'cloudfront-viewer-address';
 export function viewerAddress(header: string | undefined): string | undefined {
   const colon = header?.lastIndexOf(':') ?? -1;
   if (!header || colon <= 0) return undefined;
-  const address = header.slice(0, colon).replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  const address = header
+    .slice(0, colon)
+    .replace(/^\[(.*)\]$/, '$1')
+    .toLowerCase();
   return isIP(address) ? address : undefined;
 }
 

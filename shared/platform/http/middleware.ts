@@ -100,7 +100,8 @@ export function throughCloudFront(): MiddlewareObj<APIGatewayProxyEventV2> {
     before: ({ event }) => {
       if (secretId === null) secretId = process.env.ORIGIN_SECRET_ID || undefined;
       if (!secretId) return;
-      if (!sameSecret(event.headers[ORIGIN_VERIFY_HEADER], loadedSecret(secretId))) throw new ForbiddenError('Requests to this API go through its CloudFront distribution');
+      if (!sameSecret(event.headers[ORIGIN_VERIFY_HEADER], loadedSecret(secretId)))
+        throw new ForbiddenError('Requests to this API go through its CloudFront distribution');
       markThroughCloudFront(event);
     },
   };
@@ -166,7 +167,8 @@ export function errorHandler(): MiddlewareObj<APIGatewayProxyEventV2, ApiResult,
       if (error instanceof AppError) {
         if (error.status >= 500) logger.warn('Dependency unavailable', { code: error.code, message: error.message });
         const body = { error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) } };
-        const retryAfter = error instanceof RateLimitedError ? { headers: { 'retry-after': String(error.retryAfterSeconds) } } : error.status === 503 ? RETRY_SOON : {};
+        const retryAfter =
+          error instanceof RateLimitedError ? { headers: { 'retry-after': String(error.retryAfterSeconds) } } : error.status === 503 ? RETRY_SOON : {};
         request.response = json(error.status, body, retryAfter);
         return;
       }

@@ -17,6 +17,8 @@ const HOST = /^[A-Za-z0-9.-]{1,253}(:\d{1,5})?$|^\[[0-9A-Fa-f:.]{2,45}\](:\d{1,5
 export function publicBaseUrl(event: APIGatewayProxyEventV2): string {
   const headers = event.headers ?? {};
   const proto = headers['x-forwarded-proto'] === 'https' ? 'https' : 'http';
-  const host = [headers[VIEWER_HOST_HEADER], headers.host, event.requestContext.domainName].find((candidate) => candidate !== undefined && HOST.test(candidate)) ?? 'localhost';
+  const host =
+    [headers[VIEWER_HOST_HEADER], headers.host, event.requestContext.domainName].find((candidate) => candidate !== undefined && HOST.test(candidate)) ??
+    'localhost';
   return `${proto}://${host}`;
 }

@@ -13,19 +13,31 @@ declare const bodyFields: unique symbol;
  * gains does not slip into an answer undeclared). Nothing of it exists at run time: an Answer is
  * a plain ApiResult, and no answer is validated on the request's path.
  */
-export type Answer<Status extends number = number, Body = unknown> = ApiResult & { statusCode: Status; readonly [bodyType]?: Body; readonly [bodyFields]?: keyof Body };
+export type Answer<Status extends number = number, Body = unknown> = ApiResult & {
+  statusCode: Status;
+  readonly [bodyType]?: Body;
+  readonly [bodyFields]?: keyof Body;
+};
 
 /** The JSON text of a Body, e.g. a cached page kept serialised: typed as what it holds. */
 export type JsonText<Body> = string & { readonly [bodyType]?: Body };
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
 
-export function json<Status extends number, Body>(statusCode: Status, body: Body, extra: { cookies?: string[]; headers?: Record<string, string> } = {}): Answer<Status, Body> {
+export function json<Status extends number, Body>(
+  statusCode: Status,
+  body: Body,
+  extra: { cookies?: string[]; headers?: Record<string, string> } = {},
+): Answer<Status, Body> {
   return jsonBody(statusCode, JSON.stringify(body) as JsonText<Body>, extra);
 }
 
 /** A response whose JSON body is already serialised, e.g. a cached one. */
-export function jsonBody<Status extends number, Body>(statusCode: Status, body: JsonText<Body>, extra: { cookies?: string[]; headers?: Record<string, string> } = {}): Answer<Status, Body> {
+export function jsonBody<Status extends number, Body>(
+  statusCode: Status,
+  body: JsonText<Body>,
+  extra: { cookies?: string[]; headers?: Record<string, string> } = {},
+): Answer<Status, Body> {
   return {
     statusCode,
     headers: { ...JSON_HEADERS, ...extra.headers },
@@ -44,7 +56,12 @@ export function html<Status extends number>(statusCode: Status, body: string, ex
 }
 
 /** A body of another media type than JSON (a feed): its body's schema is a string, so its type is one. */
-export function textBody<Status extends number>(statusCode: Status, body: string, contentType: string, extra: { headers?: Record<string, string> } = {}): Answer<Status, string> {
+export function textBody<Status extends number>(
+  statusCode: Status,
+  body: string,
+  contentType: string,
+  extra: { headers?: Record<string, string> } = {},
+): Answer<Status, string> {
   return { statusCode, headers: { 'content-type': `${contentType}; charset=utf-8`, ...extra.headers }, body };
 }
 

@@ -29,7 +29,10 @@ const HIDDEN_SECONDS = 60;
 const sendable = (attributes: Record<string, MessageAttributeValue> | undefined) =>
   attributes &&
   Object.fromEntries(
-    Object.entries(attributes).map(([name, a]) => [name, { DataType: a.DataType, ...(a.StringValue !== undefined ? { StringValue: a.StringValue } : { BinaryValue: a.BinaryValue }) }]),
+    Object.entries(attributes).map(([name, a]) => [
+      name,
+      { DataType: a.DataType, ...(a.StringValue !== undefined ? { StringValue: a.StringValue } : { BinaryValue: a.BinaryValue }) },
+    ]),
   );
 
 /**
@@ -42,20 +45,31 @@ export async function receiveAndSend(sqs: SQSClient, { deadLetter, queue }: Redr
   let moved = 0;
   for (;;) {
     const { Messages = [] } = await sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: deadLetter.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, VisibilityTimeout: HIDDEN_SECONDS, MessageAttributeNames: ['All'] }),
+      new ReceiveMessageCommand({
+        QueueUrl: deadLetter.url,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 0,
+        VisibilityTimeout: HIDDEN_SECONDS,
+        MessageAttributeNames: ['All'],
+      }),
     );
     if (Messages.length === 0) return { moved, how: 'receive-and-send' };
     const { Successful = [], Failed = [] } = await sqs.send(
       new SendMessageBatchCommand({
         QueueUrl: queue.url,
-        Entries: Messages.map((m, i) => ({ Id: String(i), MessageBody: m.Body!, ...(m.MessageAttributes ? { MessageAttributes: sendable(m.MessageAttributes) } : {}) })),
+        Entries: Messages.map((m, i) => ({
+          Id: String(i),
+          MessageBody: m.Body!,
+          ...(m.MessageAttributes ? { MessageAttributes: sendable(m.MessageAttributes) } : {}),
+        })),
       }),
     );
     const sent = new Set(Successful.map((s) => s.Id));
     const entries = Messages.flatMap((m, i) => (sent.has(String(i)) ? [{ Id: String(i), ReceiptHandle: m.ReceiptHandle! }] : []));
     if (entries.length) await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: deadLetter.url, Entries: entries }));
     moved += entries.length;
-    if (Failed.length) throw new Error(`${Failed.length} messages could not be sent back (${Failed[0]!.Code}); they return to the dead-letter queue in ${HIDDEN_SECONDS} s`);
+    if (Failed.length)
+      throw new Error(`${Failed.length} messages could not be sent back (${Failed[0]!.Code}); they return to the dead-letter queue in ${HIDDEN_SECONDS} s`);
   }
 }
 
@@ -76,7 +90,10 @@ export async function messageMoveTask(sqs: SQSClient, { deadLetter, queue }: Red
     2_000,
     { atDeadline: 'give up' },
   );
-  if (!finished) throw new Error(`The message move task is still ${task?.Status ?? 'starting'} after ${waitMs / 1000} s; it goes on without us (aws sqs list-message-move-tasks)`);
+  if (!finished)
+    throw new Error(
+      `The message move task is still ${task?.Status ?? 'starting'} after ${waitMs / 1000} s; it goes on without us (aws sqs list-message-move-tasks)`,
+    );
   if (finished.Status !== 'COMPLETED') throw new Error(`The message move task ended ${finished.Status}: ${finished.FailureReason ?? 'no reason given'}`);
   return { moved: Number(finished.ApproximateNumberOfMessagesMoved ?? 0), how: 'message-move-task' };
 }

@@ -48,8 +48,7 @@ const errorFor: Record<Refusal, () => AppError> = {
   [ScriptCode.NotOnSale]: () => new AppError('NOT_ON_SALE', 'This item is not on sale'),
   [ScriptCode.SoldOut]: () => new AppError('SOLD_OUT', 'Not enough stock left'),
   [ScriptCode.LimitExceeded]: () => new AppError('LIMIT_EXCEEDED', 'That would exceed the per-buyer limit for this item'),
-  [ScriptCode.IdempotencyMismatch]: () =>
-    new AppError('IDEMPOTENCY_MISMATCH', 'This Idempotency-Key was already used for a different request'),
+  [ScriptCode.IdempotencyMismatch]: () => new AppError('IDEMPOTENCY_MISMATCH', 'This Idempotency-Key was already used for a different request'),
   [ScriptCode.SaleStarted]: () => new AppError('SALE_STARTED', 'This sale already has orders; its stock can no longer be reset'),
   [ScriptCode.DealNotFound]: () => new NotFoundError('No such deal'),
   [ScriptCode.DealNotOpen]: () => new AppError('NOT_OPEN', 'This deal is not open yet'),

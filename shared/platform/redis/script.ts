@@ -89,7 +89,12 @@ const PAIRS_PER_CALL = 500;
  * Runs a one-key script over many (buyer, value) pairs, PAIRS_PER_CALL at a time, and sums what
  * the calls return (a count of what each changed).
  */
-export async function runOverPairs(script: LuaScript<[string], ScriptArg[]>, client: RedisClient, key: string, pairs: [ScriptArg, ScriptArg][]): Promise<number> {
+export async function runOverPairs(
+  script: LuaScript<[string], ScriptArg[]>,
+  client: RedisClient,
+  key: string,
+  pairs: [ScriptArg, ScriptArg][],
+): Promise<number> {
   let changed = 0;
   for (let i = 0; i < pairs.length; i += PAIRS_PER_CALL) {
     changed += Number(await script.run(client, [key], pairs.slice(i, i + PAIRS_PER_CALL).flat()));

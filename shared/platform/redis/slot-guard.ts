@@ -21,7 +21,8 @@ function commonSlot(commands: Command[], what: string): number | undefined {
     for (const key of command.getKeys()) {
       const keySlot = slotOf(key);
       if (slot === undefined) [slot, first] = [keySlot, String(key)];
-      else if (keySlot !== slot) throw new CrossSlotError(`${what} crosses hash slots: ${first} (slot ${slot}) and ${String(key)} (slot ${keySlot}) in ${command.name.toUpperCase()}`);
+      else if (keySlot !== slot)
+        throw new CrossSlotError(`${what} crosses hash slots: ${first} (slot ${slot}) and ${String(key)} (slot ${keySlot}) in ${command.name.toUpperCase()}`);
     }
   }
   return slot;

@@ -39,7 +39,21 @@ const PRINCIPAL_OF_ACCESS = { public: 'nobody', user: 'buyer', admin: 'admin' } 
 const PAST_THE_GATEWAY_LIMIT = 10 * 1024 * 1024 + 1;
 
 /** Path parameters sent as they are, unencoded: each either routes elsewhere or must be refused. */
-const HOSTILE_SEGMENTS = fc.constantFrom('/', '..', '.', '%2F', '%2e%2e', '%2e%2e%2f%2e%2e', '%00', 'a/b', '%', '%zz', '%C0%AE', 'x'.repeat(3000), '%F0%9F%98%80');
+const HOSTILE_SEGMENTS = fc.constantFrom(
+  '/',
+  '..',
+  '.',
+  '%2F',
+  '%2e%2e',
+  '%2e%2e%2f%2e%2e',
+  '%00',
+  'a/b',
+  '%',
+  '%zz',
+  '%C0%AE',
+  'x'.repeat(3000),
+  '%F0%9F%98%80',
+);
 
 /** Header values a client can send: visible ASCII (an HTTP client refuses others before the wire). */
 const headerText = fc.stringMatching(/^[\x21-\x7e]{0,300}$/);
@@ -51,7 +65,12 @@ interface Part {
 
 function pathParameter(schema: JsonSchema, known: readonly string[], document: object, mutate: boolean): Arbitrary<{ text: string; mutation?: string }> {
   const generated = valueOf(schema, document).map((value) => ({ text: encodeURIComponent(String(value)) }));
-  const valid = known.length ? fc.oneof(fc.constantFrom(...known).map((text) => ({ text: encodeURIComponent(text) })), generated) : generated;
+  const valid = known.length
+    ? fc.oneof(
+        fc.constantFrom(...known).map((text) => ({ text: encodeURIComponent(text) })),
+        generated,
+      )
+    : generated;
   if (!mutate) return valid;
   return fc.oneof(
     { weight: 8, arbitrary: valid },
@@ -74,14 +93,21 @@ function mutatedBody(schema: JsonSchema, document: object): Arbitrary<Part> {
         return { value: rest, mutation: 'field missing' };
       }),
     },
-    { weight: 1, arbitrary: fc.tuple(valid, fc.string({ minLength: 1, maxLength: 20 }), fc.jsonValue({ maxDepth: 1 })).map(([value, key, extra]) => ({ value: { ...(value as object), [`x${key}`]: extra }, mutation: 'extra field' })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(valid, fc.string({ minLength: 1, maxLength: 20 }), fc.jsonValue({ maxDepth: 1 }))
+        .map(([value, key, extra]) => ({ value: { ...(value as object), [`x${key}`]: extra }, mutation: 'extra field' })),
+    },
     {
       weight: 2,
-      arbitrary: fc.tuple(valid, fc.nat(), fc.oneof(fc.jsonValue({ maxDepth: 2 }), oddStrings, fc.constant('x'.repeat(300_000)))).map(([value, pick, wrong]) => {
-        const keys = value && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value) : [];
-        if (!keys.length) return { value: wrong, mutation: 'wrong body' };
-        return { value: { ...(value as object), [keys[pick % keys.length]!]: wrong }, mutation: 'wrong field' };
-      }),
+      arbitrary: fc
+        .tuple(valid, fc.nat(), fc.oneof(fc.jsonValue({ maxDepth: 2 }), oddStrings, fc.constant('x'.repeat(300_000))))
+        .map(([value, pick, wrong]) => {
+          const keys = value && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value) : [];
+          if (!keys.length) return { value: wrong, mutation: 'wrong body' };
+          return { value: { ...(value as object), [keys[pick % keys.length]!]: wrong }, mutation: 'wrong field' };
+        }),
     },
     { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }).map((value) => ({ value, mutation: 'wrong body' })) },
   );
@@ -104,22 +130,30 @@ export function requestsTo(operation: Operation, document: object, known: Record
     return { target, mutations: values.flatMap((v) => (v.mutation ? [v.mutation] : [])) };
   });
 
-  const query = fc.tuple(
-    fc.tuple(...queryParams.map((p) => fc.option(valueOf(p.schema, document), { nil: undefined, freq: p.required ? 100 : 2 }))),
-    // An extra parameter, one request in six.
-    fc.oneof({ weight: 5, arbitrary: fc.constant(undefined) }, { weight: mutate ? 1 : 0, arbitrary: fc.tuple(fc.stringMatching(/^[a-z]{1,12}$/), oddStrings) }),
-  ).map(([values, extra]) => {
-    const search = new URLSearchParams();
-    queryParams.forEach((p, i) => values[i] !== undefined && search.append(p.name, String(values[i])));
-    if (extra) search.append(extra[0], extra[1].replace(/[\ud800-\udfff]/g, '?'));
-    return { text: search.size ? `?${search}` : '', mutations: extra ? ['extra query parameter'] : [] };
-  });
+  const query = fc
+    .tuple(
+      fc.tuple(...queryParams.map((p) => fc.option(valueOf(p.schema, document), { nil: undefined, freq: p.required ? 100 : 2 }))),
+      // An extra parameter, one request in six.
+      fc.oneof(
+        { weight: 5, arbitrary: fc.constant(undefined) },
+        { weight: mutate ? 1 : 0, arbitrary: fc.tuple(fc.stringMatching(/^[a-z]{1,12}$/), oddStrings) },
+      ),
+    )
+    .map(([values, extra]) => {
+      const search = new URLSearchParams();
+      queryParams.forEach((p, i) => values[i] !== undefined && search.append(p.name, String(values[i])));
+      if (extra) search.append(extra[0], extra[1].replace(/[\ud800-\udfff]/g, '?'));
+      return { text: search.size ? `?${search}` : '', mutations: extra ? ['extra query parameter'] : [] };
+    });
 
   const odd = mutate ? 1 : 0;
   const headers = fc.tuple(
     ...headerParams.map((p) =>
       fc.oneof(
-        { weight: 4, arbitrary: valueOf(p.schema, document).map((v) => ({ value: String(v) as string | undefined, mutation: undefined as string | undefined })) },
+        {
+          weight: 4,
+          arbitrary: valueOf(p.schema, document).map((v) => ({ value: String(v) as string | undefined, mutation: undefined as string | undefined })),
+        },
         { weight: odd, arbitrary: headerText.map((v) => ({ value: v as string | undefined, mutation: `odd ${p.name}` })) },
         { weight: odd, arbitrary: fc.constant({ value: undefined as string | undefined, mutation: `no ${p.name}` }) },
       ),
@@ -131,14 +165,38 @@ export function requestsTo(operation: Operation, document: object, known: Record
       ? valueOf(bodySchema, document).map((value) => ({ text: JSON.stringify(value), type: 'application/json' }))
       : fc.constant({})
     : bodySchema
-    ? fc.oneof(
-        { weight: 12, arbitrary: mutatedBody(bodySchema, document).map((part) => ({ text: JSON.stringify(part.value), type: 'application/json', ...(part.mutation ? { mutation: part.mutation } : {}) })) },
-        { weight: 1, arbitrary: fc.constantFrom('{', '{"a":', 'null', '', '\u0000', '[]').map((text) => ({ text, type: 'application/json', mutation: 'not JSON' })) },
-        { weight: 1, arbitrary: valueOf(bodySchema, document).map((value) => ({ text: JSON.stringify(value), type: 'text/plain', mutation: 'wrong content type' })) },
-        { weight: 1, arbitrary: fc.constant({ text: `{"x":"${'x'.repeat(600_000)}"}`, type: 'application/json', mutation: "past Surge's body limit" }) },
-        { weight: 1, arbitrary: fc.constant({ text: 'x'.repeat(PAST_THE_GATEWAY_LIMIT), type: 'application/json', mutation: "past API Gateway's payload limit" }) },
-      )
-    : fc.oneof({ weight: 5, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 1 }).map((value) => ({ text: JSON.stringify(value), type: 'application/json', mutation: 'a body it takes none of' })) });
+      ? fc.oneof(
+          {
+            weight: 12,
+            arbitrary: mutatedBody(bodySchema, document).map((part) => ({
+              text: JSON.stringify(part.value),
+              type: 'application/json',
+              ...(part.mutation ? { mutation: part.mutation } : {}),
+            })),
+          },
+          {
+            weight: 1,
+            arbitrary: fc.constantFrom('{', '{"a":', 'null', '', '\u0000', '[]').map((text) => ({ text, type: 'application/json', mutation: 'not JSON' })),
+          },
+          {
+            weight: 1,
+            arbitrary: valueOf(bodySchema, document).map((value) => ({ text: JSON.stringify(value), type: 'text/plain', mutation: 'wrong content type' })),
+          },
+          { weight: 1, arbitrary: fc.constant({ text: `{"x":"${'x'.repeat(600_000)}"}`, type: 'application/json', mutation: "past Surge's body limit" }) },
+          {
+            weight: 1,
+            arbitrary: fc.constant({ text: 'x'.repeat(PAST_THE_GATEWAY_LIMIT), type: 'application/json', mutation: "past API Gateway's payload limit" }),
+          },
+        )
+      : fc.oneof(
+          { weight: 5, arbitrary: fc.constant({}) },
+          {
+            weight: 1,
+            arbitrary: fc
+              .jsonValue({ maxDepth: 1 })
+              .map((value) => ({ text: JSON.stringify(value), type: 'application/json', mutation: 'a body it takes none of' })),
+          },
+        );
 
   const principals: Principal[] = !mutate ? [PRINCIPAL_OF_ACCESS[operation['x-surge-access'] ?? 'public']] : ['nobody', 'buyer', 'admin'];
   return fc.tuple(fc.constantFrom(...principals), path, query, headers, body).map(([as, p, q, h, b]) => {
@@ -148,6 +206,13 @@ export function requestsTo(operation: Operation, document: object, known: Record
     });
     if (b.type) sent['content-type'] = b.type;
     const mutations = [...p.mutations, ...q.mutations, ...h.flatMap((x) => (x.mutation ? [x.mutation] : [])), ...(b.mutation ? [b.mutation] : [])];
-    return { as, method: operation.method.toUpperCase(), target: p.target + q.text, headers: sent, ...(b.text !== undefined ? { body: b.text } : {}), mutation: mutations.join(', ') || 'valid' };
+    return {
+      as,
+      method: operation.method.toUpperCase(),
+      target: p.target + q.text,
+      headers: sent,
+      ...(b.text !== undefined ? { body: b.text } : {}),
+      mutation: mutations.join(', ') || 'valid',
+    };
   });
 }

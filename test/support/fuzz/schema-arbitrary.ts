@@ -34,7 +34,20 @@ export interface JsonSchema {
 /** Strings a parser or a store might choke on: lone surrogates, NUL, right-to-left marks, zero-width joiners, HTML. */
 export const oddStrings: Arbitrary<string> = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 40 }),
-  fc.constantFrom('\u0000', '\ud800', '\udfff', '\u202e', '\u200d', '\ufeff', '<script>alert(1)</script>', "' OR 1=1 --", '%00', '../../etc/passwd', '😀'.repeat(50), 'ǅ\u0301\u0301\u0301'),
+  fc.constantFrom(
+    '\u0000',
+    '\ud800',
+    '\udfff',
+    '\u202e',
+    '\u200d',
+    '\ufeff',
+    '<script>alert(1)</script>',
+    "' OR 1=1 --",
+    '%00',
+    '../../etc/passwd',
+    '😀'.repeat(50),
+    'ǅ\u0301\u0301\u0301',
+  ),
 );
 
 /** Formats the document names, each as a string the route's own schema would take. */

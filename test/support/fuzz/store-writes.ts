@@ -28,7 +28,10 @@ export async function watchStoreWrites(redisUrl: string, databaseUrl: string): P
   await subscriber.psubscribe('__keyevent@*__:*');
 
   const mysql: Connection = await createConnection({ uri: databaseUrl });
-  const [tableRows] = await mysql.query<RowDataPacket[]>('SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = ?', ['BASE TABLE']);
+  const [tableRows] = await mysql.query<RowDataPacket[]>(
+    'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = ?',
+    ['BASE TABLE'],
+  );
   const tables = tableRows.map((row) => String(row.name));
   const checksums = async () => {
     const [rows] = await mysql.query<RowDataPacket[]>(`CHECKSUM TABLE ${tables.map((name) => `\`${name}\``).join(', ')}`);
