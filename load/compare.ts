@@ -17,7 +17,7 @@
  * accepted order stored, every mail filed) did not hold in a turn.
  *
  * With --replica-acks, both sides are this checkout on a primary and its replica (the fault suite's
- * pair, infra/twin/redis-pair.ts), a new pair each turn: A without waiting for the replica
+ * pair, infra/twin/faults/redis-pair.ts), a new pair each turn: A without waiting for the replica
  * (REDIS_REPLICA_ACKS=0), B waiting for it (1), as a deployment with replicas runs: what WAIT costs.
  * With --redis-cluster as well, on the twin's cluster of three masters with a replica each, a new
  * cluster each turn, the orders path's item split into --buckets buckets: the hot item's shape.
@@ -26,9 +26,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startRedisCluster } from '../infra/twin/redis-cluster';
-import { startRedisPair, type RedisPair } from '../infra/twin/redis-pair';
-import { redisCommand } from '../infra/twin/redis-server';
+import { startRedisCluster } from '../infra/twin/services/redis-cluster';
+import { startRedisPair, type RedisPair } from '../infra/twin/faults/redis-pair';
+import { redisCommand } from '../infra/twin/faults/redis-server';
 import { startTwinProcess } from '../infra/twin/twin-process';
 import { designWindows } from './support/cpu';
 import { profilingEnv, readProfiles } from './support/cpu-profile';

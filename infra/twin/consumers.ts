@@ -5,7 +5,7 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { createServer } from 'node:http';
 import { z } from 'zod';
-import { INVOCATIONS_PATH, invocationCounts } from './invocations';
+import { INVOCATIONS_PATH, invocationCounts } from './lambda/invocations';
 import { DELIVER_TWICE_ENV, QUEUES_ENV, RUNTIME_ENV, startConsumers } from './queue-consumers';
 
 const env = z

@@ -7,7 +7,7 @@ import { buckets, envNeedsOf, functions, inboundMail, type QueueName } from '../
 import { environmentFor, type Deployment } from '../../shared/platform/config';
 import { TWIN_LOAD_TEST_SOURCES } from './load-test-sources';
 import type { ProvisionedQueue } from './provision';
-import type { Service } from './services';
+import type { Service } from './services/services';
 
 export const TWIN_REGION = 'us-east-1';
 /** Readers' addresses in the twin are <token>@inbound.surge.test (.test never resolves anywhere). */

@@ -1,11 +1,11 @@
 /** Functions served beside the table's by whoever starts the twin (the benches' baselines): never deployed, always run from their sources in this process. */
 import type { FunctionSpec } from '../../functions/table';
-import { capped } from './concurrency';
+import { capped } from './lambda/concurrency';
 import { TWIN_INBOUND_DOMAIN } from './deployment';
-import type { HttpRoute } from './http-routes';
-import { LocalLambda, type Handler } from './lambda';
-import { functionArnOf } from './ses-event';
-import type { MailRoute } from './smtp';
+import type { HttpRoute } from './events/http-routes';
+import { LocalLambda, type Handler } from './lambda/lambda';
+import { functionArnOf } from './events/ses-event';
+import type { MailRoute } from './events/smtp';
 
 /** A function the twin serves beside the table's: an HTTP route, or mail for a domain of its own. */
 export interface ExtraFunction extends FunctionSpec {

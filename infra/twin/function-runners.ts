@@ -8,9 +8,9 @@ import { writeApiFiles } from '../openapi/files';
 import { runtimeEnvironment, twinDeployment, type TwinStores } from './deployment';
 import type { TwinOptions } from './options';
 import type { ProvisionedQueue } from './provision';
-import { runnerFor, type FunctionRunner, type FunctionRuntime } from './runners';
+import { runnerFor, type FunctionRunner, type FunctionRuntime } from './lambda/runners';
 import { triggerEvent } from './schedules';
-import type { Service } from './services';
+import type { Service } from './services/services';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 

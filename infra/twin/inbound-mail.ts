@@ -2,10 +2,10 @@
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { inboundMail } from '../../functions/table';
 import { TWIN_RAW_MAIL_BUCKET } from './deployment';
-import { logFunctionError } from './function-errors';
+import { logFunctionError } from './lambda/function-errors';
 import type { TwinOptions } from './options';
-import { passingVerdicts } from './ses-event';
-import { SES_MAX_MESSAGE_BYTES, startSmtpListener, type MailRoute, type SmtpListener } from './smtp';
+import { passingVerdicts } from './events/ses-event';
+import { SES_MAX_MESSAGE_BYTES, startSmtpListener, type MailRoute, type SmtpListener } from './events/smtp';
 
 export function startInboundMail(s3: S3Client, routes: MailRoute[], options: Pick<TwinOptions, 'smtpPort' | 'verdicts'>): Promise<SmtpListener> {
   return startSmtpListener({

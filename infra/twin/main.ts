@@ -19,10 +19,10 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { inboundMail } from '../../functions/table';
-import { killAllChildren, stopAllChildren } from './processes';
+import { killAllChildren, stopAllChildren } from './services/processes';
 import { demoAccounts } from './seed';
-import { parseVerdicts } from './ses-event';
-import { ensureTwinCertificates } from './tls';
+import { parseVerdicts } from './events/ses-event';
+import { ensureTwinCertificates } from './services/tls';
 import { EXTRA_FUNCTIONS_ENV, type ExtraFunction } from './extra-functions';
 import { startTwin, type Twin } from './twin';
 

@@ -1,4 +1,4 @@
-import type { Verdicts } from './ses-event';
+import type { Verdicts } from './events/ses-event';
 import type { ExtraFunction } from './extra-functions';
 
 /** How startTwin runs the twin: main.ts sets them from npm start's flags and environment, tests and benches directly. */

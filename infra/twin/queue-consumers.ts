@@ -7,14 +7,14 @@ import type { SQSEvent } from 'aws-lambda';
 import { join } from 'node:path';
 import { functions, type QueueName } from '../../functions/table';
 import { TWIN_REGION } from './deployment';
-import { eachLine, type EmfCollector } from './emf';
-import { logFunctionError } from './function-errors';
-import { INVOCATIONS_PATH, type InvocationCounts } from './invocations';
+import { eachLine, type EmfCollector } from './lambda/emf';
+import { logFunctionError } from './lambda/function-errors';
+import { INVOCATIONS_PATH, type InvocationCounts } from './lambda/invocations';
 import type { TwinOptions } from './options';
-import { startPoller, type Poller } from './poller';
-import { readyLine, spawnService, supervise } from './processes';
+import { startPoller, type Poller } from './events/poller';
+import { readyLine, spawnService, supervise } from './services/processes';
 import type { ProvisionedQueue } from './provision';
-import { runnerFor, type FunctionRunner, type FunctionRuntime } from './runners';
+import { runnerFor, type FunctionRunner, type FunctionRuntime } from './lambda/runners';
 
 /** Carries the provisioned queues, the functions' runtime and the delivery fault switch to the consumers' process. */
 export const QUEUES_ENV = 'SURGE_QUEUES';

@@ -4,16 +4,16 @@
  */
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { functions, type FunctionSpec } from '../../functions/table';
-import { capped } from './concurrency';
+import { capped } from './lambda/concurrency';
 import { TWIN_INBOUND_DOMAIN } from './deployment';
-import type { EmfCollector } from './emf';
-import type { HttpRoute } from './http-routes';
-import { INVOCATIONS_PATH, invocationCounts, type InvocationCounts, type TwinInvocations } from './invocations';
-import { LocalLambda } from './lambda';
-import type { FunctionRunner } from './runners';
+import type { EmfCollector } from './lambda/emf';
+import type { HttpRoute } from './events/http-routes';
+import { INVOCATIONS_PATH, invocationCounts, type InvocationCounts, type TwinInvocations } from './lambda/invocations';
+import { LocalLambda } from './lambda/lambda';
+import type { FunctionRunner } from './lambda/runners';
 import { triggerEvent } from './schedules';
-import { functionArnOf } from './ses-event';
-import type { MailRoute } from './smtp';
+import { functionArnOf } from './events/ses-event';
+import type { MailRoute } from './events/smtp';
 
 /**
  * A trivial function served through the same gateway and invoked the same way as the table's:

@@ -3,8 +3,8 @@ import { randomUUID } from 'node:crypto';
 import type { ScheduledEvent } from 'aws-lambda';
 import { functions, type FunctionSpec } from '../../functions/table';
 import { TWIN_REGION } from './deployment';
-import { logFunctionError } from './function-errors';
-import type { FunctionRunner } from './runners';
+import { logFunctionError } from './lambda/function-errors';
+import type { FunctionRunner } from './lambda/runners';
 
 /** The EventBridge event a schedule rule sends. */
 function scheduledEvent(functionId: string): ScheduledEvent {

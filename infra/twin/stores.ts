@@ -1,9 +1,9 @@
 /** The twin's data stores and the emulator: started (or reached through their env URLs), AWS-like when asked. */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { startRedisCluster } from './redis-cluster';
-import { startDatabase, startEmulator, startRedis, type SecureStores, type Service } from './services';
-import { ensureTwinCertificates, type TwinCertificates } from './tls';
+import { startRedisCluster } from './services/redis-cluster';
+import { startDatabase, startEmulator, startRedis, type SecureStores, type Service } from './services/services';
+import { ensureTwinCertificates, type TwinCertificates } from './services/tls';
 import type { TwinOptions } from './options';
 
 /** AWS-like stores' credentials: the CA's certificates, Redis AUTH's password and the functions' MariaDB user. */

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { FunctionRuntime } from './runners';
+import type { FunctionRuntime } from './lambda/runners';
 import type { Twin } from './twin';
 
 /** What `npm start` writes to <state dir>/twin.json once it serves. */

@@ -1,5 +1,5 @@
 import { functions } from '../../functions/table';
-import type { Handler } from '../../infra/twin/lambda';
+import type { Handler } from '../../infra/twin/lambda/lambda';
 import type { ExtraFunction } from '../../infra/twin/extra-functions';
 import { baselineMailDomain } from './mail-domain';
 

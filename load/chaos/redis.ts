@@ -1,8 +1,8 @@
 import { cpSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort, spawnService, waitFor, type Spawned } from '../../infra/twin/processes';
-import { redisDataArgs } from '../../infra/twin/services';
-import { redisCommand } from '../../infra/twin/redis-server';
+import { freePort, spawnService, waitFor, type Spawned } from '../../infra/twin/services/processes';
+import { redisDataArgs } from '../../infra/twin/services/services';
+import { redisCommand } from '../../infra/twin/faults/redis-server';
 
 /**
  * A redis-server the suite controls, run as the twin runs its own (append-only file fsynced every

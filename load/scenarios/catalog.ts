@@ -2,7 +2,7 @@
  * The catalog: the cached hit path against the no-cache baseline and the ceiling, then a stampede
  * — 1,000 concurrent requests right after a version bump — counting MySQL queries at the server.
  */
-import { statementsDuring } from '../../infra/twin/query-log';
+import { statementsDuring } from '../../infra/twin/faults/query-log';
 import type { Scenario } from '../support/scenario';
 import { drive } from '../support/measure';
 import { startCpuMeter } from '../support/cpu';

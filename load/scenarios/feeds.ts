@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createConnection, type ResultSetHeader } from 'mysql2/promise';
-import { statementsDuring } from '../../infra/twin/query-log';
+import { statementsDuring } from '../../infra/twin/faults/query-log';
 import { decodeEntry, entryKeyOf } from '../../shared/cache/entries';
 import { feedKeys } from '../../shared/mail/feed-access';
 import { feedCacheCounterKeys } from '../../shared/mail/feed-cache';

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import { createTransport } from 'nodemailer';
-import { statementsDuring } from '../../infra/twin/query-log';
+import { statementsDuring } from '../../infra/twin/faults/query-log';
 import { insertInboxTokens, insertUsers } from '../../infra/twin/seed';
 import { identify } from '../../shared/mail/identity';
 import { until } from '../../shared/platform/wait';

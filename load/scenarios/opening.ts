@@ -29,7 +29,7 @@ const STEADY_S = 10;
 const REACHED = ['create-order', 'get-me', 'get-queue-status'] as const;
 const HOUR_MS = 3_600_000;
 
-/** Each function's inits between two readings of the twin's counts (infra/twin/invocations.ts). */
+/** Each function's inits between two readings of the twin's counts (infra/twin/lambda/invocations.ts). */
 function initsBetween(before: Snapshot, after: Snapshot) {
   return Object.fromEntries(
     REACHED.map((id) => {

@@ -1,9 +1,9 @@
 /**
  * What Lambda would bill and log for a bench's run window, per function: two readings of the
- * twin's cumulative counts (GET /__twin/invocations, infra/twin/invocations.ts), one before and
+ * twin's cumulative counts (GET /__twin/invocations, infra/twin/lambda/invocations.ts), one before and
  * one after, turned into figures per request for the cost model (cost.ts).
  */
-import { INVOCATIONS_PATH, type InvocationCounts, type TwinInvocations } from '../../infra/twin/invocations';
+import { INVOCATIONS_PATH, type InvocationCounts, type TwinInvocations } from '../../infra/twin/lambda/invocations';
 import { round } from './round';
 import type { TwinInfo } from './twin';
 

@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answerChecker, type HttpAnswer } from '../../infra/openapi/answer-check';
 import { openApiDocument } from '../../infra/openapi/document';
-import { startGateway, type Gateway } from '../../infra/twin/gateway';
+import { startGateway, type Gateway } from '../../infra/twin/events/gateway';
 
 /*
  * Every answer of a route is held to the OpenAPI document under test: by the twin's gateway, and

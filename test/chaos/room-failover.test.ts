@@ -1,5 +1,5 @@
 /**
- * ElastiCache's Multi-AZ failover mid-queue (infra/twin/redis-pair.ts): a primary and a real
+ * ElastiCache's Multi-AZ failover mid-queue (infra/twin/faults/redis-pair.ts): a primary and a real
  * replica behind a stand-in for the primary endpoint, the routes' handlers in this process talking
  * to it. Replication is held from the sale's opening, so the sale, its room, the joins and the
  * passes claimed are acknowledged by the primary alone; the primary is then killed, the replica
@@ -9,7 +9,7 @@
  */
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisPair } from '../../infra/twin/redis-pair';
+import { startRedisPair } from '../../infra/twin/faults/redis-pair';
 import { redis } from '../../shared/platform/clients/redis';
 import { upsertItemStock } from '../../shared/orders/items';
 import { itemKeys } from '../../shared/orders/model';

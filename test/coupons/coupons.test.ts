@@ -3,7 +3,7 @@ import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyStructuredResultV2, SQSEvent } from 'aws-lambda';
 import type { RowDataPacket } from 'mysql2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Poller } from '../../infra/twin/poller';
+import type { Poller } from '../../infra/twin/events/poller';
 import { redis } from '../../shared/platform/clients/redis';
 import { LIMITS } from '../../shared/limits/limits';
 import { issuedCount } from '../../shared/coupons/coupons';

@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVERLESS_ACCESS_STRING } from '../../infra/redis';
-import { freePort } from '../../infra/twin/processes';
-import { redisCommand, startRedisServer, type TestRedisServer } from '../../infra/twin/redis-server';
+import { freePort } from '../../infra/twin/services/processes';
+import { redisCommand, startRedisServer, type TestRedisServer } from '../../infra/twin/faults/redis-server';
 import { FillWaiters } from '../../shared/cache/waiters';
 
 const TOKEN = 'serverless-user-token';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { FunctionInvocations, InvocationCounts } from '../../infra/twin/invocations';
+import type { FunctionInvocations, InvocationCounts } from '../../infra/twin/lambda/invocations';
 import { perRequest, type Snapshot } from '../../load/support/invocations';
 
 const process = (pid: number, functions: Record<string, Partial<FunctionInvocations>>): InvocationCounts => ({

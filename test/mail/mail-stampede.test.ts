@@ -3,12 +3,12 @@ import { describe, expect, it } from 'vitest';
 import type { SESEvent } from 'aws-lambda';
 import { handler } from '../../functions/receive-mail';
 import { functions } from '../../functions/table';
-import { capped } from '../../infra/twin/concurrency';
+import { capped } from '../../infra/twin/lambda/concurrency';
 import { identify } from '../../shared/mail/identity';
 import { poolConnectionIds, verbOf } from '../support/database';
 import { lambdaContext } from '../support/events';
 import { newsletterMail, readers, sesEvent, sesMessageId, storeRawMail, type Reader } from '../support/mail';
-import { statementsDuring, statementsOverDuring } from '../../infra/twin/query-log';
+import { statementsDuring, statementsOverDuring } from '../../infra/twin/faults/query-log';
 
 const MAILS = 1_000;
 const receiveMail = functions.find((f) => f.id === 'receive-mail')!;

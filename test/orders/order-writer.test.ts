@@ -18,7 +18,7 @@ import { until } from '../../shared/platform/wait';
 import { captureLog, loggedDecision, loggedReservation } from '../support/logs';
 import { kindsUnderTest } from '../support/reservations';
 import { poolConnectionIds, verbOf } from '../support/database';
-import { statementsOverDuring } from '../../infra/twin/query-log';
+import { statementsOverDuring } from '../../infra/twin/faults/query-log';
 
 async function saleWithReservations(count: number, options: { dbStock?: number; redisStock?: number; withItemRow?: boolean } = {}) {
   const itemId = uniqueItemId('writer');

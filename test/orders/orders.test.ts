@@ -2,7 +2,7 @@ import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyStructuredResultV2, SQSEvent } from 'aws-lambda';
 import type { RowDataPacket } from 'mysql2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Poller } from '../../infra/twin/poller';
+import type { Poller } from '../../infra/twin/events/poller';
 import { redis } from '../../shared/platform/clients/redis';
 import { upsertItemStock } from '../../shared/orders/items';
 import { encodeHandOffs } from '../../shared/reservations/hand-off';

@@ -12,7 +12,7 @@ import { httpEvent, lambdaContext } from '../support/events';
 import { orderEvent } from '../support/order-events';
 import { uniqueItemId } from '../support/orders';
 import { signedInUsers } from '../support/sessions';
-import { startTcpProxy } from '../../infra/twin/tcp-proxy';
+import { startTcpProxy } from '../../infra/twin/faults/tcp-proxy';
 import { until } from '../../shared/platform/wait';
 import { route } from '../support/routes';
 

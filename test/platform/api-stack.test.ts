@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
-import { EmfCollector, onStdoutLine } from '../../infra/twin/emf';
+import { EmfCollector, onStdoutLine } from '../../infra/twin/lambda/emf';
 import { AppError } from '../../shared/platform/errors';
 import { api } from '../../shared/api/api';
 import type { ApiEvent } from '../../shared/platform/http/middleware';

@@ -1,7 +1,7 @@
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import middy from '@middy/core';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { EmfCollector, onStdoutLine } from '../../infra/twin/emf';
+import { EmfCollector, onStdoutLine } from '../../infra/twin/lambda/emf';
 import { count, flushMetrics, level, MAX_HELD_VALUES, METRICS_FLUSH_MS, publishHeldMetrics, timing } from '../../shared/platform/metrics';
 import { lambdaContext } from '../support/events';
 

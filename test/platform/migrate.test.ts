@@ -1,7 +1,7 @@
 import { connect, createServer } from 'node:net';
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../../infra/twin/processes';
+import { freePort } from '../../infra/twin/services/processes';
 import { loadMigrations, migrate } from '../../shared/platform/db/migrate';
 import { newReservationId } from '../../shared/reservations/ids';
 

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../infra/twin/processes';
+import { freePort } from '../../infra/twin/services/processes';
 import { cache } from '../../shared/cache/cache';
 import { insertProgram } from '../../shared/catalog/programs';
 import { redis } from '../../shared/platform/clients/redis';
@@ -10,7 +10,7 @@ import { httpEvent, lambdaContext } from '../support/events';
 import { createUser, type TestUser } from '../support/factories';
 import { orderEvent } from '../support/order-events';
 import { uniqueItemId } from '../support/orders';
-import { startRedisServer, type TestRedisServer } from '../../infra/twin/redis-server';
+import { startRedisServer, type TestRedisServer } from '../../infra/twin/faults/redis-server';
 import { signedInUsers, type SignedInUser } from '../support/sessions';
 import { until } from '../../shared/platform/wait';
 import { route } from '../support/routes';

@@ -1,11 +1,11 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../infra/twin/processes';
+import { freePort } from '../../infra/twin/services/processes';
 import { redis } from '../../shared/platform/clients/redis';
 import { httpEvent, lambdaContext } from '../support/events';
 import { createUser, createUsers, type TestUser } from '../support/factories';
-import { redisCommand, startRedisServer, type TestRedisServer } from '../../infra/twin/redis-server';
-import { startTcpProxy } from '../../infra/twin/tcp-proxy';
+import { redisCommand, startRedisServer, type TestRedisServer } from '../../infra/twin/faults/redis-server';
+import { startTcpProxy } from '../../infra/twin/faults/tcp-proxy';
 import { until } from '../../shared/platform/wait';
 import { route } from '../support/routes';
 

@@ -1,12 +1,12 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../infra/twin/processes';
+import { freePort } from '../../infra/twin/services/processes';
 import { redis } from '../../shared/platform/clients/redis';
 import { httpEvent, lambdaContext } from '../support/events';
 import { createUser, type TestUser } from '../support/factories';
-import { redisCommand, startRedisServer } from '../../infra/twin/redis-server';
+import { redisCommand, startRedisServer } from '../../infra/twin/faults/redis-server';
 import { signedInUsers, type SignedInUser } from '../support/sessions';
-import { startTcpProxy } from '../../infra/twin/tcp-proxy';
+import { startTcpProxy } from '../../infra/twin/faults/tcp-proxy';
 import { until } from '../../shared/platform/wait';
 import { route } from '../support/routes';
 

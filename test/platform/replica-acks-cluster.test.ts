@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { Cluster } from 'ioredis';
 import slotOf from 'cluster-key-slot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisCluster } from '../../infra/twin/redis-cluster';
-import { redisCommand } from '../../infra/twin/redis-server';
-import type { Service } from '../../infra/twin/services';
+import { startRedisCluster } from '../../infra/twin/services/redis-cluster';
+import { redisCommand } from '../../infra/twin/faults/redis-server';
+import type { Service } from '../../infra/twin/services/services';
 import { connectionTokenOf, replicasHold } from '../../shared/platform/clients/replicas';
 import { until } from '../../shared/platform/wait';
 

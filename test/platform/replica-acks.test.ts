@@ -1,11 +1,11 @@
 /**
  * WAIT as the reservations use it (shared/platform/clients/replicas.ts), on a real primary and
- * replica (infra/twin/redis-pair.ts): what a connection wrote is held once the replica has it, and
+ * replica (infra/twin/faults/redis-pair.ts): what a connection wrote is held once the replica has it, and
  * not while the replication link is held, however long the primary has acknowledged it.
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisPair, type RedisPair } from '../../infra/twin/redis-pair';
+import { startRedisPair, type RedisPair } from '../../infra/twin/faults/redis-pair';
 import { REPLICA_ACK_TIMEOUT_MS, replicasHold } from '../../shared/platform/clients/replicas';
 import { until } from '../../shared/platform/wait';
 

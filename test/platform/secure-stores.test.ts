@@ -6,8 +6,8 @@ import { promisify } from 'node:util';
 import { Redis, type RedisOptions } from 'ioredis';
 import { createConnection, type ConnectionOptions } from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDatabase, startRedis, type Service } from '../../infra/twin/services';
-import { ensureTwinCertificates, type TwinCertificates } from '../../infra/twin/tls';
+import { startDatabase, startRedis, type Service } from '../../infra/twin/services/services';
+import { ensureTwinCertificates, type TwinCertificates } from '../../infra/twin/services/tls';
 
 const STATE_DIR = `.local/test-secure-${randomBytes(4).toString('hex')}`;
 const DATABASE = 'surge_secure';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { RowDataPacket } from 'mysql2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../infra/twin/processes';
+import { freePort } from '../../infra/twin/services/processes';
 import { redis } from '../../shared/platform/clients/redis';
 import { httpEvent, lambdaContext } from '../support/events';
 import { sql } from '../support/orders';

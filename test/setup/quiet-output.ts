@@ -3,7 +3,7 @@
  * one per 5 s, more with urgent counts: shared/platform/metrics.ts), hundreds in a run, and every synth of
  * the stack prints a progress line per bundled function; both bury the failures, so they are
  * dropped here before they reach the terminal. A test that asserts on metrics still sees every
- * EMF line through onStdoutLine (infra/twin/emf.ts), which taps stdout above this filter: setup
+ * EMF line through onStdoutLine (infra/twin/lambda/emf.ts), which taps stdout above this filter: setup
  * files run before a test file imports anything.
  */
 const FILTERED = Symbol.for('surge.quietOutput');

@@ -13,8 +13,8 @@ import { migrate } from '../../shared/platform/db/migrate';
 import { CONTRACT_DIR_ENV, contractViolations } from '../../infra/openapi/contract-under-test';
 import { writeApiFiles } from '../../infra/openapi/files';
 import { provision } from '../../infra/twin/provision';
-import { startRedisCluster } from '../../infra/twin/redis-cluster';
-import { startDatabase, startEmulator, startRedis } from '../../infra/twin/services';
+import { startRedisCluster } from '../../infra/twin/services/redis-cluster';
+import { startDatabase, startEmulator, startRedis } from '../../infra/twin/services/services';
 import { functionEnvironment } from '../../infra/twin/deployment';
 
 const STATE_DIR = '.local/test';

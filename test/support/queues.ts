@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
-import { startPoller, type Poller, type PollerOptions } from '../../infra/twin/poller';
+import { startPoller, type Poller, type PollerOptions } from '../../infra/twin/events/poller';
 import { queueArn } from '../../infra/twin/provision';
 
 export const testSqs = (endpoint = process.env.AWS_ENDPOINT_URL!) =>

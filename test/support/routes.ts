@@ -7,7 +7,7 @@
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { functions } from '../../functions/table';
 import { contractUnderTest } from '../../infra/openapi/contract-under-test';
-import { answerText, gatewayAnswer } from '../../infra/twin/gateway-payload';
+import { answerText, gatewayAnswer } from '../../infra/twin/events/gateway-payload';
 import type { ApiResult } from '../../shared/platform/http/response';
 
 export type RouteHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<ApiResult>;

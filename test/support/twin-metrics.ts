@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoAccounts } from '../../infra/twin/seed';
-import type { MetricsSnapshot } from '../../infra/twin/emf';
+import type { MetricsSnapshot } from '../../infra/twin/lambda/emf';
 import { METRICS_PATH } from '../../infra/twin/routes';
 import { startTwin, type Twin } from '../../infra/twin/twin';
 import { signedIn } from '../../infra/client/client';

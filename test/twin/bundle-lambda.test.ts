@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FunctionSpec } from '../../functions/table';
-import { BundleLambda, type BundleLambdaOptions } from '../../infra/twin/bundle-lambda';
-import { InitSlots } from '../../infra/twin/init-slots';
+import { BundleLambda, type BundleLambdaOptions } from '../../infra/twin/lambda/bundle-lambda';
+import { InitSlots } from '../../infra/twin/lambda/init-slots';
 import { until } from '../../shared/platform/wait';
 import { profilingEnv } from '../../load/support/cpu-profile';
 
@@ -201,7 +201,7 @@ describe("the twin's bundle runner", () => {
     const script = join(dir, 'run.mts');
     writeFileSync(
       script,
-      `import { BundleLambda } from ${JSON.stringify(`${import.meta.dirname}/../../infra/twin/bundle-lambda.ts`)};
+      `import { BundleLambda } from ${JSON.stringify(`${import.meta.dirname}/../../infra/twin/lambda/bundle-lambda.ts`)};
       const lambda = new BundleLambda(${JSON.stringify(spec)}, ${JSON.stringify(bundle('echo'))}, { ECHO_NEED: 'set' }, { instances: 1 });
       await lambda.invoke({});
       await lambda.stop();

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FunctionSpec } from '../../functions/table';
-import { capped } from '../../infra/twin/concurrency';
-import { startGateway, type Gateway } from '../../infra/twin/gateway';
+import { capped } from '../../infra/twin/lambda/concurrency';
+import { startGateway, type Gateway } from '../../infra/twin/events/gateway';
 import { until } from '../../shared/platform/wait';
 
 const spec = (concurrencyCap?: number): FunctionSpec => ({

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readyLine, spawnService, type Spawned } from '../../infra/twin/processes';
-import { SES_MAX_MESSAGE_BYTES } from '../../infra/twin/smtp';
+import { readyLine, spawnService, type Spawned } from '../../infra/twin/services/processes';
+import { SES_MAX_MESSAGE_BYTES } from '../../infra/twin/events/smtp';
 import { sesMessageId } from '../support/mail';
 
 const s3 = new S3Client({
@@ -63,7 +63,7 @@ describe("the emulator's count of SQS requests as billed", () => {
   beforeAll(async () => {
     // One of its own: the suite's emulator counts every test file's calls at once.
     const logFile = join(dir, 'emulator.log');
-    emulator = spawnService(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../../infra/twin/emulator.ts', import.meta.url))], logFile, {
+    emulator = spawnService(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../../infra/twin/services/emulator.ts', import.meta.url))], logFile, {
       ...process.env,
       EMULATOR_PORT: '0',
     });

@@ -9,8 +9,8 @@ import {
   MAX_REQUEST_LINE_AND_HEADER_BYTES,
   startGateway,
   type Gateway,
-} from '../../infra/twin/gateway';
-import { compileRoutes } from '../../infra/twin/http-routes';
+} from '../../infra/twin/events/gateway';
+import { compileRoutes } from '../../infra/twin/events/http-routes';
 import { fixture } from '../support/events';
 
 function call(url: string, options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}) {

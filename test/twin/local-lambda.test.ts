@@ -1,7 +1,7 @@
 import type { Context } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FunctionSpec } from '../../functions/table';
-import { FunctionError, LocalLambda, type Handler } from '../../infra/twin/lambda';
+import { FunctionError, LocalLambda, type Handler } from '../../infra/twin/lambda/lambda';
 
 const spec = (timeoutSeconds: number): FunctionSpec => ({
   id: 'probe',

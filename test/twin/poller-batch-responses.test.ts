@@ -1,7 +1,7 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { failedMessageIds, toSqsEvent } from '../../infra/twin/poller';
+import { failedMessageIds, toSqsEvent } from '../../infra/twin/events/poller';
 import { fixture } from '../support/events';
 
 const messages: Message[] = [

@@ -1,7 +1,7 @@
 import { ReceiveMessageCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Poller } from '../../infra/twin/poller';
+import type { Poller } from '../../infra/twin/events/poller';
 import { until } from '../../shared/platform/wait';
 import { depth, pollQueue, queueWithDeadLetters, testSqs } from '../support/queues';
 

@@ -1,7 +1,7 @@
 import { GetQueueAttributesCommand, SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqs as functionsSqs } from '../../shared/platform/clients/sqs';
-import { startQueueFaultProxy, type QueueFaultProxy } from '../../infra/twin/queue-fault-proxy';
+import { startQueueFaultProxy, type QueueFaultProxy } from '../../infra/twin/faults/queue-fault-proxy';
 import { depth, queueWithDeadLetters, testSqs } from '../support/queues';
 import { until } from '../../shared/platform/wait';
 

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisPair, type RedisPair } from '../../infra/twin/redis-pair';
-import { redisCommand } from '../../infra/twin/redis-server';
+import { startRedisPair, type RedisPair } from '../../infra/twin/faults/redis-pair';
+import { redisCommand } from '../../infra/twin/faults/redis-server';
 import { until } from '../../shared/platform/wait';
 
 describe('a Redis pair failing over with its replication held back', () => {

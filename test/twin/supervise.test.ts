@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { readyLine, spawnService, supervise, type Supervised } from '../../infra/twin/processes';
+import { readyLine, spawnService, supervise, type Supervised } from '../../infra/twin/services/processes';
 import { until } from '../../shared/platform/wait';
 
 const fixture = `${import.meta.dirname}/../fixtures/services/ready-then-wait.mjs`;

@@ -11,7 +11,7 @@ import { createServer, request as httpRequest, type IncomingMessage, type Outgoi
 import { behaviourServing, type EdgeBehaviour, type EdgeDistribution, type Forwarding } from './distribution';
 import { viewerFunction, type ViewerAnswer, type ViewerRequest } from './viewer-function';
 import type { WebAcl } from './waf';
-import { readBody } from '../gateway';
+import { readBody } from '../events/gateway';
 
 /** The twin's own routes (/__twin/…) are not AWS's: they go to the gateway as they came. */
 const TWIN_ROUTES = '/__twin/';

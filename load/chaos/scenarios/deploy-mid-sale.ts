@@ -13,7 +13,7 @@
  */
 import { resolve } from 'node:path';
 import { startTwinProcess, type TwinProcess } from '../../../infra/twin/twin-process';
-import { startDatabase, startEmulator, type Service } from '../../../infra/twin/services';
+import { startDatabase, startEmulator, type Service } from '../../../infra/twin/services/services';
 import { migrate } from '../../../shared/platform/db/migrate';
 import { round } from '../../support/round';
 import { worktreeOf } from '../../support/worktree';

@@ -1,13 +1,13 @@
 /**
  * The functions' sends to SQS failing mid-sale, through a fault proxy between them and the queue
- * (infra/twin/queue-fault-proxy.ts; the pollers read from the emulator itself): for the length
+ * (infra/twin/faults/queue-fault-proxy.ts; the pollers read from the emulator itself): for the length
  * of the fault, a share of the SendMessageBatch calls is reset before it reaches the queue, a share
  * reaches it and its reply is lost (the sender times out on an outcome it cannot know), and a share
  * reaches it only after the function's timeout. Buyers retry 503s with their keys. Every
  * acknowledged order must be stored once, and nothing sold twice.
  */
-import { startEmulator } from '../../../infra/twin/services';
-import { startQueueFaultProxy, type QueueFaultProxy, type QueueFaultShares } from '../../../infra/twin/queue-fault-proxy';
+import { startEmulator } from '../../../infra/twin/services/services';
+import { startQueueFaultProxy, type QueueFaultProxy, type QueueFaultShares } from '../../../infra/twin/faults/queue-fault-proxy';
 import { until } from '../../../shared/platform/wait';
 import { runScenario, stateDirOf } from '../harness';
 import type { ChaosOptions, ChaosReport } from '../report';

@@ -1,5 +1,5 @@
 /**
- * ElastiCache's Multi-AZ failover mid-sale, with replication behind (infra/twin/redis-pair.ts):
+ * ElastiCache's Multi-AZ failover mid-sale, with replication behind (infra/twin/faults/redis-pair.ts):
  * the twin's Redis is a primary and a real replica, reached through a stand-in for the primary
  * endpoint, and the functions wait for the replica to hold each reservation (REDIS_REPLICA_ACKS=1).
  * Once a third of the units are acknowledged, replication is held for --fault-s seconds (3 by
@@ -8,8 +8,8 @@
  * What the replica lacks is gone, but none of it was acknowledged: those buyers were told 503 and
  * retry. No acknowledged order may be rejected, nor lost.
  */
-import { startRedisPair } from '../../../infra/twin/redis-pair';
-import { redisCommand } from '../../../infra/twin/redis-server';
+import { startRedisPair } from '../../../infra/twin/faults/redis-pair';
+import { redisCommand } from '../../../infra/twin/faults/redis-server';
 import { round } from '../../support/round';
 import { runScenario } from '../harness';
 import { SALE_KINDS } from '../kinds';

@@ -1,5 +1,5 @@
 /**
- * The replica lost mid-sale, not the primary (infra/twin/redis-pair.ts): once a third of the units
+ * The replica lost mid-sale, not the primary (infra/twin/faults/redis-pair.ts): once a third of the units
  * are acknowledged the replica is killed, and replaced --fault-s seconds later (3 by default, 1 at
  * small scale; minutes on AWS), as ElastiCache replaces a node. The rule while no replica holds
  * anything is the strict one: no reservation is acknowledged (WAIT finds no replica; the primary's
@@ -7,7 +7,7 @@
  * once the replacement has synced. Nothing acknowledged may be rejected or lost; nothing may be
  * acknowledged while there is no replica.
  */
-import { startRedisPair } from '../../../infra/twin/redis-pair';
+import { startRedisPair } from '../../../infra/twin/faults/redis-pair';
 import { round } from '../../support/round';
 import { runScenario } from '../harness';
 import type { ChaosOptions, ChaosReport } from '../report';

@@ -12,12 +12,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { startTwin, type Twin } from '../../../infra/twin/twin';
-import { startDatabase, type Service } from '../../../infra/twin/services';
-import { statementsDuring } from '../../../infra/twin/query-log';
+import { startDatabase, type Service } from '../../../infra/twin/services/services';
+import { statementsDuring } from '../../../infra/twin/faults/query-log';
 import { CATALOG_CACHE } from '../../../shared/catalog/cached-programs';
-import { startRedisPair, type RedisPair } from '../../../infra/twin/redis-pair';
-import { redisCommand } from '../../../infra/twin/redis-server';
-import { startTcpProxy } from '../../../infra/twin/tcp-proxy';
+import { startRedisPair, type RedisPair } from '../../../infra/twin/faults/redis-pair';
+import { redisCommand } from '../../../infra/twin/faults/redis-server';
+import { startTcpProxy } from '../../../infra/twin/faults/tcp-proxy';
 import type { ChaosOptions, ChaosReport } from '../report';
 
 const STATE_DIR = '.local/chaos/slow-fill';

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname } from 'node:path';
-import { until } from '../../shared/platform/wait';
+import { until } from '../../../shared/platform/wait';
 
 /** Every service process started here that has not exited yet, with the promise of its exit. */
 const children = new Map<ChildProcess, Promise<void>>();

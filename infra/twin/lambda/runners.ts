@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { envNeedsOf, functions, type FunctionSpec } from '../../functions/table';
-import { environmentFor, serviceEnvironment, type Deployment } from '../../shared/platform/config';
+import { envNeedsOf, functions, type FunctionSpec } from '../../../functions/table';
+import { environmentFor, serviceEnvironment, type Deployment } from '../../../shared/platform/config';
 import { BundleLambda } from './bundle-lambda';
 import { LocalLambda } from './lambda';
 

@@ -1,8 +1,8 @@
-import { MIN_REPLICAS } from '../redis';
-import { freePort } from './processes';
+import { MIN_REPLICAS } from '../../redis';
+import { freePort } from '../services/processes';
 import { redisCommand, startRedisServer, type TestRedisServer } from './redis-server';
 import { startTcpProxy } from './tcp-proxy';
-import { until } from '../../shared/platform/wait';
+import { until } from '../../../shared/platform/wait';
 
 /**
  * A primary and its replica, as ElastiCache's Multi-AZ pair under asynchronous replication, and the

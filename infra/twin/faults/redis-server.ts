@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { spawnService, waitFor } from './processes';
+import { spawnService, waitFor } from '../services/processes';
 
 /** A redis-server of a test's own, which the test may kill -9 and start again on the same port. */
 export interface TestRedisServer {

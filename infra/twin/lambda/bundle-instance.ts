@@ -1,6 +1,6 @@
 /** One Lambda instance of a bundle: a worker thread, held to Lambda's init limit and to each invocation's timeout. */
 import { Worker } from 'node:worker_threads';
-import type { FunctionSpec } from '../../functions/table';
+import type { FunctionSpec } from '../../../functions/table';
 import type { InitSlots } from './init-slots';
 import type { FunctionMeter } from './invocations';
 import { FunctionError } from './lambda';

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
-import { MIN_REPLICAS } from '../redis';
+import { MIN_REPLICAS } from '../../redis';
 import { freePort, spawnService, waitFor } from './processes';
 import { external, redisDataArgs, type Service } from './services';
 

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { HttpAnswer } from '../openapi/answer-check';
+import type { HttpAnswer } from '../../openapi/answer-check';
 import type { CompiledRoute } from './http-routes';
 
 const TEXT_TYPES = /^(text\/|application\/([a-z0-9.+-]*\+)?(json|xml|x-www-form-urlencoded|javascript))/i;

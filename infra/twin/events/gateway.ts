@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AnswerCheck } from '../openapi/answer-check';
-import { Throttled } from './concurrency';
+import type { AnswerCheck } from '../../openapi/answer-check';
+import { Throttled } from '../lambda/concurrency';
 import { answerText, gatewayAnswer, toEvent, writeAnswer } from './gateway-payload';
 import { compileRoutes, matchRoute, type CompiledRoute, type HttpRoute } from './http-routes';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
-import { entryFile, type FunctionSpec } from '../../functions/table';
+import { entryFile, type FunctionSpec } from '../../../functions/table';
 import { FunctionMeter } from './invocations';
 
 export type Handler = (event: unknown, context: Context) => Promise<unknown>;

@@ -1,4 +1,4 @@
-import type { FunctionSpec } from '../../functions/table';
+import type { FunctionSpec } from '../../../functions/table';
 
 /** A synchronous invocation refused because its function is at its concurrency cap, as Lambda throttles it. */
 export class Throttled extends Error {

@@ -1,4 +1,4 @@
-import type { FunctionSpec } from '../../functions/table';
+import type { FunctionSpec } from '../../../functions/table';
 import { Instance } from './bundle-instance';
 import { coreSlots, type InitSlots } from './init-slots';
 import { FunctionMeter } from './invocations';

@@ -1,6 +1,6 @@
 /** The gateway's routes: API Gateway route paths ({param} segments) compiled to patterns, and a request's match among them. */
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import type { HttpMethod } from '../../functions/table';
+import type { HttpMethod } from '../../../functions/table';
 
 export interface HttpRoute {
   method: HttpMethod;
