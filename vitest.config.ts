@@ -23,7 +23,7 @@ const SINGLE_NODE_ONLY = {
   'test/platform/redis-client-failover.test.ts': 'its own primary/replica pair behind one endpoint (redis-pair.ts)',
   'test/twin/redis-pair.test.ts': 'the single-node primary/replica pair helper itself',
   'test/platform/redis-partition.test.ts': 'a TCP proxy in front of one node: a cluster would redirect past it',
-  'test/orders/release-unknown.test.ts': 'a TCP proxy in front of one node: a cluster would redirect past it',
+  'test/reservations/release-unknown.test.ts': 'a TCP proxy in front of one node: a cluster would redirect past it',
   'test/platform/redis-out-of-memory.test.ts': 'its own redis-server with a tiny maxmemory',
   'test/sessions/sign-up-sessions-away.test.ts': 'a REDIS_URL at a port nothing listens on, as a single node',
   'test/platform/secure-stores.test.ts': 'its own TLS-only redis-server with AUTH',

@@ -161,7 +161,7 @@ export async function startDatabase(stateDir: string, database: string, secure?:
     '--innodb-buffer-pool-size=256M',
     // UTC, as Aurora runs: TIMESTAMP values and their range do not shift with the machine's zone.
     '--default-time-zone=+00:00',
-    // Aurora's, set there in the parameter group: the writer's locked reads rely on its gap locks (test/orders/writer-isolation.test.ts).
+    // Aurora's, set there in the parameter group: the writer's locked reads rely on its gap locks (test/reservations/writer-isolation.test.ts).
     '--transaction-isolation=REPEATABLE-READ',
     ...tls,
   ];
