@@ -1,4 +1,25 @@
 /**
+ * shared/'s capabilities, lowest first: each may use those of the tiers below it, and none of its
+ * own tier or above; shared/platform/ is under them all. The Lua scripts' includes are held to the
+ * same rules (test/house/layers.test.ts reads them as imports; dependency-cruiser reads no Lua).
+ */
+const CAPABILITY_TIERS = [
+  // Engines that know no capability: the reservation pipeline, the locked cache, the rates.
+  ['reservations', 'cache', 'limits'],
+  ['coupons', 'mail', 'catalog', 'sessions'],
+  // The sale (orders, its waiting room and the kinds of sale the pipeline carries) and the HTTP API's stack.
+  ['sale', 'api'],
+];
+
+const capabilitiesInOrder = CAPABILITY_TIERS.map((tier, i) => ({
+  name: `capabilities-in-order-${i + 1}`,
+  comment: `${tier.join(', ')} may use ${i === 0 ? 'shared/platform/ alone' : CAPABILITY_TIERS.slice(0, i).flat().join(', ')} of shared/'s capabilities, none of their own tier or above.`,
+  severity: 'error',
+  from: { path: `^shared/(${tier.join('|')})/` },
+  to: { path: `^shared/(${CAPABILITY_TIERS.slice(i).flat().join('|')})/`, pathNot: '^shared/$1/' },
+}));
+
+/**
  * The house's layers (docs/architecture.md): functions/ → shared/; shared/'s capabilities → its
  * platform; infra/ (stack, twin, operators' tools) and load/ beside them, test/ above all. Checked
  * in `npm test` by test/house/layers.test.ts, which also plants a violation of each rule.
@@ -34,6 +55,14 @@ module.exports = {
       severity: 'error',
       from: { path: '^shared/platform/' },
       to: { path: '^shared/', pathNot: '^shared/platform/' },
+    },
+    ...capabilitiesInOrder,
+    {
+      name: 'orders-know-no-room',
+      comment: "A sale's orders take a waiting room's pass without knowing the room: the room stands on the orders, never the other way.",
+      severity: 'error',
+      from: { path: '^shared/sale/orders/' },
+      to: { path: '^shared/sale/(rooms/|kinds\\.ts$)' },
     },
     {
       name: 'no-test-below-test',

@@ -2,8 +2,8 @@ import * as z from '../shared/platform/zod';
 import { NotFoundError } from '../shared/platform/errors';
 import { api } from '../shared/api/api';
 import { json } from '../shared/platform/http/response';
-import { ItemId } from '../shared/orders/model';
-import { orders } from '../shared/orders/kind';
+import { ItemId } from '../shared/sale/orders/model';
+import { orders } from '../shared/sale/orders/kind';
 import { Audit, auditOwner, MAX_AUDITED_IDS } from '../shared/reservations/audit';
 import { ReservationId } from '../shared/reservations/ids';
 

@@ -2,9 +2,9 @@ import * as z from '../shared/platform/zod';
 import { api } from '../shared/api/api';
 import { json } from '../shared/platform/http/response';
 import { takeQueueClaim } from '../shared/limits/rate';
-import { ItemId } from '../shared/orders/model';
-import { PassToken } from '../shared/rooms/model';
-import { claimPass } from '../shared/rooms/rooms';
+import { ItemId } from '../shared/sale/orders/model';
+import { PassToken } from '../shared/sale/rooms/model';
+import { claimPass } from '../shared/sale/rooms/rooms';
 
 const Params = z.object({ itemId: ItemId });
 const Pass = z.strictObject({ token: PassToken, expiresAt: z.iso.datetime() });

@@ -4,11 +4,11 @@ import { api } from '../shared/api/api';
 import { clientAddress } from '../shared/platform/http/client-address';
 import { correlationIdOf } from '../shared/platform/http/correlation';
 import { json } from '../shared/platform/http/response';
-import { orders } from '../shared/orders/kind';
-import { IdempotencyKey, ItemId, OrderId, OrderStatus, Quantity } from '../shared/orders/model';
-import { writtenStatus } from '../shared/orders/lookup';
-import { PassToken } from '../shared/rooms/model';
-import { givePassBack, reserve } from '../shared/orders/sale';
+import { orders } from '../shared/sale/orders/kind';
+import { IdempotencyKey, ItemId, OrderId, OrderStatus, Quantity } from '../shared/sale/orders/model';
+import { writtenStatus } from '../shared/sale/orders/lookup';
+import { PassToken } from '../shared/sale/rooms/model';
+import { givePassBack, reserve } from '../shared/sale/orders/sale';
 import { handOff } from '../shared/reservations/place';
 
 const Params = z.object({ itemId: ItemId });

@@ -2,8 +2,8 @@ import * as z from '../shared/platform/zod';
 import { api } from '../shared/api/api';
 import { NotFoundError } from '../shared/platform/errors';
 import { noContent } from '../shared/platform/http/response';
-import { ItemId } from '../shared/orders/model';
-import { removeRoom } from '../shared/rooms/admin';
+import { ItemId } from '../shared/sale/orders/model';
+import { removeRoom } from '../shared/sale/rooms/admin';
 
 const Params = z.object({ itemId: ItemId });
 

@@ -2,9 +2,9 @@ import * as z from '../shared/platform/zod';
 import { NotFoundError } from '../shared/platform/errors';
 import { api } from '../shared/api/api';
 import { json } from '../shared/platform/http/response';
-import { findItem } from '../shared/orders/items';
-import { ItemId } from '../shared/orders/model';
-import { remainingStock } from '../shared/orders/sale';
+import { findItem } from '../shared/sale/orders/items';
+import { ItemId } from '../shared/sale/orders/model';
+import { remainingStock } from '../shared/sale/orders/sale';
 
 const Params = z.object({ itemId: ItemId });
 const Item = z.strictObject({ id: ItemId, initialStock: z.int(), remaining: z.int(), confirmed: z.int(), perUserLimit: z.int(), buckets: z.int() });

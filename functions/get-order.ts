@@ -1,8 +1,8 @@
 import * as z from '../shared/platform/zod';
 import { api } from '../shared/api/api';
 import { json } from '../shared/platform/http/response';
-import { ItemId, OrderId, OrderStatus } from '../shared/orders/model';
-import { orderOf } from '../shared/orders/lookup';
+import { ItemId, OrderId, OrderStatus } from '../shared/sale/orders/model';
+import { orderOf } from '../shared/sale/orders/lookup';
 
 const Params = z.object({ orderId: OrderId });
 const Order = z.strictObject({ orderId: OrderId, itemId: ItemId, quantity: z.int(), status: OrderStatus });

@@ -1,8 +1,8 @@
 import * as z from '../shared/platform/zod';
 import { api } from '../shared/api/api';
 import { json } from '../shared/platform/http/response';
-import { ItemId } from '../shared/orders/model';
-import { queueStatus } from '../shared/rooms/rooms';
+import { ItemId } from '../shared/sale/orders/model';
+import { queueStatus } from '../shared/sale/rooms/rooms';
 
 const Params = z.object({ itemId: ItemId });
 const Status = z.strictObject({

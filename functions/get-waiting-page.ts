@@ -1,9 +1,9 @@
 import * as z from '../shared/platform/zod';
 import { api } from '../shared/api/api';
 import { html } from '../shared/platform/http/response';
-import { ItemId } from '../shared/orders/model';
-import { noRoomPage, WAITING_PAGE_POLICY, waitingPage } from '../shared/rooms/page';
-import { hasRoom } from '../shared/rooms/rooms';
+import { ItemId } from '../shared/sale/orders/model';
+import { noRoomPage, WAITING_PAGE_POLICY, waitingPage } from '../shared/sale/rooms/page';
+import { hasRoom } from '../shared/sale/rooms/rooms';
 
 const Params = z.object({ itemId: ItemId });
 const PAGE = { headers: { 'cache-control': 'no-store', 'content-security-policy': WAITING_PAGE_POLICY } };

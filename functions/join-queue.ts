@@ -3,8 +3,8 @@ import { api } from '../shared/api/api';
 import { clientAddress } from '../shared/platform/http/client-address';
 import { json } from '../shared/platform/http/response';
 import { takeQueueJoin } from '../shared/limits/rate';
-import { ItemId } from '../shared/orders/model';
-import { joinQueue } from '../shared/rooms/rooms';
+import { ItemId } from '../shared/sale/orders/model';
+import { joinQueue } from '../shared/sale/rooms/rooms';
 
 const Params = z.object({ itemId: ItemId });
 const Place = z.strictObject({ position: z.int() });

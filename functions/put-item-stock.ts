@@ -1,8 +1,8 @@
 import * as z from '../shared/platform/zod';
 import { api } from '../shared/api/api';
 import { json } from '../shared/platform/http/response';
-import { BucketCount, ItemId, MAX_ORDER_QUANTITY } from '../shared/orders/model';
-import { openItemSale } from '../shared/orders/open-sale';
+import { BucketCount, ItemId, MAX_ORDER_QUANTITY } from '../shared/sale/orders/model';
+import { openItemSale } from '../shared/sale/orders/open-sale';
 
 const Params = z.object({ itemId: ItemId });
 const Stock = z.strictObject({

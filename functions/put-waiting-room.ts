@@ -1,9 +1,9 @@
 import * as z from '../shared/platform/zod';
 import { api } from '../shared/api/api';
 import { json } from '../shared/platform/http/response';
-import { ItemId } from '../shared/orders/model';
-import { RoomInput } from '../shared/rooms/model';
-import { putRoom } from '../shared/rooms/admin';
+import { ItemId } from '../shared/sale/orders/model';
+import { RoomInput } from '../shared/sale/rooms/model';
+import { putRoom } from '../shared/sale/rooms/admin';
 
 const Params = z.object({ itemId: ItemId });
 const Room = z.strictObject({

@@ -1,7 +1,7 @@
 import type { ScheduledEvent } from 'aws-lambda';
 import { functionStack } from '../shared/platform/function-stack';
 import { reconcileKinds } from '../shared/reservations/reconcile';
-import { kinds } from '../shared/sales/kinds';
+import { kinds } from '../shared/sale/kinds';
 
 /** Older than this, an outbox entry's send is taken as lost and relayed. */
 const RELAY_AFTER_MS = 60_000;

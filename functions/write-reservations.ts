@@ -1,6 +1,6 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { functionStack } from '../shared/platform/function-stack';
-import { kinds } from '../shared/sales/kinds';
+import { kinds } from '../shared/sale/kinds';
 import { parkHandOff } from '../shared/reservations/parked';
 import { reservationWriter } from '../shared/reservations/writer';
 

@@ -78,7 +78,7 @@ export const PUBLISHING = ['get-api-document', 'get-api-docs'];
  */
 export function bundleFileCopies(root: string, functionId: string, outputDir: string): string[] {
   return [
-    `mkdir -p "${outputDir}/lua" && cp "${root}"/shared/*/lua/*.lua "${outputDir}/lua/"`,
+    `mkdir -p "${outputDir}/lua" && find "${root}/shared" -path '*/lua/*.lua' -exec cp -t "${outputDir}/lua/" {} +`,
     ...(functionId === 'migrate-database'
       ? [`mkdir -p "${outputDir}/migrations" && cp "${root}"/shared/platform/db/migrations/*.sql "${outputDir}/migrations/"`]
       : []),

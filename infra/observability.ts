@@ -32,7 +32,7 @@ export const COUPON_OUTCOMES = ['issued', 'soldOut', 'alreadyIssued', 'rateLimit
 /** What became of inbound mail, per recipient (shared/mail/outcomes.ts). */
 export const MAIL_OUTCOMES = ['filed', 'duplicate', 'muted', 'quarantined', 'dropped', 'rejected'] as const;
 export const CACHE_EVENTS = ['hit', 'nearCopyHit', 'fill', 'leaseWait'] as const;
-/** A waiting room's flow, buyer by buyer (shared/rooms/rooms.ts, shared/orders/sale.ts): joined, admitted, a pass claimed, an order made with it. */
+/** A waiting room's flow, buyer by buyer (shared/sale/rooms/rooms.ts, shared/sale/orders/sale.ts): joined, admitted, a pass claimed, an order made with it. */
 export const ROOM_FLOW = ['joined', 'admitted', 'claimed', 'converted'] as const;
 
 /** The functions whose failures nothing else shows: the queue's writer, the reconciliation, the mail receiver. */

@@ -12,7 +12,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { reconcileKinds } from '../../shared/reservations/reconcile';
-import { kinds } from '../../shared/sales/kinds';
+import { kinds } from '../../shared/sale/kinds';
 import { twinEnvironment } from '../twin/running';
 
 const { positionals, values } = parseArgs({

@@ -19,7 +19,7 @@ import { inTransaction, type ConnectionSource } from '../../shared/platform/db/t
 import { AppError, NotFoundError } from '../../shared/platform/errors';
 import { api } from '../../shared/api/api';
 import { json } from '../../shared/platform/http/response';
-import { ItemId, newOrderId, Quantity } from '../../shared/orders/model';
+import { ItemId, newOrderId, Quantity } from '../../shared/sale/orders/model';
 
 const TAKE_UNITS = 'UPDATE items SET sold = sold + ? WHERE id = ? AND sold + ? <= initial_stock AND ? <= per_user_limit';
 const GIVE_UNITS_BACK = 'UPDATE items SET sold = sold - ? WHERE id = ?';

@@ -11,7 +11,7 @@ import { inTransaction, type ConnectionSource } from '../../shared/platform/db/t
 import { AppError, NotFoundError } from '../../shared/platform/errors';
 import { api } from '../../shared/api/api';
 import { json } from '../../shared/platform/http/response';
-import { ItemId, newOrderId, Quantity } from '../../shared/orders/model';
+import { ItemId, newOrderId, Quantity } from '../../shared/sale/orders/model';
 
 export async function placeOrderForUpdate(pool: ConnectionSource, itemId: string, userId: number, quantity: number): Promise<string> {
   return inTransaction(pool, async (conn) => {

@@ -1,6 +1,6 @@
 import type { Pool } from 'mysql2/promise';
 import { dealKeys } from '../../shared/coupons/model';
-import { itemKeys } from '../../shared/orders/model';
+import { itemKeys } from '../../shared/sale/orders/model';
 import { adminPut } from '../support/crowd';
 import type { TwinInfo } from '../support/twin';
 import { couponAnswers, orderAnswers, readCouponLedger, readOrderLedger, type Answers, type Ledger } from './count';

@@ -24,7 +24,7 @@ import { adminCookie, adminPut, pointAtTwin, releaseSharedClients, timed } from 
 import { meanLoad, type LoadResult } from '../support/measure';
 import { round } from '../support/round';
 import { shardsOf, type Shard } from '../support/redis-shards';
-import { orders } from '../../shared/orders/kind';
+import { orders } from '../../shared/sale/orders/kind';
 import { bucketTags } from '../../shared/reservations/buckets';
 import { reconcileOwner } from '../../shared/reservations/reconcile';
 import { until } from '../../shared/platform/wait';

@@ -25,9 +25,9 @@ import { adminCookie, adminPut, pointAtTwin, releaseSharedClients, signedInCrowd
 import { startCpuMeter } from '../support/cpu';
 import { shardsOf } from '../support/redis-shards';
 import { round } from '../support/round';
-import { remainingStock } from '../../shared/orders/sale';
-import { roomKeys } from '../../shared/rooms/model';
-import { readRoom } from '../../shared/rooms/rooms';
+import { remainingStock } from '../../shared/sale/orders/sale';
+import { roomKeys } from '../../shared/sale/rooms/model';
+import { readRoom } from '../../shared/sale/rooms/rooms';
 import { redis } from '../../shared/platform/clients/redis';
 
 const BUYERS = Number(process.env.ROOM_BENCH_BUYERS ?? 20_000);

@@ -8,7 +8,7 @@
  */
 import { createInterface } from 'node:readline';
 import { redis } from '../../shared/platform/clients/redis';
-import { reserve } from '../../shared/orders/sale';
+import { reserve } from '../../shared/sale/orders/sale';
 import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
 
 const [itemId, first, count, inFlight] = process.argv.slice(2) as [string, string, string, string];

@@ -8,7 +8,7 @@ import type { RowDataPacket } from 'mysql2/promise';
 import { describe, expect, it } from 'vitest';
 import { db } from '../../shared/platform/clients/mysql';
 import { upsertDeal } from '../../shared/coupons/deals';
-import { upsertItemStock } from '../../shared/orders/items';
+import { upsertItemStock } from '../../shared/sale/orders/items';
 import { issueCouponConditionalAutocommit, issueCouponConditionalTransaction } from '../../load/baselines/coupons-conditional';
 import { placeOrderConditionalAutocommit, placeOrderConditionalTransaction } from '../../load/baselines/orders-conditional';
 import { sql, soldCount, uniqueItemId } from '../support/orders';

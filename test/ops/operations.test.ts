@@ -3,7 +3,7 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoAccounts } from '../../infra/twin/seed';
 import { startTwin, type Twin } from '../../infra/twin/twin';
-import { reserve } from '../../shared/orders/sale';
+import { reserve } from '../../shared/sale/orders/sale';
 import { receiveAndSend } from '../../shared/platform/queue/redrive';
 import { encodeHandOffs } from '../../shared/reservations/hand-off';
 import { signedIn, surgeClient, type SurgeClient } from '../../infra/client/client';

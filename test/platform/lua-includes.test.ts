@@ -24,6 +24,14 @@ describe('Lua includes', () => {
     for (const path of sourceScripts) expect(() => luaScript(pathToFileURL(path)), path).not.toThrow();
   });
 
+  it('names every Lua file of shared/ once, so a bundle can hold them flat', () => {
+    const names = readdirSync(join(ROOT, 'shared'), { recursive: true, encoding: 'utf8' })
+      .filter((path) => /(^|\/)lua\/[^/]+\.lua$/.test(path))
+      .map((path) => path.split('/').at(-1)!);
+    expect(names.length).toBeGreaterThan(sourceScripts.length);
+    expect(names.filter((name, i) => names.indexOf(name) !== i)).toEqual([]);
+  });
+
   it('resolves them in a bundle, whose lua/ folder holds every script flat', () => {
     const bundle = join(scratch, 'bundle');
     for (const command of bundleFileCopies(ROOT, 'create-order', bundle)) execFileSync('sh', ['-c', command]);
@@ -35,14 +43,18 @@ describe('Lua includes', () => {
   it('refuses a script whose include is nowhere', () => {
     const lua = join(scratch, 'lonely', 'lua');
     mkdirSync(lua, { recursive: true });
-    writeFileSync(join(lua, 'lonely-1.lua'), '--- @include "nowhere.lua"\nreturn 1\n');
-    expect(() => luaScript(pathToFileURL(join(lua, 'lonely-1.lua')))).toThrow(/includes nowhere\.lua, found 0 times/);
+    writeFileSync(join(lua, 'lonely-1.lua'), '--- @include "../../limits/lua/nowhere.lua"\nreturn 1\n');
+    expect(() => luaScript(pathToFileURL(join(lua, 'lonely-1.lua')))).toThrow(/includes \.\.\/\.\.\/limits\/lua\/nowhere\.lua, which is not there/);
   });
 
-  it('refuses a malformed include rather than leaving it a comment', () => {
+  it.each([
+    ['trailing blanks', '--- @include "./gcra.lua" \r\n'],
+    ['a bare name, not a path', '--- @include "gcra.lua"\n'],
+  ])('refuses a malformed include (%s) rather than leaving it a comment', (_, line) => {
     const lua = join(scratch, 'sloppy', 'lua');
     mkdirSync(lua, { recursive: true });
-    writeFileSync(join(lua, 'sloppy-1.lua'), '--- @include "gcra.lua" \r\nreturn 1\n');
+    writeFileSync(join(lua, 'gcra.lua'), 'local x = 1\n');
+    writeFileSync(join(lua, 'sloppy-1.lua'), `${line}return 1\n`);
     expect(() => luaScript(pathToFileURL(join(lua, 'sloppy-1.lua')))).toThrow(/an include must read exactly/);
   });
 });

@@ -16,7 +16,7 @@
 import { createConnection, type Connection } from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadMigrations, type Migration } from '../../shared/platform/db/migrate';
-import { orderDecisions } from '../../shared/orders/kind';
+import { orderDecisions } from '../../shared/sale/orders/kind';
 import type { DecisionColumns } from '../../shared/reservations/ledger';
 
 /** Tables a sale writes every second: a lock over one stops the sale. */

@@ -7,11 +7,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { RowDataPacket } from 'mysql2/promise';
-import { orders, orderDecisions } from '../../shared/orders/kind';
-import { upsertItemStock } from '../../shared/orders/items';
-import { orderOf } from '../../shared/orders/lookup';
-import type { OrderRecord } from '../../shared/orders/model';
-import { openSale, reserve } from '../../shared/orders/sale';
+import { orders, orderDecisions } from '../../shared/sale/orders/kind';
+import { upsertItemStock } from '../../shared/sale/orders/items';
+import { orderOf } from '../../shared/sale/orders/lookup';
+import type { OrderRecord } from '../../shared/sale/orders/model';
+import { openSale, reserve } from '../../shared/sale/orders/sale';
 import { decideFirst } from '../../shared/reservations/ledger';
 import { writeReservations } from '../../shared/reservations/writer';
 import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';

@@ -2,7 +2,7 @@ import { PurgeQueueCommand, ReceiveMessageCommand, SendMessageCommand } from '@a
 import { describe, expect, it } from 'vitest';
 import { redis } from '../../shared/platform/clients/redis';
 import { handOffMessage } from '../../shared/reservations/hand-off';
-import { kinds } from '../../shared/sales/kinds';
+import { kinds } from '../../shared/sale/kinds';
 
 const HandOffMessage = handOffMessage(kinds);
 import { decideFirst } from '../../shared/reservations/ledger';

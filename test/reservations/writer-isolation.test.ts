@@ -9,9 +9,9 @@
 import type { PoolConnection, RowDataPacket } from 'mysql2/promise';
 import { describe, expect, it } from 'vitest';
 import { db } from '../../shared/platform/clients/mysql';
-import { upsertItemStock } from '../../shared/orders/items';
-import { orderDecisions, orders } from '../../shared/orders/kind';
-import { newOrderId, type OrderRecord } from '../../shared/orders/model';
+import { upsertItemStock } from '../../shared/sale/orders/items';
+import { orderDecisions, orders } from '../../shared/sale/orders/kind';
+import { newOrderId, type OrderRecord } from '../../shared/sale/orders/model';
 import { decideFirst, lockedStates, recordStored } from '../../shared/reservations/ledger';
 import { until } from '../../shared/platform/wait';
 import { sql, uniqueItemId } from '../support/orders';

@@ -2,8 +2,8 @@ import type { Command } from 'ioredis';
 import { redis } from '../../shared/platform/clients/redis';
 import { isDependencyUnavailable } from '../../shared/platform/errors';
 import { type Answer } from '../../load/support/false-sold-out';
-import type { OrderRecord } from '../../shared/orders/model';
-import { reserve, type ReservationRequest } from '../../shared/orders/sale';
+import type { OrderRecord } from '../../shared/sale/orders/model';
+import { reserve, type ReservationRequest } from '../../shared/sale/orders/sale';
 
 /** How often a buyer asks again after Redis answered too late, before its answer counts as failed. */
 const CLIENT_RETRIES = 3;

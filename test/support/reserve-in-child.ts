@@ -4,7 +4,7 @@
  * test/support/reserve-in-child.ts <item id> <user id>`. Prints the reservation as JSON.
  */
 import { redis } from '../../shared/platform/clients/redis';
-import { reserve } from '../../shared/orders/sale';
+import { reserve } from '../../shared/sale/orders/sale';
 import { LOCAL_SOURCE } from '../../infra/twin/load-test-sources';
 
 const [itemId, userId] = process.argv.slice(2);

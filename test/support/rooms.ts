@@ -1,7 +1,7 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { redis } from '../../shared/platform/clients/redis';
-import { itemKeys } from '../../shared/orders/model';
-import { roomKeys } from '../../shared/rooms/model';
+import { itemKeys } from '../../shared/sale/orders/model';
+import { roomKeys } from '../../shared/sale/rooms/model';
 import { httpEvent, lambdaContext } from './events';
 import { orderEvent } from './order-events';
 import { route } from './routes';

@@ -26,7 +26,7 @@
     -24 sold out: the limit is reached
     {-15, ms} a rate is spent: the ms until it allows one again
 ]]
---- @include "gcra.lua"
+--- @include "../../limits/lua/gcra.lua"
 local deal = redis.call('HMGET', KEYS[1], 'opens', 'closes', 'limit', 'issued')
 if not deal[1] then
   return -20

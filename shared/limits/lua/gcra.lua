@@ -1,6 +1,6 @@
 --[[
   The generic cell rate algorithm (GCRA), included by every script that takes from a rate
-  (`--- @include "gcra.lua"`, which luaScript resolves), so the algorithm is written once. A
+  (`--- @include "<path>/gcra.lua"`, which luaScript resolves), so the algorithm is written once. A
   request is allowed when the key's theoretical arrival time (TAT) is at most `burst` ahead of
   now; taking it moves the TAT on by one interval. Redis's clock, so every instance sees the same
   time.

@@ -8,7 +8,7 @@
 
   Returns 0 when allowed (and takes it), or the ms until a request would be.
 ]]
---- @include "gcra.lua"
+--- @include "./gcra.lua"
 local wait, take = rate_wait(KEYS[1], ARGV[1], ARGV[2])
 if wait == 0 then
   take()

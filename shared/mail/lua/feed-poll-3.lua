@@ -13,7 +13,7 @@
   Returns { 0 } when Redis does not know the token (the caller asks MySQL), { 1 } when it was
   rotated away, { -15 RateLimited, ms until a poll is allowed }, or { 2, user id, version }.
 ]]
---- @include "gcra.lua"
+--- @include "../../limits/lua/gcra.lua"
 local reader = redis.call('GET', KEYS[1])
 if not reader then
   return { 0 }

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Cluster, Redis } from 'ioredis';
@@ -23,37 +23,36 @@ function countRefusal(error: Error): never {
   throw error;
 }
 
-/** A script's declaration that it calls the functions of another Lua file, by that file's name: `--- @include "gcra.lua"`. */
-const INCLUDE = /^--- @include "([^"/]+\.lua)"$/gm;
+/**
+ * A script's declaration that it calls the functions of another Lua file, by that file's path from
+ * the script's folder: `--- @include "../../limits/lua/gcra.lua"`. A path, not a bare name, so the
+ * layer test can read what a script includes as an import and hold it to the capabilities' order.
+ */
+const INCLUDE = /^--- @include "(\.{1,2}\/[^"]+\.lua)"$/gm;
 /** Any line that looks like one: what INCLUDE did not take is a malformed declaration, refused at load rather than as a nil function at EVAL. */
 const INCLUDE_LIKE = /^---\s*@include/m;
 
 /**
- * Where an included file is, by its name alone: beside the script in a bundle, whose lua/ folder
- * holds every script flat (infra/bundling.ts, bundleFileCopies), else in one of the lua/ folders
- * of shared/'s capabilities, as in the source tree. Names are unique across those folders, or the
- * bundle's flat copy would lose one.
+ * Where an included file is: at its path from the script in the source tree, else beside the
+ * script in a bundle, whose lua/ folder holds every Lua file of shared/ flat (infra/bundling.ts,
+ * bundleFileCopies). File names are unique across shared/'s lua/ folders, or that copy would lose one.
  */
-function includedFile(name: string, script: URL): URL {
-  const beside = new URL(name, script);
-  if (existsSync(beside)) return beside;
-  const shared = new URL('../../', script);
-  const found = readdirSync(shared, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory())
-    .map((entry) => new URL(`${entry.name}/lua/${name}`, shared))
-    .filter((candidate) => existsSync(candidate));
-  if (found.length !== 1) throw new Error(`${fileURLToPath(script)} includes ${name}, found ${found.length} times`);
-  return found[0]!;
+function includedFile(path: string, script: URL): URL {
+  for (const candidate of [new URL(path, script), new URL(basename(path), script)]) if (existsSync(candidate)) return candidate;
+  throw new Error(`${fileURLToPath(script)} includes ${path}, which is not there`);
 }
 
 /** A script's source with each file it includes put in place of its declaration, once each, however deeply included. */
 function sourceWithIncludes(file: URL, included = new Set<string>()): string {
-  const source = readFileSync(file, 'utf8').replace(INCLUDE, (_, name: string) => {
+  const source = readFileSync(file, 'utf8').replace(INCLUDE, (_, path: string) => {
+    const includedUrl = includedFile(path, file);
+    // By name: the same file reached by two paths, or in a bundle's flat copy, goes in once.
+    const name = basename(path);
     if (included.has(name)) return '';
     included.add(name);
-    return sourceWithIncludes(includedFile(name, file), included);
+    return sourceWithIncludes(includedUrl, included);
   });
-  if (INCLUDE_LIKE.test(source)) throw new Error(`${fileURLToPath(file)}: an include must read exactly --- @include "<file>.lua"`);
+  if (INCLUDE_LIKE.test(source)) throw new Error(`${fileURLToPath(file)}: an include must read exactly --- @include "<path from this folder>.lua"`);
   return source;
 }
 

@@ -9,5 +9,5 @@
 
   Returns 1 when taken in (now or before), or -18 when the recipient has no state.
 ]]
---- @include "take-in.lua"
+--- @include "./take-in.lua"
 return take_in(KEYS[1], KEYS[2], ARGV[1])

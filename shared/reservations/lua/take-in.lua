@@ -1,6 +1,6 @@
 --[[
   A move's second step (see move-out-2.lua), included by every script that takes a move in
-  (`--- @include "take-in.lua"`): move-in-2.lua, and a reserving script that takes in the move its
+  (`--- @include "<path>/take-in.lua"`): move-in-2.lua, and a reserving script that takes in the move its
   buyer's refill made for it in the same script that reserves, so no one can take those units
   first. The recipient takes the move in once, however many times this runs (the process that
   started the move, a buyer that found it in flight, a repair); after it the move's record at the
