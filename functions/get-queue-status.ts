@@ -19,24 +19,16 @@ const Status = z.strictObject({
   passExpiresAt: z.optional(z.iso.datetime()),
 });
 
-const iso = (ms: number | undefined) => (ms === undefined ? {} : { value: new Date(ms).toISOString() });
+const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The buyer's place in the item's waiting room: a read (the room itself is advanced at most once a second, whoever asks). */
 export const handler = api({ access: 'user', params: Params, answers: { 200: Status }, errors: ['NOT_FOUND', 'NOT_ON_SALE'] }).handler(async (event) => {
-  const s = await queueStatus(event.input.params.itemId, event.principal.userId);
-  const claimBy = iso(s.claimBy).value;
-  const passExpiresAt = iso(s.passExpiresAt).value;
+  const { claimBy, passExpiresAt, opensAt, ...standing } = await queueStatus(event.input.params.itemId, event.principal.userId);
   return json(200, {
-    state: s.state,
-    position: s.position,
-    ahead: s.ahead,
-    admitted: s.state === 'admitted' || s.state === 'holding',
-    estimatedWaitSeconds: s.estimatedWaitSeconds,
-    odds: s.odds,
-    soldOut: s.soldOut,
-    refreshSeconds: s.refreshSeconds,
-    opensAt: new Date(s.opensAt).toISOString(),
-    ...(claimBy ? { claimBy } : {}),
-    ...(passExpiresAt ? { passExpiresAt } : {}),
+    ...standing,
+    admitted: standing.state === 'admitted' || standing.state === 'holding',
+    opensAt: iso(opensAt),
+    ...(claimBy === undefined ? {} : { claimBy: iso(claimBy) }),
+    ...(passExpiresAt === undefined ? {} : { passExpiresAt: iso(passExpiresAt) }),
   });
 });
