@@ -1,4 +1,5 @@
 import { redis } from '../platform/clients/redis';
+import { LIMITS } from '../limits/limits';
 import { reservationRates, throwIfRateLimited } from '../limits/rate';
 import { AppError } from '../platform/errors';
 import { isRefusal, ScriptCode, scriptError } from '../platform/redis/script-codes';
@@ -23,6 +24,9 @@ export class AlreadyIssuedError extends AppError {
   }
 }
 
+/** A deal's rates, per user and per source, taken inside its script. */
+const COUPON_RATES = { perBuyer: LIMITS.couponsPerUser, perSource: LIMITS.couponsPerSource };
+
 /**
  * One Redis round trip decides: window, the user's and the source's (`source`, the client's
  * address) rates, one per user, limit; then records the coupon and its outbox entry. A user who
@@ -31,7 +35,7 @@ export class AlreadyIssuedError extends AppError {
 export async function issueCoupon(dealId: string, userId: number, source: string, now = Date.now()): Promise<Reserved<CouponRecord>> {
   const keys = dealKeys(dealId);
   const coupon: CouponRecord = { couponId: newCouponId(dealId, now), dealId, userId, issuedAt: now };
-  const rates = reservationRates('coupons', keys.tag, userId, source);
+  const rates = reservationRates(COUPON_RATES, keys.tag, userId, source);
   const connection = connectionToken(keys.state);
   const reply = await issueScript.run(
     redis(),
@@ -39,7 +43,7 @@ export async function issueCoupon(dealId: string, userId: number, source: string
     [userId, coupon.couponId, now, JSON.stringify(coupon), ...rates.args],
   );
   if (isRefusal(reply)) throw scriptError(reply);
-  throwIfRateLimited(reply, 'coupons');
+  throwIfRateLimited(reply, 'Too many coupon requests; try again later');
   const [couponId, issued, pending] = reply as [string, number, number?];
   if (issued === ScriptCode.AlreadyIssued) return { record: { ...coupon, couponId }, replayed: true, pending: pending === 1, connection };
   return { record: coupon, replayed: false, pending: true, connection };

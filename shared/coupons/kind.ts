@@ -1,7 +1,7 @@
 import type { ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { logger } from '../platform/logger';
-import type { ReservationKind, StoredState } from '../reservations/kind';
-import { confirmedHoldings, type DecisionTable } from '../reservations/ledger';
+import type { ReservationKind } from '../reservations/kind';
+import { confirmedHoldings, type DecisionTable, type StoredState } from '../reservations/ledger';
 import { forgetRejectedHolders, releaseCoupon, restoreHolders } from './coupons';
 import { listDeals } from './deals';
 import { CouponRecord, dealKeys } from './model';
@@ -34,6 +34,7 @@ export const couponDecisions: DecisionTable<CouponRecord> = {
  */
 export const coupons: ReservationKind<CouponRecord, Map<string, DealCapacity>> = {
   name: 'coupons',
+  retryText: 'The coupon could not be issued; try again',
   decisions: couponDecisions,
   record: CouponRecord,
   idOf: (c) => c.couponId,

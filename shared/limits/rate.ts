@@ -48,8 +48,6 @@ export async function takeRate(key: string, rate: Rate, message?: string): Promi
   if (wait > 0) throw new RateLimitedError(wait, message);
 }
 
-export type ReservationKindName = 'orders' | 'coupons';
-
 export interface ReservationRates {
   keys: [perBuyer: string, perSource: string];
   /** Interval and burst of each, in the keys' order; an interval of 0 for a source under a load-test allowance. */
@@ -61,19 +59,21 @@ export interface ReservationRates {
  * tag) and arguments its script takes them with, inside its own decision: no round trip of their
  * own. A source under a load-test allowance is held to the per-buyer one only.
  */
-export function reservationRates(kind: ReservationKindName, ownerTag: string, buyer: number, address: string): ReservationRates {
-  const [perBuyer, perSource] = kind === 'orders' ? [LIMITS.ordersPerBuyer, LIMITS.ordersPerSource] : [LIMITS.couponsPerUser, LIMITS.couponsPerSource];
+export function reservationRates(
+  { perBuyer, perSource }: { perBuyer: Rate; perSource: Rate },
+  ownerTag: string,
+  buyer: number,
+  address: string,
+): ReservationRates {
   return {
     keys: [`${ownerTag}:rate:buyer:${buyer}`, `${ownerTag}:rate:source:${address}`],
     args: [...gcra(perBuyer), ...(isLoadTestSource(address) ? ([0, 0] as const) : gcra(perSource))],
   };
 }
 
-/** Throws the 429 when a reservation script's reply says a rate refused it: {RateLimited, ms until one would be allowed}. */
-export function throwIfRateLimited(reply: unknown, kind: ReservationKindName): void {
-  if (Array.isArray(reply) && reply[0] === ScriptCode.RateLimited) {
-    throw new RateLimitedError(Number(reply[1]), `Too many ${kind === 'orders' ? 'orders' : 'coupon requests'}; try again later`);
-  }
+/** Throws the 429, with the kind's own message, when a reservation script's reply says a rate refused it: {RateLimited, ms until one would be allowed}. */
+export function throwIfRateLimited(reply: unknown, message: string): void {
+  if (Array.isArray(reply) && reply[0] === ScriptCode.RateLimited) throw new RateLimitedError(Number(reply[1]), message);
 }
 
 /** A join of a waiting room from one source address. */

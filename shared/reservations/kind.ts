@@ -1,6 +1,6 @@
 import type { PoolConnection } from 'mysql2/promise';
 import type * as z from '../platform/zod';
-import type { DecisionTable } from './ledger';
+import type { DecisionTable, StoredState } from './ledger';
 
 /**
  * The Redis keys of one owner's reservations (an item's sale, a deal), all in one hash slot: of
@@ -21,9 +21,6 @@ export interface OwnerKeys {
   movedIn(moveId: string): string;
 }
 
-/** What the database guard decided for a reservation it stored. */
-export type StoredState = 'confirmed' | 'rejected';
-
 /** The state hash's counter of remaining units, and the bounds a repair keeps it in. */
 export interface Counter {
   field: string;
@@ -38,7 +35,9 @@ export interface Counter {
  */
 export interface ReservationKind<R, Locked = unknown> {
   /** The field of the hand-off message that carries this kind, and the name in logs. */
-  name: 'orders' | 'coupons';
+  name: string;
+  /** What a buyer is told when its reservation could not be handed off and was undone (a 503): how to retry. */
+  retryText: string;
   /** Where its decisions are kept (shared/reservations/ledger.ts). */
   decisions: DecisionTable<R>;
   record: z.ZodMiniType<R>;

@@ -1,7 +1,6 @@
 import type { PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { db } from '../platform/clients/mysql';
 import { inTransaction } from '../platform/db/transaction';
-import type { StoredState } from './kind';
 
 /**
  * Where a kind's decisions are kept (MySQL): every decision about a reservation. A primary key
@@ -17,6 +16,9 @@ import type { StoredState } from './kind';
  * one row; coupons in the reservation ledger, since the coupons table holds one row per user and
  * deal and only for a coupon issued (its unique key forbids a cancelled row beside a re-issued one).
  */
+/** What the database guard decided for a reservation it stored. */
+export type StoredState = 'confirmed' | 'rejected';
+
 export type LedgerState = 'promised' | 'cancelled' | StoredState;
 
 /**
@@ -24,7 +26,8 @@ export type LedgerState = 'promised' | 'cancelled' | StoredState;
  * never request data, so they are written into the SQL; values always go through placeholders.
  */
 export interface DecisionColumns {
-  table: 'orders' | 'reservation_ledger';
+  /** A kind's own table, or the shared reservation_ledger. */
+  table: string;
   /** What selects this kind's rows in a table kinds share; 'TRUE' in a kind's own table. */
   scope: string;
   id: string;

@@ -21,10 +21,7 @@ export interface Reserved<R> {
 
 const stampScript = luaScript<[state: string], [now: number]>(new URL('./lua/hand-off-failed-1.lua', import.meta.url));
 
-const retryLater = (kind: ReservationKind<unknown>) =>
-  new UnavailableError(
-    kind.name === 'orders' ? 'The order could not be placed; retry with the same Idempotency-Key' : 'The coupon could not be issued; try again',
-  );
+const retryLater = (kind: ReservationKind<unknown>) => new UnavailableError(kind.retryText);
 
 /**
  * Undoes a reservation whose hand-off failed. The cancellation goes to the ledger first, so it

@@ -14,8 +14,8 @@ import {
   READABLE_HAND_OFF_VERSIONS,
   VERSION_ATTRIBUTE,
 } from './hand-off';
-import type { ReservationKind, StoredState } from './kind';
-import { lockedStates, recordStored } from './ledger';
+import type { ReservationKind } from './kind';
+import { lockedStates, recordStored, type StoredState } from './ledger';
 import { repairOwner } from './reconcile';
 
 /** Groups records by their owner, so each owner's keys are touched once. */

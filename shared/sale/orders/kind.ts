@@ -1,7 +1,7 @@
 import type { PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { logger } from '../../platform/logger';
-import type { ReservationKind, StoredState } from '../../reservations/kind';
-import type { DecisionTable } from '../../reservations/ledger';
+import type { ReservationKind } from '../../reservations/kind';
+import type { DecisionTable, StoredState } from '../../reservations/ledger';
 import { redis } from '../../platform/clients/redis';
 import { findItem, listItems } from './items';
 import { itemBuckets, layoutKey, OrderRecord, orderKeys } from './model';
@@ -113,6 +113,7 @@ export const orderDecisions: DecisionTable<OrderRecord> = {
  */
 export const orders: ReservationKind<OrderRecord, Map<string, Capacity>> = {
   name: 'orders',
+  retryText: 'The order could not be placed; retry with the same Idempotency-Key',
   decisions: orderDecisions,
   record: OrderRecord,
   idOf: (o) => o.orderId,

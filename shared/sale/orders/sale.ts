@@ -1,6 +1,7 @@
 import { redis } from '../../platform/clients/redis';
 import { UnavailableError } from '../../platform/errors';
 import { count } from '../../platform/metrics';
+import { LIMITS } from '../../limits/limits';
 import { reservationRates, throwIfRateLimited } from '../../limits/rate';
 import { isRefusal, ScriptCode, scriptError } from '../../platform/redis/script-codes';
 import { luaScript, runOverPairs } from '../../platform/redis/script';
@@ -16,6 +17,9 @@ const reserveScript = luaScript<
 const releaseScript = luaScript<[string, string, string, string, string], [string, number, number]>(new URL('./lua/order-release-5.lua', import.meta.url));
 const openScript = luaScript<[string, string, string], [number, number, number]>(new URL('./lua/sale-open-3.lua', import.meta.url));
 const raiseBuyersScript = luaScript<[string], (string | number)[]>(new URL('./lua/buyers-raise-1.lua', import.meta.url));
+
+/** A sale's rates, per buyer and per source, taken inside its script. */
+const ORDER_RATES = { perBuyer: LIMITS.ordersPerBuyer, perSource: LIMITS.ordersPerSource };
 
 /** A retry is "the same request" when it asks for the same quantity (item and buyer are in the key). */
 const fingerprint = (quantity: number) => `q${quantity}`;
@@ -74,7 +78,7 @@ export async function reserve(request: ReservationRequest, now = Date.now()): Pr
       idempotencyKey: request.idempotencyKey,
       ...(buckets > 1 ? { bucket: [bucket, buckets] as [number, number] } : {}),
     };
-    const rates = reservationRates('orders', keys.tag, request.userId, request.source);
+    const rates = reservationRates(ORDER_RATES, keys.tag, request.userId, request.source);
     const connection = connectionToken(keys.state);
     const reply = await reserveScript.run(
       redis(),
@@ -127,7 +131,7 @@ export async function reserve(request: ReservationRequest, now = Date.now()): Pr
       continue;
     }
     if (isRefusal(reply)) throw scriptError(reply);
-    throwIfRateLimited(reply, 'orders');
+    throwIfRateLimited(reply, 'Too many orders; try again later');
     const [orderId, remaining, replayed, pending, passExpiry] = reply as [string, number, number, number, (string | number)?];
     const reservation: Reservation = { record: { ...order, orderId }, remaining, replayed: replayed === 1, pending: pending === 1, connection };
     if (Number(passExpiry ?? 0) > 0) {
