@@ -84,8 +84,8 @@ const RETRY_AFTER = { description: 'Whole seconds after which a retry may be ans
 function errorAnswers(route: Route): Map<number, StatusAnswer[]> {
   const codes = [...new Set([...stackErrors(route.api), ...route.api.errors])];
   const byStatus = new Map<number, StatusAnswer[]>();
-  for (const status of [...new Set(codes.map((code) => errorStatus[code]))]) {
-    const ofStatus = codes.filter((code) => errorStatus[code] === status);
+  for (const status of [...new Set(codes.map((code) => errorStatus(code)))]) {
+    const ofStatus = codes.filter((code) => errorStatus(code) === status);
     byStatus.set(status, [
       { description: `Surge's error: ${ofStatus.join(', ')}`, schema: errorBody(ofStatus), retryAfter: status === 503 || ofStatus.includes('RATE_LIMITED') },
     ]);

@@ -8,6 +8,7 @@ import * as z from '../../shared/platform/zod';
 import { db } from '../../shared/platform/clients/mysql';
 import { inTransaction, type ConnectionSource } from '../../shared/platform/db/transaction';
 import { AppError, NotFoundError } from '../../shared/platform/errors';
+import '../../shared/coupons/codes';
 import { api } from '../../shared/api/api';
 import { json } from '../../shared/platform/http/response';
 import { DealId, newCouponId } from '../../shared/coupons/model';

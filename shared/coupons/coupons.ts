@@ -2,7 +2,8 @@ import { redis } from '../platform/clients/redis';
 import { LIMITS } from '../limits/limits';
 import { reservationRates, throwIfRateLimited } from '../limits/rate';
 import { AppError } from '../platform/errors';
-import { isRefusal, ScriptCode, scriptError } from '../platform/redis/script-codes';
+import { isRefusal, scriptError } from '../platform/redis/script-codes';
+import { CouponCode } from './codes';
 import { luaScript, runOverPairs } from '../platform/redis/script';
 import type { Reserved } from '../reservations/place';
 import { connectionToken } from '../platform/clients/replicas';
@@ -45,7 +46,7 @@ export async function issueCoupon(dealId: string, userId: number, source: string
   if (isRefusal(reply)) throw scriptError(reply);
   throwIfRateLimited(reply, 'Too many coupon requests; try again later');
   const [couponId, issued, pending] = reply as [string, number, number?];
-  if (issued === ScriptCode.AlreadyIssued) return { record: { ...coupon, couponId }, replayed: true, pending: pending === 1, connection };
+  if (issued === CouponCode.AlreadyIssued) return { record: { ...coupon, couponId }, replayed: true, pending: pending === 1, connection };
   return { record: coupon, replayed: false, pending: true, connection };
 }
 

@@ -2,7 +2,8 @@ import type { RowDataPacket } from 'mysql2';
 import type { Pool } from 'mysql2/promise';
 import { db } from '../platform/clients/mysql';
 import { inTransaction } from '../platform/db/transaction';
-import { ScriptCode, scriptError } from '../platform/redis/script-codes';
+import { scriptError } from '../platform/redis/script-codes';
+import { CouponCode } from './codes';
 import { setDealState } from './coupons';
 
 /** A CHECK constraint refused the row: MariaDB's ER_CONSTRAINT_FAILED, MySQL's ER_CHECK_CONSTRAINT_VIOLATED. */
@@ -33,7 +34,7 @@ export async function upsertDeal(deal: Deal, conn: Pick<Pool, 'query'> = db()): 
       [deal.id, deal.title, new Date(deal.opensAt), new Date(deal.closesAt), deal.limit],
     )
     .catch((error: { errno?: number }) => {
-      throw CHECK_VIOLATED.includes(error.errno ?? 0) ? scriptError(ScriptCode.LimitBelowIssued) : error;
+      throw CHECK_VIOLATED.includes(error.errno ?? 0) ? scriptError(CouponCode.LimitBelowIssued) : error;
     });
 }
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { redis } from '../platform/clients/redis';
 import { limitsEnv, readEnv } from '../platform/config';
 import { RateLimitedError } from '../platform/errors';
-import { ScriptCode } from '../platform/redis/script-codes';
+import { LimitCode } from './codes';
 import { luaScript } from '../platform/redis/script';
 import { once } from '../platform/once';
 import { gcra, LIMITS, type Rate } from './limits';
@@ -73,7 +73,7 @@ export function reservationRates(
 
 /** Throws the 429, with the kind's own message, when a reservation script's reply says a rate refused it: {RateLimited, ms until one would be allowed}. */
 export function throwIfRateLimited(reply: unknown, message: string): void {
-  if (Array.isArray(reply) && reply[0] === ScriptCode.RateLimited) throw new RateLimitedError(Number(reply[1]), message);
+  if (Array.isArray(reply) && reply[0] === LimitCode.RateLimited) throw new RateLimitedError(Number(reply[1]), message);
 }
 
 /** A join of a waiting room from one source address. */

@@ -3,7 +3,7 @@ import { gcra, LIMITS } from '../limits/limits';
 import { redis } from '../platform/clients/redis';
 import { NotFoundError, RateLimitedError } from '../platform/errors';
 import { luaScript } from '../platform/redis/script';
-import { ScriptCode } from '../platform/redis/script-codes';
+import { LimitCode } from '../limits/codes';
 import { feedTokenHash, feedTokenHashOf, readerOfFeedTokenHash, replaceFeedToken, tokenRevoked, tokensToRevoke } from './feed-tokens';
 
 const pollScript = luaScript<[reader: string, version: string, rate: string], [interval: number, burst: number]>(
@@ -49,7 +49,7 @@ export async function admitFeedPoll(token: string): Promise<FeedReader> {
   switch (reply[0]) {
     case 2:
       return { userId: Number(reply[1]), version: String(reply[2]), hash };
-    case ScriptCode.RateLimited:
+    case LimitCode.RateLimited:
       throw new RateLimitedError(Number(reply[1]), 'Too many polls of these feeds; try again later');
     case 1:
       throw noSuchFeed();

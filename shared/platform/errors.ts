@@ -1,36 +1,55 @@
 /**
- * Every error a client can be shown, with its status, in one place. Handlers throw AppError with a
- * code; the HTTP error handler turns it into {"error":{"code","message"}}. Anything else is a 500.
+ * The error codes a client can be shown, with their statuses: the platform's own here, each
+ * capability's in its codes.ts, registered through registerErrorCodes. Handlers throw AppError
+ * with a code; the HTTP error handler turns it into {"error":{"code","message"}}. Anything else is
+ * a 500.
  */
-export const errorStatus = {
+const PLATFORM_CODES = {
   BAD_JSON: 400,
   VALIDATION_FAILED: 400,
   UNAUTHENTICATED: 401,
-  INVALID_CREDENTIALS: 401,
   FORBIDDEN: 403,
-  /** An order on a sale with a waiting room without a live pass of the buyer's own. */
-  PASS_REQUIRED: 403,
   NOT_FOUND: 404,
   CONFLICT: 409,
-  EMAIL_TAKEN: 409,
-  SOLD_OUT: 409,
-  LIMIT_EXCEEDED: 409,
-  IDEMPOTENCY_MISMATCH: 409,
-  NOT_ON_SALE: 409,
-  SALE_STARTED: 409,
-  NOT_OPEN: 409,
-  CLOSED: 409,
-  ALREADY_ISSUED: 409,
-  NOT_ADMITTED: 409,
-  PLACE_LOST: 409,
-  PASS_EXPIRED: 410,
   UNSUPPORTED_MEDIA_TYPE: 415,
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
   UNAVAILABLE: 503,
 } as const;
 
-export type ErrorCode = keyof typeof errorStatus;
+/**
+ * Every code, by name: the platform's, and each capability's, which its codes.ts adds to this
+ * interface (`declare module`) as it registers them, so a route's list of codes is checked.
+ */
+export interface ErrorStatuses extends Record<keyof typeof PLATFORM_CODES, number> {}
+
+export type ErrorCode = keyof ErrorStatuses;
+
+const registered = new Map<string, { status: number; owner: string }>();
+
+/**
+ * Registers a capability's codes under its name: a code another capability has registered throws,
+ * so each code means one thing, whoever answers it.
+ */
+export function registerErrorCodes(owner: string, codes: Readonly<Record<string, number>>): void {
+  for (const [code, status] of Object.entries(codes)) {
+    const known = registered.get(code);
+    if (known && (known.owner !== owner || known.status !== status)) throw new Error(`The error code ${code} is ${known.owner}'s; ${owner} cannot register it`);
+    registered.set(code, { status, owner });
+  }
+}
+
+registerErrorCodes('platform', PLATFORM_CODES);
+
+/** A registered code's HTTP status; a code never registered is the code's bug, thrown as one. */
+export function errorStatus(code: ErrorCode): number {
+  const known = registered.get(code);
+  if (!known) throw new Error(`The error code ${code} is not registered: its capability's codes.ts was never imported`);
+  return known.status;
+}
+
+/** Every code registered so far, with its status and owner. */
+export const registeredErrorCodes = (): ReadonlyMap<string, { status: number; owner: string }> => registered;
 
 export class AppError extends Error {
   override name = 'AppError';
@@ -42,7 +61,7 @@ export class AppError extends Error {
     readonly details?: unknown,
   ) {
     super(message);
-    this.status = errorStatus[code];
+    this.status = errorStatus(code);
   }
 }
 

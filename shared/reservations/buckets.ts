@@ -2,7 +2,7 @@ import slotOf from 'cluster-key-slot';
 import { redis } from '../platform/clients/redis';
 import { UnavailableError } from '../platform/errors';
 import { faultPoint } from '../platform/faults';
-import { ScriptCode } from '../platform/redis/script-codes';
+import { BucketCode } from './codes';
 import { luaScript } from '../platform/redis/script';
 import { newReservationId } from './ids';
 import type { OwnerKeys } from './kind';
@@ -170,7 +170,7 @@ async function refillNow(owner: string, buckets: OwnerKeys[], recipient: number,
   const inFlight: Move[] = parseMoves(recipient, Object.entries(own).flat());
   given.forEach((reply, i) => {
     const donor = donors[i]!;
-    if (reply === ScriptCode.NoState) return; // lost with its units: a repair rebuilds it
+    if (reply === BucketCode.NoState) return; // lost with its units: a repair rebuilds it
     const [units, count, recorded] = reply as [number, number, string[]];
     if (units > 0) started.push({ id: `${moveId}.${donor}`, from: donor, to: recipient, units });
     seen.set(donor, String(count));

@@ -1,5 +1,6 @@
 import { admitSignIn, signInSucceeded, takeSignUp } from '../limits/rate';
 import { AppError } from '../platform/errors';
+import './codes';
 import { logger } from '../platform/logger';
 import { verifyPassword } from './password';
 import { signIn } from './store';

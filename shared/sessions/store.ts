@@ -4,6 +4,7 @@ import { readEnv, sessionEnv } from '../platform/config';
 import { logger } from '../platform/logger';
 import { once } from '../platform/once';
 import { isRefusal, scriptError } from '../platform/redis/script-codes';
+import './codes';
 import { luaScript } from '../platform/redis/script';
 import type { Role } from './account-rules';
 

@@ -1,6 +1,7 @@
 import type { ResultSetHeader, RowDataPacket } from 'mysql2';
 import { db } from '../platform/clients/mysql';
 import { AppError } from '../platform/errors';
+import './codes';
 import { EmailAddress, normaliseEmail, type Role, type User } from './account-rules';
 import { hashPassword } from './password';
 

@@ -119,7 +119,7 @@ describe('the OpenAPI document', () => {
         else expect(responses[status], `${route.spec.id} ${status}`).toEqual(expect.objectContaining({ description: expect.any(String) }));
       }
       for (const code of new Set([...route.api.errors, ...stackErrors(route.api)])) {
-        const status = String(errorStatus[code]);
+        const status = String(errorStatus(code));
         const codes = alternatives(responses[status]?.content?.['application/json']?.schema).flatMap((s) => s.properties?.error?.properties?.code?.enum ?? []);
         expect(codes, `${route.spec.id} ${code}`).toContain(code);
       }

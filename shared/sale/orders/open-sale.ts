@@ -1,8 +1,6 @@
-import { AppError } from '../../platform/errors';
 import { upsertItemStock } from './items';
+import { saleStarted } from './codes';
 import { openSale, saleHasReservations } from './sale';
-
-const saleStarted = () => new AppError('SALE_STARTED', 'This sale already has orders; its stock can no longer be reset');
 
 /**
  * Opens an item's sale: MySQL records the initial stock first, then Redis gets the live counter.

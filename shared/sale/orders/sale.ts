@@ -3,7 +3,9 @@ import { UnavailableError } from '../../platform/errors';
 import { count } from '../../platform/metrics';
 import { LIMITS } from '../../limits/limits';
 import { reservationRates, throwIfRateLimited } from '../../limits/rate';
-import { isRefusal, ScriptCode, scriptError } from '../../platform/redis/script-codes';
+import { isRefusal, scriptError } from '../../platform/redis/script-codes';
+import { BucketCode } from '../../reservations/codes';
+import { OrderCode } from './codes';
 import { luaScript, runOverPairs } from '../../platform/redis/script';
 import { bucketOf, clearMove, parseMoves, refill, REFILL_DEADLINE_MS, splitUnits, type Move } from '../../reservations/buckets';
 import type { Reserved } from '../../reservations/place';
@@ -107,11 +109,11 @@ export async function reserve(request: ReservationRequest, now = Date.now()): Pr
     );
     if (keep) {
       // Taken in whatever the answer, unless the bucket lost its state: the move then waits for repair, as in refill.
-      if (reply === ScriptCode.NotOnSale) throw new UnavailableError('A bucket of this sale is being repaired; retry');
+      if (reply === OrderCode.NotOnSale) throw new UnavailableError('A bucket of this sale is being repaired; retry');
       await clearMove(itemBuckets(request.itemId, buckets), keep);
       keep = undefined;
     }
-    if (reply === ScriptCode.LayoutChanged || reply === ScriptCode.NotOnSale) {
+    if (reply === BucketCode.LayoutChanged || reply === OrderCode.NotOnSale) {
       // The sale may have been opened anew with another number of buckets since this instance learnt it.
       if (!relearnt) {
         relearnt = true;
@@ -121,12 +123,12 @@ export async function reserve(request: ReservationRequest, now = Date.now()): Pr
           continue;
         }
       }
-      if (reply === ScriptCode.LayoutChanged) throw new UnavailableError('The order could not be placed; retry with the same Idempotency-Key');
+      if (reply === BucketCode.LayoutChanged) throw new UnavailableError('The order could not be placed; retry with the same Idempotency-Key');
     }
-    if (reply === ScriptCode.BucketDry) {
+    if (reply === BucketCode.BucketDry) {
       if (performance.now() > refillsEnd) throw new UnavailableError('The order could not be placed; retry with the same Idempotency-Key');
       const refilled = await refill(request.itemId, itemBuckets(request.itemId, buckets), bucket, request.quantity, refills++ > 0);
-      if (!refilled) throw scriptError(ScriptCode.SoldOut);
+      if (!refilled) throw scriptError(OrderCode.SoldOut);
       keep = refilled.keep;
       continue;
     }

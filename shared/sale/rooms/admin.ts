@@ -10,7 +10,8 @@ import { luaScript } from '../../platform/redis/script';
 import { itemBuckets } from '../orders/model';
 import { bucketCount, remainingStock } from '../orders/sale';
 import { roomKeys, type RoomInput } from './model';
-import { notOnSale, refused, type Arg } from './rooms';
+import { notOnSale } from '../orders/codes';
+import { refused, type Arg } from './rooms';
 import { forgetRoom, storedRoom, storeRoom } from './stored';
 
 const putScript = luaScript<[string], Arg[]>(new URL('./lua/room-put-1.lua', import.meta.url));

@@ -1,10 +1,11 @@
 import { randomInt } from 'node:crypto';
 import { redis } from '../../platform/clients/redis';
-import { AppError } from '../../platform/errors';
 import { logger, loggableError } from '../../platform/logger';
 import { count, level, timing } from '../../platform/metrics';
 import { randomId } from '../../platform/random-id';
 import { isRefusal, scriptError } from '../../platform/redis/script-codes';
+import { notOnSale } from '../orders/codes';
+import './codes';
 import { luaScript } from '../../platform/redis/script';
 import { bucketOf } from '../../reservations/buckets';
 import { itemBuckets, itemKeys } from '../orders/model';
@@ -45,8 +46,6 @@ export const MAX_UNWRITTEN = 1_000;
  */
 export const HOLD_AFTER_FAILED_HAND_OFF_MS = 5_000;
 const HOLDS = `${MAX_UNWRITTEN}|${HOLD_AFTER_FAILED_HAND_OFF_MS}`;
-
-export const notOnSale = () => new AppError('NOT_ON_SALE', 'This item is not on sale');
 
 /**
  * The sale as a room script takes it, with when its admission holds: '' for an item not split,
