@@ -31,7 +31,7 @@ const SINGLE_NODE_ONLY = {
   'test/twin/npm-start.test.ts': 'twins with stores of their own, --aws-stores among them (single node)',
   'test/twin/edge.test.ts': 'a twin with stores of its own, behind the edge (single node)',
   // Not a matter of nodes: it synthesizes CloudFormation templates, minutes of CPU with no Redis in them.
-  'test/infra/stack.test.ts': 'synthesizes templates; talks to no Redis',
+  'test/infra/stack/**': 'synthesizes templates; talks to no Redis',
   'test/infra/deploy-names.test.ts': 'synthesizes templates; talks to no Redis',
   'test/infra/gradual-deploys.test.ts': 'synthesizes templates; talks to no Redis',
 };

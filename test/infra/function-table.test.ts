@@ -26,7 +26,7 @@ describe('the function table', () => {
     for (const spec of routes) expect(spec.timeoutSeconds, spec.id).toBeLessThan(30);
   });
 
-  // The visibility of six times the consumer's timeout is checked in the synthesized template (test/infra/stack.test.ts).
+  // The visibility of six times the consumer's timeout is checked in the synthesized template (test/infra/stack/queues.test.ts).
   it('lets every queue try a message at least five times before its dead-letter queue', () => {
     for (const name of Object.keys(queues) as QueueName[]) expect(queues[name].maxReceiveCount, name).toBeGreaterThanOrEqual(5);
   });
