@@ -1,6 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { AppError, ForbiddenError, UnauthenticatedError, UnavailableError, type ErrorCode } from '../platform/errors';
+import { AppError, errorStatus, ForbiddenError, UnauthenticatedError, UnavailableError, type ErrorCode } from '../platform/errors';
 import {
   countOutcome,
   errorHandler,
@@ -121,6 +121,8 @@ export function stackErrors(options: RouteOptions): ErrorCode[] {
  * handler takes the plain API Gateway event.
  */
 export function api<A extends Access, R extends AnswerSchemas, S extends InputSchemas = {}>(options: RouteOptions<A, R> & S) {
+  // A code its capability never registered (its codes.ts not imported) fails the cold start, not a request with a 500.
+  for (const code of [...stackErrors(options), ...options.errors]) errorStatus(code);
   const stack = functionStack<APIGatewayProxyEventV2, ApiResult>()
     .use(normaliseEvent({ cookies: readsCookies(options) }))
     .use(throughCloudFront());

@@ -1,8 +1,8 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
 import { EmfCollector, onStdoutLine } from '../../infra/twin/lambda/emf';
-import { AppError } from '../../shared/platform/errors';
 import { api } from '../../shared/api/api';
+import { soldOut } from '../../shared/reservations/codes';
 import type { ApiEvent } from '../../shared/platform/http/middleware';
 import { json } from '../../shared/platform/http/response';
 import { METRICS_FLUSH_MS, publishHeldMetrics } from '../../shared/platform/metrics';
@@ -88,7 +88,7 @@ describe('the HTTP middleware stack', () => {
     const sale = api({ access: 'public', outcomes: { prefix: 'sale', ok: 'accepted' }, answers: { 202: z.object({}) }, errors: ['SOLD_OUT'] }).handler(
       async () => {
         calls += 1;
-        if (calls > 1) throw new AppError('SOLD_OUT', 'Sold out');
+        if (calls > 1) throw soldOut('Sold out');
         return json(202, {});
       },
     );

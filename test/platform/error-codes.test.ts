@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { routesOfTable } from '../../infra/table-routes';
-import { stackErrors } from '../../shared/api/api';
+import { api, stackErrors } from '../../shared/api/api';
 import { registerErrorCodes, registeredErrorCodes } from '../../shared/platform/errors';
 import { registerScriptCodes, registeredScriptCodes } from '../../shared/platform/redis/script-codes';
 import { capabilityCodeModules, importEveryCapabilitysCodes } from '../support/codes';
@@ -35,5 +35,10 @@ describe("the capabilities' codes", () => {
     // Act and assess: the sale's error code and the rates' script code, claimed by another capability
     expect(() => registerErrorCodes('mail', { SOLD_OUT: 409 })).toThrow(/SOLD_OUT is reservations's; mail cannot register it/);
     expect(() => registerScriptCodes('mail', { signals: [-15] })).toThrow(/-15 is limits's; mail cannot register it/);
+  });
+
+  it('fail a route that declares a code no capability registered at its definition, its cold start, not at a request', () => {
+    // Act and assess
+    expect(() => api({ access: 'public', answers: {}, errors: ['NO_SUCH_CODE' as never] })).toThrow(/NO_SUCH_CODE is not registered/);
   });
 });
