@@ -130,7 +130,14 @@ describe('npm start', () => {
       const left = await runningAfter(tree, STOP_WITHIN_MS);
 
       // Assess: npm, node on main.ts, redis-server, mariadbd, the emulator, the consumers and what they started
-      const started = [/^npm start/, /infra\/twin\/main\.ts/, /^redis-server/, /^mariadbd/, /infra\/twin\/services\/emulator\.ts/, /infra\/twin\/consumers\.ts/];
+      const started = [
+        /^npm start/,
+        /infra\/twin\/main\.ts/,
+        /^redis-server/,
+        /^mariadbd/,
+        /infra\/twin\/services\/emulator\.ts/,
+        /infra\/twin\/consumers\.ts/,
+      ];
       expect(tree.seen().map((p) => p.command)).toEqual(expect.arrayContaining(started.map((command) => expect.stringMatching(command))));
       expect(left).toEqual([]);
     },
