@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type BuildOptions } from 'esbuild';
+import { envNeedsOf, type FunctionSpec } from '../functions/table';
 
 /**
  * The esbuild options every function is bundled with, on AWS (NodejsFunction) and in the bundle
@@ -41,28 +42,46 @@ export const ESBUILD_OPTIONS = {
   logLevel: 'error',
 } satisfies BuildOptions;
 
+/** A module built on its own beside a function's index.mjs, which loads it from there. */
+export interface BesideModule {
+  entry: string;
+  outfile: string;
+}
+
 /**
  * Threads a function starts from a file beside its bundle, e.g. receive-mail's parser thread
  * (`new Worker(new URL('./parse-worker.mjs', import.meta.url))`): bundled on their own, the same way.
  */
-export const WORKERS: Record<string, readonly { entry: string; outfile: string }[]> = {
+export const WORKERS: Record<string, readonly BesideModule[]> = {
   'receive-mail': [{ entry: 'shared/mail/parse-worker.ts', outfile: 'parse-worker.mjs' }],
   'release-quarantined-mail': [{ entry: 'shared/mail/parse-worker.ts', outfile: 'parse-worker.mjs' }],
 };
 
-/** The esbuild command line for a worker, for the stack's after-bundling hook. */
-export function workerBuildCommand(root: string, worker: { entry: string; outfile: string }, outputDir: string): string {
+/**
+ * The MySQL driver, which a bundle loads from beside itself with its first pool or connection
+ * (mysqlDriver in shared/platform/clients/mysql.ts), so that a cold start does not parse its
+ * ~310 KB: every function with the database need carries it.
+ */
+const MYSQL_DRIVER: BesideModule = { entry: 'shared/platform/clients/mysql-driver.ts', outfile: 'mysql-driver.mjs' };
+
+/** What is built beside a function's bundle: its threads, and the MySQL driver where it asks MySQL. */
+export function besideModules(spec: FunctionSpec): BesideModule[] {
+  return [...(WORKERS[spec.id] ?? []), ...(envNeedsOf(spec).includes('database') ? [MYSQL_DRIVER] : [])];
+}
+
+/** The esbuild command line for a module beside the bundle, for the stack's after-bundling hook. */
+export function besideBuildCommand(root: string, module: BesideModule, outputDir: string): string {
   const aliases = Object.entries(BUNDLE.alias).map(([name, path]) => `--alias:${name}="${path}"`);
   return [
     `"${root}/node_modules/.bin/esbuild"`,
-    `"${root}/${worker.entry}"`,
+    `"${root}/${module.entry}"`,
     '--bundle --minify --sourcemap --platform=node --format=esm',
     `--target=${BUNDLE.target}`,
     `--main-fields=${BUNDLE.mainFields.join(',')}`,
     ...BUNDLE.externalModules.map((m) => `--external:${m}`),
     `--banner:js="${BUNDLE.banner}"`,
     ...aliases,
-    `--outfile="${outputDir}/${worker.outfile}"`,
+    `--outfile="${outputDir}/${module.outfile}"`,
     '--log-level=warning',
   ].join(' ');
 }
@@ -91,20 +110,16 @@ export function bundleFileCopies(root: string, functionId: string, outputDir: st
  * source map, the files it reads beside itself and its worker threads, all with the stack's options.
  * Used by the bundle report and the twin's bundle mode.
  */
-export async function buildFunctionBundle(
-  root: string,
-  spec: { id: string },
-  outputDir: string,
-): Promise<{ outfile: string; workers: Record<string, string> }> {
+export async function buildFunctionBundle(root: string, spec: FunctionSpec, outputDir: string): Promise<{ outfile: string; beside: Record<string, string> }> {
   mkdirSync(outputDir, { recursive: true });
   const options = { ...ESBUILD_OPTIONS, sourcemap: true, sourcesContent: false, absWorkingDir: root } satisfies BuildOptions;
   const outfile = join(outputDir, 'index.mjs');
   await build({ ...options, entryPoints: [join(root, 'functions', `${spec.id}.ts`)], outfile });
-  const workers: Record<string, string> = {};
-  for (const worker of WORKERS[spec.id] ?? []) {
-    workers[worker.outfile] = join(outputDir, worker.outfile);
-    await build({ ...options, entryPoints: [join(root, worker.entry)], outfile: workers[worker.outfile] });
+  const beside: Record<string, string> = {};
+  for (const module of besideModules(spec)) {
+    beside[module.outfile] = join(outputDir, module.outfile);
+    await build({ ...options, entryPoints: [join(root, module.entry)], outfile: beside[module.outfile] });
   }
   for (const command of bundleFileCopies(root, spec.id, outputDir)) execFileSync('sh', ['-c', command]);
-  return { outfile, workers };
+  return { outfile, beside };
 }

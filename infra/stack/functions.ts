@@ -5,7 +5,7 @@ import { Architecture, CfnFunction, Runtime, type Function as LambdaFn } from 'a
 import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
-import { BUNDLE, bundleFileCopies, WORKERS, workerBuildCommand } from '../bundling';
+import { besideBuildCommand, besideModules, BUNDLE, bundleFileCopies } from '../bundling';
 import { entryFile, envNeedsOf, type EnvNeed, type FunctionSpec } from '../../functions/table';
 import { environmentFor, serviceEnvironment, type Deployment } from '../../shared/platform/config';
 
@@ -35,7 +35,7 @@ function bundling(spec: FunctionSpec) {
       beforeInstall: () => [],
       afterBundling: (_input: string, output: string) => [
         ...bundleFileCopies(root, spec.id, output),
-        ...(WORKERS[spec.id] ?? []).map((worker) => workerBuildCommand(root, worker, output)),
+        ...besideModules(spec).map((module) => besideBuildCommand(root, module, output)),
       ],
     },
   };

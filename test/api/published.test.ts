@@ -68,8 +68,8 @@ describe('the published API description', () => {
     const dir = mkdtempSync(join(tmpdir(), 'surge-published-'));
     try {
       // Act: built as `cdk deploy` and the twin's --bundles build them.
-      const document = await buildFunctionBundle(root, { id: 'get-api-document' }, join(dir, 'document'));
-      const docs = await buildFunctionBundle(root, { id: 'get-api-docs' }, join(dir, 'docs'));
+      const document = await buildFunctionBundle(root, functions.find((f) => f.id === 'get-api-document')!, join(dir, 'document'));
+      const docs = await buildFunctionBundle(root, functions.find((f) => f.id === 'get-api-docs')!, join(dir, 'docs'));
       const served = await get((await import(document.outfile)).handler as Handler, '/openapi.json');
       const page = await get((await import(docs.outfile)).handler as Handler, '/docs');
 

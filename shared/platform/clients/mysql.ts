@@ -22,14 +22,24 @@ const currentSecret = (): string | undefined => {
 };
 
 /**
- * The driver is loaded with the first pool, not at import: evaluating it is ~40 ms of a cold start
- * on this kind of machine (`npm run bundles`), paid for nothing by the functions that ask MySQL only
- * now and then (the catalog on a miss, an order's replay once stored) or never on an instance's
- * first invocation.
+ * The driver, loaded with the first pool or connection, not at import: evaluating it is ~40 ms of a
+ * cold start on this kind of machine and parsing it ~17 more (`npm run bundles`), paid for nothing by
+ * the functions that ask MySQL only now and then (the catalog on a miss, an order's replay once
+ * stored, health between checks) or never on an instance's first invocation. A bundle carries it as
+ * mysql-driver.mjs beside index.mjs (infra/bundling.ts), so a cold start does not even parse it;
+ * run from its sources (the twin, the tests) this module is TypeScript and the driver is the
+ * package. A bundle without the file fails its first query, in the twin as on Lambda, rather than
+ * reaching for a node_modules that Lambda does not have.
  */
+export const mysqlDriver = once(
+  (): Promise<typeof import('./mysql-driver')> =>
+    // A URL, not a specifier esbuild would follow: either file stays out of the bundle.
+    import(new URL(import.meta.url.endsWith('.ts') ? './mysql-driver.ts' : './mysql-driver.mjs', import.meta.url).href),
+);
+
 async function newPool(): Promise<Pool> {
   const { DATABASE_URL, DATABASE_SECRET_ID, DATABASE_POOL_SIZE, DATABASE_TLS } = readEnv(databaseEnv);
-  const { createPool } = await import('mysql2/promise');
+  const { createPool } = await mysqlDriver();
   return createPool({
     uri: DATABASE_URL,
     ...(DATABASE_SECRET_ID ? databaseCredentials(loadedSecret(DATABASE_SECRET_ID)) : {}),

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
-import { createConnection, type Connection, type ConnectionOptions, type RowDataPacket } from 'mysql2/promise';
+import type { Connection, ConnectionOptions, RowDataPacket } from 'mysql2/promise';
+import { mysqlDriver } from '../clients/mysql';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 const FILE_NAME = /^(\d{4})-[a-z0-9-]+\.sql$/;
@@ -80,7 +81,7 @@ async function connect(target: MigrationTarget): Promise<Connection> {
   const deadline = Date.now() + (target.connectForMs ?? 0);
   for (let attempt = 1; ; attempt++) {
     try {
-      return await createConnection(options);
+      return await (await mysqlDriver()).createConnection(options);
     } catch (error) {
       const pause = Math.min(10_000, 250 * 2 ** attempt) * (0.5 + Math.random() / 2);
       if (!isTransient(error) || Date.now() + pause > deadline) throw error;

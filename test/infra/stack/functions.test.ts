@@ -128,6 +128,19 @@ describe('the functions’ bundles, as cdk deploy ships them', () => {
     expect(existsSync(join(assetOf('receive-mail'), 'parse-worker.mjs'))).toBe(true);
   });
 
+  it('ships the MySQL driver beside the bundle of every function that asks MySQL, and in no bundle', () => {
+    const asksMySql = functions.filter((spec) => envNeedsOf(spec).includes('database')).map((spec) => spec.id);
+    const shipped = (id: string) => ({
+      beside: existsSync(join(assetOf(id), 'mysql-driver.mjs')),
+      inBundle: readFileSync(join(assetOf(id), 'index.mjs'), 'utf8').includes('mysql_native_password'),
+    });
+
+    expect(asksMySql).toContain('health');
+    for (const id of asksMySql) expect(shipped(id), id).toEqual({ beside: true, inBundle: false });
+    expect(shipped('get-me')).toEqual({ beside: false, inBundle: false });
+    expect(readFileSync(join(assetOf('health'), 'mysql-driver.mjs'), 'utf8')).toContain('mysql_native_password');
+  });
+
   it('ships every migration in the migrate function’s bundle, so a new one makes the new version the trigger runs', () => {
     const migrations = readdirSync(join(import.meta.dirname, '../../../shared/platform/db/migrations')).filter((f) => f.endsWith('.sql'));
     const version = resources[resources[logicalIdOf('Custom::Trigger')]!.Properties.HandlerArn.Ref]!;
