@@ -26,7 +26,7 @@ const ALL = Object.keys(HEAVY) as Heavy[];
 /**
  * The functions held to carrying none of some heavy modules, and why they need none: those that
  * answer from Redis alone carry none; those that hand off to SQS do it by SQS's JSON protocol
- * (shared/platform/clients/sqs-calls.ts), as the reconciler asks the queue's depth. The MySQL
+ * (shared/platform/clients/sqs-calls.ts), as the reconciler asks the queue's depth and the writer parks a message. The MySQL
  * driver is in no function's bundle (the test below): health asks MySQL a query, behind RDS Proxy
  * the only check that sees Aurora, with the driver loaded from beside its bundle at its first check.
  */
@@ -42,6 +42,7 @@ const MUST_NOT_CARRY: Record<string, Heavy[]> = {
   'create-order': ALL,
   'create-coupon': ALL,
   'reconcile-reservations': ALL,
+  'write-reservations': ALL,
 };
 
 async function inputsOf(id: string): Promise<string[]> {
