@@ -14,7 +14,7 @@ import {
 } from '../platform/http/middleware';
 import type { Answer, ApiResult } from '../platform/http/response';
 import type * as z from '../platform/zod';
-import { functionStack } from '../platform/function-stack';
+import { functionStack, inSequence } from '../platform/function-stack';
 import { VIEWER_ADDRESS_HEADER } from '../platform/http/client-address';
 import { CORRELATION_HEADER } from '../platform/http/correlation';
 import { VIEWER_HOST_HEADER } from '../platform/http/public-url';
@@ -114,8 +114,9 @@ export function stackErrors(options: RouteOptions): ErrorCode[] {
 
 /**
  * The one middleware stack of every HTTP function: the function stack (metrics flushed once the
- * invocation ends, the stores' credentials), event normalisation, the CloudFront check (where CloudFront is in front),
- * authentication, input validation (path, query, headers, JSON body), the route's outcome counted
+ * invocation ends, the stores' credentials), then in sequence (one middleware to middy) event
+ * normalisation, the CloudFront check (where CloudFront is in front), authentication, input
+ * validation (path, query, headers, JSON body), then the route's outcome counted
  * (where it has outcomes), then the error handler last. Handlers only see valid input, typed by
  * the schemas, and return one of the answers declared, typed by theirs; the exported Lambda
  * handler takes the plain API Gateway event.
@@ -123,11 +124,14 @@ export function stackErrors(options: RouteOptions): ErrorCode[] {
 export function api<A extends Access, R extends AnswerSchemas, S extends InputSchemas = {}>(options: RouteOptions<A, R> & S) {
   // A code its capability never registered (its codes.ts not imported) fails the cold start, not a request with a 500.
   for (const code of [...stackErrors(options), ...options.errors]) errorStatus(code);
-  const stack = functionStack<APIGatewayProxyEventV2, ApiResult>()
-    .use(normaliseEvent({ cookies: readsCookies(options) }))
-    .use(throughCloudFront());
-  if (options.access !== 'public') stack.use(authenticate(options.access));
-  stack.use(validateInput(options));
+  const stack = functionStack<APIGatewayProxyEventV2, ApiResult>().use(
+    inSequence('routeRequest', [
+      normaliseEvent({ cookies: readsCookies(options) }),
+      throughCloudFront(),
+      ...(options.access !== 'public' ? [authenticate(options.access)] : []),
+      validateInput(options),
+    ] as MiddlewareObj[]),
+  );
   if (options.outcomes) stack.use(countOutcome(options.outcomes));
   stack.use(errorHandler());
   return {

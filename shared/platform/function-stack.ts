@@ -1,4 +1,4 @@
-import middy from '@middy/core';
+import middy, { type MiddlewareObj } from '@middy/core';
 import { storeCredentials } from './clients/credentials';
 import { flushMetrics } from './metrics';
 
@@ -11,3 +11,24 @@ import { flushMetrics } from './metrics';
  * answer to a timeout (a TimeoutError, a 500) is no better than Lambda's.
  */
 export const functionStack = <Event, Result>() => middy<Event, Result>({ timeoutEarlyInMillis: 0 }).use(flushMetrics()).use(storeCredentials());
+
+type Before = NonNullable<MiddlewareObj['before']>;
+
+/**
+ * Middlewares that act only before the handler, run as one, each in order, the next after the
+ * promise of one that returns one: middy awaits every middleware it runs, a turn of the microtask
+ * queue even for one that returns nothing, and most of a route's return nothing (`npm run
+ * instructions`: ~1,500 instructions of `GET /me`'s ~120,000 for its four). None may answer early.
+ */
+export function inSequence(name: string, middlewares: MiddlewareObj[]): MiddlewareObj {
+  if (middlewares.some((middleware) => middleware.after || middleware.onError)) throw new Error(`${name}: only befores run in sequence`);
+  const befores = middlewares.map((middleware) => middleware.before).filter((before): before is Before => before !== undefined);
+  const runFrom = (first: number, request: Parameters<Before>[0]): Promise<void> | undefined => {
+    for (let i = first; i < befores.length; i++) {
+      const result = befores[i]!(request);
+      if (result instanceof Promise) return result.then(() => runFrom(i + 1, request));
+    }
+    return undefined;
+  };
+  return { name, before: (request) => runFrom(0, request) };
+}

@@ -46,7 +46,11 @@ export interface Outcomes {
   ok: string;
 }
 
-const UPPER_CASE = /[A-Z]/;
+/** Whether a name has an upper-case letter; a loop rather than a regular expression per name, on every request's path. */
+function namesUpperCase(headers: Record<string, unknown>): boolean {
+  for (const name in headers) if (name !== name.toLowerCase()) return true;
+  return false;
+}
 const NO_COOKIES: Readonly<Record<string, string>> = Object.freeze({});
 
 /**
@@ -59,7 +63,7 @@ export function normaliseEvent(options: { cookies: boolean }): MiddlewareObj<API
     name: 'normaliseEvent',
     before: ({ event }) => {
       // API Gateway sends header names lower-cased already; only a hand-made event needs the copy.
-      if (!event.headers || Object.keys(event.headers).some((name) => UPPER_CASE.test(name))) {
+      if (!event.headers || namesUpperCase(event.headers)) {
         const headers: Record<string, string | undefined> = {};
         for (const [name, value] of Object.entries(event.headers ?? {})) headers[name.toLowerCase()] = value;
         event.headers = headers;
