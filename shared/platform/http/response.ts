@@ -24,26 +24,20 @@ export type JsonText<Body> = string & { readonly [bodyType]?: Body };
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
 
-export function json<Status extends number, Body>(
-  statusCode: Status,
-  body: Body,
-  extra: { cookies?: string[]; headers?: Record<string, string> } = {},
-): Answer<Status, Body> {
+/** What an answer may carry besides its status and body. */
+type AnswerExtras = { cookies?: string[]; headers?: Record<string, string> };
+const NO_EXTRAS: AnswerExtras = Object.freeze({});
+
+export function json<Status extends number, Body>(statusCode: Status, body: Body, extra: AnswerExtras = NO_EXTRAS): Answer<Status, Body> {
   return jsonBody(statusCode, JSON.stringify(body) as JsonText<Body>, extra);
 }
 
 /** A response whose JSON body is already serialised, e.g. a cached one. */
-export function jsonBody<Status extends number, Body>(
-  statusCode: Status,
-  body: JsonText<Body>,
-  extra: { cookies?: string[]; headers?: Record<string, string> } = {},
-): Answer<Status, Body> {
-  return {
-    statusCode,
-    headers: { ...JSON_HEADERS, ...extra.headers },
-    body,
-    ...(extra.cookies ? { cookies: extra.cookies } : {}),
-  };
+export function jsonBody<Status extends number, Body>(statusCode: Status, body: JsonText<Body>, extra: AnswerExtras = NO_EXTRAS): Answer<Status, Body> {
+  // Every answer of every route: no spread of what is not there.
+  const answer: Answer<Status, Body> = { statusCode, headers: extra.headers ? { ...JSON_HEADERS, ...extra.headers } : { ...JSON_HEADERS }, body };
+  if (extra.cookies) answer.cookies = extra.cookies;
+  return answer;
 }
 
 export function noContent(extra: { cookies?: string[] } = {}): Answer<204, undefined> {
