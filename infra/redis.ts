@@ -78,6 +78,11 @@ const NO_EVICTION = { 'maxmemory-policy': 'noeviction', 'reserved-memory-percent
  */
 export const MIN_REPLICAS = { 'min-replicas-to-write': '1', 'min-replicas-max-lag': '10' } as const;
 
+/** The replicas a primary with MIN_REPLICAS counts good from its INFO replication: a write needs one. */
+export function goodReplicas(replicationInfo: string): number {
+  return Number(/^min_slaves_good_slaves:(\d+)/m.exec(replicationInfo)?.[1] ?? 0);
+}
+
 export interface CacheProps {
   plan: RedisPlan;
   /** Names what must be unique in the account and region (the serverless cache, its user and group). */

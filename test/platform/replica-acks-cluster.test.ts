@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { Cluster } from 'ioredis';
 import slotOf from 'cluster-key-slot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { goodReplicas } from '../../infra/redis';
 import { startRedisCluster } from '../../infra/twin/services/redis-cluster';
 import { redisCommand } from '../../infra/twin/faults/redis-server';
 import type { Service } from '../../infra/twin/services/services';
@@ -35,6 +36,7 @@ describe('replica acknowledgement on a cluster', () => {
   let stateDir: string;
   let service: Service;
   let cluster: Cluster;
+  let goodReplicasAtStart: number[];
 
   beforeAll(async () => {
     stateDir = mkdtempSync(join(tmpdir(), 'surge-cluster-acks-'));
@@ -46,6 +48,11 @@ describe('replica acknowledgement on a cluster', () => {
     } finally {
       process.env.REDIS_URL = suiteRedis;
     }
+    const nodes = String(await redisCommand(Number(new URL(service.url).port), 'CLUSTER', 'NODES'))
+      .trim()
+      .split('\n');
+    const masterPorts = nodes.filter((line) => line.split(' ')[2]!.includes('master')).map((line) => Number(/:(\d+)@/.exec(line)![1]));
+    goodReplicasAtStart = await Promise.all(masterPorts.map(async (port) => goodReplicas(String(await redisCommand(port, 'INFO', 'replication')))));
     const url = new URL(service.url);
     cluster = new Cluster([{ host: url.hostname, port: Number(url.port) }], { scaleReads: 'master' });
     cluster.on('error', () => undefined);
@@ -56,6 +63,11 @@ describe('replica acknowledgement on a cluster', () => {
     cluster?.disconnect();
     await service?.stop();
     rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  it('takes writes as soon as it is started: every master counts its replica good, as min-replicas-to-write asks', () => {
+    // Assess (read in beforeAll, before any client of the test's own had connected)
+    expect(goodReplicasAtStart).toEqual([1, 1, 1]);
   });
 
   it('waits on the primary of the key’s slot: a stopped replica holds back its own master’s keys, not another’s', async () => {

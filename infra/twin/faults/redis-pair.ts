@@ -1,4 +1,4 @@
-import { MIN_REPLICAS } from '../../redis';
+import { goodReplicas, MIN_REPLICAS } from '../../redis';
 import { freePort } from '../services/processes';
 import { redisCommand, startRedisServer, type TestRedisServer } from './redis-server';
 import { startTcpProxy } from './tcp-proxy';
@@ -65,7 +65,12 @@ export async function startRedisPair(): Promise<RedisPair> {
     await until(
       async () => {
         const [ofPrimary, ofReplica] = await Promise.all([replication(primary.port), replication(replica.port)]);
-        return /master_link_status:up/.test(ofReplica) && offset(ofReplica, 'slave_repl_offset') >= offset(ofPrimary, 'master_repl_offset');
+        // The primary counting it good, as a write needs (its first ACK), not only the replica's link up.
+        return (
+          /master_link_status:up/.test(ofReplica) &&
+          offset(ofReplica, 'slave_repl_offset') >= offset(ofPrimary, 'master_repl_offset') &&
+          goodReplicas(ofPrimary) >= 1
+        );
       },
       10_000,
       'the replica in sync with the primary',

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
-import { MIN_REPLICAS } from '../../redis';
+import { goodReplicas, MIN_REPLICAS } from '../../redis';
 import { freePort, spawnService, waitFor } from './processes';
 import { external, redisDataArgs, type Service } from './services';
 
@@ -64,10 +64,15 @@ export async function startRedisCluster(stateDir: string, durable: boolean, { re
   return { url, adminUrl: url, cluster: true, pid: nodes[0]!.child.pid, ...(replicas ? { replicaAcks: 1 } : {}), stop };
 }
 
-/** A replica whose link to its master is up; a master with every replica it was given. */
+/**
+ * A replica whose link to its master is up; a master that counts a replica good, as
+ * min-replicas-to-write does before it takes a write. A replica reports its link up once it has
+ * loaded the master's data, but with a diskless sync the master counts it only at its first ACK:
+ * between the two, writes are refused with NOREPLICAS.
+ */
 async function inSync(client: Redis): Promise<void> {
   const info = String(await client.info('replication'));
-  if (/role:slave/.test(info) ? !/master_link_status:up/.test(info) : /connected_slaves:0/.test(info)) throw new Error('replication not up yet');
+  if (/role:slave/.test(info) ? !/master_link_status:up/.test(info) : !goodReplicas(info)) throw new Error('replication not up yet');
 }
 
 /** The ports a durable cluster was made on, if it has its config still and every port is free again. */
