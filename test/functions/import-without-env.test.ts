@@ -6,7 +6,7 @@ import { envNeeds } from '../../shared/platform/config';
 import type { Imported } from '../support/import-entries';
 
 /** Every variable a need of any function reads: none of them may be needed merely to import an entry file. */
-const NEEDED = Object.values(envNeeds).flatMap((schema) => Object.keys(schema.shape));
+const NEEDED = Object.values(envNeeds).flatMap((schema) => Object.keys(schema.schema.shape));
 
 describe('entry files', () => {
   it('import without their environment and export a handler, so a build step can read them', async () => {

@@ -8,6 +8,7 @@ import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { functions } from '../../functions/table';
 import { besideModules, ESBUILD_OPTIONS } from '../../infra/bundling';
+import { envNeeds } from '../../shared/platform/config';
 
 const root = resolve(import.meta.dirname, '../..');
 
@@ -122,5 +123,21 @@ describe("functions' bundles", () => {
 
     // Assess
     expect(Object.keys(UNLESS_USED).filter((builtin) => imports.includes(builtin) && !UNLESS_USED[builtin]!.includes(id))).toEqual([]);
+  });
+});
+
+describe("the environment's schemas in a bundle", () => {
+  it('are carried only where read: code reading one need carries no other need’s schema, to be built at its cold start', async () => {
+    // Prepare
+    const entry = "import { readEnv, sessionEnv } from './shared/platform/config'; export const read = () => readEnv(sessionEnv);";
+    const others = Object.entries(envNeeds).flatMap(([need, { schema }]) => (need === 'sessions' ? [] : Object.keys(schema.shape)));
+
+    // Act
+    const { outputFiles } = await build({ ...ESBUILD_OPTIONS, absWorkingDir: root, stdin: { contents: entry, resolveDir: root, loader: 'ts' }, write: false });
+
+    // Assess: a schema's shape names each of its variables as a key.
+    const text = outputFiles[0]!.text;
+    expect(text).toContain('COOKIE_SECURE:');
+    expect(others.filter((name) => text.includes(`${name}:`))).toEqual([]);
   });
 });

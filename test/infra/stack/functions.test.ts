@@ -47,7 +47,7 @@ describe('the CDK app (dev)', () => {
       expect(names.sort(), spec.id).toEqual([...STACK_VARIABLES, ...Object.keys(environmentFor(envNeedsOf(spec), awsLikeDeployment))].sort());
       for (const name of names.filter((n) => !STACK_VARIABLES.includes(n))) {
         expect(
-          envNeedsOf(spec).some((need) => name in envNeeds[need].shape),
+          envNeedsOf(spec).some((need) => name in envNeeds[need].schema.shape),
           `${spec.id} ${name} is read by one of its needs`,
         ).toBe(true);
       }
