@@ -2,6 +2,7 @@ import slotOf from 'cluster-key-slot';
 import { Cluster, Redis } from 'ioredis';
 import { redis } from '../../shared/platform/clients/redis';
 import { until } from '../../shared/platform/wait';
+import { monitorFeed } from '../../load/support/redis-calls';
 
 /** The shared client's nodes that hold data: the one server, or a cluster's masters. */
 function dataNodes(): Redis[] {
@@ -50,7 +51,7 @@ export interface SeenCommand {
  */
 export async function watchCommands(tag: string) {
   const server = await serverOf(tag);
-  const feed = await server.monitor();
+  const feed = await monitorFeed(server);
   const marker = `${tag}:everything-seen`;
   const seen: SeenCommand[] = [];
   let markerSeen = false;
