@@ -13,19 +13,25 @@ export const commandsProcessed = (redis: Redis) => statSoFar(redis, 'total_comma
  * own monitor() enters its monitoring mode a microtask after MONITOR's OK, so a command another
  * client runs in between, read in the same chunk, arrives as a reply to nothing asked: it reports
  * a "Command queue state error" and fails the call (seen in CI on a busy machine). Such a line is
- * from before the feed was given to its caller, who could not have seen it anyway: it is dropped.
+ * from before the feed was given to its caller, who could not have seen it anyway: it is dropped,
+ * also after a reconnection, where ioredis sends MONITOR again. Any other error fails the start;
+ * after it (a connection lost), it is printed, as ioredis prints a connection's error no one listens for.
  */
 export function monitorFeed(server: Redis): Promise<Redis> {
   const feed = server.duplicate({ monitor: true, lazyConnect: false });
   return new Promise((resolve, reject) => {
-    const beforeMonitoring = (error: Error) => {
+    let monitoring = false;
+    feed.on('error', (error: Error) => {
       if (/^Command queue state error/.test(error.message)) return;
+      if (monitoring) {
+        process.stderr.write(`MONITOR feed: ${error.message}\n`);
+        return;
+      }
       feed.disconnect();
       reject(error);
-    };
-    feed.on('error', beforeMonitoring);
+    });
     feed.once('monitoring', () => {
-      feed.off('error', beforeMonitoring);
+      monitoring = true;
       resolve(feed);
     });
   });

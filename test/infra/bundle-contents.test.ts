@@ -53,8 +53,8 @@ const MUST_NOT_CARRY: Record<string, Heavy[]> = {
  * Each is a module Node compiles at import, ~2–3 % of a function's (counted by callgrind).
  */
 const UNLESS_USED: Record<string, string[]> = {
-  'node:stream/web': [],
-  'node:fs/promises': ['migrate-database'],
+  'stream/web': [],
+  'fs/promises': ['migrate-database'],
 };
 
 /** A function's bundle as the stack builds it: the files it carries, and the builtins and other modules it imports. */
@@ -72,7 +72,8 @@ function bundleOf(id: string): Promise<{ inputs: string[]; imports: string[] }> 
         metafile: true,
       }).then(({ metafile }) => ({
         inputs: Object.keys(metafile.inputs),
-        imports: Object.values(metafile.outputs).flatMap((output) => output.imports.filter((i) => i.external).map((i) => i.path)),
+        // A builtin by its name with or without node: (an ES module imports node:x, CommonJS requires x).
+        imports: Object.values(metafile.outputs).flatMap((output) => output.imports.filter((i) => i.external).map((i) => i.path.replace(/^node:/, ''))),
       })),
     );
   }
