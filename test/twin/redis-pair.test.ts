@@ -38,6 +38,8 @@ describe('a Redis pair failing over with its replication held back', () => {
     );
     await pair.replaceReplica();
     const replaced = await client.set('alone', 'after');
+    // Replication is asynchronous: the replica holds the write once it has caught up, not when the primary answers.
+    await pair.synced();
 
     // Assess
     expect(alone).toMatch(/^NOREPLICAS/);
