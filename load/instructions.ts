@@ -18,12 +18,21 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { build } from 'esbuild';
+import type { RowDataPacket } from 'mysql2';
+import { inboundMail } from '../functions/table';
+import { runtimeEnvironment, TWIN_INBOUND_DOMAIN, TWIN_RAW_MAIL_BUCKET, TWIN_REGION } from '../infra/twin/deployment';
+import { passingVerdicts, sesEvent, sesMessageId } from '../infra/twin/events/ses-event';
+import { insertInboxTokens, insertUsers } from '../infra/twin/seed';
+import { mysqlDriver } from '../shared/platform/clients/mysql';
 import { migrate } from '../shared/platform/db/migrate';
-import { startDatabase, startRedis } from '../infra/twin/services/services';
+import { startDatabase, startEmulator, startRedis } from '../infra/twin/services/services';
 import { cell, escapeHtml } from './support/html';
+import { NEWSLETTER_ADDRESS, rawNewsletterIssue } from './support/newsletter-mail';
 import { printResult } from './support/result-line';
 import { worktreeOf } from './support/worktree';
 
@@ -31,11 +40,17 @@ const STATE_DIR = resolve('.local/instructions');
 const REPORTS_DIR = resolve('load/reports');
 const log = (message: string) => process.stderr.write(`instructions: ${message}\n`);
 
-/** Each path's request, as its driver sends it: the entry, and what the driver does first (a session to send, the event's path). */
+/**
+ * Each path's request, as its driver sends it: the entry, how many requests a count takes unless
+ * --calls says, how many are in flight at once, and either what the driver does to one recorded API Gateway event first (a session
+ * to send, the event's path) or, for mail, that it is sent SES events of its own (mailEvents).
+ */
 const PATHS = {
   sessions: {
     label: 'GET /me',
     entry: 'functions/get-me.ts',
+    calls: 10_000,
+    inFlight: 20,
     prepare: (root: string) => `const { createSession, cookieValue } = await import(${JSON.stringify(join(root, 'shared/sessions/store.ts'))});
       const handle = await createSession({ id: 7, role: 'buyer', email: 'a@example.com' });
       event.cookies = ['sid=' + cookieValue(handle)];`,
@@ -43,9 +58,23 @@ const PATHS = {
   catalog: {
     label: 'GET /programs (a cache hit)',
     entry: 'functions/list-programs.ts',
+    calls: 10_000,
+    inFlight: 20,
     prepare: () => `Object.assign(event, { routeKey: 'GET /programs', rawPath: '/programs', rawQueryString: 'careerTag=backend&page=1&size=20',
         queryStringParameters: { careerTag: 'backend', page: '1', size: '20' } });
       event.requestContext.http.path = '/programs';`,
+  },
+  mail: {
+    label: 'a newsletter issue received (SES event → issue filed)',
+    entry: 'functions/receive-mail.ts',
+    calls: 100,
+    // One at a time, as SES's invocations reach a Lambda instance; under callgrind, twenty at once
+    // also keep Redis's replies waiting past the client's 1 s timeout.
+    inFlight: 1,
+    // Issues sent before counting, in each run alike: without them the counts span the thread's and the
+    // handler's compilation, and a mail's figure falls with n (37.7 M at n = 10, 17.0 M at n = 100).
+    warmUp: 300,
+    prepare: undefined,
   },
 } as const;
 type PathName = keyof typeof PATHS;
@@ -54,12 +83,13 @@ const { values } = parseArgs({
   options: {
     against: { type: 'string', default: '7ace490' },
     paths: { type: 'string', default: 'sessions,catalog' },
-    calls: { type: 'string', default: '10000' },
+    calls: { type: 'string' },
   },
 });
 const paths = values.paths.split(',') as PathName[];
 for (const path of paths) if (!(path in PATHS)) throw new Error(`no such path: ${path} (${Object.keys(PATHS).join(', ')})`);
-const calls = Number(values.calls);
+const callsOf = (path: PathName) => Number(values.calls ?? PATHS[path].calls);
+const MAIL_WARM_UP = PATHS.mail.warmUp;
 
 try {
   execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
@@ -67,18 +97,34 @@ try {
   throw new Error('valgrind is not installed: apt-get install -y valgrind');
 }
 
-/** The driver: the side's handler, sent the same event `calls` times, 20 in flight, after one request that fills what a hit needs. */
+/**
+ * The driver: the side's handler sent `calls` requests, the path's inFlight at a time, after what
+ * fills what they reuse: one request (a cached page), or the mail path's warm-up issues (the
+ * newsletter, the compiled code, the parser thread). An HTTP path's driver sends one event over
+ * and over; the mail driver sends the SES events of events.json beside it from `offset` on, each a
+ * message of its own, so that no delivery is a redelivery.
+ */
 function driverSource(root: string, path: PathName): string {
+  const { prepare } = PATHS[path];
+  const send = prepare
+    ? `const event = ${readFileSync(resolve('test/events/apigw-http/get-me.json'), 'utf8')};
+    ${prepare(root)}
+    const request = () => handler({ ...event, headers: { ...event.headers } }, context);
+    const first = await request();
+    if (first.statusCode !== 200) throw new Error('the first request answered ' + JSON.stringify(first));`
+    : `const { readFileSync } = await import('node:fs');
+    const events = JSON.parse(readFileSync(new URL('./events.json', import.meta.url), 'utf8'));
+    let next = Number(process.argv[3]);
+    const request = () => handler(events[next++], context);
+    await sendAll(${MAIL_WARM_UP});`;
   return `const { handler } = await import(${JSON.stringify(join(root, PATHS[path].entry))});
-    const event = ${readFileSync(resolve('test/events/apigw-http/get-me.json'), 'utf8')};
-    ${PATHS[path].prepare(root)}
     const context = { functionName: 'instructions', awsRequestId: 'instructions', getRemainingTimeInMillis: () => 10_000 };
-    const send = () => handler({ ...event, headers: { ...event.headers } }, context);
-    const first = await send();
-    if (first.statusCode !== 200) throw new Error('the first request answered ' + JSON.stringify(first));
-    let sent = 0;
-    const calls = Number(process.argv[2]);
-    await Promise.all(Array.from({ length: 20 }, async () => { while (sent < calls) { sent++; await send(); } }));
+    const sendAll = async (count) => {
+      let sent = 0;
+      await Promise.all(Array.from({ length: ${PATHS[path].inFlight} }, async () => { while (sent < count) { sent++; await request(); } }));
+    };
+    ${send}
+    await sendAll(Number(process.argv[2]));
     process.exit(0);`;
 }
 
@@ -104,16 +150,18 @@ async function bundleDriver(side: string, root: string, path: PathName): Promise
   await build({ ...options, entryPoints: [join(dir, 'driver.mts')], outfile });
   const mysqlDriver = join(root, 'shared/platform/clients/mysql-driver.ts');
   if (existsSync(mysqlDriver)) await build({ ...options, entryPoints: [mysqlDriver], outfile: join(dir, 'mysql-driver.mjs') });
+  // The mail function's parser thread, beside its bundle as `cdk deploy` ships it (isolated-parse.ts).
+  if (path === 'mail') await build({ ...options, entryPoints: [join(root, 'shared/mail/parse-worker.ts')], outfile: join(dir, 'parse-worker.mjs') });
   return outfile;
 }
 
 /** Instructions of one run of the driver under callgrind, every thread of the process counted. */
-function instructionsOf(driver: string, requests: number, env: Record<string, string>): Promise<number> {
+function instructionsOf(driver: string, requests: number, offset: number, env: Record<string, string>): Promise<number> {
   return new Promise((done, fail) => {
     // node --predictable: V8 compiles and collects on the main thread, in the same order each run, so a
     // count repeats within ~0.1 % (without it, within ~3 %: as much as the differences it is for).
     const callgrind = ['--tool=callgrind', '--smc-check=all-non-file', '--callgrind-out-file=/dev/null'];
-    const child = spawn('valgrind', [...callgrind, process.execPath, '--predictable', driver, String(requests)], {
+    const child = spawn('valgrind', [...callgrind, process.execPath, '--predictable', driver, String(requests), String(offset)], {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -127,16 +175,75 @@ function instructionsOf(driver: string, requests: number, env: Record<string, st
   });
 }
 
-async function perRequest(driver: string, env: Record<string, string>): Promise<number> {
-  const [few, many] = [await instructionsOf(driver, calls, env), await instructionsOf(driver, 3 * calls, env)];
+/** A warm request's instructions: the count of 3n requests less that of n, over 2n. The mail driver's two runs take events of their own (w warm-ups and n, then w and 3n). */
+async function perRequest(driver: string, calls: number, env: Record<string, string>): Promise<number> {
+  const [few, many] = [await instructionsOf(driver, calls, 0, env), await instructionsOf(driver, 3 * calls, MAIL_WARM_UP + calls, env)];
   return Math.round((many - few) / (2 * calls));
 }
 
-const [redis, database] = await Promise.all([startRedis(STATE_DIR, false), startDatabase(STATE_DIR, 'surge_instructions')]);
+/**
+ * What a side's mail driver sends: 2w + 4n readers, each mailed its own issue of one newsletter
+ * (the side's own), stored raw where SES's S3 action puts it, and the receipt events SES sends,
+ * as the twin's listener builds them, in dir/events.json. Returns the messages' ids.
+ */
+async function prepareMail(dir: string, side: string, calls: number, emulatorUrl: string, databaseUrl: string): Promise<string[]> {
+  const count = 2 * MAIL_WARM_UP + 4 * calls;
+  const tag = `${side}-${randomBytes(3).toString('hex')}`;
+  const users = await insertUsers(
+    databaseUrl,
+    Array.from({ length: count }, (_, i) => `instructions-${tag}-${i}@surge.test`),
+    `instructions-${tag}`,
+  );
+  const tokens = await insertInboxTokens(
+    databaseUrl,
+    users.map((u) => u.id),
+  );
+  const s3 = new S3Client({
+    region: TWIN_REGION,
+    endpoint: emulatorUrl,
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  await s3.send(new CreateBucketCommand({ Bucket: TWIN_RAW_MAIL_BUCKET })).catch((error: Error) => {
+    if (error.name !== 'BucketAlreadyOwnedByYou' && error.name !== 'BucketAlreadyExists') throw error;
+  });
+  const events = [];
+  for (const [i, token] of tokens.entries()) {
+    const recipient = `${token}@${TWIN_INBOUND_DOMAIN}`;
+    const raw = await rawNewsletterIssue(i, recipient, `${tag}.instructions.example`, `Issue ${i}`);
+    const messageId = sesMessageId();
+    await s3.send(new PutObjectCommand({ Bucket: TWIN_RAW_MAIL_BUCKET, Key: `${inboundMail.prefix}${messageId}`, Body: raw }));
+    const received = { messageId, raw, mailFrom: NEWSLETTER_ADDRESS, destination: [recipient], recipients: [recipient], receivedAt: new Date() };
+    events.push(sesEvent({ ...received, functionArn: 'arn:aws:lambda:us-east-1:000000000000:function:surge-receive-mail', verdicts: passingVerdicts() }));
+  }
+  s3.destroy();
+  writeFileSync(join(dir, 'events.json'), JSON.stringify(events));
+  return events.map((e) => e.Records[0]!.ses.mail.messageId);
+}
+
+/** Counts only what filing costs: every message sent must have been filed, none quarantined, rejected or taken for a redelivery. */
+async function assertFiled(databaseUrl: string, messageIds: string[]): Promise<void> {
+  const conn = await (await mysqlDriver()).createConnection({ uri: databaseUrl });
+  try {
+    const [rows] = await conn.query<RowDataPacket[]>('SELECT outcome, COUNT(*) AS n FROM mail_outcomes WHERE ses_message_id IN (?) GROUP BY outcome', [
+      messageIds,
+    ]);
+    const outcomes = Object.fromEntries(rows.map((r) => [r.outcome as string, Number(r.n)]));
+    if (outcomes.filed !== messageIds.length)
+      throw new Error(`of ${messageIds.length} mails sent, the outcomes were ${JSON.stringify(outcomes)}: not every one filed`);
+  } finally {
+    await conn.end();
+  }
+}
+
+const [redis, database, emulator] = await Promise.all([
+  startRedis(STATE_DIR, false),
+  startDatabase(STATE_DIR, 'surge_instructions'),
+  paths.includes('mail') ? startEmulator(STATE_DIR) : undefined,
+]);
 try {
   await migrate(database.url);
-  const seed = await (await import('../shared/platform/clients/mysql')).mysqlDriver();
-  const admin = await seed.createConnection({ uri: database.adminUrl });
+  const admin = await (await mysqlDriver()).createConnection({ uri: database.adminUrl });
   await admin.query("DELETE FROM programs WHERE title LIKE 'Instructions %'");
   await admin.query(
     `INSERT INTO programs (title, career_tag, type, description) VALUES ${Array.from({ length: 40 }, (_, i) => `('Instructions ${i}', 'backend', 'course', 'A program')`).join(', ')}`,
@@ -144,34 +251,54 @@ try {
   await admin.end();
 
   const sides = { this: resolve('.'), against: worktreeOf(values.against, resolve('.local/compare'), log) };
-  const results: Record<string, { label: string; this: number; against: number; ratio: number }> = {};
+  const results: Record<string, { label: string; calls: number; this: number; against: number; ratio: number }> = {};
   for (const path of paths) {
     // Each side its own Redis database: neither reads the other's sessions or cached pages.
-    const envOf = (db: number) => ({ REDIS_URL: `${redis.url}/${db}`, DATABASE_URL: database.url, COOKIE_SECURE: 'false' });
+    const mailEnv = emulator && {
+      ...runtimeEnvironment(emulator.url),
+      INBOUND_DOMAIN: TWIN_INBOUND_DOMAIN,
+      RAW_MAIL_BUCKET: TWIN_RAW_MAIL_BUCKET,
+      RAW_MAIL_PREFIX: inboundMail.prefix,
+      MAIL_PARSER_THREADS: '1',
+    };
+    const envOf = (db: number) => ({
+      REDIS_URL: `${redis.url}/${db}`,
+      DATABASE_URL: database.url,
+      COOKIE_SECURE: 'false',
+      ...(path === 'mail' ? mailEnv : {}),
+    });
+    const calls = callsOf(path);
     const [ours, theirs] = await Promise.all([bundleDriver('this', sides.this, path), bundleDriver('against', sides.against, path)]);
+    const sent =
+      path === 'mail' && emulator
+        ? await Promise.all([
+            prepareMail(dirname(ours), 'this', calls, emulator.url, database.url),
+            prepareMail(dirname(theirs), 'against', calls, emulator.url, database.url),
+          ])
+        : [];
     log(`${path}: counting ${calls} and ${3 * calls} requests on each side (a few minutes)`);
-    const [a, b] = await Promise.all([perRequest(ours, envOf(1)), perRequest(theirs, envOf(2))]);
-    results[path] = { label: PATHS[path].label, this: a, against: b, ratio: Math.round((a / b) * 1000) / 1000 };
+    const [a, b] = await Promise.all([perRequest(ours, calls, envOf(1)), perRequest(theirs, calls, envOf(2))]);
+    for (const messageIds of sent) await assertFiled(database.url, messageIds);
+    results[path] = { label: PATHS[path].label, calls, this: a, against: b, ratio: Math.round((a / b) * 1000) / 1000 };
     log(`${path}: ${a} instructions a request here, ${b} at ${values.against} (×${results[path].ratio})`);
   }
 
   mkdirSync(REPORTS_DIR, { recursive: true });
   const report = join(REPORTS_DIR, `instructions-${new Date().toISOString().replace(/[:.]/g, '-')}.html`);
-  const rows = Object.values(results).map((r) => `<tr>${cell(r.label)}${cell(r.this)}${cell(r.against)}${cell(`×${r.ratio}`)}</tr>`);
+  const rows = Object.values(results).map((r) => `<tr>${cell(r.label)}${cell(r.calls)}${cell(r.this)}${cell(r.against)}${cell(`×${r.ratio}`)}</tr>`);
   writeFileSync(
     report,
     `<!doctype html><meta charset="utf-8"><title>Instructions per request</title><h1>Instructions per request, the handler alone</h1>
-<p>This checkout against ${escapeHtml(values.against)}; valgrind (callgrind), ${calls} and ${3 * calls} requests on each side.</p>
-<table><tr><th>path</th><th>this checkout</th><th>${escapeHtml(values.against)}</th><th>ratio</th></tr>${rows.join('')}</table>`,
+<p>This checkout against ${escapeHtml(values.against)}; valgrind (callgrind), n and 3n requests on each side.</p>
+<table><tr><th>path</th><th>n</th><th>this checkout</th><th>${escapeHtml(values.against)}</th><th>ratio</th></tr>${rows.join('')}</table>`,
   );
   log(`report: ${report}`);
   await printResult({
     tool: 'instructions',
     against: values.against,
-    calls,
     method: 'valgrind --tool=callgrind of node --predictable, (Ir(3n) − Ir(n)) / 2n',
     paths: results,
   });
 } finally {
-  await Promise.all([redis.stop(), database.stop()]);
+  await Promise.all([redis.stop(), database.stop(), emulator?.stop()]);
 }

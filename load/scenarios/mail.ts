@@ -16,6 +16,7 @@ import { baselineMailDomain } from '../baselines/mail-domain';
 import type { Scenario } from '../support/scenario';
 import { startCpuMeter } from '../support/cpu';
 import { meanLoad, type LoadResult } from '../support/measure';
+import { NEWSLETTER_ADDRESS, newsletterIssue } from '../support/newsletter-mail';
 import { round } from '../support/round';
 
 const MAILS = Number(process.env.BENCH_MAILS ?? 1_000);
@@ -24,10 +25,6 @@ const WARM_UP_MAILS = 100;
 const VISIBLE_WITHIN_MS = 120_000;
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-
-/** A newsletter-sized HTML body: a few KB of the markup mailers send. */
-const html = (n: number) =>
-  `<table width="600" align="center"><tr><td><h1>Issue ${n}</h1>${'<p style="color:#333;font-size:16px">A paragraph of the week&rsquo;s news, with <a href="https://bits.example/read">a link</a>.</p>'.repeat(30)}<img src="https://bits.example/logo.png" alt="logo"></td></tr></table>`;
 
 interface RunResult {
   load: LoadResult;
@@ -70,7 +67,7 @@ export const mail: Scenario = async ({ twin, log }) => {
 
   async function run(domain: string, label: string, readers = tokens, design?: string): Promise<RunResult> {
     const listId = `${label}-${tag}.bench.example`;
-    const { key } = identify({ listId, listName: undefined, from: { name: '', address: 'news@bits.example' } }, { authenticated: true });
+    const { key } = identify({ listId, listName: undefined, from: { name: '', address: NEWSLETTER_ADDRESS } }, { authenticated: true });
     const smtp = createTransport({ url: smtpUrl, ignoreTLS: true });
     const sentAt = new Map<string, number>();
     const acceptMs: number[] = [];
@@ -89,14 +86,7 @@ export const mail: Scenario = async ({ twin, log }) => {
           readers.map(async (token, i) => {
             const start = Date.now();
             try {
-              const info = await smtp.sendMail({
-                from: 'Bench Bits <news@bits.example>',
-                to: `${token}@${domain}`,
-                subject: `Bench issue ${tag}`,
-                html: html(i),
-                text: 'The week in bits.',
-                list: { id: listId },
-              });
+              const info = await smtp.sendMail(newsletterIssue(i, `${token}@${domain}`, listId, `Bench issue ${tag}`));
               const messageId = /queued as ([a-z0-9]+)/.exec(info.response)?.[1];
               if (messageId) sentAt.set(messageId, start);
               acceptMs.push(Date.now() - start);
