@@ -1,8 +1,8 @@
 /**
- * `npm run instructions -- [--against 7ace490] [--paths sessions,catalog] [--calls 10000]`
+ * `npm run instructions -- [--against 7ace490] [--paths sessions,catalog,mail] [--calls N]`
  *
  * A hot path's own cost, apart from the twin: the instructions one request of its handler runs —
- * the function's code and the libraries it calls, no gateway, no poller, no emulator — in this
+ * the function's code and the libraries it calls, no gateway, no poller, no SMTP listener — in this
  * checkout and in an earlier commit, counted by valgrind (callgrind), which counts instructions,
  * not seconds: the same figure whatever else the machine is doing, so no A B B A is needed and a
  * difference of a few per cent shows. `npm run compare` measures CPU per request through the
@@ -11,7 +11,8 @@
  *
  * Each side's handler is bundled with its own sources and dependencies (the earlier commit in a
  * worktree, support/worktree.ts) into a small driver that sends it the same API Gateway event,
- * 20 at a time, against the same Redis and MariaDB (started here), and is run under callgrind for
+ * 20 at a time (or, for mail, SES events of newsletter issues stored in the emulator's S3, one at a
+ * time), against the same Redis and MariaDB (started here), and is run under callgrind for
  * `calls` and for three times as many requests: the difference over the difference in requests is
  * the instructions a request costs once warm, start-up and warm-up cancelled out. Prints a table
  * to stderr and one JSON object as its last line; writes an HTML report.
