@@ -27,7 +27,7 @@ import { build } from 'esbuild';
 import type { RowDataPacket } from 'mysql2';
 import { inboundMail } from '../functions/table';
 import { runtimeEnvironment, TWIN_INBOUND_DOMAIN, TWIN_RAW_MAIL_BUCKET, TWIN_REGION } from '../infra/twin/deployment';
-import { passingVerdicts, sesEvent, sesMessageId } from '../infra/twin/events/ses-event';
+import { functionArnOf, passingVerdicts, sesEvent, sesMessageId } from '../infra/twin/events/ses-event';
 import { insertInboxTokens, insertUsers } from '../infra/twin/seed';
 import { mysqlDriver } from '../shared/platform/clients/mysql';
 import { migrate } from '../shared/platform/db/migrate';
@@ -43,8 +43,9 @@ const log = (message: string) => process.stderr.write(`instructions: ${message}\
 
 /**
  * Each path's request, as its driver sends it: the entry, how many requests a count takes unless
- * --calls says, how many are in flight at once, and either what the driver does to one recorded API Gateway event first (a session
- * to send, the event's path) or, for mail, that it is sent SES events of its own (mailEvents).
+ * --calls says, how many are in flight at once, and what the driver does first to the recorded API
+ * Gateway event it sends (a session to send, the event's path); the mail path, which has no such
+ * event, is sent SES receipt events of its own instead (prepareMail).
  */
 const PATHS = {
   sessions: {
@@ -215,7 +216,7 @@ async function prepareMail(dir: string, side: string, calls: number, emulatorUrl
     const messageId = sesMessageId();
     await s3.send(new PutObjectCommand({ Bucket: TWIN_RAW_MAIL_BUCKET, Key: `${inboundMail.prefix}${messageId}`, Body: raw }));
     const received = { messageId, raw, mailFrom: NEWSLETTER_ADDRESS, destination: [recipient], recipients: [recipient], receivedAt: new Date() };
-    events.push(sesEvent({ ...received, functionArn: 'arn:aws:lambda:us-east-1:000000000000:function:surge-receive-mail', verdicts: passingVerdicts() }));
+    events.push(sesEvent({ ...received, functionArn: functionArnOf('surge-receive-mail'), verdicts: passingVerdicts() }));
   }
   s3.destroy();
   writeFileSync(join(dir, 'events.json'), JSON.stringify(events));
