@@ -111,7 +111,11 @@ function driverSource(root: string, path: PathName): string {
   const send = prepare
     ? `const event = ${readFileSync(resolve('test/events/apigw-http/get-me.json'), 'utf8')};
     ${prepare(root)}
-    const request = () => handler({ ...event, headers: { ...event.headers } }, context);
+    // Each request a fresh event parsed from its text, as Lambda's runtime hands a handler one. A copy
+    // made by spreading the recorded event is an object V8 then adds each property to in ~1.7 µs (the
+    // middlewares add three), a cost no deployed event has, which weighed on whichever side added more.
+    const text = JSON.stringify(event);
+    const request = () => handler(JSON.parse(text), context);
     const first = await request();
     if (first.statusCode !== 200) throw new Error('the first request answered ' + JSON.stringify(first));`
     : `const { readFileSync } = await import('node:fs');
