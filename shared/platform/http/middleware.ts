@@ -150,12 +150,17 @@ const camelCase = (code: string) => code.toLowerCase().replace(/_([a-z])/g, (_, 
 
 /** Runs its onError after the error handler's (middy runs them in reverse), so the answer is decided. */
 export function countOutcome({ prefix, ok }: Outcomes): MiddlewareObj<APIGatewayProxyEventV2, ApiResult> {
+  const succeeded = `${prefix}.${ok}`;
+  // Each code's name made once: a sale's flood of refusals counts the same few.
+  const refused = new Map<string, string>();
   return {
     name: 'countOutcome',
-    after: () => count(`${prefix}.${ok}`),
+    after: () => count(succeeded),
     onError: ({ error, response }) => {
       const code = error instanceof AppError ? error.code : response?.statusCode === 503 ? 'UNAVAILABLE' : 'INTERNAL';
-      count(`${prefix}.${camelCase(code)}`);
+      let name = refused.get(code);
+      if (name === undefined) refused.set(code, (name = `${prefix}.${camelCase(code)}`));
+      count(name);
     },
   };
 }
