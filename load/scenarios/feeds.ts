@@ -136,11 +136,16 @@ export const feeds: Scenario = async ({ twin, connections, duration, log, agains
     const windows = feedCacheCounterKeys(Date.now());
     const bytesBefore = await cachedFeedBytes(redis, windows);
     let storm!: Awaited<ReturnType<typeof drive>>;
+    /** The storm's answers by status, so that a poll not answered 200 says what it was answered. */
+    const stormStatuses: Record<number, number> = {};
     // Every build of a newsletter's feed reads its title once: counted as MariaDB saw them, whatever
     // became of the build (kept, over budget, read through, or failed before it was counted).
     const titleReads = await statementsDuring(
       twin.databaseUrl,
-      async () => (storm = await drive({ url: `${twin.url}${stormPath}`, connections: STORM, amount: STORM, timeout: 30 }, 'storm', log)),
+      async () =>
+        (storm = await drive({ url: `${twin.url}${stormPath}`, connections: STORM, amount: STORM, timeout: 30 }, 'storm', log, (status) => {
+          stormStatuses[status] = (stormStatuses[status] ?? 0) + 1;
+        })),
       `SELECT name, muted FROM subscriptions WHERE user_id = ${stormUser!.id} AND newsletter_id = ${newsletter.insertId}`,
     );
     const builds = titleReads.length;
@@ -178,6 +183,7 @@ export const feeds: Scenario = async ({ twin, connections, duration, log, agains
           ok: storm.ok,
           p50_ms: storm.p50_ms,
           p99_ms: storm.p99_ms,
+          statuses: stormStatuses,
           builds,
           builds_counted_by_budget: buildsCounted,
           body_bytes: bodyBytes,
