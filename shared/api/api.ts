@@ -156,7 +156,7 @@ export async function principalOf(event: ApiEvent, role: Role): Promise<Principa
   try {
     principal = await resolveSession(handle);
   } catch (error) {
-    throw error instanceof AppError ? error : new UnavailableError('Sessions are unavailable, try again shortly');
+    throw error instanceof AppError ? error : new UnavailableError('Sessions are unavailable, try again shortly', error);
   }
   if (role === 'admin' && principal.role !== 'admin') throw new ForbiddenError('Admins only');
   return principal;

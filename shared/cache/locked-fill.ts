@@ -184,7 +184,7 @@ export function createLockedCache(
     } catch (error) {
       if (error instanceof LoaderFailure) throw error.error;
       // A retry-safe 503 (the API's error handler logs it) rather than one load per caller at once.
-      if (options.readThrough === false) throw new UnavailableError('The value is being loaded, try again shortly');
+      if (options.readThrough === false) throw new UnavailableError('The value is being loaded, try again shortly', error);
       degrade(error);
       return loader();
     }

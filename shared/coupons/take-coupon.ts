@@ -10,7 +10,7 @@ import { coupons } from './kind';
  */
 export async function takeCoupon(dealId: string, userId: number, source: string, correlationId: string): Promise<{ couponId: string }> {
   const issued = await issueCoupon(dealId, userId, source).catch((error: Error) => {
-    throw error instanceof AppError ? error : new UnavailableError('Coupons are unavailable; try again');
+    throw error instanceof AppError ? error : new UnavailableError('Coupons are unavailable; try again', error);
   });
   await handOff(coupons, issued, correlationId);
   if (issued.replayed) throw new AlreadyIssuedError(issued.record.couponId);

@@ -105,8 +105,10 @@ export class NotFoundError extends AppError {
 /** A dependency failed in a way the client may retry; unlike other 5xx it is shown as such. */
 export class UnavailableError extends AppError {
   override name = 'UnavailableError';
-  constructor(message = 'Try again shortly') {
+  /** `cause`: the failure this answers for (a Redis timeout, say), logged with the 503 and never shown to the client. */
+  constructor(message = 'Try again shortly', cause?: unknown) {
     super('UNAVAILABLE', message);
+    if (cause !== undefined) this.cause = cause;
   }
 }
 

@@ -3,11 +3,13 @@ import { describe, expect, it, vi } from 'vitest';
 import { EmfCollector, onStdoutLine } from '../../infra/twin/lambda/emf';
 import { api } from '../../shared/api/api';
 import { soldOut } from '../../shared/reservations/codes';
+import { UnavailableError } from '../../shared/platform/errors';
 import type { ApiEvent } from '../../shared/platform/http/middleware';
 import { json } from '../../shared/platform/http/response';
 import { METRICS_FLUSH_MS, publishHeldMetrics } from '../../shared/platform/metrics';
 import * as z from '../../shared/platform/zod';
 import { httpEvent, lambdaContext } from '../support/events';
+import { captureLog } from '../support/logs';
 
 /** A public function that answers with what the stack handed it, the session cookie's route among them. */
 const echo = api({
@@ -123,5 +125,31 @@ describe('the HTTP middleware stack', () => {
       { name: 'sale.accepted', sum: 1, namespace: 'Surge', dimensions: { service: 'surge' } },
       { name: 'sale.soldOut', sum: 1, namespace: 'Surge', dimensions: { service: 'surge' } },
     ]);
+  });
+
+  it('logs why it answered 503, and the failure behind it, while the client is told only to retry', async () => {
+    // Prepare: a route whose store timed out
+    const away = api({ access: 'public', answers: { 200: z.object({}) }, errors: [] }).handler(async () => {
+      throw new UnavailableError('The value is being loaded, try again shortly', new Error('Command timed out'));
+    });
+    const log = captureLog();
+
+    // Act
+    let result;
+    try {
+      result = await away(httpEvent('get-me'), lambdaContext());
+    } finally {
+      log.stop();
+    }
+
+    // Assess
+    expect(result.statusCode).toBe(503);
+    expect(JSON.parse(result.body!)).toEqual({ error: { code: 'UNAVAILABLE', message: 'The value is being loaded, try again shortly' } });
+    const logged = log
+      .lines()
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.message === 'Dependency unavailable');
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatchObject({ code: 'UNAVAILABLE', reason: 'The value is being loaded, try again shortly', cause: { message: 'Command timed out' } });
   });
 });

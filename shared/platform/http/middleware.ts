@@ -174,7 +174,13 @@ export function errorHandler(): MiddlewareObj<APIGatewayProxyEventV2, ApiResult,
     onError: (request) => {
       const { error } = request;
       if (error instanceof AppError) {
-        if (error.status >= 500) logger.warn('Dependency unavailable', { code: error.code, message: error.message });
+        // `reason`: the logger keeps `message` for its own and drops a key of that name.
+        if (error.status >= 500)
+          logger.warn('Dependency unavailable', {
+            code: error.code,
+            reason: error.message,
+            ...(error.cause === undefined ? {} : { cause: loggableError(error.cause) }),
+          });
         const body = { error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) } };
         const retryAfter =
           error instanceof RateLimitedError ? { headers: { 'retry-after': String(error.retryAfterSeconds) } } : error.status === 503 ? RETRY_SOON : {};

@@ -21,7 +21,7 @@ export interface PlacedOrder {
 export async function placeOrder(request: ReservationRequest, correlationId: string): Promise<PlacedOrder> {
   const reservation = await reserve(request).catch((error: Error) => {
     // Nothing was reserved when Redis could not be reached, so a retry is safe.
-    throw error instanceof AppError ? error : new UnavailableError('Orders are unavailable; retry with the same Idempotency-Key');
+    throw error instanceof AppError ? error : new UnavailableError('Orders are unavailable; retry with the same Idempotency-Key', error);
   });
   await handOff(orders, reservation, correlationId).catch(async (error: unknown) => {
     await givePassBack(reservation);
