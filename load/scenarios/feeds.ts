@@ -11,7 +11,7 @@ import { decodeEntry, entryKeyOf } from '../../shared/cache/entries';
 import { feedKeys } from '../../shared/mail/feed-access';
 import { feedCacheCounterKeys } from '../../shared/mail/feed-cache';
 import { feedTokenHash } from '../../shared/mail/feed-tokens';
-import { pointAtTwin, releaseSharedClients, signedInCrowd } from '../support/crowd';
+import { fetchAnswered, pointAtTwin, releaseSharedClients, signedInCrowd } from '../support/crowd';
 import { redisBytesPerRequest } from '../support/floor';
 import { drive } from '../support/measure';
 import { round } from '../support/round';
@@ -98,11 +98,19 @@ export const feeds: Scenario = async ({ twin, connections, duration, log, agains
   ]);
   await db.end();
 
-  const feedsOf = async (cookie: string) =>
-    (await (await fetch(`${twin.url}/me/feeds`, { headers: { cookie } })).json()) as { all: { atom: string; json: string } };
+  const feedsOf = async (cookie: string) => {
+    const answer = await fetchAnswered(`${twin.url}/me/feeds`, { headers: { cookie } });
+    if (answer.status !== 200) throw new Error(`GET /me/feeds answered ${answer.status}: ${await answer.text()}`);
+    return (await answer.json()) as { all: { atom: string; json: string } };
+  };
   const pollerFeeds = await inBatches(pollerCookies, 10, feedsOf);
   // Each poller's first poll: Redis learns its token and version, which the steady polls send back.
-  const etags = await inBatches(pollerFeeds, 10, async (f) => (await fetch(f.all.atom)).headers.get('etag')!);
+  const etags = await inBatches(pollerFeeds, 10, async (f) => {
+    const answer = await fetchAnswered(f.all.atom);
+    await answer.arrayBuffer();
+    if (answer.status !== 200) throw new Error(`a first poll answered ${answer.status}`);
+    return answer.headers.get('etag')!;
+  });
   const conditional = pollerFeeds.map((f, i) => ({ method: 'GET' as const, path: pathOf(f.all.atom), headers: { 'if-none-match': etags[i]! } }));
   const unconditional = pollerFeeds.map((f) => ({ method: 'GET' as const, path: pathOf(f.all.atom) }));
 
