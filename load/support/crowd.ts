@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import type { Request } from 'autocannon';
 import { demoAccounts, insertUsers } from '../../infra/twin/seed';
 import { drive, type LoadResult } from './measure';
-import { round } from './round';
 import { currentTimeline } from './timeline';
 import { twinEnvironment } from '../../infra/twin/running';
 import type { BenchTwin, TwinInfo } from './twin';
@@ -119,8 +118,6 @@ export async function race(
   const statuses: Record<string, number> = {};
   const ids: string[] = [];
   const count = options.cookies.length;
-  const started = performance.now();
-  let lastAnswer = started;
   const timeline = currentTimeline();
   const driven = drive(
     {
@@ -141,7 +138,6 @@ export async function race(
             return { ...req, headers };
           },
           onResponse: (status, body) => {
-            lastAnswer = performance.now();
             statuses[status] = (statuses[status] ?? 0) + 1;
             if (status >= 200 && status < 300) ids.push(JSON.parse(body)[options.idField]);
           },
@@ -152,9 +148,7 @@ export async function race(
     log,
   );
   const load = await (timeline && options.remaining ? timeline.sampleStock(label, options.remaining, driven) : driven);
-  // autocannon notices the last answer of a fixed amount only at its next one-second tick, which
-  // would understate a run of a few seconds by up to a quarter; the rate is taken to the last answer.
-  return { load: { ...load, rps: round(load.requests / ((lastAnswer - started) / 1000)) }, statuses, ids };
+  return { load, statuses, ids };
 }
 
 export async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; seconds: number }> {

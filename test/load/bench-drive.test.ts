@@ -1,6 +1,7 @@
 /**
  * The benches' load driver against a target that cannot serve: it gives up with the reason once
- * the answers have been mostly failures for 30 s, instead of waiting out the load.
+ * the answers have been mostly failures for 30 s, instead of waiting out the load; and a fixed
+ * amount's rate, taken to its last answer.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,12 +15,19 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** A target that answers every request as a twin whose function keeps failing does, or one in ten as it should. */
-async function target(answer: (n: number) => number): Promise<string> {
+/** A target that answers every request as a twin whose function keeps failing does, or one in ten as it should; each after delayMs, noting when it saw the first and answered the last. */
+async function target(answer: (n: number) => number, delayMs = 0, seen = { first: 0, last: 0 }): Promise<string> {
   let n = 0;
   server = createServer((req, res) => {
     req.resume();
-    res.writeHead(answer(n++), { 'content-type': 'application/json' }).end('{}');
+    seen.first ||= performance.now();
+    const status = answer(n++);
+    const send = () => {
+      res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+      seen.last = performance.now();
+    };
+    if (delayMs > 0) setTimeout(send, delayMs);
+    else send();
   });
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -49,5 +57,20 @@ describe("the benches' load driver", () => {
 
     expect(result.requests).toBeGreaterThan(0);
     expect(result.errors).toBeGreaterThan(0);
+  });
+
+  it("takes a fixed amount's rate to its last answer, not to autocannon's next one-second tick", async () => {
+    // Prepare: 40 requests, one at a time, each answered after 10 ms: a run of under half a second
+    const seen = { first: 0, last: 0 };
+    const url = await target(() => 200, 10, seen);
+
+    // Act
+    const result = await drive({ url, connections: 1, amount: 40 }, 'fixed amount', () => undefined);
+
+    // Assess: the rate is the requests over the time the target took to answer them, give or take a
+    // connection's setup, not over autocannon's duration, which runs on to its next tick (a second)
+    const answering = (seen.last - seen.first) / 1000;
+    expect(result.requests).toBe(40);
+    expect(result.rps).toBeGreaterThan(40 / (answering + 0.3));
   });
 });
