@@ -176,7 +176,7 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   // Every design first serves a crowd of the measured shape unmeasured, as warm Lambda instances
   // would (the coupons bench does the same). Without it Surge, run first on a fresh twin, paid its
   // first compilations and the writer's first batches inside its first run: one bench's two runs
-  // went 1,656 and 3,311 orders a second, autocommit's 1,247 and 1,992. Surge's warm-up is drained,
+  // went 1,776 and 3,675 orders a second, autocommit's 1,423 and 2,201. Surge's warm-up is drained,
   // so no write of it falls into a measured window.
   log('warming every design');
   const warmItem = await openItem(`warm-${tag}`, BUYERS);

@@ -155,10 +155,10 @@ export async function drive(
 ): Promise<LoadResult> {
   log(`${label}: ${options.connections} connections for ${options.duration ?? '?'} s …`);
   const phase = currentTimeline()?.startPhase(label, 'closed', `autocannon, ${options.connections ?? 10} connections`);
-  // Without a callback autocannon returns its tracker made thenable; its types name only the promise.
-  const instance = autocannon(options) as Promise<Result> & autocannon.Instance;
   const started = performance.now();
   let lastAnswer = started;
+  // Without a callback autocannon returns its tracker made thenable; its types name only the promise.
+  const instance = autocannon(options) as Promise<Result> & autocannon.Instance;
   instance.on('response', () => {
     lastAnswer = performance.now();
   });
@@ -186,7 +186,7 @@ export async function drive(
   // autocannon notices the last answer of a fixed amount only at its next one-second tick, which
   // would understate a run of a few seconds by up to a quarter: such a run's rate is taken to its
   // last answer.
-  const seconds = options.amount !== undefined ? (lastAnswer - started) / 1000 : result.duration;
+  const seconds = options.amount !== undefined && lastAnswer > started ? (lastAnswer - started) / 1000 : result.duration;
   const summary = {
     requests,
     ok: result['2xx'],
