@@ -11,32 +11,60 @@
   and a function that takes the request. It writes nothing itself, so a script can look at all
   its rates, and its other checks, before it takes any.
 ]]
-local function rate_wait(key, interval, burst)
-  interval = tonumber(interval)
-  if interval == 0 then
-    return 0, function() end
-  end
+local function redis_now_ms()
   local time = redis.call('TIME')
-  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-  local tat = math.max(tonumber(redis.call('GET', key) or '0'), now)
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+
+-- The wait and the taking of one rate whose stored TAT (false: none) was read at now.
+local function gcra_wait(key, stored, interval, burst, now)
+  local tat = math.max(tonumber(stored or '0'), now)
   local wait = math.max(tat - now - tonumber(burst), 0)
   return wait, function()
     redis.call('SET', key, tat + interval, 'PX', tat + interval - now)
   end
 end
 
+local function rate_wait(key, interval, burst)
+  interval = tonumber(interval)
+  if interval == 0 then
+    return 0, function() end
+  end
+  return gcra_wait(key, redis.call('GET', key), interval, burst, redis_now_ms())
+end
+
 --[[
   rates_take(key1, interval1, burst1, key2, interval2, burst2): a request against two rates at
   once (a reservation's buyer's and source's). Returns 0 once it took from both, or the ms until
-  both would allow one, having taken from neither.
+  both would allow one, having taken from neither. Both are read at one clock reading with one
+  MGET: a reservation's script pays for two rates in two calls where reading each alone took four.
 ]]
 local function rates_take(key1, interval1, burst1, key2, interval2, burst2)
-  local wait1, take1 = rate_wait(key1, interval1, burst1)
-  local wait2, take2 = rate_wait(key2, interval2, burst2)
+  interval1, interval2 = tonumber(interval1), tonumber(interval2)
+  if interval1 == 0 and interval2 == 0 then
+    return 0
+  end
+  local now = redis_now_ms()
+  local stored1, stored2 = false, false
+  if interval1 > 0 and interval2 > 0 then
+    local stored = redis.call('MGET', key1, key2)
+    stored1, stored2 = stored[1], stored[2]
+  elseif interval1 > 0 then
+    stored1 = redis.call('GET', key1)
+  else
+    stored2 = redis.call('GET', key2)
+  end
+  local wait1, take1, wait2, take2 = 0, nil, 0, nil
+  if interval1 > 0 then
+    wait1, take1 = gcra_wait(key1, stored1, interval1, burst1, now)
+  end
+  if interval2 > 0 then
+    wait2, take2 = gcra_wait(key2, stored2, interval2, burst2, now)
+  end
   local wait = math.max(wait1, wait2)
   if wait == 0 then
-    take1()
-    take2()
+    if take1 then take1() end
+    if take2 then take2() end
   end
   return wait
 end
