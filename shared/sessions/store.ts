@@ -27,8 +27,6 @@ export interface Principal {
   userId: number;
   role: Role;
   email: string;
-  /** Safe to log: a hash, never the session id itself. */
-  readonly sessionRef: string;
 }
 
 /**
@@ -53,7 +51,7 @@ const sessionKeyPrefix = (userId: number) => `${userTag(userId)}:session:`;
 const sessionKey = ({ userId, sessionId }: SessionHandle) => sessionKeyPrefix(userId) + sessionId;
 const indexKey = (userId: number) => `${userTag(userId)}:sessions`;
 
-export const sessionRef = (sessionId: string) => createHash('sha256').update(sessionId).digest('hex').slice(0, 12);
+const sessionRef = (sessionId: string) => createHash('sha256').update(sessionId).digest('hex').slice(0, 12);
 
 export function cookieValue(handle: SessionHandle): string {
   return `${handle.userId}.${handle.sessionId}`;
@@ -98,15 +96,7 @@ export async function resolveSession(handle: SessionHandle, now = Date.now()): P
   const reply = await touchScript.run(redis(), [sessionKey(handle)], [now, settings().idleMs]);
   if (isRefusal(reply)) throw scriptError(reply);
   const [userId, role, email] = reply as [string, Role, string];
-  return {
-    userId: Number(userId),
-    role,
-    email,
-    // Hashed only when something logs it, not on every request.
-    get sessionRef() {
-      return sessionRef(handle.sessionId);
-    },
-  };
+  return { userId: Number(userId), role, email };
 }
 
 export async function destroySession(handle: SessionHandle): Promise<void> {
