@@ -24,10 +24,14 @@ afterAll(async () => {
 });
 
 describe('luaScript', () => {
-  it('passes its KEYS and ARGV through and answers strings', async () => {
-    const reply = await echo.run(client, ['{t}:key'], ['text', 42, '']);
+  it('passes its KEYS and ARGV through and answers strings, loaded or not', async () => {
+    // Act: the first call finds the script unknown to this Redis (EVAL), the second known (EVALSHA)
+    const first = await echo.run(client, ['{t}:key'], ['text', 42, '']);
+    const second = await echo.run(client, ['{t}:key'], ['text', 42, '']);
 
-    expect(reply).toEqual(['{t}:key', 'text', '42', '']);
+    // Assess
+    expect(first).toEqual(['{t}:key', 'text', '42', '']);
+    expect(second).toEqual(first);
   });
 
   it('runs after Redis lost its scripts (a restart, a failover, a flush), and leaves the script loaded again', async () => {
@@ -43,10 +47,25 @@ describe('luaScript', () => {
     expect(await client.script('EXISTS', echoSha)).toEqual([1]);
   });
 
-  it('rejects with the script’s own error', async () => {
+  it('rejects with the script’s own error, and sends it once', async () => {
+    // Prepare: the script known to Redis, so the failing call is an EVALSHA
     const takeRate = luaScript<[string], [number, number]>(new URL('../../shared/limits/lua/rate-take-1.lua', import.meta.url));
+    await takeRate.run(client, ['{t}:a-rate'], [1_000, 0]);
     await client.hset('{t}:a-hash', 'field', 'value');
+    const before = await scriptCalls();
 
-    await expect(takeRate.run(client, ['{t}:a-hash'], [1_000, 0])).rejects.toThrow(/WRONGTYPE/);
+    // Act
+    const failing = takeRate.run(client, ['{t}:a-hash'], [1_000, 0]);
+
+    // Assess
+    await expect(failing).rejects.toThrow(/WRONGTYPE/);
+    expect(await scriptCalls()).toEqual({ evalsha: before.evalsha + 1, eval: before.eval });
   });
 });
+
+/** How many EVALSHA and EVAL calls this Redis has run. */
+async function scriptCalls(): Promise<{ evalsha: number; eval: number }> {
+  const stats = (await client.info('commandstats')) as string;
+  const calls = (command: string) => Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(stats)?.[1] ?? 0);
+  return { evalsha: calls('evalsha'), eval: calls('eval') };
+}

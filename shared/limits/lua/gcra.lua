@@ -38,6 +38,8 @@ end
   once (a reservation's buyer's and source's). Returns 0 once it took from both, or the ms until
   both would allow one, having taken from neither. Both are read at one clock reading with one
   MGET: a reservation's script pays for two rates in two calls where reading each alone took four.
+  (A rate key holding another type reads as empty through MGET, where GET refused it: the keys are
+  the rates' own, :rate:buyer: and :rate:source:, which nothing else writes.)
 ]]
 local function rates_take(key1, interval1, burst1, key2, interval2, burst2)
   interval1, interval2 = tonumber(interval1), tonumber(interval2)
