@@ -32,6 +32,7 @@ import { round } from '../support/round';
 import { infoSum, shardsOf } from '../support/redis-shards';
 import { oneDecrFloor, redisCpuPerCall } from '../support/redis-floor';
 import { metricsCost } from '../support/metrics-cost';
+import { handOffCpuPerReservation } from '../support/hand-off-cost';
 import { perRequest, snapshotInvocations } from '../support/invocations';
 import { itemKeys, MAX_ORDER_QUANTITY } from '../../shared/sale/orders/model';
 import { reserve } from '../../shared/sale/orders/sale';
@@ -275,6 +276,9 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
     log,
   );
 
+  // The product CPU above is the twin's shared instance's, whose concurrent orders share a send; a deployed instance sends each alone.
+  log('hand-off: one reservation per call against a shared turn');
+  const handOffCost = await handOffCpuPerReservation();
   await db.end();
   redisNodes.close();
   await releaseSharedClients();
@@ -329,6 +333,7 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
       cpu_ms_per_order: last.cpuPerOrder,
       redis_calls_per_order: last.redisPerOrder,
       sqs_calls_per_order: last.sqsPerOrder,
+      hand_off_cpu_per_order: handOffCost,
       metrics_cost: metrics,
       contended: {
         script_per_s: luaRate,
