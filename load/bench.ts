@@ -1,9 +1,12 @@
 /**
- * `npm run bench -- <scenario> [--connections N] [--duration S] [--bundles [--lambda-instances N]]`
+ * `npm run bench -- <scenario> [--connections N] [--duration S] [--bundles [--lambda-instances N]] [--hand-off alone]`
  *
  * Loads the running twin (or starts one) with autocannon, its functions run from their sources or,
  * with --bundles, as the bundles `cdk deploy` uploads (--lambda-instances: in Lambda's instance model), measures the gateway's ceiling (a trivial
  * function behind the same gateway) in the same run, and prints one JSON object as its last line.
+ * With --hand-off alone, on a twin of its own, each order or coupon is handed to the queue in a
+ * call of its own, as a Lambda instance (one invocation at a time) sends it, where the twin's
+ * shared instance would coalesce the sends of its concurrent requests.
  * Progress goes to stderr. Exits non-zero when an invariant does not hold. Every run also writes
  * an HTML report with plots over time (load/reports/<scenario>-<time>.html; see support/report).
  */
@@ -63,11 +66,14 @@ const { positionals, values } = parseArgs({
     duration: { type: 'string', default: '10' },
     bundles: { type: 'boolean', default: false },
     'lambda-instances': { type: 'string' },
+    'hand-off': { type: 'string', default: 'coalesced' },
   },
 });
 const name = positionals[0] ?? '';
-if (!(name in scenarios)) {
-  process.stderr.write(`usage: npm run bench -- <${Object.keys(scenarios).join('|')}> [--connections N] [--duration S] [--bundles [--lambda-instances N]]\n`);
+if (!(name in scenarios) || !['coalesced', 'alone'].includes(values['hand-off'])) {
+  process.stderr.write(
+    `usage: npm run bench -- <${Object.keys(scenarios).join('|')}> [--connections N] [--duration S] [--bundles [--lambda-instances N]] [--hand-off alone]\n`,
+  );
   process.exit(2);
 }
 const log = (message: string) => process.stderr.write(`bench: ${message}\n`);
@@ -83,7 +89,8 @@ const forced = scenarios[name]!.runtime;
 const instances = values['lambda-instances'] ? Number(values['lambda-instances']) : forced?.lambdaInstances;
 const runtime = { bundles: values.bundles || Boolean(instances), ...(instances ? { lambdaInstances: instances } : {}) };
 // Neither GET /me nor the opening is compared with a baseline: a running twin without them will do.
-const twin = await acquireTwin(log, !['sessions', 'opening'].includes(name), runtime, scenarios[name]!.twin);
+const handOffAlone = values['hand-off'] === 'alone';
+const twin = await acquireTwin(log, !['sessions', 'opening'].includes(name), runtime, { ...scenarios[name]!.twin, ...(handOffAlone ? { handOffAlone } : {}) });
 // The bench process too: the load generator and the contended loops share the two cores with the twin.
 const timeline = startTimeline({ ...twin.pids, bench: process.pid });
 let report: BenchReport | undefined;
@@ -138,6 +145,7 @@ try {
       : runtime.bundles
         ? 'bundles, one shared instance each'
         : 'sources, one shared instance each',
+    ...(handOffAlone ? { hand_off_sent: 'alone: each reservation in a SendMessageBatch of its own, as a Lambda instance sends it' } : {}),
     invariants,
   };
   timelineData = timeline.stop();

@@ -59,6 +59,8 @@ export function twinDeployment(
       ...(lambdaInstances ? { poolSize: 1 } : {}),
     },
     reservationQueueUrl: provisioned.reservations.url,
+    // A twin measuring the deployed stack's shape: each reservation sent alone, as a Lambda instance sends it.
+    ...(process.env.SURGE_HAND_OFF_ALONE === 'true' ? { handOffAlone: true } : {}),
     reservationDlqUrl: provisioned.reservations.deadLetterUrl,
     cookieSecure: false,
     inboundDomain: TWIN_INBOUND_DOMAIN,

@@ -65,16 +65,25 @@ const runsAs = (info: TwinInfo, runtime: BenchRuntime) =>
  * The twin `npm start` left running, or a fresh one in its own state dir that is stopped afterwards.
  * `fresh`: always a new one (a cold fleet). `profiled: false`: its processes write no CPU profile,
  * whose sampling, in every worker thread of Lambda's instance model, slowed a sale's opening
- * twentyfold (22 against 423 req/s).
+ * twentyfold (22 against 423 req/s). `handOffAlone`: a new one whose functions hand each reservation
+ * off alone, as a Lambda instance does (SURGE_HAND_OFF_ALONE).
  */
 export async function acquireTwin(
   log: (msg: string) => void,
   needsBaselines: boolean,
   runtime: BenchRuntime = {},
-  options: { fresh?: boolean; profiled?: boolean } = {},
+  options: { fresh?: boolean; profiled?: boolean; handOffAlone?: boolean } = {},
 ): Promise<BenchTwin> {
   const info = readRunningTwin();
-  if (!options.fresh && info && alive(info.pid) && runsAs(info, runtime) && (await healthy(info)) && (!needsBaselines || (await servesBaselines(info)))) {
+  if (
+    !options.fresh &&
+    !options.handOffAlone &&
+    info &&
+    alive(info.pid) &&
+    runsAs(info, runtime) &&
+    (await healthy(info)) &&
+    (!needsBaselines || (await servesBaselines(info)))
+  ) {
     log(`using the running twin at ${info.url}`);
     return { ...info, owned: false, stop: async () => undefined };
   }
@@ -97,6 +106,7 @@ export async function acquireTwin(
       SURGE_BUNDLES: String(Boolean(runtime.bundles)),
       ...(profiled ? profilingEnv(PROFILE_DIR, process.env.NODE_OPTIONS) : {}),
       ...(runtime.lambdaInstances ? { SURGE_LAMBDA_INSTANCES: String(runtime.lambdaInstances) } : {}),
+      ...(options.handOffAlone ? { SURGE_HAND_OFF_ALONE: 'true' } : {}),
     },
   });
   return { ...twin, owned: true, ...(profiled ? { profileDir: PROFILE_DIR } : {}) };

@@ -94,7 +94,18 @@ export const awsEnv = envSchema(() =>
   }),
 );
 
-export const reservationQueueEnv = envSchema(() => z.object({ RESERVATION_QUEUE_URL: z.url() }));
+export const reservationQueueEnv = envSchema(() =>
+  z.object({
+    RESERVATION_QUEUE_URL: z.url(),
+    /**
+     * Each reservation handed off in a SendMessageBatch of its own, as every classic Lambda
+     * instance sends (one invocation at a time): set only by a twin measuring that shape
+     * (SURGE_HAND_OFF_ALONE), whose one instance of a function would otherwise coalesce the
+     * sends of its concurrent invocations.
+     */
+    HAND_OFF_ALONE: z._default(flag(), false),
+  }),
+);
 /** The reservation queue's dead-letter queue, where the writer parks a message it cannot read (a hand-off version it does not know). */
 export const reservationFailuresEnv = envSchema(() => z.object({ RESERVATION_DLQ_URL: z.url() }));
 
@@ -187,6 +198,8 @@ export interface Deployment {
   redis: { url: string; authSecretId?: string; cluster?: boolean; replicaAcks?: number };
   database: { url: string; secretId?: string; tls: boolean; poolSize?: number };
   reservationQueueUrl: string;
+  /** Only a twin measuring the deployed stack's hand-off shape sets it (reservationQueueEnv). */
+  handOffAlone?: boolean;
   reservationDlqUrl: string;
   cookieSecure: boolean;
   inboundDomain: string;
@@ -213,7 +226,7 @@ const variablesOf: Record<EnvNeed, (d: Deployment) => Record<string, string>> = 
     ...optional('DATABASE_POOL_SIZE', d.database.poolSize),
     DATABASE_TLS: String(d.database.tls),
   }),
-  reservationQueue: (d) => ({ RESERVATION_QUEUE_URL: d.reservationQueueUrl }),
+  reservationQueue: (d) => ({ RESERVATION_QUEUE_URL: d.reservationQueueUrl, ...optional('HAND_OFF_ALONE', d.handOffAlone) }),
   reservationFailures: (d) => ({ RESERVATION_DLQ_URL: d.reservationDlqUrl }),
   sessions: (d) => ({ COOKIE_SECURE: String(d.cookieSecure) }),
   inboundDomain: (d) => ({ INBOUND_DOMAIN: d.inboundDomain }),

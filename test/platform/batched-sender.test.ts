@@ -35,6 +35,25 @@ describe('BatchedSender against the emulator', () => {
     expect(messages.flat().sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i));
   });
 
+  it('sends each item in a message and call of its own when alone, as a Lambda instance does', async () => {
+    // Prepare
+    const queue = await queueWithDeadLetters(sqs, 5);
+    const sender = new BatchedSender<number>(call, {
+      queueUrl: queue.url,
+      timeoutMs: 3_000,
+      itemsPerMessage: 25,
+      encode: (items) => JSON.stringify(items),
+      alone: true,
+    });
+
+    // Act: sent in the same turn, which would put them in one message otherwise
+    await Promise.all([1, 2, 3].map((i) => sender.send(i)));
+
+    // Assess
+    const messages = (await receiveAll(queue.url)).map((b) => JSON.parse(b) as number[]);
+    expect(messages.sort((a, b) => a[0]! - b[0]!)).toEqual([[1], [2], [3]]);
+  });
+
   it('tells each caller the fate of its own message when part of a batch fails', async () => {
     // Prepare: one message per item; the emulator refuses a body with a NUL character, as SQS does.
     const queue = await queueWithDeadLetters(sqs, 5);

@@ -35,6 +35,12 @@ export interface BatchedSenderOptions<T> {
   encode(items: T[]): string;
   /** The message attributes of one message carrying these items, if any. */
   attributes?(items: T[]): Record<string, MessageAttributeValue> | undefined;
+  /**
+   * Each item in a call of its own, sent at once: what a classic Lambda instance, which serves one
+   * invocation at a time, sends whatever this says. For the twin, whose one instance serves many
+   * invocations and would otherwise coalesce theirs, to measure the deployed stack's shape.
+   */
+  alone?: boolean;
 }
 
 /**
@@ -43,7 +49,7 @@ export interface BatchedSenderOptions<T> {
  * SendMessageBatch call. A lone request (a classic Lambda instance) sends one item in one call
  * with no added wait; a process serving many requests at once (the twin, multi-concurrency
  * Lambda) makes a fraction of the calls, and its consumer receives and deletes as many fewer
- * messages. Each caller learns the fate of the message that carried its item.
+ * messages (unless `alone`). Each caller learns the fate of the message that carried its item.
  */
 export class BatchedSender<T> {
   private pending: Pending<T>[] = [];
@@ -56,6 +62,7 @@ export class BatchedSender<T> {
 
   send(item: T): Promise<void> {
     return new Promise((resolve, reject) => {
+      if (this.options.alone) return void this.sendCall([[{ item, resolve, reject }]]);
       this.pending.push({ item, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
