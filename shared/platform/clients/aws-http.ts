@@ -53,6 +53,11 @@ export interface AwsLocation {
   path: string;
 }
 
+/** A request still unanswered (or its answer still unread) at its caller's deadline, destroyed. */
+export class DeadlinePassed extends Error {
+  override name = 'TimeoutError';
+}
+
 export interface SignedRequesterOptions {
   service: string;
   region: string;
@@ -76,7 +81,10 @@ export function serviceLocation(service: string, region: string, endpoint: strin
 
 /**
  * Sends signed requests with credentials from the environment (where Lambda puts the execution
- * role's), over kept-alive connections. A request that gets no answer in time fails.
+ * role's), over kept-alive connections. A request that gets no answer in time fails; one given a
+ * deadline (ms since the epoch) is destroyed at it, answer and all. A timer rather than an
+ * AbortSignal: a signal handed to http.request, and AbortSignal.timeout's own, cost a
+ * SendMessageBatch sent alone about a third of its CPU (0.23 against 0.145 ms a call, measured).
  */
 export function createSignedRequester(options: SignedRequesterOptions) {
   const signer = new SignatureV4({
@@ -92,7 +100,7 @@ export function createSignedRequester(options: SignedRequesterOptions) {
 
   return async function send(
     location: AwsLocation,
-    request: { method: 'GET' | 'POST'; headers?: Record<string, string>; body?: string; signal?: AbortSignal },
+    request: { method: 'GET' | 'POST'; headers?: Record<string, string>; body?: string; deadline?: number },
   ): Promise<IncomingMessage> {
     const host = location.port ? `${location.hostname}:${location.port}` : location.hostname;
     const headers = { ...request.headers, host, ...(request.body !== undefined ? { 'content-length': String(Buffer.byteLength(request.body)) } : {}) };
@@ -104,6 +112,8 @@ export function createSignedRequester(options: SignedRequesterOptions) {
       ...(request.body !== undefined ? { body: request.body } : {}),
     });
     const send = location.protocol === 'http:' ? httpRequest : httpsRequest;
+    const left = request.deadline === undefined ? undefined : request.deadline - Date.now();
+    if (left !== undefined && left <= 0) throw new DeadlinePassed(`${options.service} was not asked: the caller's deadline had passed`);
     return new Promise((resolve, reject) => {
       const req = send(
         {
@@ -112,7 +122,6 @@ export function createSignedRequester(options: SignedRequesterOptions) {
           headers: signed.headers,
           agent: agents[location.protocol],
           timeout: timeoutMs,
-          ...(request.signal ? { signal: request.signal } : {}),
         },
         resolve,
       )
@@ -120,6 +129,11 @@ export function createSignedRequester(options: SignedRequesterOptions) {
           this.destroy(new Error(`${options.service} did not answer within ${timeoutMs} ms`));
         })
         .on('error', reject);
+      if (left !== undefined) {
+        // Destroying the request ends its answer's stream too, so a body still being read fails.
+        const deadline = setTimeout(() => req.destroy(new DeadlinePassed(`${options.service} gave no answer within the caller's deadline`)), left);
+        req.once('close', () => clearTimeout(deadline));
+      }
       req.end(request.body);
     });
   };

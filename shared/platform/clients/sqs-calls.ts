@@ -2,7 +2,7 @@ import type { AwsCredentialIdentityProvider } from '@smithy/types';
 import { awsEnv, readEnv } from '../config';
 import { once } from '../once';
 import { awsClientOptions } from './aws';
-import { createSignedRequester, isRetryableStatus, readBody, Retryable, serviceLocation, withRetries } from './aws-http';
+import { createSignedRequester, DeadlinePassed, isRetryableStatus, readBody, Retryable, serviceLocation, withRetries } from './aws-http';
 
 /**
  * SQS's JSON protocol, the one the SDK's SQS client speaks, for the two calls the request path
@@ -38,7 +38,8 @@ export interface SqsCallerOptions {
   maxAttempts: number;
 }
 
-export type SqsCall = <T>(action: string, input: object, signal?: AbortSignal) => Promise<T>;
+/** One SQS action; given a deadline (ms since the epoch), it fails at it, retries included. */
+export type SqsCall = <T>(action: string, input: object, deadline?: number) => Promise<T>;
 
 export function createSqsCaller(options: SqsCallerOptions): SqsCall {
   const send = createSignedRequester({
@@ -50,23 +51,24 @@ export function createSqsCaller(options: SqsCallerOptions): SqsCall {
   const location = serviceLocation('sqs', options.region, options.endpoint);
   const tooLarge = () => new SqsCallFailed('AnswerTooLarge', 'SQS answered with more than an answer can hold');
   // Past its caller's deadline a call is not tried again: the caller has given up on it already.
-  const retryable = (error: unknown, signal?: AbortSignal) => (signal?.aborted || error instanceof SqsCallFailed ? error : new Retryable(error));
+  const retryable = (error: unknown, deadline?: number) =>
+    (deadline !== undefined && Date.now() >= deadline) || error instanceof SqsCallFailed || error instanceof DeadlinePassed ? error : new Retryable(error);
 
-  return async function call<T>(action: string, input: object, signal?: AbortSignal): Promise<T> {
+  return async function call<T>(action: string, input: object, deadline?: number): Promise<T> {
     const body = JSON.stringify(input);
     return withRetries(options.maxAttempts, async () => {
       const response = await send(location, {
         method: 'POST',
         headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': `AmazonSQS.${action}` },
         body,
-        ...(signal ? { signal } : {}),
+        ...(deadline !== undefined ? { deadline } : {}),
       }).catch((error: unknown) => {
-        throw retryable(error, signal);
+        throw retryable(error, deadline);
       });
       const status = response.statusCode ?? 0;
       const text = (
         await readBody(response, MAX_ANSWER_BYTES, tooLarge).catch((error: unknown) => {
-          throw retryable(error, signal);
+          throw retryable(error, deadline);
         })
       ).toString('utf8');
       let answer: { __type?: unknown; message?: unknown; Message?: unknown };

@@ -98,7 +98,7 @@ export class BatchedSender<T> {
             return { Id: String(i), MessageBody: this.options.encode(items), ...(attributes ? { MessageAttributes: attributes } : {}) };
           }),
         },
-        AbortSignal.timeout(this.options.timeoutMs),
+        Date.now() + this.options.timeoutMs,
       );
       const sent = new Set(result.Successful?.map((s) => s.Id));
       const failed = new Map(result.Failed?.map((f) => [f.Id, f]));
