@@ -54,6 +54,21 @@ describe('BatchedSender against the emulator', () => {
     expect(messages.sort((a, b) => a[0]! - b[0]!)).toEqual([[1], [2], [3]]);
   });
 
+  it('neither sends nor retries a call whose deadline has passed', async () => {
+    // Prepare
+    const queue = await queueWithDeadLetters(sqs, 5);
+
+    // Act
+    const late = await call('SendMessageBatch', { QueueUrl: queue.url, Entries: [{ Id: '0', MessageBody: 'late' }] }, Date.now() - 1).then(
+      () => 'answered',
+      (error: Error) => error.name,
+    );
+
+    // Assess
+    expect(late).toBe('TimeoutError');
+    expect(await depth(sqs, queue.url)).toBe(0);
+  });
+
   it('tells each caller the fate of its own message when part of a batch fails', async () => {
     // Prepare: one message per item; the emulator refuses a body with a NUL character, as SQS does.
     const queue = await queueWithDeadLetters(sqs, 5);

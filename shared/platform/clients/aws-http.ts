@@ -83,8 +83,9 @@ export function serviceLocation(service: string, region: string, endpoint: strin
  * Sends signed requests with credentials from the environment (where Lambda puts the execution
  * role's), over kept-alive connections. A request that gets no answer in time fails; one given a
  * deadline (ms since the epoch) is destroyed at it, answer and all. A timer rather than an
- * AbortSignal: a signal handed to http.request, and AbortSignal.timeout's own, cost a
- * SendMessageBatch sent alone about a third of its CPU (0.23 against 0.145 ms a call, measured).
+ * AbortSignal: a signal handed to http.request, with its listeners, and AbortSignal.timeout's own
+ * were the costliest part of a send's own code (a SendMessageBatch sent alone, old and new
+ * alternated in one process: 0.186 → 0.154 and 0.210 → 0.170 ms of CPU a call).
  */
 export function createSignedRequester(options: SignedRequesterOptions) {
   const signer = new SignatureV4({
