@@ -1,6 +1,7 @@
 /**
  * `npm run compare -- [--against 7ace490] [--paths sessions,catalog,orders,mail] [--duration S] [--connections N] [--rounds N]`
  * `npm run compare -- --replica-acks [--redis-cluster [--buckets 3]] [--paths orders] …`
+ * `npm run compare -- --against <commit> --paths orders --hand-off alone`
  *
  * Measures each hot path of this checkout against an earlier commit's, A B B A in one run (repeated
  * `--rounds` times: turns on these machines differ by a sixth, so a difference of a few per cent
@@ -21,6 +22,10 @@
  * (REDIS_REPLICA_ACKS=0), B waiting for it (1), as a deployment with replicas runs: what WAIT costs.
  * With --redis-cluster as well, on the twin's cluster of three masters with a replica each, a new
  * cluster each turn, the orders path's item split into --buckets buckets: the hot item's shape.
+ *
+ * With --hand-off alone, both sides' twins hand each order to the queue in a call of its own
+ * (SURGE_HAND_OFF_ALONE), as the deployed stack's instances send them: against a commit that
+ * knows the switch (ef7075a or later), since an earlier one coalesces whatever it is told.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
@@ -50,6 +55,7 @@ const { values } = parseArgs({
     'replica-acks': { type: 'boolean', default: false },
     'redis-cluster': { type: 'boolean', default: false },
     buckets: { type: 'string', default: '3' },
+    'hand-off': { type: 'string', default: 'coalesced' },
     turn: { type: 'string' },
     'turn-acks': { type: 'string' },
   },
@@ -59,6 +65,7 @@ const paths = values.paths!.split(',') as HotPath[];
 for (const path of paths) if (!HOT_PATHS.includes(path)) throw new Error(`unknown path ${path}; the paths are ${HOT_PATHS.join(', ')}`);
 // An earlier checkout's twin may know no cluster nor buckets: the cluster compares this checkout with itself.
 if (values['redis-cluster'] && !values['replica-acks']) throw new Error('--redis-cluster compares WAIT against none: add --replica-acks');
+if (!['coalesced', 'alone'].includes(values['hand-off']!)) throw new Error('--hand-off is coalesced or alone');
 
 const STATE_DIR = resolve('.local/compare');
 
@@ -122,6 +129,7 @@ async function runTurn(dir: string, acks?: number): Promise<Turn> {
       SURGE_REDIS_DURABLE: 'false',
       POWERTOOLS_LOG_LEVEL: 'WARN',
       SURGE_LOAD_TEST_SOURCES: '127.0.0.1/32',
+      ...(values['hand-off'] === 'alone' ? { SURGE_HAND_OFF_ALONE: 'true' } : {}),
       ...(replicated ? { ...replicated.env, REDIS_REPLICA_ACKS: String(acks) } : {}),
       ...profilingEnv(profileDir, process.env.NODE_OPTIONS),
     },
@@ -239,5 +247,5 @@ if (values.turn) {
     );
   }
   process.exitCode = Object.values(invariants).every(Boolean) ? 0 : 1;
-  await printResult({ against, order: order.map((dir) => (dir === today ? 'B' : 'A')), paths: result, invariants });
+  await printResult({ against, order: order.map((dir) => (dir === today ? 'B' : 'A')), hand_off_sent: values['hand-off'], paths: result, invariants });
 }
