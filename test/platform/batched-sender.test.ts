@@ -69,6 +69,38 @@ describe('BatchedSender against the emulator', () => {
     expect(await depth(sqs, queue.url)).toBe(0);
   });
 
+  it('fails a call whose answer is still being read at its deadline as timed out, without trying again', async () => {
+    // Prepare: an endpoint that answers its headers and the start of a body, then nothing more.
+    let asked = 0;
+    const stalling = createServer((_request, response) => {
+      asked += 1;
+      response.writeHead(200, { 'content-type': 'application/x-amz-json-1.0', 'content-length': '100' });
+      response.write('{"Successful":');
+    });
+    await new Promise<void>((done) => stalling.listen(0, '127.0.0.1', done));
+    const stalled = createSqsCaller({
+      region: 'us-east-1',
+      endpoint: `http://127.0.0.1:${(stalling.address() as AddressInfo).port}`,
+      credentials: async () => ({ accessKeyId: 'local', secretAccessKey: 'local' }),
+      maxAttempts: 2,
+    });
+
+    try {
+      // Act
+      const outcome = await stalled('SendMessageBatch', { QueueUrl: 'http://127.0.0.1/000000000000/q', Entries: [] }, Date.now() + 300).then(
+        () => 'answered',
+        (error: Error) => error.name,
+      );
+
+      // Assess: a lost connection would have been tried again before the caller heard of it.
+      expect(outcome).toBe('TimeoutError');
+      expect(asked).toBe(1);
+    } finally {
+      stalling.closeAllConnections();
+      stalling.close();
+    }
+  });
+
   it('tells each caller the fate of its own message when part of a batch fails', async () => {
     // Prepare: one message per item; the emulator refuses a body with a NUL character, as SQS does.
     const queue = await queueWithDeadLetters(sqs, 5);
