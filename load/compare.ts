@@ -28,7 +28,7 @@
  * knows the switch (ef7075a or later), since an earlier one coalesces whatever it is told.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startRedisCluster } from '../infra/twin/services/redis-cluster';
@@ -201,6 +201,9 @@ if (values.turn) {
   const against = pairs ? 'REDIS_REPLICA_ACKS=0' : values.against!;
   // On pairs, A and B are this checkout without and with WAIT, told apart by name.
   const earlier = pairs ? 'acks=0' : checkoutOf(values.against!);
+  // An earlier commit without the switch would coalesce on its side whatever it was told, and the comparison would mean nothing.
+  if (values['hand-off'] === 'alone' && !pairs && !readFileSync(resolve(earlier, 'shared/platform/config.ts'), 'utf8').includes('HAND_OFF_ALONE'))
+    throw new Error(`${values.against} does not know --hand-off alone (SURGE_HAND_OFF_ALONE): compare against ef7075a or later`);
   const today = pairs ? 'acks=1' : resolve('.');
   const order = Array.from({ length: Number(values.rounds) }, () => [earlier, today, today, earlier]).flat();
   const turns: Turn[] = [];

@@ -93,6 +93,8 @@ function writeStateFile(serving: Twin): void {
         queues: serving.queues,
         runtime: serving.runtime.kind,
         lambdaInstances: env.SURGE_LAMBDA_INSTANCES,
+        // A bench reuses only a twin that hands reservations off as it would itself (load/support/twin.ts).
+        handOffAlone: process.env.SURGE_HAND_OFF_ALONE === 'true',
         admin: serving.admin,
       },
       null,

@@ -11,6 +11,8 @@ export type TwinInfo = Omit<Twin, 'stop' | 'runtime'> & {
   pid: number;
   runtime: FunctionRuntime['kind'];
   lambdaInstances?: number;
+  /** Each reservation handed off alone (SURGE_HAND_OFF_ALONE), as the deployed stack's instances send them. */
+  handOffAlone?: boolean;
 };
 
 export interface TwinProcess extends TwinInfo {

@@ -59,7 +59,9 @@ export interface BenchRuntime {
 }
 
 const runsAs = (info: TwinInfo, runtime: BenchRuntime) =>
-  (info.runtime ?? 'source') === (runtime.bundles ? 'bundles' : 'source') && (info.lambdaInstances ?? undefined) === runtime.lambdaInstances;
+  (info.runtime ?? 'source') === (runtime.bundles ? 'bundles' : 'source') &&
+  (info.lambdaInstances ?? undefined) === runtime.lambdaInstances &&
+  !info.handOffAlone;
 
 /**
  * The twin `npm start` left running, or a fresh one in its own state dir that is stopped afterwards.

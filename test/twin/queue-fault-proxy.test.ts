@@ -5,7 +5,7 @@ import { startQueueFaultProxy, type QueueFaultProxy } from '../../infra/twin/fau
 import { depth, queueWithDeadLetters, testSqs } from '../support/queues';
 import { until } from '../../shared/platform/wait';
 
-/** How long the client waits for a reply, by abort signal as the functions' sender does: its timeout, shortened. */
+/** How long the client waits for a reply (an abort signal; the functions' sender uses a deadline): its timeout, shortened. */
 const CLIENT_TIMEOUT_MS = 500;
 const DELAY_MS = 1_500;
 

@@ -37,8 +37,10 @@ export interface BatchedSenderOptions<T> {
   attributes?(items: T[]): Record<string, MessageAttributeValue> | undefined;
   /**
    * Each item in a call of its own, sent at once: what a classic Lambda instance, which serves one
-   * invocation at a time, sends whatever this says. For the twin, whose one instance serves many
-   * invocations and would otherwise coalesce theirs, to measure the deployed stack's shape.
+   * invocation at a time, sends for an invocation that sends one item (an order, a coupon). For
+   * the twin, whose one instance serves many invocations and would otherwise coalesce theirs, to
+   * measure the deployed stack's shape. (The relay, which sends many in one invocation, coalesces
+   * them on Lambda; with this it sends each alone.)
    */
   alone?: boolean;
 }
