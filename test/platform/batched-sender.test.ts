@@ -92,7 +92,7 @@ describe('BatchedSender against the emulator', () => {
         (error: Error) => error.name,
       );
 
-      // Assess: a lost connection would have been tried again before the caller heard of it.
+      // Assess: the deadline's own error, not the socket's, which a caller could take for a lost connection worth another try.
       expect(outcome).toBe('TimeoutError');
       expect(asked).toBe(1);
     } finally {
