@@ -1,5 +1,5 @@
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createSqsCaller } from '../../shared/platform/clients/sqs-calls';
@@ -7,12 +7,16 @@ import { BatchedSender, QueueSendError } from '../../shared/platform/queue/batch
 import { depth, queueWithDeadLetters, testSqs } from '../support/queues';
 
 const sqs = testSqs();
-const call = createSqsCaller({
-  region: 'us-east-1',
-  endpoint: process.env.AWS_ENDPOINT_URL!,
-  credentials: async () => ({ accessKeyId: 'local', secretAccessKey: 'local' }),
-  maxAttempts: 2,
-});
+/** A caller of SQS at this endpoint, as the functions make one, with test credentials. */
+const callerAt = (endpoint: string) =>
+  createSqsCaller({ region: 'us-east-1', endpoint, credentials: async () => ({ accessKeyId: 'local', secretAccessKey: 'local' }), maxAttempts: 2 });
+const call = callerAt(process.env.AWS_ENDPOINT_URL!);
+
+/** The server listening on loopback, and its address as an endpoint. */
+async function endpointOf(server: Server): Promise<string> {
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
 
 async function receiveAll(url: string): Promise<string[]> {
   const bodies: string[] = [];
@@ -77,13 +81,7 @@ describe('BatchedSender against the emulator', () => {
       response.writeHead(200, { 'content-type': 'application/x-amz-json-1.0', 'content-length': '100' });
       response.write('{"Successful":');
     });
-    await new Promise<void>((done) => stalling.listen(0, '127.0.0.1', done));
-    const stalled = createSqsCaller({
-      region: 'us-east-1',
-      endpoint: `http://127.0.0.1:${(stalling.address() as AddressInfo).port}`,
-      credentials: async () => ({ accessKeyId: 'local', secretAccessKey: 'local' }),
-      maxAttempts: 2,
-    });
+    const stalled = callerAt(await endpointOf(stalling));
 
     try {
       // Act
@@ -124,13 +122,7 @@ describe('BatchedSender against the emulator', () => {
       encode: String,
     });
     const silent = createServer(() => undefined);
-    await new Promise<void>((done) => silent.listen(0, '127.0.0.1', done));
-    const unanswered = createSqsCaller({
-      region: 'us-east-1',
-      endpoint: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`,
-      credentials: async () => ({ accessKeyId: 'local', secretAccessKey: 'local' }),
-      maxAttempts: 2,
-    });
+    const unanswered = callerAt(await endpointOf(silent));
     const slow = new BatchedSender<number>(unanswered, { queueUrl: 'http://127.0.0.1/000000000000/q', timeoutMs: 300, itemsPerMessage: 1, encode: String });
 
     try {
