@@ -79,13 +79,47 @@ export interface FunctionSpec {
    */
   concurrencyCap?: number;
   /**
+   * Runs on Lambda Managed Instances rather than one invocation at a time an instance: see
+   * ManagedInstances. Its memoryMb is then an execution environment's, at least 2,048.
+   */
+  managedInstances?: ManagedInstances;
+  /**
    * Prepares load tests (signed-in buyers in bulk): deployed where load tests may run, the twin
    * and the dev stage, and left out of the prod stage, where its route does not exist (404).
    */
   loadTest?: true;
 }
 
+/**
+ * A function on Lambda Managed Instances (the stack's capacity provider, infra/stack/functions.ts):
+ * each execution environment takes many invocations at once on one event loop, as the twin's one
+ * instance of a function does, so the reservations of concurrent requests share one
+ * SendMessageBatch (shared/platform/clients/batched-sender.ts). On Lambda's default compute an
+ * instance takes one invocation at a time, and each reservation was its own signed SQS call: above
+ * the autocommit design's CPU per order (docs/benchmarks.md, "The deployed shape").
+ */
+export interface ManagedInstances {
+  /** Invocations one execution environment takes at once (PerExecutionEnvironmentMaxConcurrency). */
+  perEnvironmentConcurrency: number;
+  /**
+   * Execution environments kept running whatever the load (MinExecutionEnvironments): Managed
+   * Instances scale on CPU, minutes behind a crowd, so a sale's opening is served by these.
+   */
+  minEnvironments: number;
+}
+
 const api = { memoryMb: 512, timeoutSeconds: 10 } as const;
+
+/**
+ * The reserving functions: one vCPU an environment (2,048 MB at 2 GB a vCPU: one Node worker
+ * thread), 64 invocations at once (Node's default a vCPU), and Lambda's default minimum of three
+ * environments; docs/deploy.md says how to size them for a sale.
+ */
+const reserving = {
+  memoryMb: 2048,
+  timeoutSeconds: 10,
+  managedInstances: { perEnvironmentConcurrency: 64, minEnvironments: 3 },
+} as const satisfies Partial<FunctionSpec>;
 
 export const functions: readonly FunctionSpec[] = [
   {
@@ -169,7 +203,7 @@ export const functions: readonly FunctionSpec[] = [
     id: 'create-order',
     description: 'Reserves stock in one Lua call and hands the order to the queue',
     trigger: { kind: 'http', method: 'POST', path: '/items/{itemId}/orders' },
-    ...api,
+    ...reserving,
     env: ['redis', 'database', 'reservationQueue', 'sessions', 'limits'],
   },
   {
@@ -241,7 +275,7 @@ export const functions: readonly FunctionSpec[] = [
     id: 'create-coupon',
     description: 'Issues one coupon of a deal to the caller in one Lua call, then hands it to the queue',
     trigger: { kind: 'http', method: 'POST', path: '/deals/{dealId}/coupons' },
-    ...api,
+    ...reserving,
     env: ['redis', 'database', 'reservationQueue', 'sessions', 'limits'],
   },
   {

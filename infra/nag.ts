@@ -64,6 +64,14 @@ export function acknowledgeFindings(stack: SurgeStack): void {
       'The dev stage keeps nothing: with deletion protection CloudFormation could neither delete the cluster nor roll back a failed first deploy. The prod stage has it on.',
     );
   }
+  const capacity = stack.node.tryFindChild('ReservingCapacity');
+  if (capacity) {
+    acknowledge(
+      capacity.node.findChild('OperatorRole'),
+      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AWSLambdaManagedEC2ResourceOperator]',
+      "Lambda's own policy for running Managed Instances' EC2 capacity on the account's behalf (launching and ending instances, their network interfaces): maintained by AWS as that service's needs change.",
+    );
+  }
   const gradual = stack.node.tryFindChild('GradualDeploys');
   if (gradual) {
     acknowledge(

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { CfnResource, Duration, type RemovalPolicy, type Stack } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import { Architecture, CfnFunction, Runtime, type Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, CapacityProvider, CfnFunction, Runtime, type Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -58,12 +58,22 @@ export interface FunctionsProps {
 }
 
 /**
+ * A function's name. One on Managed Instances has a name of its own: Lambda cannot move an existing
+ * function onto a capacity provider, so a stack that had it on Lambda's default compute replaces
+ * it, and CloudFormation replaces a named resource only under a new name.
+ */
+export const functionNameOf = (namePrefix: string, spec: FunctionSpec) => `${namePrefix}-${spec.id}${spec.managedInstances ? '-managed' : ''}`;
+
+/**
  * The functions of functions/table.ts: ARM64, nodejs24.x, in the isolated subnets, each logging to
- * a group of the stack, its environment the shared map of its needs (shared/platform/config.ts). Its
- * resources are the stack's own children (see stack.ts).
+ * a group of the stack, its environment the shared map of its needs (shared/platform/config.ts).
+ * Those the table puts on Lambda Managed Instances (the reserving ones) run in the capacity
+ * provider's execution environments, in the same subnets and security group. Its resources are the
+ * stack's own children (see stack.ts).
  */
 export class Functions {
   private readonly variables: Record<string, string>;
+  private capacity?: CapacityProvider;
 
   constructor(
     private readonly stack: Stack,
@@ -76,11 +86,29 @@ export class Functions {
     };
   }
 
+  /**
+   * The instances the managed functions run on, made with the first: Graviton, as the other
+   * functions are, scaled by Lambda on their CPU (the default, Auto), in the functions' subnets and
+   * security group, which the cache and the database proxy let in.
+   */
+  private capacityProvider(): CapacityProvider {
+    const { props } = this;
+    this.capacity ??= new CapacityProvider(this.stack, 'ReservingCapacity', {
+      subnets: props.vpc.selectSubnets({ subnetType: ec2.SubnetType.PRIVATE_ISOLATED }).subnets,
+      securityGroups: [props.securityGroup],
+      architectures: [Architecture.ARM_64],
+    });
+    return this.capacity;
+  }
+
   /** One table row's function, which may read the secrets of its needs. */
   add(spec: FunctionSpec): LambdaFn {
     const { props } = this;
+    const managed = spec.managedInstances;
+    // A managed function's network is its capacity provider's; Lambda takes no VPC of the function's own there.
+    const network = managed ? {} : { vpc: props.vpc, vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED }, securityGroups: [props.securityGroup] };
     const fn = new NodejsFunction(this.stack, spec.id, {
-      functionName: `${props.namePrefix}-${spec.id}`,
+      functionName: functionNameOf(props.namePrefix, spec),
       description: spec.description,
       entry: join(root, entryFile(spec)),
       handler: 'handler',
@@ -89,15 +117,24 @@ export class Functions {
       memorySize: spec.memoryMb,
       timeout: Duration.seconds(spec.timeoutSeconds),
       environment: { ...this.variables, ...environmentFor(envNeedsOf(spec), props.deployment) },
-      vpc: props.vpc,
-      vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
-      securityGroups: [props.securityGroup],
+      ...network,
+      // The version a gradual deploy's alias moves to keeps as many environments running as the table asks.
+      ...(managed ? { currentVersionOptions: { minExecutionEnvironments: managed.minEnvironments } } : {}),
       logGroup: new LogGroup(this.stack, `${spec.id}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: props.logsRemovalPolicy }),
       bundling: bundling(spec),
       projectRoot: root,
       depsLockFilePath: join(root, 'package-lock.json'),
       ...(props.reserveConcurrency && spec.concurrencyCap ? { reservedConcurrentExecutions: spec.concurrencyCap } : {}),
     });
+    if (managed) {
+      this.capacityProvider().addFunction(fn, {
+        perExecutionEnvironmentMaxConcurrency: managed.perEnvironmentConcurrency,
+        executionEnvironmentMemoryGiBPerVCpu: 2,
+        // What an unqualified invoke reaches (dev's routes, with no alias): Lambda's $LATEST.PUBLISHED, not $LATEST.
+        publishToLatestPublished: true,
+        latestPublishedScalingConfig: { minExecutionEnvironments: managed.minEnvironments },
+      });
+    }
     for (const need of envNeedsOf(spec)) props.secretOf[need]?.grantRead(fn);
     return fn;
   }

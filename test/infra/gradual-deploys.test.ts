@@ -9,7 +9,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { functions } from '../../functions/table';
 import { LIVE_ALIAS } from '../../infra/stack/gradual';
-import { synthesized, type Resource } from '../support/stack';
+import { deployedNameOf, synthesized, type Resource } from '../support/stack';
 
 type Shape = ReturnType<typeof synthesized>;
 interface Nested {
@@ -21,7 +21,7 @@ interface Nested {
 const prodSpecs = functions.filter((spec) => !spec.loadTest);
 const shiftedSpecs = prodSpecs.filter((spec) => spec.trigger.kind === 'http' || spec.trigger.kind === 'queue');
 const logicalIdOfFunction = (shape: Shape, id: string, prefix = 'surge-prod') =>
-  shape.idsOf('AWS::Lambda::Function').find((logical) => shape.resources[logical]!.Properties.FunctionName === `${prefix}-${id}`)!;
+  shape.idsOf('AWS::Lambda::Function').find((logical) => shape.resources[logical]!.Properties.FunctionName === deployedNameOf(prefix, id))!;
 const ofType = (shape: Shape, type: string): Resource[] => shape.idsOf(type).map((id) => shape.resources[id]!);
 const nestedOfType = (nested: Nested, type: string) => Object.entries(nested.resources).filter(([, r]) => r.Type === type);
 /** The logical id an intrinsic names ({Ref: id} or {Fn::GetAtt: [id, …]}), or undefined; in the nested stack, through its output, for a GetAtt of one. */

@@ -5,7 +5,7 @@
  */
 import './stack-fixtures';
 import { Template } from 'aws-cdk-lib/assertions';
-import { synthesized, type Resource } from './stack';
+import { deployedNameOf, synthesized, type Resource } from './stack';
 
 const dev = synthesized({});
 
@@ -20,7 +20,7 @@ export const logicalIdOf = (type: string, where: (r: Resource) => boolean = () =
   if (ids.length !== 1) throw new Error(`${ids.length} resources of ${type} match, not 1`);
   return ids[0]!;
 };
-export const functionIdOf = (id: string) => logicalIdOf('AWS::Lambda::Function', (r) => r.Properties.FunctionName === `surge-dev-${id}`);
+export const functionIdOf = (id: string) => logicalIdOf('AWS::Lambda::Function', (r) => r.Properties.FunctionName === deployedNameOf('surge-dev', id));
 export const functionOf = (id: string) => resources[functionIdOf(id)]!;
 export const adminSecretId = () => logicalIdOf('AWS::SecretsManager::Secret', (r) => String(r.Properties.Description).startsWith("The first admin's"));
 

@@ -5,12 +5,14 @@
  */
 import './stack-fixtures';
 import { functions } from '../../functions/table';
-import { synthesized } from './stack';
+import { deployedNameOf, synthesized } from './stack';
 
 const prod = synthesized({ stage: 'prod', reservedConcurrency: 'true', alarmEmail: 'ops@example.com' });
 
 export const { stack, resources } = prod;
 export const ofType = (type: string) => Object.values(resources).filter((r) => r.Type === type);
-export const functionOf = (id: string) => ofType('AWS::Lambda::Function').find((r) => r.Properties.FunctionName === `surge-prod-${id}`)!;
+export const logicalIdOfFunction = (id: string) =>
+  Object.keys(resources).find((key) => resources[key]!.Properties?.FunctionName === deployedNameOf('surge-prod', id))!;
+export const functionOf = (id: string) => ofType('AWS::Lambda::Function').find((r) => r.Properties.FunctionName === deployedNameOf('surge-prod', id))!;
 /** The functions prod deploys: all but those that prepare load tests. */
 export const deployed = functions.filter((f) => !f.loadTest);

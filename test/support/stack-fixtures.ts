@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { envNeedsOf, functions, inboundMail } from '../../functions/table';
 import { environmentFor, serviceEnvironment, type Deployment } from '../../shared/platform/config';
-import { synthesized as synthesizedStack, type Resource } from './stack';
+import { deployedNameOf, synthesized as synthesizedStack, type Resource } from './stack';
 
 // Synthesis needs no credentials and no network; nothing may phone home or read a real profile.
 process.env.HOME = mkdtempSync(join(tmpdir(), 'surge-cdk-'));
@@ -197,8 +197,9 @@ export const STATEFUL_PROD: Record<string, string> = {
 export function synthesizedShape(context: Record<string, unknown>) {
   const { resources, idsOf } = synthesizedStack(context);
   const variablesOf = (id: string) =>
-    Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.FunctionName === `surge-${context.stage ?? 'dev'}-${id}`)!
-      .Properties.Environment.Variables;
+    Object.values(resources).find(
+      (r) => r.Type === 'AWS::Lambda::Function' && r.Properties.FunctionName === deployedNameOf(`surge-${context.stage ?? 'dev'}`, id),
+    )!.Properties.Environment.Variables;
   const authSecretId = Object.keys(resources).find((id) => resources[id]!.Properties.Description === 'ElastiCache AUTH token')!;
   return { resources, idsOf, variablesOf, authSecretId };
 }

@@ -1,10 +1,15 @@
 import { App, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { buildApp } from '../../infra/app';
+import { functionNameOf } from '../../infra/stack/functions';
+import { functions } from '../../functions/table';
 import { useCdkJsonContext } from './cdk-context';
 
 // Every App the stack tests make synthesizes with cdk.json's feature flags, as `cdk deploy` does.
 useCdkJsonContext();
+
+/** The name a stack of this prefix gives the table's function of this id (functionNameOf). */
+export const deployedNameOf = (namePrefix: string, id: string) => functionNameOf(namePrefix, functions.find((f) => f.id === id)!);
 
 /** A template's resource: its properties are whatever its type has. */
 export type Resource = {

@@ -23,8 +23,14 @@ const bundle = (name: string) => pathToFileURL(`${import.meta.dirname}/../fixtur
 type Echo = { thread: number; concurrent: number; env: string | null; missing: string | null; when: unknown };
 
 let lambdas: BundleLambda[] = [];
-const make = (name: string, instances?: number, env: Record<string, string> = { ECHO_NEED: 'set' }, options: BundleLambdaOptions = {}) => {
-  const lambda = new BundleLambda(spec, bundle(name), env, { ...(instances ? { instances } : {}), ...options });
+const make = (
+  name: string,
+  instances?: number,
+  env: Record<string, string> = { ECHO_NEED: 'set' },
+  options: BundleLambdaOptions = {},
+  of: FunctionSpec = spec,
+) => {
+  const lambda = new BundleLambda(of, bundle(name), env, { ...(instances ? { instances } : {}), ...options });
   lambdas.push(lambda);
   return lambda;
 };
@@ -69,6 +75,24 @@ describe("the twin's bundle runner", () => {
     expect(results.every((r) => r.concurrent === 1)).toBe(true);
     expect(new Set(results.map((r) => r.thread)).size).toBe(3);
     expect(lambda.coldStarts).toBe(3);
+  });
+
+  it('in the instance model, serves a managed function by its environments alone, started before traffic, each taking many at once', async () => {
+    // Prepare: two environments of three invocations each, under a cap of ten instances
+    const managed = { ...spec, managedInstances: { perEnvironmentConcurrency: 3, minEnvironments: 2 } };
+    const lambda = make('echo', 10, undefined, {}, managed);
+    await lambda.warm();
+    const warmed = lambda.coldStarts;
+
+    // Act: six meet, each on its own thread's turn, so all six run at once; six more wait for a slot
+    const meeting = { name: `meet-${randomUUID()}`, count: 2 };
+    const results = (await Promise.all(Array.from({ length: 12 }, (_, i) => lambda.invoke(i < 6 ? { meet: meeting } : { sleepMs: 50 })))) as Echo[];
+
+    // Assess
+    expect(warmed).toBe(2);
+    expect(lambda.coldStarts).toBe(2);
+    expect(new Set(results.map((r) => r.thread)).size).toBe(2);
+    expect(Math.max(...results.map((r) => r.concurrent))).toBe(3);
   });
 
   it('shares one instance among concurrent invocations outside the instance model', async () => {

@@ -8,7 +8,10 @@ import { FunctionError } from './lambda';
 const INIT_TIMEOUT_MS = 10_000;
 
 export interface BundleLambdaOptions {
-  /** Lambda's instance model: each invocation on an instance of its own, at most this many at once. Absent: one instance serves every invocation concurrently. */
+  /**
+   * Lambda's instance model: each invocation on an instance of its own, at most this many at once
+   * (a managed function's: see BundleLambda). Absent: one instance serves every invocation concurrently.
+   */
   instances?: number;
   /** Where the instances' cold starts wait their turn; by default this process's, one per core. */
   initSlots?: InitSlots;
@@ -24,6 +27,12 @@ export interface BundleLambdaOptions {
  * waits for the first instance to be free, whether that new one once its init is done or one that
  * finished what it ran. An instance that timed out or died is replaced, as Lambda resets it; one
  * whose init failed fails the longest-waiting invocation, as the one it was started for would.
+ *
+ * A function on Managed Instances (the table's managedInstances) is served in that model by its
+ * execution environments: each takes up to perEnvironmentConcurrency invocations at once, and
+ * there are minEnvironments of them, all started by warm() as Lambda starts them before a version
+ * takes traffic. Lambda adds environments only as their CPU stays high, minutes behind a crowd: the
+ * twin adds none, so a load past them waits here where Lambda would, for a while, throttle.
  */
 export class BundleLambda {
   private readonly instances = new Set<Instance>();
@@ -38,6 +47,10 @@ export class BundleLambda {
   initFailures = 0;
   /** What Lambda would bill and log for its invocations, whichever instance ran them. */
   private readonly meter: FunctionMeter;
+  /** Invocations one instance takes at once in the instance model: one, or a managed environment's. */
+  private readonly perInstance: number;
+  /** The most instances at once in the instance model. */
+  private readonly cap: number;
 
   constructor(
     readonly spec: FunctionSpec,
@@ -46,6 +59,8 @@ export class BundleLambda {
     private readonly options: BundleLambdaOptions = {},
   ) {
     this.meter = new FunctionMeter(spec.id, spec.memoryMb);
+    this.perInstance = spec.managedInstances?.perEnvironmentConcurrency ?? 1;
+    this.cap = spec.managedInstances?.minEnvironments ?? options.instances ?? 1;
   }
 
   private live(): Instance[] {
@@ -70,7 +85,7 @@ export class BundleLambda {
       instance.ready.then(
         () => {
           this.starting -= 1;
-          this.offer(instance);
+          for (let slot = 0; slot < this.perInstance; slot++) this.offer(instance);
         },
         (error: Error) => {
           this.starting -= 1;
@@ -83,12 +98,12 @@ export class BundleLambda {
     return instance;
   }
 
-  /** As Lambda scales out: an instance started for each waiting invocation that no starting one will take, up to the cap. */
+  /** As Lambda scales out: an instance started for the waiting invocations that no starting one will take, up to the cap. */
   private scale(): void {
-    while (!this.stopped && this.waiting.length > this.starting && this.live().length < this.options.instances!) this.start();
+    while (!this.stopped && this.waiting.length > this.starting * this.perInstance && this.live().length < this.cap) this.start();
   }
 
-  /** An instance free for the next invocation: the longest waiting one's, or idle; one that died is replaced if invocations wait. */
+  /** A slot of an instance free for the next invocation: the longest waiting one's, or idle; one that died is replaced if invocations wait. */
   private offer(instance: Instance): void {
     if (instance.dead) return this.scale();
     const next = this.waiting.shift();
@@ -96,9 +111,14 @@ export class BundleLambda {
     else this.idle.push(instance);
   }
 
-  /** One instance made ready before traffic, as provisioned concurrency would; in the instance model it is then idle. */
+  /**
+   * One instance made ready before traffic, as provisioned concurrency would, or a managed
+   * function's every environment in the instance model; in that model they are then idle.
+   */
   async warm(): Promise<void> {
-    await (this.live()[0] ?? this.start()).ready;
+    const wanted = this.options.instances && this.spec.managedInstances ? this.cap : 1;
+    while (this.live().length < wanted) this.start();
+    await Promise.all(this.live().map((instance) => instance.ready));
   }
 
   private acquire(): Promise<Instance> | Instance {
@@ -116,7 +136,7 @@ export class BundleLambda {
   async invoke(event: unknown): Promise<unknown> {
     const instance = await this.acquire();
     // Lambda tears down an instance whose invocation timed out; what else it ran is lost with it.
-    const replace = () => void (this.options.instances ? instance.stop() : undefined);
+    const replace = () => void (this.options.instances && !this.spec.managedInstances ? instance.stop() : undefined);
     try {
       return await instance.invoke(event, replace);
     } finally {

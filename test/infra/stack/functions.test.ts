@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../infra/app';
 import { envNeedsOf, functions, type EnvNeed } from '../../../functions/table';
 import { envNeeds, environmentFor } from '../../../shared/platform/config';
-import type { Resource } from '../../support/stack';
+import { deployedNameOf, type Resource } from '../../support/stack';
 import { awsLikeDeployment, STACK_VARIABLES, DYNAMIC_REFERENCE } from '../../support/stack-fixtures';
 import { template, resources, ofType, logicalIdOf, functionIdOf, functionOf, adminSecretId } from '../../support/dev-stack';
 import * as prod from '../../support/prod-stack';
@@ -15,16 +15,47 @@ import * as prod from '../../support/prod-stack';
 describe('the CDK app (dev)', () => {
   it('has one ARM64 nodejs24.x function per table row, with the table’s memory and timeout', () => {
     const lambdas = ofType('AWS::Lambda::Function').filter((f) => String(f.Properties.FunctionName ?? '').startsWith('surge-'));
-    expect(lambdas.map((f) => f.Properties.FunctionName).sort()).toEqual(functions.map((f) => `surge-dev-${f.id}`).sort());
+    expect(lambdas.map((f) => f.Properties.FunctionName).sort()).toEqual(functions.map((f) => deployedNameOf('surge-dev', f.id)).sort());
     for (const spec of functions) {
       template.hasResourceProperties('AWS::Lambda::Function', {
-        FunctionName: `surge-dev-${spec.id}`,
+        FunctionName: deployedNameOf('surge-dev', spec.id),
         Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
         MemorySize: spec.memoryMb,
         Timeout: spec.timeoutSeconds,
-        VpcConfig: Match.objectLike({ SubnetIds: Match.anyValue() }),
+        // A managed function's network is its capacity provider's (below).
+        VpcConfig: spec.managedInstances ? Match.absent() : Match.objectLike({ SubnetIds: Match.anyValue() }),
       });
+    }
+  });
+
+  it('runs the reserving functions on Managed Instances, in the functions’ subnets and security group, and no other function', () => {
+    const [provider, ...others] = ofType('AWS::Lambda::CapacityProvider');
+    const onInstances = functions.filter((f) => f.managedInstances);
+    const isolated = ofType('AWS::EC2::Subnet').length;
+
+    expect(others).toEqual([]);
+    expect(onInstances.map((f) => f.id).sort()).toEqual(['create-coupon', 'create-order']);
+    expect(provider!.Properties.VpcConfig.SubnetIds).toHaveLength(isolated);
+    expect(provider!.Properties.VpcConfig.SecurityGroupIds).toEqual([
+      { 'Fn::GetAtt': [logicalIdOf('AWS::EC2::SecurityGroup', (r) => r.Properties.GroupDescription === 'Surge functions'), 'GroupId'] },
+    ]);
+    expect(provider!.Properties.InstanceRequirements.Architectures).toEqual(['arm64']);
+    for (const spec of functions) {
+      const config = functionOf(spec.id).Properties.CapacityProviderConfig;
+      if (!spec.managedInstances) {
+        expect(config, spec.id).toBeUndefined();
+        continue;
+      }
+      // Lambda's least: 2 GB and one vCPU an environment, the vCPU a Node worker thread whose event loop takes the concurrent invocations.
+      expect(spec.memoryMb, spec.id).toBeGreaterThanOrEqual(2048);
+      expect(config.LambdaManagedInstancesCapacityProviderConfig, spec.id).toEqual({
+        CapacityProviderArn: { 'Fn::GetAtt': [logicalIdOf('AWS::Lambda::CapacityProvider'), 'Arn'] },
+        PerExecutionEnvironmentMaxConcurrency: spec.managedInstances.perEnvironmentConcurrency,
+        ExecutionEnvironmentMemoryGiBPerVCpu: 2,
+      });
+      expect(functionOf(spec.id).Properties.FunctionScalingConfig, spec.id).toEqual({ MinExecutionEnvironments: spec.managedInstances.minEnvironments });
+      expect(functionOf(spec.id).Properties.PublishToLatestPublished, spec.id).toBe(true);
     }
   });
 
@@ -99,6 +130,16 @@ describe('the CDK app (dev)', () => {
 });
 
 describe('the CDK app in the prod stage', () => {
+  it('keeps the managed functions’ minimum of environments on the versions a canary moves their alias to', () => {
+    for (const spec of prod.deployed.filter((f) => f.managedInstances)) {
+      const fnId = prod.logicalIdOfFunction(spec.id);
+      const versions = prod.ofType('AWS::Lambda::Version').filter((v) => v.Properties.FunctionName.Ref === fnId);
+
+      expect(versions, spec.id).toHaveLength(1);
+      expect(versions[0]!.Properties.FunctionScalingConfig, spec.id).toEqual({ MinExecutionEnvironments: spec.managedInstances!.minEnvironments });
+    }
+  });
+
   it('reserves each capped function’s concurrency when asked (-c reservedConcurrency=true)', () => {
     for (const spec of prod.deployed) {
       expect(prod.functionOf(spec.id).Properties.ReservedConcurrentExecutions, spec.id).toBe(spec.concurrencyCap);
@@ -119,7 +160,7 @@ describe('the functions’ bundles, as cdk deploy ships them', () => {
   });
 
   const assetOf = (id: string) => {
-    const fn = Object.values(bundled).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.FunctionName === `surge-dev-${id}`)!;
+    const fn = Object.values(bundled).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.FunctionName === deployedNameOf('surge-dev', id))!;
     return join(assemblyDir, fn.Metadata!['aws:asset:path']!);
   };
 

@@ -7,6 +7,7 @@ import { functions } from '../../../functions/table';
 import { DYNAMIC_REFERENCE, statefulIn, STATEFUL_DEV, STATEFUL_CACHE, STATEFUL_PROD } from '../../support/stack-fixtures';
 import { stack, template, resources, ofType, functionOf, adminSecretId } from '../../support/dev-stack';
 import * as prod from '../../support/prod-stack';
+import { deployedNameOf } from '../../support/stack';
 
 describe('the CDK app (dev)', () => {
   it('keeps the logical ID and physical name of every stateful resource, so no deploy replaces one', () => {
@@ -113,7 +114,7 @@ describe('the CDK app in the prod stage', () => {
 
     expect(loadTests.map((f) => f.id)).toEqual(['create-load-test-buyers']);
     expect(prod.ofType('AWS::Lambda::Function').map((r) => r.Properties.FunctionName)).toEqual(
-      expect.arrayContaining(prod.deployed.map((f) => `surge-prod-${f.id}`)),
+      expect.arrayContaining(prod.deployed.map((f) => deployedNameOf('surge-prod', f.id))),
     );
     for (const spec of loadTests) {
       expect(prod.functionOf(spec.id), spec.id).toBeUndefined();
