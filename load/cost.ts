@@ -28,6 +28,7 @@ import {
   type CostItemName,
   type DesignCost,
 } from './support/cost';
+import { functions } from '../functions/table';
 import { escapeHtml } from './support/html';
 import { REPORTS_DIR } from './support/report';
 import { barChart, type BarRow } from './support/summary';
@@ -64,6 +65,9 @@ type BenchResult = z.infer<typeof benchResult>;
 
 /** The design whose SQS figures the bench reports at its top level. */
 const SURGE = 'surge';
+
+/** Surge's functions on Lambda Managed Instances (functions/table.ts), priced by their instances; the baselines' run on Lambda's default compute. */
+const SURGE_MANAGED = Object.fromEntries(functions.flatMap((f) => (f.managedInstances ? [[f.id, { ...f.managedInstances, memoryMb: f.memoryMb }]] : [])));
 /** The bench compares the gateway's ceiling as a design too (load/bench.ts): a trivial function, no way of taking an order. */
 const CEILING = 'ceiling';
 
@@ -142,7 +146,13 @@ const priced: Priced[] = positionals.flatMap((file) => {
   return Object.entries(bench.comparison).flatMap(([design, figures]) => {
     if (design === CEILING || !figures.lambda_per_request) return [];
     const sqs = sqsOf(figures.sqs_calls_per_order ?? (design === SURGE ? bench.sqs_calls_per_order : undefined));
-    const usage = { lambda: figures.lambda_per_request, sqsRequests: sqs.requests, apiRequests: figures.http_requests_per_order ?? 1 };
+    const usage = {
+      lambda: figures.lambda_per_request,
+      sqsRequests: sqs.requests,
+      apiRequests: figures.http_requests_per_order ?? 1,
+      // Sized for all of the design's functions' CPU an order; without a profile, for their minimum of environments.
+      ...(design === SURGE ? { managed: { functions: SURGE_MANAGED, cpuMsPerOrder: figures.cpu_ms_per_request?.functions ?? 0 } } : {}),
+    };
     return rates.map((ordersPerSecond): Priced => {
       if (given) {
         const capacity = { ...base, auroraAcuPerInstance: acuFor(design) };
@@ -188,6 +198,7 @@ if (priced.length === 0) throw new Error(`${positionals.join(', ')}: no design o
 const LABELS: Record<CostItemName, string> = {
   lambda_requests: 'Lambda requests',
   lambda_compute: 'Lambda compute',
+  managed_instances: 'Lambda Managed Instances',
   api_gateway: 'API Gateway HTTP API',
   sqs: 'SQS requests',
   logs: 'CloudWatch Logs ingestion',
@@ -229,7 +240,7 @@ process.stdout.write(
     : `USD per million: ${priced.map((p) => `${p.bench} ${p.design} @${p.ordersPerSecond}/s ${p.cost ? usd(p.cost.usd_per_million_orders) : 'not reachable'}`).join(', ')}\n`,
 );
 process.stdout.write(
-  `Prices: on-demand list prices as known at ${PRICES.lambdaRequests.as_known_at}, not read from AWS's pages today; each one's page is in the JSON below.\n`,
+  `Prices: on-demand list prices as known at ${[...new Set(Object.values(PRICES).map((p) => p.as_known_at))].join(' or ')}, not read from AWS's pages; each one's page and date are in the JSON below.\n`,
 );
 for (const file of positionals) {
   const runAs = readBench(file).functions_run_as;

@@ -11,6 +11,7 @@
  * MariaDB says nothing of Aurora's), log storage, VPC endpoints, data transfer, CloudFront and WAF,
  * and Lambda's INIT billing (the twin warms its functions before traffic and meters no cold start).
  */
+import type { ManagedInstances } from '../../functions/table';
 import type { LambdaPerRequest } from './invocations';
 
 export interface Price {
@@ -26,7 +27,14 @@ export interface Price {
 }
 
 const KNOWN_AT = '2026-12-02';
-const price = (usd: number, per: string, note: string, source: string): Price => ({ usd, per, note, region: 'us-east-1', source, as_known_at: KNOWN_AT });
+const price = (usd: number, per: string, note: string, source: string, knownAt = KNOWN_AT): Price => ({
+  usd,
+  per,
+  note,
+  region: 'us-east-1',
+  source,
+  as_known_at: knownAt,
+});
 
 export const PRICES = {
   lambdaRequests: price(0.2, '1M requests', 'every invocation, an SQS batch one', 'https://aws.amazon.com/lambda/pricing/'),
@@ -54,6 +62,14 @@ export const PRICES = {
     'https://aws.amazon.com/rds/aurora/pricing/',
   ),
   rdsProxyAcuHour: price(0.015, 'ACU-hour', 'of the Serverless v2 capacity behind the proxy, at least 8 ACUs', 'https://aws.amazon.com/rds/proxy/pricing/'),
+  // c7g.large (2 vCPU, 4 GiB: the 2 GiB a vCPU the stack asks for) at $0.0725 an hour, plus Lambda's management fee of 15 % of it.
+  managedVcpuHour: price(
+    0.0416875,
+    'vCPU-hour',
+    'Lambda Managed Instances on c7g (Graviton, 2 GiB a vCPU): the instance at $0.0725 an hour for 2 vCPU and a 15 % management fee; no GB-s',
+    'https://aws.amazon.com/lambda/pricing/',
+    '2026-12-05',
+  ),
 } as const satisfies Record<string, Price>;
 
 export type Prices = Record<keyof typeof PRICES, Pick<Price, 'usd'>>;
@@ -69,6 +85,12 @@ export interface OrderUsage {
   sqsRequests: number;
   /** API Gateway requests per order: each order one POST. */
   apiRequests: number;
+  /**
+   * The design's functions on Lambda Managed Instances, by id, priced by their instances rather
+   * than GB-s; and the CPU per order they are sized for: the design's functions' whole CPU an order
+   * as the bench profiled it, an upper bound of theirs.
+   */
+  managed?: { functions: Record<string, ManagedInstances & { memoryMb: number }>; cpuMsPerOrder: number };
 }
 
 /**
@@ -95,7 +117,17 @@ export interface Capacity {
  */
 export const DEFAULT_CAPACITY: Capacity = { ordersPerSecond: 500, redisNodes: 2, auroraInstances: 2, auroraAcuPerInstance: 2 };
 
-export const COST_ITEMS = ['lambda_requests', 'lambda_compute', 'api_gateway', 'sqs', 'logs', 'elasticache', 'aurora', 'rds_proxy'] as const;
+export const COST_ITEMS = [
+  'lambda_requests',
+  'lambda_compute',
+  'managed_instances',
+  'api_gateway',
+  'sqs',
+  'logs',
+  'elasticache',
+  'aurora',
+  'rds_proxy',
+] as const;
 export type CostItemName = (typeof COST_ITEMS)[number];
 
 /** One item per million orders: how much of its unit, at what price, for how many dollars. */
@@ -114,9 +146,29 @@ export interface DesignCost {
 const MILLION = 1_000_000;
 const GIB = 2 ** 30;
 
+/** A managed execution environment's vCPUs: the stack gives each 2 GiB a vCPU (infra/stack/functions.ts). */
+const vcpusOfEnvironment = (memoryMb: number) => memoryMb / 1024 / 2;
+
+/**
+ * The vCPUs a function on Managed Instances holds through the sale: its minimum of environments, or
+ * more where the load's CPU asks for them at the sizing's utilisation (Lambda scales on CPU).
+ */
+export function managedVcpus(fn: ManagedInstances & { memoryMb: number }, cpuMsPerOrder: number, ordersPerSecond: number): number {
+  const perEnvironment = vcpusOfEnvironment(fn.memoryMb);
+  const forLoad = (ordersPerSecond * cpuMsPerOrder) / 1000 / SIZING.utilisation;
+  return Math.max(fn.minEnvironments, Math.ceil(forLoad / perEnvironment)) * perEnvironment;
+}
+
 /** US dollars per million orders of one design, item by item. */
 export function costPerMillionOrders(usage: OrderUsage, capacity: Capacity, prices: Prices = PRICES): DesignCost {
-  const functions = Object.values(usage.lambda);
+  const managed = usage.managed?.functions ?? {};
+  const functions = Object.entries(usage.lambda)
+    .filter(([id]) => !(id in managed))
+    .map(([, fn]) => fn);
+  const invocations = Object.values(usage.lambda).reduce((total, fn) => total + fn.invocations, 0);
+  const managedVcpuHours = Object.entries(managed)
+    .filter(([id]) => id in usage.lambda)
+    .reduce((total, [, fn]) => total + managedVcpus(fn, usage.managed!.cpuMsPerOrder, capacity.ordersPerSecond), 0);
   const sum = (f: (fn: LambdaPerRequest) => number) => functions.reduce((total, fn) => total + f(fn), 0);
   const ordersPerHour = capacity.ordersPerSecond * 3600;
   const hoursPerMillion = MILLION / ordersPerHour;
@@ -128,8 +180,10 @@ export function costPerMillionOrders(usage: OrderUsage, capacity: Capacity, pric
     usd: (quantity / unitsPerPrice) * prices[key].usd,
   });
   const items: Record<CostItemName, CostItem> = {
-    lambda_requests: item(sum((fn) => fn.invocations) * MILLION, 'invocations', 'lambdaRequests', MILLION),
+    // Every invocation, on Managed Instances too: the same $0.20 a million.
+    lambda_requests: item(invocations * MILLION, 'invocations', 'lambdaRequests', MILLION),
     lambda_compute: item(sum((fn) => (fn.billed_ms / 1000) * (fn.memory_mb / 1024)) * MILLION, 'GB-s', 'lambdaGbSecond'),
+    managed_instances: item(managedVcpuHours * hoursPerMillion, 'vCPU-hours', 'managedVcpuHour'),
     api_gateway: item(usage.apiRequests * MILLION, 'requests', 'httpApiRequests', MILLION),
     sqs: item(usage.sqsRequests * MILLION, 'requests', 'sqsRequests', MILLION),
     logs: item((sum((fn) => fn.log_bytes) * MILLION) / GIB, 'GB', 'logsIngestion'),

@@ -30,6 +30,7 @@ describe('the cost of a million orders on AWS', () => {
       lambda_requests: { quantity: 1_100_000, usd: 0.22 },
       // 4 ms × 0.5 GB + 2 ms × 1 GB = 0.004 GB-s an order: 4,000 GB-s at $0.0000133334
       lambda_compute: { quantity: 4_000, usd: 0.0533336 },
+      managed_instances: { quantity: 0, usd: 0 },
       api_gateway: { quantity: 1_000_000, usd: 1 },
       // 0.35 requests an order at $0.40 a million
       sqs: { quantity: 350_000, usd: 0.14 },
@@ -61,9 +62,37 @@ describe('the cost of a million orders on AWS', () => {
     expect(busy.items.lambda_requests.usd).toBe(0);
   });
 
+  it('prices a function on Managed Instances by the vCPUs its environments hold, at least its minimum, and no GB-s', () => {
+    // Prepare: create-order on environments of 2,048 MB (one vCPU each), at least three; 0.3 ms of CPU an order
+    const usage: OrderUsage = {
+      lambda: {
+        'create-order': { invocations: 1, billed_ms: 4, duration_ms: 3.5, log_bytes: 0, memory_mb: 2048 },
+        'write-reservations': { invocations: 0.1, billed_ms: 2, duration_ms: 1.9, log_bytes: 0, memory_mb: 1024 },
+      },
+      sqsRequests: 0,
+      apiRequests: 1,
+      managed: { functions: { 'create-order': { memoryMb: 2048, perEnvironmentConcurrency: 64, minEnvironments: 3 } }, cpuMsPerOrder: 0.3 },
+    };
+    const at = (ordersPerSecond: number) => costPerMillionOrders(usage, { ordersPerSecond, redisNodes: 0, auroraInstances: 0, auroraAcuPerInstance: 0 });
+
+    // Act
+    const quiet = at(720);
+    const busy = at(20_000);
+
+    // Assess: 720 a second need 0.432 vCPU at half load, under the three environments' 3 vCPU, for 1/2.592 h a million orders
+    expect(cents(quiet.items.managed_instances.quantity)).toBe(cents(3 / 2.592));
+    expect(cents(quiet.items.managed_instances.usd)).toBe(cents((3 / 2.592) * 0.0416875));
+    // 20,000 a second need 12 vCPU: twelve environments, for 1/72 h a million orders
+    expect(cents(busy.items.managed_instances.quantity)).toBe(cents(12 / 72));
+    // GB-s for the writer alone (2 ms × 1 GB an order), every invocation billed as a request
+    expect(cents(quiet.items.lambda_compute.quantity)).toBe(2_000);
+    expect(cents(quiet.items.lambda_requests.quantity)).toBe(1_100_000);
+  });
+
   it('names each price with its region, its page and the date it is known at', () => {
     for (const price of Object.values(PRICES)) {
-      expect(price).toMatchObject({ region: 'us-east-1', as_known_at: '2026-12-02' });
+      expect(price).toMatchObject({ region: 'us-east-1' });
+      expect(price.as_known_at).toMatch(/^2026-12-0[25]$/);
       expect(price.source).toMatch(/^https:\/\/aws\.amazon\.com\//);
     }
     expect(DEFAULT_CAPACITY).toEqual({ ordersPerSecond: 500, redisNodes: 2, auroraInstances: 2, auroraAcuPerInstance: 2 });
