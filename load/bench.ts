@@ -5,8 +5,9 @@
  * with --bundles, as the bundles `cdk deploy` uploads (--lambda-instances: in Lambda's instance model), measures the gateway's ceiling (a trivial
  * function behind the same gateway) in the same run, and prints one JSON object as its last line.
  * With --hand-off alone, on a twin of its own, each order or coupon is handed to the queue in a
- * call of its own, as a Lambda instance (one invocation at a time) sends it, where the twin's
- * shared instance would coalesce the sends of its concurrent requests.
+ * call of its own, as an instance of Lambda's default compute (one invocation at a time) would send
+ * it, where the twin's shared instance coalesces the sends of its concurrent requests as the
+ * stack's Managed Instances do.
  * Progress goes to stderr. Exits non-zero when an invariant does not hold. Every run also writes
  * an HTML report with plots over time (load/reports/<scenario>-<time>.html; see support/report).
  */
@@ -145,7 +146,9 @@ try {
       : runtime.bundles
         ? 'bundles, one shared instance each'
         : 'sources, one shared instance each',
-    ...(handOffAlone ? { hand_off_sent: 'alone: each reservation in a SendMessageBatch of its own, as a Lambda instance sends it' } : {}),
+    ...(handOffAlone
+      ? { hand_off_sent: "alone: each reservation in a SendMessageBatch of its own, as an instance of Lambda's default compute would send it" }
+      : {}),
     invariants,
   };
   timelineData = timeline.stop();

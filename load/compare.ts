@@ -24,7 +24,7 @@
  * cluster each turn, the orders path's item split into --buckets buckets: the hot item's shape.
  *
  * With --hand-off alone, both sides' twins hand each order to the queue in a call of its own
- * (SURGE_HAND_OFF_ALONE), as the deployed stack's instances send them: against a commit that
+ * (SURGE_HAND_OFF_ALONE), as instances of Lambda's default compute send them: against a commit that
  * knows the switch (ef7075a or later), since an earlier one coalesces whatever it is told.
  */
 import { spawn } from 'node:child_process';

@@ -59,7 +59,7 @@ export function twinDeployment(
       ...(lambdaInstances ? { poolSize: 1 } : {}),
     },
     reservationQueueUrl: provisioned.reservations.url,
-    // A twin measuring the deployed stack's shape: each reservation sent alone, as a Lambda instance sends it.
+    // A twin measuring Lambda's default compute: each reservation sent alone, as its instances send it.
     ...(process.env.SURGE_HAND_OFF_ALONE === 'true' ? { handOffAlone: true } : {}),
     reservationDlqUrl: provisioned.reservations.deadLetterUrl,
     cookieSecure: false,

@@ -11,7 +11,7 @@ export type TwinInfo = Omit<Twin, 'stop' | 'runtime'> & {
   pid: number;
   runtime: FunctionRuntime['kind'];
   lambdaInstances?: number;
-  /** Each reservation handed off alone (SURGE_HAND_OFF_ALONE), as the deployed stack's instances send them. */
+  /** Each reservation handed off alone (SURGE_HAND_OFF_ALONE), as instances of Lambda's default compute send them. */
   handOffAlone?: boolean;
 };
 

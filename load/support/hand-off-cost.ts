@@ -1,10 +1,11 @@
 /**
  * What handing reservations to the queue costs a function per reservation, in the two shapes an
- * instance sends them: one reservation per SendMessageBatch, as each instance of the deployed
- * stack sends (Lambda gives an instance one invocation at a time, so BatchedSender has only its
- * own to send), and RESERVATIONS_PER_TURN sent in one turn of the event loop, as the twin's shared
- * instance coalesces its concurrent requests' into one call. The orders bench's product CPU is
- * measured in the second shape; this says how far the first is from it. Measured in the bench's
+ * instance sends them: one reservation per SendMessageBatch, as an instance of Lambda's default
+ * compute sends (one invocation at a time, so BatchedSender has only its own to send), or an
+ * environment of Managed Instances with one order in flight; and RESERVATIONS_PER_TURN sent in one
+ * turn of the event loop, as the twin's shared instance, or a busy environment, coalesces its
+ * concurrent requests' into one call. The orders bench's product CPU is measured in the second
+ * shape; this says how far the first is from it. Measured in the bench's
  * own process (the same sender and signed requester the functions use), against a queue of its
  * own on the twin's emulator, the CPU of the process per reservation sent.
  */
@@ -45,7 +46,7 @@ export async function handOffCpuPerReservation() {
   return {
     one_per_call_ms: mean(one),
     shared_turn_ms: mean(shared),
-    extra_ms_per_order_on_lambda: round(mean(one) - mean(shared), 4),
-    method: `CPU of the bench's process per reservation handed off (BatchedSender, signed SendMessageBatch to the emulator): one per call, as a Lambda instance sends, against ${RESERVATIONS_PER_TURN} in one turn, as the twin's shared instance coalesces them; A B B A, ${MEASURED} calls one at a time`,
+    extra_ms_per_order_sent_alone: round(mean(one) - mean(shared), 4),
+    method: `CPU of the bench's process per reservation handed off (BatchedSender, signed SendMessageBatch to the emulator): one per call, as an instance of Lambda's default compute sends, against ${RESERVATIONS_PER_TURN} in one turn, as the twin's shared instance coalesces them; A B B A, ${MEASURED} calls one at a time`,
   };
 }

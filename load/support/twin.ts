@@ -68,7 +68,7 @@ const runsAs = (info: TwinInfo, runtime: BenchRuntime) =>
  * `fresh`: always a new one (a cold fleet). `profiled: false`: its processes write no CPU profile,
  * whose sampling, in every worker thread of Lambda's instance model, slowed a sale's opening
  * twentyfold (22 against 423 req/s). `handOffAlone`: a new one whose functions hand each reservation
- * off alone, as a Lambda instance does (SURGE_HAND_OFF_ALONE).
+ * off alone, as an instance of Lambda's default compute does (SURGE_HAND_OFF_ALONE).
  */
 export async function acquireTwin(
   log: (msg: string) => void,

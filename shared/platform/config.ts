@@ -98,10 +98,10 @@ export const reservationQueueEnv = envSchema(() =>
   z.object({
     RESERVATION_QUEUE_URL: z.url(),
     /**
-     * Each reservation handed off in a SendMessageBatch of its own, as every classic Lambda
-     * instance sends (one invocation at a time): set only by a twin measuring that shape
+     * Each reservation handed off in a SendMessageBatch of its own, as an instance of Lambda's
+     * default compute sends (one invocation at a time): set only by a twin measuring that shape
      * (SURGE_HAND_OFF_ALONE), whose one instance of a function would otherwise coalesce the
-     * sends of its concurrent invocations.
+     * sends of its concurrent invocations, as the stack's Managed Instances do.
      */
     HAND_OFF_ALONE: z._default(flag(), false),
   }),
@@ -198,7 +198,7 @@ export interface Deployment {
   redis: { url: string; authSecretId?: string; cluster?: boolean; replicaAcks?: number };
   database: { url: string; secretId?: string; tls: boolean; poolSize?: number };
   reservationQueueUrl: string;
-  /** Only a twin measuring the deployed stack's hand-off shape sets it (reservationQueueEnv). */
+  /** Only a twin measuring the hand-off of Lambda's default compute sets it (reservationQueueEnv). */
   handOffAlone?: boolean;
   reservationDlqUrl: string;
   cookieSecure: boolean;

@@ -36,11 +36,12 @@ export interface BatchedSenderOptions<T> {
   /** The message attributes of one message carrying these items, if any. */
   attributes?(items: T[]): Record<string, MessageAttributeValue> | undefined;
   /**
-   * Each item in a call of its own, sent at once: what a classic Lambda instance, which serves one
-   * invocation at a time, sends for an invocation that sends one item (an order, a coupon). For
-   * the twin, whose one instance serves many invocations and would otherwise coalesce theirs, to
-   * measure the deployed stack's shape. (The relay, which sends many in one invocation, coalesces
-   * them on Lambda; with this it sends each alone.)
+   * Each item in a call of its own, sent at once: what an instance of Lambda's default compute,
+   * which serves one invocation at a time, sends for an invocation that sends one item (an order,
+   * a coupon). For the twin, whose one instance serves many invocations and would otherwise
+   * coalesce theirs, to measure that shape; the stack runs the reserving functions on Managed
+   * Instances, which coalesce as the twin does. (The relay, which sends many in one invocation,
+   * coalesces them on Lambda; with this it sends each alone.)
    */
   alone?: boolean;
 }
@@ -48,9 +49,9 @@ export interface BatchedSenderOptions<T> {
 /**
  * Takes one item at a time from each caller, but coalesces every item sent in the same turn of
  * the event loop: up to itemsPerMessage items per message, up to ten messages per
- * SendMessageBatch call. A lone request (a classic Lambda instance) sends one item in one call
- * with no added wait; a process serving many requests at once (the twin, multi-concurrency
- * Lambda) makes a fraction of the calls, and its consumer receives and deletes as many fewer
+ * SendMessageBatch call. A lone request (an instance of Lambda's default compute) sends one item in
+ * one call with no added wait; a process serving many requests at once (the twin, an environment
+ * of Lambda Managed Instances) makes a fraction of the calls, and its consumer receives and deletes as many fewer
  * messages (unless `alone`). Each caller learns the fate of the message that carried its item.
  */
 export class BatchedSender<T> {
