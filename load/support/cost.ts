@@ -162,14 +162,13 @@ export function managedVcpus(fn: ManagedInstances & { memoryMb: number }, cpuMsP
 /** US dollars per million orders of one design, item by item. */
 export function costPerMillionOrders(usage: OrderUsage, capacity: Capacity, prices: Prices = PRICES): DesignCost {
   const managed = usage.managed?.functions ?? {};
-  const functions = Object.entries(usage.lambda)
-    .filter(([id]) => !(id in managed))
-    .map(([, fn]) => fn);
-  const invocations = Object.values(usage.lambda).reduce((total, fn) => total + fn.invocations, 0);
+  const all = Object.entries(usage.lambda);
+  // Requests and logs are billed alike on either compute; GB-s only on the default one.
+  const sum = (f: (fn: LambdaPerRequest) => number, of = all) => of.reduce((total, [, fn]) => total + f(fn), 0);
+  const onDefaultCompute = all.filter(([id]) => !(id in managed));
   const managedVcpuHours = Object.entries(managed)
     .filter(([id]) => id in usage.lambda)
     .reduce((total, [, fn]) => total + managedVcpus(fn, usage.managed!.cpuMsPerOrder, capacity.ordersPerSecond), 0);
-  const sum = (f: (fn: LambdaPerRequest) => number) => functions.reduce((total, fn) => total + f(fn), 0);
   const ordersPerHour = capacity.ordersPerSecond * 3600;
   const hoursPerMillion = MILLION / ordersPerHour;
   const auroraAcus = capacity.auroraInstances * capacity.auroraAcuPerInstance;
@@ -180,9 +179,8 @@ export function costPerMillionOrders(usage: OrderUsage, capacity: Capacity, pric
     usd: (quantity / unitsPerPrice) * prices[key].usd,
   });
   const items: Record<CostItemName, CostItem> = {
-    // Every invocation, on Managed Instances too: the same $0.20 a million.
-    lambda_requests: item(invocations * MILLION, 'invocations', 'lambdaRequests', MILLION),
-    lambda_compute: item(sum((fn) => (fn.billed_ms / 1000) * (fn.memory_mb / 1024)) * MILLION, 'GB-s', 'lambdaGbSecond'),
+    lambda_requests: item(sum((fn) => fn.invocations) * MILLION, 'invocations', 'lambdaRequests', MILLION),
+    lambda_compute: item(sum((fn) => (fn.billed_ms / 1000) * (fn.memory_mb / 1024), onDefaultCompute) * MILLION, 'GB-s', 'lambdaGbSecond'),
     managed_instances: item(managedVcpuHours * hoursPerMillion, 'vCPU-hours', 'managedVcpuHour'),
     api_gateway: item(usage.apiRequests * MILLION, 'requests', 'httpApiRequests', MILLION),
     sqs: item(usage.sqsRequests * MILLION, 'requests', 'sqsRequests', MILLION),

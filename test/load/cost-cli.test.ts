@@ -28,12 +28,14 @@ describe('npm run cost', () => {
     const { stdout, json } = await cost(FIXTURE, '--aurora-acu', 'for_update=4');
 
     // Assess: Surge by hand, at 500 orders/s (1.8 million an hour):
-    //   Lambda requests 1.1 × $0.20 = 0.22; compute (7.4981 + 2.6423) ms × 0.5 GB = 5,070.2 GB-s a
-    //   million × $0.0000133334 = 0.067603; HTTP API 1.00; SQS 0.2168 × $0.40 = 0.08672; logs
-    //   335.99 bytes × 10^6 / 2^30 × $0.50 = 0.156458; cache 2 × $0.0256 / 1.8 = 0.028444; Aurora
-    //   4 ACU × $0.12 / 1.8 = 0.266667; proxy 8 ACU × $0.015 / 1.8 = 0.066667
+    //   Lambda requests 1.1 × $0.20 = 0.22; compute, the writer's alone (create-order is on Managed
+    //   Instances): 2.6423 ms × 0.5 GB = 1,321.15 GB-s a million × $0.0000133334 = 0.017615;
+    //   create-order's three environments of one vCPU (its 1.9 ms of CPU an order needs 1.9 vCPU at
+    //   half load) 3 × $0.0416875 / 1.8 = 0.069479; HTTP API 1.00; SQS 0.2168 × $0.40 = 0.08672;
+    //   logs 335.99 bytes × 10^6 / 2^30 × $0.50 = 0.156458; cache 2 × $0.0256 / 1.8 = 0.028444;
+    //   Aurora 4 ACU × $0.12 / 1.8 = 0.266667; proxy 8 ACU × $0.015 / 1.8 = 0.066667
     expect(Object.keys(json.designs)).toEqual(['surge', 'for_update', 'conditional_transaction', 'conditional_autocommit']);
-    expect(json.designs.surge!.usd_per_million_orders).toBeCloseTo(1.892558, 6);
+    expect(json.designs.surge!.usd_per_million_orders).toBeCloseTo(1.91205, 6);
     expect(json.designs.surge!.sqs_requests_from).toBe('sqs_billed_requests');
     // FOR UPDATE: 1 × 0.20 + 48.2107 × 0.5 × 10^3 × $0.0000133334 + 1.00 + 268.04 × 10^6 / 2^30 × 0.50
     //   + 0.028444 + 8 ACU × $0.12 / 1.8 + the proxy's minimum 0.066667
@@ -41,9 +43,10 @@ describe('npm run cost', () => {
     expect(json.designs.for_update!.usd_per_million_orders).toBeCloseTo(0.2 + 0.321406 + 1 + 0.124816 + 0.028444 + 0.533333 + 0.066667, 5);
     expect(json.designs.for_update!.sqs_requests_from).toBe('none');
     expect(stdout).toContain(
-      'surge — Surge (Redis script, SQS, writer): $1.8926 per million orders (500 orders/s for an hour; 2 cache nodes; Aurora 2 × 2 ACU; SQS from sqs_billed_requests)',
+      'surge — Surge (Redis script, SQS, writer): $1.9120 per million orders (500 orders/s for an hour; 2 cache nodes; Aurora 2 × 2 ACU; SQS from sqs_billed_requests)',
     );
-    expect(stdout).toMatch(/^ {2}Lambda compute +5,070 GB-s +\$0\.0000133334 \/ GB-s +0\.0676 +Arm/m);
+    expect(stdout).toMatch(/^ {2}Lambda compute +1,321 GB-s +\$0\.0000133334 \/ GB-s +0\.0176 +Arm/m);
+    expect(stdout).toMatch(/^ {2}Lambda Managed Instances +1\.667 vCPU-hours +\$0\.0416875 \/ vCPU-hour +0\.0695 /m);
     expect(stdout).toContain('for_update — FOR UPDATE: $2.2747 per million orders');
   });
 

@@ -66,8 +66,8 @@ describe('the cost of a million orders on AWS', () => {
     // Prepare: create-order on environments of 2,048 MB (one vCPU each), at least three; 0.3 ms of CPU an order
     const usage: OrderUsage = {
       lambda: {
-        'create-order': { invocations: 1, billed_ms: 4, duration_ms: 3.5, log_bytes: 0, memory_mb: 2048 },
-        'write-reservations': { invocations: 0.1, billed_ms: 2, duration_ms: 1.9, log_bytes: 0, memory_mb: 1024 },
+        'create-order': { invocations: 1, billed_ms: 4, duration_ms: 3.5, log_bytes: 336, memory_mb: 2048 },
+        'write-reservations': { invocations: 0.1, billed_ms: 2, duration_ms: 1.9, log_bytes: 737.741824, memory_mb: 1024 },
       },
       sqsRequests: 0,
       apiRequests: 1,
@@ -87,6 +87,8 @@ describe('the cost of a million orders on AWS', () => {
     // GB-s for the writer alone (2 ms × 1 GB an order), every invocation billed as a request
     expect(cents(quiet.items.lambda_compute.quantity)).toBe(2_000);
     expect(cents(quiet.items.lambda_requests.quantity)).toBe(1_100_000);
+    // Logs from both, as on the default compute: 1 GiB a million orders
+    expect(cents(quiet.items.logs.quantity)).toBe(1);
   });
 
   it('names each price with its region, its page and the date it is known at', () => {
