@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FunctionSpec } from '../../functions/table';
 import { BundleLambda, type BundleLambdaOptions } from '../../infra/twin/lambda/bundle-lambda';
+import { Throttled } from '../../infra/twin/lambda/concurrency';
 import { InitSlots } from '../../infra/twin/lambda/init-slots';
 import { until } from '../../shared/platform/wait';
 import { profilingEnv } from '../../load/support/cpu-profile';
@@ -20,7 +21,25 @@ const spec: FunctionSpec = {
   env: [],
 };
 const bundle = (name: string) => pathToFileURL(`${import.meta.dirname}/../fixtures/bundles/${name}.mjs`).href;
-type Echo = { thread: number; concurrent: number; env: string | null; missing: string | null; when: unknown };
+type Echo = { thread: number; concurrent: number; atRelease: number; env: string | null; missing: string | null; when: unknown };
+
+/** The echo function on Managed Instances: `environments` of `slots` invocations each, with time to spare for a busy machine. */
+const managedSpec = (slots: number, environments: number): FunctionSpec => ({
+  ...spec,
+  timeoutSeconds: 10,
+  managedInstances: { perEnvironmentConcurrency: slots, minEnvironments: environments },
+});
+
+/** A channel the echo bundle's held invocations say they began on, settled once `count` have; release() lets them all end. */
+const gateOf = (count: number) => {
+  const name = `hold-${randomUUID()}`;
+  const channel = new BroadcastChannel(name);
+  let entered = 0;
+  const allIn = new Promise<void>((resolve) => {
+    channel.onmessage = (message) => (message as MessageEvent).data === 'entered' && ++entered === count && resolve();
+  });
+  return { name, allIn, release: () => (channel.postMessage('release'), channel.close()) };
+};
 
 let lambdas: BundleLambda[] = [];
 const make = (
@@ -79,20 +98,55 @@ describe("the twin's bundle runner", () => {
 
   it('in the instance model, serves a managed function by its environments alone, started before traffic, each taking many at once', async () => {
     // Prepare: two environments of three invocations each, under a cap of ten instances
-    const managed = { ...spec, managedInstances: { perEnvironmentConcurrency: 3, minEnvironments: 2 } };
-    const lambda = make('echo', 10, undefined, {}, managed);
+    const lambda = make('echo', 10, undefined, {}, managedSpec(3, 2));
     await lambda.warm();
     const warmed = lambda.coldStarts;
+    const gate = gateOf(6);
 
-    // Act: six meet, each on its own thread's turn, so all six run at once; six more wait for a slot
-    const meeting = { name: `meet-${randomUUID()}`, count: 2 };
-    const results = (await Promise.all(Array.from({ length: 12 }, (_, i) => lambda.invoke(i < 6 ? { meet: meeting } : { sleepMs: 50 })))) as Echo[];
+    // Act: six held at once, every slot; a seventh while they hold
+    const held = Array.from({ length: 6 }, () => lambda.invoke({ hold: gate.name }) as Promise<Echo>);
+    await gate.allIn;
+    const seventh = lambda.invoke({}).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    gate.release();
+    const results = await Promise.all(held);
 
-    // Assess
+    // Assess: no environment started for the load, three on each thread at once, the seventh throttled as Lambda does before it scales
     expect(warmed).toBe(2);
     expect(lambda.coldStarts).toBe(2);
     expect(new Set(results.map((r) => r.thread)).size).toBe(2);
-    expect(Math.max(...results.map((r) => r.concurrent))).toBe(3);
+    // Spread over the environments, not one filled first
+    expect(results[0]!.thread).not.toBe(results[1]!.thread);
+    expect(results.map((r) => r.atRelease)).toEqual([3, 3, 3, 3, 3, 3]);
+    expect(await seventh).toBeInstanceOf(Throttled);
+    expect(await lambda.invoke({})).toMatchObject({ env: 'set' });
+  });
+
+  it('fails every invocation a managed environment was running when it dies, and replaces it at once', async () => {
+    // Prepare: one environment of three slots, two invocations held in it
+    const lambda = make('echo', 10, undefined, {}, managedSpec(3, 1));
+    await lambda.warm();
+    const gate = gateOf(2);
+    const held = Array.from({ length: 2 }, () =>
+      lambda.invoke({ hold: gate.name }).then(
+        () => 'answered',
+        (error: Error) => error.message,
+      ),
+    );
+    await gate.allIn;
+
+    // Act: the third crashes the environment's process
+    const crash = lambda.invoke({ crash: true }).catch((error: Error) => error.message);
+
+    // Assess: all three fail with it; a new environment starts without waiting for an invocation, and serves the next
+    expect(await crash).toMatch(/Runtime exited/);
+    expect(lambda.coldStarts).toBe(2);
+    expect(await Promise.all(held)).toEqual([expect.stringMatching(/Runtime exited/), expect.stringMatching(/Runtime exited/)]);
+    gate.release();
+    expect(await lambda.invoke({})).toMatchObject({ env: 'set' });
+    expect(lambda.coldStarts).toBe(2);
   });
 
   it('shares one instance among concurrent invocations outside the instance model', async () => {

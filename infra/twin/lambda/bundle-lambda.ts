@@ -2,6 +2,7 @@ import type { FunctionSpec } from '../../../functions/table';
 import { Instance } from './bundle-instance';
 import { coreSlots, type InitSlots } from './init-slots';
 import { FunctionMeter } from './invocations';
+import { Throttled } from './concurrency';
 import { FunctionError } from './lambda';
 
 /** Lambda's limit on a function's initialisation (its cold start). */
@@ -32,7 +33,9 @@ export interface BundleLambdaOptions {
  * execution environments: each takes up to perEnvironmentConcurrency invocations at once, and
  * there are minEnvironments of them, all started by warm() as Lambda starts them before a version
  * takes traffic. Lambda adds environments only as their CPU stays high, minutes behind a crowd: the
- * twin adds none, so a load past them waits here where Lambda would, for a while, throttle.
+ * twin adds none, and throttles an invocation that finds every slot taken (Throttled), as Lambda
+ * does until it has scaled. One that died is replaced at once; a timeout ends its environment, as
+ * on the default compute, with its other invocations.
  */
 export class BundleLambda {
   private readonly instances = new Set<Instance>();
@@ -103,9 +106,14 @@ export class BundleLambda {
     while (!this.stopped && this.waiting.length > this.starting * this.perInstance && this.live().length < this.cap) this.start();
   }
 
+  /** A managed function's environments kept at their number, as Lambda keeps its minimum running: one that died is replaced at once. */
+  private keepEnvironments(): void {
+    while (!this.stopped && this.live().length < this.cap) this.start();
+  }
+
   /** A slot of an instance free for the next invocation: the longest waiting one's, or idle; one that died is replaced if invocations wait. */
   private offer(instance: Instance): void {
-    if (instance.dead) return this.scale();
+    if (instance.dead) return this.spec.managedInstances ? this.keepEnvironments() : this.scale();
     const next = this.waiting.shift();
     if (next) next.resolve(instance);
     else this.idle.push(instance);
@@ -121,13 +129,27 @@ export class BundleLambda {
     await Promise.all(this.live().map((instance) => instance.ready));
   }
 
+  /**
+   * A free slot: the last idle instance's, or for a managed function's environments, one of the
+   * environment with the most slots free, as Lambda spreads invocations over its environments
+   * rather than filling one first (which would coalesce more sends in one than it does).
+   */
+  private takeSlot(): Instance | undefined {
+    if (this.perInstance === 1 || this.idle.length < 2) return this.idle.pop();
+    const free = new Map<Instance, number>();
+    for (const instance of this.idle) free.set(instance, (free.get(instance) ?? 0) + 1);
+    let best = this.idle.length - 1;
+    for (let at = best - 1; at >= 0; at--) if (free.get(this.idle[at]!)! > free.get(this.idle[best]!)!) best = at;
+    return this.idle.splice(best, 1)[0];
+  }
+
   private acquire(): Promise<Instance> | Instance {
     if (this.stopped) throw new FunctionError(`${this.spec.id} was stopped`);
     if (!this.options.instances) return this.live()[0] ?? this.start();
-    while (this.idle.length) {
-      const instance = this.idle.pop()!;
-      if (!instance.dead) return instance;
-    }
+    for (let instance = this.takeSlot(); instance; instance = this.takeSlot()) if (!instance.dead) return instance;
+    // Every slot of every environment taken, none starting: Lambda throttles until it has scaled, minutes later.
+    if (this.spec.managedInstances && this.starting === 0 && this.live().length >= this.cap)
+      throw new Throttled(`${this.spec.id}: its ${this.cap} environments each run ${this.perInstance} invocations`);
     const taken = new Promise<Instance>((resolve, reject) => this.waiting.push({ resolve, reject }));
     this.scale();
     return taken;
@@ -135,8 +157,9 @@ export class BundleLambda {
 
   async invoke(event: unknown): Promise<unknown> {
     const instance = await this.acquire();
-    // Lambda tears down an instance whose invocation timed out; what else it ran is lost with it.
-    const replace = () => void (this.options.instances && !this.spec.managedInstances ? instance.stop() : undefined);
+    // Lambda tears down an instance whose invocation timed out; what else it ran is lost with it. (What it does to
+    // a managed environment's other invocations we found no word of: the twin does the same, the harsher.)
+    const replace = () => void (this.options.instances ? instance.stop() : undefined);
     try {
       return await instance.invoke(event, replace);
     } finally {
