@@ -7,17 +7,19 @@ export function acknowledgeFindings(stack: SurgeStack): void {
   const at = (path: string) => stack.node.findChild(path);
   const acknowledge = (scope: import('constructs').IConstruct, id: string, reason: string) => Validations.of(scope).acknowledge({ id, reason });
 
-  for (const fn of stack.functions.values()) {
+  for (const [id, fn] of stack.functions) {
     acknowledge(
       fn,
       'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
       'The minimal AWS policy for writing the function its own logs; maintained by AWS as log APIs change.',
     );
-    acknowledge(
-      fn,
-      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
-      'The minimal AWS policy that lets a function in a VPC create and remove its network interfaces.',
-    );
+    // A function on Managed Instances has no network interfaces of its own: its capacity provider's instances do.
+    if (!functions.find((spec) => spec.id === id)?.managedInstances)
+      acknowledge(
+        fn,
+        'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
+        'The minimal AWS policy that lets a function in a VPC create and remove its network interfaces.',
+      );
   }
   for (const spec of functions.filter((f) => f.env.includes('rawMail'))) {
     acknowledge(
@@ -98,7 +100,7 @@ export function acknowledgeFindings(stack: SurgeStack): void {
       'Surge serves readers wherever they are; abuse is held off by the WAF rate limit per address and the per-route throttles, not by country.',
     );
   }
-  for (const endpoint of ['Sqs', 'SecretsManager']) {
+  for (const endpoint of ['Sqs', 'SecretsManager', 'Logs']) {
     acknowledge(
       at('Vpc').node.findChild(endpoint),
       'AwsSolutions-EC23',

@@ -140,6 +140,7 @@ export class SurgeStack extends Stack {
       secretOf,
       sourceMapStackTraces: props.sourceMapStackTraces === true,
       reserveConcurrency: props.reserveConcurrency,
+      invoked: props.deploy === 'all-at-once' ? 'function' : 'alias',
     });
 
     // Each table row: its function, what its needs let it reach, and what starts it.

@@ -21,6 +21,7 @@ import {
   costPerMillionOrders,
   DEFAULT_CAPACITY,
   PRICES,
+  managedInstancesFor,
   SIZING,
   sizeFor,
   sqsCallsPerOrder,
@@ -153,6 +154,13 @@ const priced: Priced[] = positionals.flatMap((file) => {
       // Sized for all of the design's functions' CPU an order; without a profile, for their minimum of environments.
       ...(design === SURGE ? { managed: { functions: SURGE_MANAGED, cpuMsPerOrder: figures.cpu_ms_per_request?.functions ?? 0 } } : {}),
     };
+    /** What the managed functions hold at a rate, said beside the stores' sizes. */
+    const managedSized = (ordersPerSecond: number) => {
+      if (!usage.managed) return '';
+      const { environments, instances } = managedInstancesFor(usage.managed, (id) => id in usage.lambda, ordersPerSecond);
+      const each = Object.entries(environments).map(([id, n]) => `${n} of ${id}`);
+      return `; ${instances} c7g.large of Managed Instances for the environments (${each.join(', ')})`;
+    };
     return rates.map((ordersPerSecond): Priced => {
       if (given) {
         const capacity = { ...base, auroraAcuPerInstance: acuFor(design) };
@@ -164,7 +172,7 @@ const priced: Priced[] = positionals.flatMap((file) => {
           capacity,
           sqs,
           cost: costPerMillionOrders(usage, capacity),
-          sizing: 'the instances given',
+          sizing: `the instances given${managedSized(ordersPerSecond)}`,
         };
       }
       if (!figures.cpu_ms_per_request)
@@ -188,7 +196,7 @@ const priced: Priced[] = positionals.flatMap((file) => {
         capacity: sizing.capacity,
         sqs,
         ...(sizing.reachable ? { cost: costPerMillionOrders(usage, sizing.capacity) } : {}),
-        sizing: sizing.why,
+        sizing: `${sizing.why}${managedSized(ordersPerSecond)}`,
       };
     });
   });

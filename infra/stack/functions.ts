@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { CfnResource, Duration, type RemovalPolicy, type Stack } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import { Architecture, CapacityProvider, CfnFunction, Runtime, type Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, CapacityProvider, CfnFunction, InstanceTypeFilter, Runtime, type Function as LambdaFn } from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -55,6 +55,12 @@ export interface FunctionsProps {
   sourceMapStackTraces: boolean;
   /** Reserve each capped function's concurrency (the table's concurrencyCap). */
   reserveConcurrency: boolean;
+  /**
+   * What invokes the functions: each function itself (`all-at-once`), or each one's alias on a
+   * published version (a gradual deploy, stack/gradual.ts). A managed function keeps its
+   * environments on what is invoked, and only there.
+   */
+  invoked: 'function' | 'alias';
 }
 
 /**
@@ -88,8 +94,9 @@ export class Functions {
 
   /**
    * The instances the managed functions run on, made with the first: Graviton, as the other
-   * functions are, scaled by Lambda on their CPU (the default, Auto), in the functions' subnets and
-   * security group, which the cache and the database proxy let in.
+   * functions are, of the c7g family alone (2 GiB a vCPU, as the environments ask, and the price
+   * `npm run cost` takes), scaled by Lambda on their CPU (the default, Auto), in the functions'
+   * subnets and security group, which the cache and the database proxy let in.
    */
   private capacityProvider(): CapacityProvider {
     const { props } = this;
@@ -97,6 +104,11 @@ export class Functions {
       subnets: props.vpc.selectSubnets({ subnetType: ec2.SubnetType.PRIVATE_ISOLATED }).subnets,
       securityGroups: [props.securityGroup],
       architectures: [Architecture.ARM_64],
+      instanceTypeFilter: InstanceTypeFilter.allow(
+        [ec2.InstanceSize.LARGE, ec2.InstanceSize.XLARGE, ec2.InstanceSize.XLARGE2, ec2.InstanceSize.XLARGE4].map((size) =>
+          ec2.InstanceType.of(ec2.InstanceClass.C7G, size),
+        ),
+      ),
     });
     return this.capacity;
   }
@@ -119,7 +131,7 @@ export class Functions {
       environment: { ...this.variables, ...environmentFor(envNeedsOf(spec), props.deployment) },
       ...network,
       // The version a gradual deploy's alias moves to keeps as many environments running as the table asks.
-      ...(managed ? { currentVersionOptions: { minExecutionEnvironments: managed.minEnvironments } } : {}),
+      ...(managed && props.invoked === 'alias' ? { currentVersionOptions: { minExecutionEnvironments: managed.minEnvironments } } : {}),
       logGroup: new LogGroup(this.stack, `${spec.id}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: props.logsRemovalPolicy }),
       bundling: bundling(spec),
       projectRoot: root,
@@ -130,9 +142,11 @@ export class Functions {
       this.capacityProvider().addFunction(fn, {
         perExecutionEnvironmentMaxConcurrency: managed.perEnvironmentConcurrency,
         executionEnvironmentMemoryGiBPerVCpu: 2,
-        // What an unqualified invoke reaches (dev's routes, with no alias): Lambda's $LATEST.PUBLISHED, not $LATEST.
-        publishToLatestPublished: true,
-        latestPublishedScalingConfig: { minExecutionEnvironments: managed.minEnvironments },
+        // An unqualified invoke (all-at-once: no alias) reaches Lambda's $LATEST.PUBLISHED, not $LATEST, so it is
+        // published and keeps the environments. Behind an alias nothing invokes it: its environments would idle.
+        ...(props.invoked === 'function'
+          ? { publishToLatestPublished: true, latestPublishedScalingConfig: { minExecutionEnvironments: managed.minEnvironments } }
+          : { publishToLatestPublished: false }),
       });
     }
     for (const need of envNeedsOf(spec)) props.secretOf[need]?.grantRead(fn);

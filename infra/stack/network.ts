@@ -31,6 +31,9 @@ export class Network {
     this.vpc.addGatewayEndpoint('S3', { service: ec2.GatewayVpcEndpointAwsService.S3 });
     this.vpc.addInterfaceEndpoint('Sqs', { service: ec2.InterfaceVpcEndpointAwsService.SQS });
     this.vpc.addInterfaceEndpoint('SecretsManager', { service: ec2.InterfaceVpcEndpointAwsService.SECRETS_MANAGER });
+    // Functions on Managed Instances (stack/functions.ts) run on instances in these subnets, which may send their logs
+    // (and the business metrics in them, which a deploy's rollback alarms read) from there: with no NAT, this is the way.
+    this.vpc.addInterfaceEndpoint('Logs', { service: ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_LOGS });
     this.functions = new ec2.SecurityGroup(stack, 'LambdaSg', { vpc: this.vpc, description: 'Surge functions' });
   }
 }

@@ -86,9 +86,10 @@ export interface OrderUsage {
   /** API Gateway requests per order: each order one POST. */
   apiRequests: number;
   /**
-   * The design's functions on Lambda Managed Instances, by id, priced by their instances rather
-   * than GB-s; and the CPU per order they are sized for: the design's functions' whole CPU an order
-   * as the bench profiled it, an upper bound of theirs.
+   * The design's functions on Lambda Managed Instances, by id, priced by the capacity provider's
+   * instances rather than GB-s: every one of them holds its environments through the sale whether
+   * the bench invoked it or not; one it invoked is sized for cpuMsPerOrder, the design's
+   * functions' whole CPU an order as the bench profiled it, an upper bound of its own.
    */
   managed?: { functions: Record<string, ManagedInstances & { memoryMb: number }>; cpuMsPerOrder: number };
 }
@@ -146,17 +147,31 @@ export interface DesignCost {
 const MILLION = 1_000_000;
 const GIB = 2 ** 30;
 
+/**
+ * The capacity provider's instances (infra/stack/functions.ts): c7g, priced at c7g.large's two
+ * vCPUs; Lambda runs at least three of them, spread over the AZs, whatever the environments need.
+ */
+export const MANAGED_INSTANCES = { vcpusPerInstance: 2, minInstances: 3 } as const;
+
 /** A managed execution environment's vCPUs: the stack gives each 2 GiB a vCPU (infra/stack/functions.ts). */
 const vcpusOfEnvironment = (memoryMb: number) => memoryMb / 1024 / 2;
 
 /**
- * The vCPUs a function on Managed Instances holds through the sale: its minimum of environments, or
- * more where the load's CPU asks for them at the sizing's utilisation (Lambda scales on CPU).
+ * The environments a function on Managed Instances holds through the sale: its minimum, or more
+ * where the load's CPU asks for them at the sizing's utilisation (Lambda scales on CPU).
  */
-export function managedVcpus(fn: ManagedInstances & { memoryMb: number }, cpuMsPerOrder: number, ordersPerSecond: number): number {
-  const perEnvironment = vcpusOfEnvironment(fn.memoryMb);
+export function managedEnvironments(fn: ManagedInstances & { memoryMb: number }, cpuMsPerOrder: number, ordersPerSecond: number): number {
   const forLoad = (ordersPerSecond * cpuMsPerOrder) / 1000 / SIZING.utilisation;
-  return Math.max(fn.minEnvironments, Math.ceil(forLoad / perEnvironment)) * perEnvironment;
+  return Math.max(fn.minEnvironments, Math.ceil(forLoad / vcpusOfEnvironment(fn.memoryMb)));
+}
+
+/** The instances the design's managed functions hold at a rate: whole ones, at least the provider's minimum. */
+export function managedInstancesFor(managed: NonNullable<OrderUsage['managed']>, invoked: (id: string) => boolean, ordersPerSecond: number) {
+  const environments = Object.fromEntries(
+    Object.entries(managed.functions).map(([id, fn]) => [id, managedEnvironments(fn, invoked(id) ? managed.cpuMsPerOrder : 0, ordersPerSecond)]),
+  );
+  const vcpus = Object.entries(environments).reduce((total, [id, n]) => total + n * vcpusOfEnvironment(managed.functions[id]!.memoryMb), 0);
+  return { environments, instances: Math.max(MANAGED_INSTANCES.minInstances, Math.ceil(vcpus / MANAGED_INSTANCES.vcpusPerInstance)) };
 }
 
 /** US dollars per million orders of one design, item by item. */
@@ -166,9 +181,9 @@ export function costPerMillionOrders(usage: OrderUsage, capacity: Capacity, pric
   // Requests and logs are billed alike on either compute; GB-s only on the default one.
   const sum = (f: (fn: LambdaPerRequest) => number, of = all) => of.reduce((total, [, fn]) => total + f(fn), 0);
   const onDefaultCompute = all.filter(([id]) => !(id in managed));
-  const managedVcpuHours = Object.entries(managed)
-    .filter(([id]) => id in usage.lambda)
-    .reduce((total, [, fn]) => total + managedVcpus(fn, usage.managed!.cpuMsPerOrder, capacity.ordersPerSecond), 0);
+  const managedVcpus = usage.managed
+    ? managedInstancesFor(usage.managed, (id) => id in usage.lambda, capacity.ordersPerSecond).instances * MANAGED_INSTANCES.vcpusPerInstance
+    : 0;
   const ordersPerHour = capacity.ordersPerSecond * 3600;
   const hoursPerMillion = MILLION / ordersPerHour;
   const auroraAcus = capacity.auroraInstances * capacity.auroraAcuPerInstance;
@@ -181,7 +196,7 @@ export function costPerMillionOrders(usage: OrderUsage, capacity: Capacity, pric
   const items: Record<CostItemName, CostItem> = {
     lambda_requests: item(sum((fn) => fn.invocations) * MILLION, 'invocations', 'lambdaRequests', MILLION),
     lambda_compute: item(sum((fn) => (fn.billed_ms / 1000) * (fn.memory_mb / 1024), onDefaultCompute) * MILLION, 'GB-s', 'lambdaGbSecond'),
-    managed_instances: item(managedVcpuHours * hoursPerMillion, 'vCPU-hours', 'managedVcpuHour'),
+    managed_instances: item(managedVcpus * hoursPerMillion, 'vCPU-hours', 'managedVcpuHour'),
     api_gateway: item(usage.apiRequests * MILLION, 'requests', 'httpApiRequests', MILLION),
     sqs: item(usage.sqsRequests * MILLION, 'requests', 'sqsRequests', MILLION),
     logs: item((sum((fn) => fn.log_bytes) * MILLION) / GIB, 'GB', 'logsIngestion'),

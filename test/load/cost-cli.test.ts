@@ -30,12 +30,13 @@ describe('npm run cost', () => {
     // Assess: Surge by hand, at 500 orders/s (1.8 million an hour):
     //   Lambda requests 1.1 × $0.20 = 0.22; compute, the writer's alone (create-order is on Managed
     //   Instances): 2.6423 ms × 0.5 GB = 1,321.15 GB-s a million × $0.0000133334 = 0.017615;
-    //   create-order's three environments of one vCPU (its 1.9 ms of CPU an order needs 1.9 vCPU at
-    //   half load) 3 × $0.0416875 / 1.8 = 0.069479; HTTP API 1.00; SQS 0.2168 × $0.40 = 0.08672;
+    //   the capacity provider's three c7g.large (create-order's three environments of one vCPU, its
+    //   1.9 ms of CPU an order needing 1.9 vCPU at half load, and create-coupon's three): 6 vCPU ×
+    //   $0.0416875 / 1.8 = 0.138958; HTTP API 1.00; SQS 0.2168 × $0.40 = 0.08672;
     //   logs 335.99 bytes × 10^6 / 2^30 × $0.50 = 0.156458; cache 2 × $0.0256 / 1.8 = 0.028444;
     //   Aurora 4 ACU × $0.12 / 1.8 = 0.266667; proxy 8 ACU × $0.015 / 1.8 = 0.066667
     expect(Object.keys(json.designs)).toEqual(['surge', 'for_update', 'conditional_transaction', 'conditional_autocommit']);
-    expect(json.designs.surge!.usd_per_million_orders).toBeCloseTo(1.91205, 6);
+    expect(json.designs.surge!.usd_per_million_orders).toBeCloseTo(1.981529, 6);
     expect(json.designs.surge!.sqs_requests_from).toBe('sqs_billed_requests');
     // FOR UPDATE: 1 × 0.20 + 48.2107 × 0.5 × 10^3 × $0.0000133334 + 1.00 + 268.04 × 10^6 / 2^30 × 0.50
     //   + 0.028444 + 8 ACU × $0.12 / 1.8 + the proxy's minimum 0.066667
@@ -43,10 +44,10 @@ describe('npm run cost', () => {
     expect(json.designs.for_update!.usd_per_million_orders).toBeCloseTo(0.2 + 0.321406 + 1 + 0.124816 + 0.028444 + 0.533333 + 0.066667, 5);
     expect(json.designs.for_update!.sqs_requests_from).toBe('none');
     expect(stdout).toContain(
-      'surge — Surge (Redis script, SQS, writer): $1.9120 per million orders (500 orders/s for an hour; 2 cache nodes; Aurora 2 × 2 ACU; SQS from sqs_billed_requests)',
+      'surge — Surge (Redis script, SQS, writer): $1.9815 per million orders (500 orders/s for an hour; 2 cache nodes; Aurora 2 × 2 ACU; SQS from sqs_billed_requests)',
     );
     expect(stdout).toMatch(/^ {2}Lambda compute +1,321 GB-s +\$0\.0000133334 \/ GB-s +0\.0176 +Arm/m);
-    expect(stdout).toMatch(/^ {2}Lambda Managed Instances +1\.667 vCPU-hours +\$0\.0416875 \/ vCPU-hour +0\.0695 /m);
+    expect(stdout).toMatch(/^ {2}Lambda Managed Instances +3\.333 vCPU-hours +\$0\.0416875 \/ vCPU-hour +0\.1390 /m);
     expect(stdout).toContain('for_update — FOR UPDATE: $2.2747 per million orders');
   });
 
@@ -85,6 +86,8 @@ describe('npm run cost', () => {
     expect(reachable(500)).toEqual(['surge', 'for_update', 'conditional_transaction', 'conditional_autocommit']);
     expect(reachable(5_000)).toEqual(['surge', 'conditional_autocommit']);
     expect(stdout).toMatch(/for_update — FOR UPDATE at 5000 orders\/s: not reachable: one hot item took at most 900 orders a second/);
+    // Surge's managed functions: the provider's three instances for both functions' minimum at 500 a second
+    expect(stdout).toContain('3 c7g.large of Managed Instances for the environments (3 of create-order, 3 of create-coupon)');
     expect(readFileSync(json.chart, 'utf8')).toContain('<svg');
     rmSync(json.chart.replace(/\.svg$/, '.html'));
     rmSync(json.chart);

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { COST_ITEMS, costPerMillionOrders, DEFAULT_CAPACITY, PRICES, sizeFor, sqsCallsPerOrder, type OrderUsage } from '../../load/support/cost';
+import {
+  COST_ITEMS,
+  costPerMillionOrders,
+  DEFAULT_CAPACITY,
+  managedInstancesFor,
+  PRICES,
+  sizeFor,
+  sqsCallsPerOrder,
+  type OrderUsage,
+} from '../../load/support/cost';
 
 /** Rounded for comparing sums of floating-point products with hand-computed figures. */
 const cents = (usd: number) => Math.round(usd * 1e6) / 1e6;
@@ -62,7 +71,7 @@ describe('the cost of a million orders on AWS', () => {
     expect(busy.items.lambda_requests.usd).toBe(0);
   });
 
-  it('prices a function on Managed Instances by the vCPUs its environments hold, at least its minimum, and no GB-s', () => {
+  it('prices functions on Managed Instances by the whole instances their environments hold, at least the provider’s three, and no GB-s', () => {
     // Prepare: create-order on environments of 2,048 MB (one vCPU each), at least three; 0.3 ms of CPU an order
     const usage: OrderUsage = {
       lambda: {
@@ -79,16 +88,31 @@ describe('the cost of a million orders on AWS', () => {
     const quiet = at(720);
     const busy = at(20_000);
 
-    // Assess: 720 a second need 0.432 vCPU at half load, under the three environments' 3 vCPU, for 1/2.592 h a million orders
-    expect(cents(quiet.items.managed_instances.quantity)).toBe(cents(3 / 2.592));
-    expect(cents(quiet.items.managed_instances.usd)).toBe(cents((3 / 2.592) * 0.0416875));
-    // 20,000 a second need 12 vCPU: twelve environments, for 1/72 h a million orders
+    // Assess: 720 a second need 0.432 vCPU at half load, under the three environments' 3 vCPU, which
+    // fit two c7g.large but Lambda runs three: 6 vCPU for 1/2.592 h a million orders
+    expect(cents(quiet.items.managed_instances.quantity)).toBe(cents(6 / 2.592));
+    expect(cents(quiet.items.managed_instances.usd)).toBe(cents((6 / 2.592) * 0.0416875));
+    // 20,000 a second need 12 vCPU: twelve environments on six instances, for 1/72 h a million orders
     expect(cents(busy.items.managed_instances.quantity)).toBe(cents(12 / 72));
     // GB-s for the writer alone (2 ms × 1 GB an order), every invocation billed as a request
     expect(cents(quiet.items.lambda_compute.quantity)).toBe(2_000);
     expect(cents(quiet.items.lambda_requests.quantity)).toBe(1_100_000);
     // Logs from both, as on the default compute: 1 GiB a million orders
     expect(cents(quiet.items.logs.quantity)).toBe(1);
+  });
+
+  it('holds every managed function’s environments, invoked by the bench or not, on whole instances', () => {
+    // Prepare: create-order invoked, create-coupon not; each at least three environments of one vCPU
+    const fn = { memoryMb: 2048, perEnvironmentConcurrency: 64, minEnvironments: 3 };
+    const managed = { functions: { 'create-order': fn, 'create-coupon': fn }, cpuMsPerOrder: 0.3 };
+
+    // Act
+    const quiet = managedInstancesFor(managed, (id) => id === 'create-order', 720);
+    const busy = managedInstancesFor(managed, (id) => id === 'create-order', 20_000);
+
+    // Assess: 3 + 3 environments on three c7g.large; at 20,000 a second 12 + 3 vCPU, on eight
+    expect(quiet).toEqual({ environments: { 'create-order': 3, 'create-coupon': 3 }, instances: 3 });
+    expect(busy).toEqual({ environments: { 'create-order': 12, 'create-coupon': 3 }, instances: 8 });
   });
 
   it('names each price with its region, its page and the date it is known at', () => {

@@ -36,6 +36,14 @@ describe('the CDK app (dev)', () => {
 
     expect(others).toEqual([]);
     expect(onInstances.map((f) => f.id).sort()).toEqual(['create-coupon', 'create-order']);
+    // A name of its own: an existing function cannot move onto a capacity provider, and a named one is replaced only under a new name
+    expect(functionOf('create-order').Properties.FunctionName).toBe('surge-dev-create-order-managed');
+    // c7g alone: 2 GiB a vCPU, and the price the cost model takes
+    expect(provider!.Properties.InstanceRequirements.AllowedInstanceTypes).toEqual(['c7g.large', 'c7g.xlarge', 'c7g.2xlarge', 'c7g.4xlarge']);
+    // With no NAT, the instances reach CloudWatch Logs through an endpoint of the VPC's own
+    expect(ofType('AWS::EC2::VPCEndpoint').map((e) => JSON.stringify(e.Properties.ServiceName))).toEqual(
+      expect.arrayContaining([expect.stringContaining('.logs')]),
+    );
     expect(provider!.Properties.VpcConfig.SubnetIds).toHaveLength(isolated);
     expect(provider!.Properties.VpcConfig.SecurityGroupIds).toEqual([
       { 'Fn::GetAtt': [logicalIdOf('AWS::EC2::SecurityGroup', (r) => r.Properties.GroupDescription === 'Surge functions'), 'GroupId'] },
@@ -54,6 +62,7 @@ describe('the CDK app (dev)', () => {
         PerExecutionEnvironmentMaxConcurrency: spec.managedInstances.perEnvironmentConcurrency,
         ExecutionEnvironmentMemoryGiBPerVCpu: 2,
       });
+      // dev invokes the functions themselves (no alias): Lambda's $LATEST.PUBLISHED, which keeps the environments
       expect(functionOf(spec.id).Properties.FunctionScalingConfig, spec.id).toEqual({ MinExecutionEnvironments: spec.managedInstances.minEnvironments });
       expect(functionOf(spec.id).Properties.PublishToLatestPublished, spec.id).toBe(true);
     }
@@ -130,13 +139,16 @@ describe('the CDK app (dev)', () => {
 });
 
 describe('the CDK app in the prod stage', () => {
-  it('keeps the managed functions’ minimum of environments on the versions a canary moves their alias to', () => {
+  it('keeps the managed functions’ environments on the versions a canary moves their alias to, and nowhere else', () => {
     for (const spec of prod.deployed.filter((f) => f.managedInstances)) {
       const fnId = prod.logicalIdOfFunction(spec.id);
       const versions = prod.ofType('AWS::Lambda::Version').filter((v) => v.Properties.FunctionName.Ref === fnId);
 
       expect(versions, spec.id).toHaveLength(1);
       expect(versions[0]!.Properties.FunctionScalingConfig, spec.id).toEqual({ MinExecutionEnvironments: spec.managedInstances!.minEnvironments });
+      // Nothing invokes $LATEST.PUBLISHED behind an alias: unpublished, it holds no environments
+      expect(prod.functionOf(spec.id).Properties.PublishToLatestPublished, spec.id).toBe(false);
+      expect(prod.functionOf(spec.id).Properties.FunctionScalingConfig, spec.id).toBeUndefined();
     }
   });
 
