@@ -7,7 +7,7 @@
  * With --hand-off alone, on a twin of its own, each order or coupon is handed to the queue in a
  * call of its own, as an instance of Lambda's default compute (one invocation at a time) would send
  * it, where the twin's shared instance coalesces the sends of its concurrent requests as the
- * stack's Managed Instances do.
+ * stack's Managed Instances do with those each environment runs at once.
  * Progress goes to stderr. Exits non-zero when an invariant does not hold. Every run also writes
  * an HTML report with plots over time (load/reports/<scenario>-<time>.html; see support/report).
  */

@@ -101,7 +101,8 @@ export const reservationQueueEnv = envSchema(() =>
      * Each reservation handed off in a SendMessageBatch of its own, as an instance of Lambda's
      * default compute sends (one invocation at a time): set only by a twin measuring that shape
      * (SURGE_HAND_OFF_ALONE), whose one instance of a function would otherwise coalesce the
-     * sends of its concurrent invocations, as the stack's Managed Instances do.
+     * sends of its concurrent invocations, as an environment of the stack's Managed Instances
+     * does with those it runs at once.
      */
     HAND_OFF_ALONE: z._default(flag(), false),
   }),

@@ -40,8 +40,9 @@ export interface BatchedSenderOptions<T> {
    * which serves one invocation at a time, sends for an invocation that sends one item (an order,
    * a coupon). For the twin, whose one instance serves many invocations and would otherwise
    * coalesce theirs, to measure that shape; the stack runs the reserving functions on Managed
-   * Instances, which coalesce as the twin does. (The relay, which sends many in one invocation,
-   * coalesces them on Lambda; with this it sends each alone.)
+   * Instances, whose environments coalesce the sends of the invocations each runs at once. (The
+   * relay, which sends many in one invocation, coalesces them on Lambda; with this it sends each
+   * alone.)
    */
   alone?: boolean;
 }
