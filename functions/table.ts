@@ -94,7 +94,7 @@ export interface FunctionSpec {
  * A function on Lambda Managed Instances (the stack's capacity provider, infra/stack/functions.ts):
  * each execution environment takes many invocations at once on one event loop, as the twin's one
  * instance of a function does, so the reservations of concurrent requests share one
- * SendMessageBatch (shared/platform/clients/batched-sender.ts). On Lambda's default compute an
+ * SendMessageBatch (shared/platform/queue/batched-sender.ts). On Lambda's default compute an
  * instance takes one invocation at a time, and each reservation was its own signed SQS call: above
  * the autocommit design's CPU per order (docs/benchmarks.md, "The deployed shape").
  */
