@@ -115,11 +115,39 @@ const api = { memoryMb: 512, timeoutSeconds: 10 } as const;
  * thread), 64 invocations at once (Node's default a vCPU), and Lambda's default minimum of three
  * environments; docs/deploy.md says how to size them for a sale.
  */
+const reservingEnvironments: ManagedInstances = { perEnvironmentConcurrency: 64, minEnvironments: 3 };
 const reserving = {
   memoryMb: 2048,
   timeoutSeconds: 10,
-  managedInstances: { perEnvironmentConcurrency: 64, minEnvironments: 3 },
+  managedInstances: reservingEnvironments,
 } as const satisfies Partial<FunctionSpec>;
+
+/** The p99 of a reservation (the script and the hand-off) that the reserving routes' throttle is sized for. */
+const RESERVATION_P99_MS = 64;
+
+/**
+ * The invocations a function may have in flight before Lambda throttles it: its concurrency cap,
+ * or on Managed Instances its environments' slots (until Lambda scales them, minutes later).
+ * Undefined where only the account's concurrency bounds it.
+ */
+export function inFlightCeiling(spec: FunctionSpec): number | undefined {
+  if (spec.managedInstances) return spec.managedInstances.minEnvironments * spec.managedInstances.perEnvironmentConcurrency;
+  return spec.concurrencyCap;
+}
+
+/**
+ * API Gateway answers an invocation Lambda throttles with a 500, so a route whose function has a
+ * ceiling is throttled first, with a 429: a burst of one environment's slots, and a rate that keeps
+ * the requests of a burst and of the next p99 within the ceiling: (192 - 64) / 64 ms = 2,000 a
+ * second for the reserving functions. A store slower than that p99 lets more pile up, and past the
+ * ceiling Lambda throttles: the runbook's `Throttles` on the dashboard, the waiting room the bound.
+ */
+function throttleWithin(managed: ManagedInstances, p99Ms: number): RouteThrottle {
+  const ceiling = managed.minEnvironments * managed.perEnvironmentConcurrency;
+  const burstLimit = managed.perEnvironmentConcurrency;
+  return { rateLimit: Math.floor(((ceiling - burstLimit) * 1000) / p99Ms), burstLimit };
+}
+const reservingThrottle = throttleWithin(reservingEnvironments, RESERVATION_P99_MS);
 
 export const functions: readonly FunctionSpec[] = [
   {
@@ -202,7 +230,7 @@ export const functions: readonly FunctionSpec[] = [
   {
     id: 'create-order',
     description: 'Reserves stock in one Lua call and hands the order to the queue',
-    trigger: { kind: 'http', method: 'POST', path: '/items/{itemId}/orders' },
+    trigger: { kind: 'http', method: 'POST', path: '/items/{itemId}/orders', throttle: reservingThrottle },
     ...reserving,
     env: ['redis', 'database', 'reservationQueue', 'sessions', 'limits'],
   },
@@ -274,7 +302,7 @@ export const functions: readonly FunctionSpec[] = [
   {
     id: 'create-coupon',
     description: 'Issues one coupon of a deal to the caller in one Lua call, then hands it to the queue',
-    trigger: { kind: 'http', method: 'POST', path: '/deals/{dealId}/coupons' },
+    trigger: { kind: 'http', method: 'POST', path: '/deals/{dealId}/coupons', throttle: reservingThrottle },
     ...reserving,
     env: ['redis', 'database', 'reservationQueue', 'sessions', 'limits'],
   },

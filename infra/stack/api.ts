@@ -3,7 +3,7 @@ import { HttpApi, HttpMethod, HttpStage, type CfnStage } from 'aws-cdk-lib/aws-a
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { FunctionSpec, Trigger } from '../../functions/table';
+import { inFlightCeiling, type FunctionSpec, type Trigger } from '../../functions/table';
 import type { Kept } from './stage';
 
 type HttpTrigger = Extract<Trigger, { kind: 'http' }>;
@@ -46,10 +46,11 @@ export class Api {
 
   /** Routes a function's HTTP trigger to it, with the route's own throttle if the table gives one. */
   route(spec: FunctionSpec, trigger: HttpTrigger, fn: IFunction): void {
-    // Past its cap Lambda throttles, and API Gateway turns that into a 500: the route's own
-    // throttle must answer 429 first, so its burst may not exceed the cap.
-    if (spec.concurrencyCap !== undefined && !(trigger.throttle && trigger.throttle.burstLimit <= spec.concurrencyCap)) {
-      throw new Error(`${spec.id}: a route capped at ${spec.concurrencyCap} needs a throttle whose burst is within the cap`);
+    // Past its ceiling (a cap, or Managed Instances' slots) Lambda throttles, and API Gateway turns
+    // that into a 500: the route's own throttle must answer 429 first, so its burst may not exceed it.
+    const ceiling = inFlightCeiling(spec);
+    if (ceiling !== undefined && !(trigger.throttle && trigger.throttle.burstLimit <= ceiling)) {
+      throw new Error(`${spec.id}: a route whose function takes at most ${ceiling} invocations at once needs a throttle whose burst is within them`);
     }
     const routes = this.api.addRoutes({
       path: trigger.path,

@@ -1,7 +1,11 @@
 /** The stack's the HTTP API (infra/stack/api.ts). */
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { functions } from '../../../functions/table';
+import { App, Stack } from 'aws-cdk-lib';
+import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { functions, inFlightCeiling, type FunctionSpec, type Trigger } from '../../../functions/table';
+import { Api } from '../../../infra/stack/api';
+import { KEPT_BY } from '../../../infra/stack/stage';
 import { template, resources, ofType, logicalIdOf, waitsFor } from '../../support/dev-stack';
 
 describe('the CDK app (dev)', () => {
@@ -19,13 +23,13 @@ describe('the CDK app (dev)', () => {
     });
   });
 
-  it('throttles each route the table throttles (sign-in, sign-up) at its own rate, below the stage’s', () => {
+  it('throttles each route the table throttles (sign-in, sign-up, orders, coupons) at its own rate, below the stage’s', () => {
     const [stage] = ofType('AWS::ApiGatewayV2::Stage');
     const throttled = functions.flatMap((f) =>
       f.trigger.kind === 'http' && f.trigger.throttle ? [[`${f.trigger.method} ${f.trigger.path}`, f.trigger.throttle] as const] : [],
     );
 
-    expect(throttled.map(([key]) => key).sort()).toEqual(['POST /sessions', 'POST /users']);
+    expect(throttled.map(([key]) => key).sort()).toEqual(['POST /deals/{dealId}/coupons', 'POST /items/{itemId}/orders', 'POST /sessions', 'POST /users']);
     expect(stage!.Properties.RouteSettings).toEqual(
       Object.fromEntries(throttled.map(([key, t]) => [key, { ThrottlingRateLimit: t.rateLimit, ThrottlingBurstLimit: t.burstLimit }])),
     );
@@ -34,18 +38,42 @@ describe('the CDK app (dev)', () => {
     const routeIds = Object.keys(resources).filter(
       (id) => resources[id]!.Type === 'AWS::ApiGatewayV2::Route' && throttled.some(([key]) => resources[id]!.Properties.RouteKey === key),
     );
-    expect(routeIds).toHaveLength(2);
+    expect(routeIds).toHaveLength(4);
     for (const id of routeIds) expect(waitsFor(logicalIdOf('AWS::ApiGatewayV2::Stage'))).toContain(id);
   });
 
-  it('keeps each capped route’s burst within its cap, so clients meet API Gateway’s 429 rather than a throttled Lambda’s 500', () => {
-    const cappedRoutes = functions.filter((f) => f.trigger.kind === 'http' && f.concurrencyCap !== undefined);
+  it('keeps the burst of each route whose function has a ceiling within it, so clients meet API Gateway’s 429 rather than a throttled Lambda’s 500', () => {
+    const ceilinged = functions.filter((f) => f.trigger.kind === 'http' && inFlightCeiling(f) !== undefined);
 
-    expect(cappedRoutes.map((f) => f.id)).toEqual(['create-session']);
+    expect(Object.fromEntries(ceilinged.map((f) => [f.id, inFlightCeiling(f)]))).toEqual({ 'create-session': 20, 'create-order': 192, 'create-coupon': 192 });
     const [stage] = ofType('AWS::ApiGatewayV2::Stage');
-    for (const spec of cappedRoutes) {
+    for (const spec of ceilinged) {
       const key = spec.trigger.kind === 'http' ? `${spec.trigger.method} ${spec.trigger.path}` : '';
-      expect(stage!.Properties.RouteSettings[key]?.ThrottlingBurstLimit, spec.id).toBeLessThanOrEqual(spec.concurrencyCap!);
+      expect(stage!.Properties.RouteSettings[key]?.ThrottlingBurstLimit, spec.id).toBeLessThanOrEqual(inFlightCeiling(spec)!);
     }
+    // The reserving routes: one environment's 64 at once, and 2,000 a second, which the other 128 slots carry at a 64 ms p99.
+    expect(stage!.Properties.RouteSettings['POST /items/{itemId}/orders']).toEqual({ ThrottlingRateLimit: 2_000, ThrottlingBurstLimit: 64 });
+  });
+
+  it('refuses to route a function on Managed Instances without a throttle within its environments’ slots', () => {
+    // Prepare
+    const order = functions.find((f) => f.id === 'create-order')!;
+    const unthrottled = { ...order, trigger: { kind: 'http', method: 'POST', path: '/items/{itemId}/orders' } } as const;
+    const tooBursty = { ...order, trigger: { ...unthrottled.trigger, throttle: { rateLimit: 2_000, burstLimit: 193 } } } as const;
+    const stack = new Stack(new App());
+    const api = new Api(stack, { kept: KEPT_BY.dev, name: 'surge-test' });
+    const target = new LambdaFunction(stack, 'Fn', {
+      runtime: Runtime.NODEJS_20_X,
+      handler: 'index.handler',
+      code: Code.fromInline('exports.handler = async () => ({})'),
+    });
+
+    // Act
+    const route = (spec: FunctionSpec) => () => api.route(spec, spec.trigger as Extract<Trigger, { kind: 'http' }>, target);
+
+    // Assess
+    expect(route(unthrottled)).toThrow(/create-order: a route whose function takes at most 192 invocations at once needs a throttle/);
+    expect(route(tooBursty)).toThrow(/at most 192/);
+    expect(route(order)).not.toThrow();
   });
 });
