@@ -49,6 +49,9 @@ export interface RouteThrottle {
   burstLimit: number;
 }
 
+/** The stage's default route settings: every route without a throttle of its own is throttled so. */
+export const DEFAULT_ROUTE_THROTTLE: RouteThrottle = { rateLimit: 5_000, burstLimit: 10_000 };
+
 export type Trigger =
   | { kind: 'http'; method: HttpMethod; path: string; throttle?: RouteThrottle }
   | {

@@ -97,7 +97,13 @@ function gatewayAnswers(route: Route): Map<number, StatusAnswer[]> {
   const answers = new Map<number, StatusAnswer[]>([
     [
       429,
-      [{ description: "API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap)", schema: GatewayMessage, retryAfter: false }],
+      [
+        {
+          description: "API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap)",
+          schema: GatewayMessage,
+          retryAfter: false,
+        },
+      ],
     ],
   ]);
   const pathParameters = route.path.includes('{');

@@ -3,7 +3,7 @@ import { HttpApi, HttpMethod, HttpStage, type CfnStage } from 'aws-cdk-lib/aws-a
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { inFlightCeiling, type FunctionSpec, type Trigger } from '../../functions/table';
+import { DEFAULT_ROUTE_THROTTLE, inFlightCeiling, type FunctionSpec, type Trigger } from '../../functions/table';
 import type { Kept } from './stage';
 
 type HttpTrigger = Extract<Trigger, { kind: 'http' }>;
@@ -26,7 +26,7 @@ export class Api {
       httpApi: this.api,
       stageName: '$default',
       autoDeploy: true,
-      throttle: { rateLimit: 5_000, burstLimit: 10_000 },
+      throttle: DEFAULT_ROUTE_THROTTLE,
     });
     const cfnStage = this.stage.node.defaultChild as CfnStage;
     cfnStage.accessLogSettings = {

@@ -3,7 +3,7 @@
  * twin's own endpoints (the benches' ceiling, the metrics, firing a schedule or the deploy trigger).
  */
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { functions, type FunctionSpec } from '../../functions/table';
+import { DEFAULT_ROUTE_THROTTLE, functions, type FunctionSpec } from '../../functions/table';
 import { capped } from './lambda/concurrency';
 import { TWIN_INBOUND_DOMAIN } from './deployment';
 import type { EmfCollector } from './lambda/emf';
@@ -40,14 +40,24 @@ export const FIRE_PATH = '/__twin/functions/{functionId}/invoke';
 
 /**
  * The table's HTTP functions, each held to its concurrency cap (refused beyond it, as Lambda
- * throttles a synchronous invocation), then the twin's own endpoints. consumerInvocations reads
- * the consumers' process's counts, when they run in one (GET /__twin/invocations: invocations.ts).
+ * throttles a synchronous invocation), then the twin's own endpoints. With routeThrottles (the
+ * bundles `cdk deploy` ships), each route throttled as the stack's stage throttles it, by its own
+ * throttle of the table or the stage's default; without (source mode), benches drive a route past
+ * its throttle to measure what a request costs. consumerInvocations reads the consumers' process's counts, when they run in one
+ * (GET /__twin/invocations: invocations.ts).
  */
-export function twinHttpRoutes(runners: Map<string, FunctionRunner>, emf: EmfCollector, consumerInvocations?: () => Promise<InvocationCounts>): HttpRoute[] {
+export function twinHttpRoutes(
+  runners: Map<string, FunctionRunner>,
+  emf: EmfCollector,
+  options: { routeThrottles: boolean; consumerInvocations?: () => Promise<InvocationCounts> },
+): HttpRoute[] {
+  const { consumerInvocations } = options;
   const httpRoutes: HttpRoute[] = functions.flatMap((spec: FunctionSpec) => {
     if (spec.trigger.kind !== 'http') return [];
     const lambda = runners.get(spec.id)!;
-    return [{ method: spec.trigger.method, path: spec.trigger.path, invoke: capped(spec, (event: APIGatewayProxyEventV2) => lambda.invoke(event), 'refuse') }];
+    const { method, path, throttle } = spec.trigger;
+    const invoke = capped(spec, (event: APIGatewayProxyEventV2) => lambda.invoke(event), 'refuse');
+    return [{ method, path, invoke, ...(options.routeThrottles ? { throttle: throttle ?? DEFAULT_ROUTE_THROTTLE } : {}) }];
   });
   const ceiling = new LocalLambda(ceilingSpec, async () => async () => ({ statusCode: 200, body: '{"ok":true}' }));
   httpRoutes.push({ method: 'GET', path: CEILING_PATH, invoke: (event) => ceiling.invoke(event) });

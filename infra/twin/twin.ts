@@ -107,7 +107,10 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
       await smtp.close();
       throw error;
     });
-    const routes = compileRoutes([...twinHttpRoutes(lambdas, emf, consumers?.invocations), ...extra.http]);
+    const routes = compileRoutes([
+      ...twinHttpRoutes(lambdas, emf, { routeThrottles: options.bundles ?? false, ...(consumers ? { consumerInvocations: consumers.invocations } : {}) }),
+      ...extra.http,
+    ]);
     const schedules = options.schedules === false ? { stop: () => undefined } : startSchedules(lambdas);
 
     // Ready: the stores are seeded, and the SMTP listener and the consumers are up.

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FunctionSpec } from '../../functions/table';
 import { capped } from '../../infra/twin/lambda/concurrency';
 import { startGateway, type Gateway } from '../../infra/twin/events/gateway';
+import { routeThrottleBucket } from '../../infra/twin/events/route-throttle';
 import { until } from '../../shared/platform/wait';
 
 const spec = (concurrencyCap?: number): FunctionSpec => ({
@@ -33,14 +34,14 @@ function heldFunction() {
   return { invoke, releaseAll, held: () => releases.length, most: () => most };
 }
 
-describe("the twin's concurrency caps", () => {
+describe("the twin's concurrency caps and route throttles", () => {
   let gateway: Gateway | undefined;
   afterEach(async () => {
     await gateway?.close();
     gateway = undefined;
   });
 
-  it('answers a route whose function is at its cap 429 {"message":"Too Many Requests"}, as API Gateway does for a throttled Lambda', async () => {
+  it('answers a route whose function is at its cap 429 {"message":"Too Many Requests"} where no route throttle is applied (source mode), in the throttle’s stead', async () => {
     // Prepare
     const fn = heldFunction();
     const invoke = capped(spec(2), () => fn.invoke(0), 'refuse');
@@ -62,6 +63,66 @@ describe("the twin's concurrency caps", () => {
     expect(await refused.json()).toEqual({ message: 'Too Many Requests' });
     expect(served.map((r) => r.status)).toEqual([200, 200]);
     expect((await afterwards).status).toBe(200);
+  });
+
+  it('answers a function at its cap with API Gateway’s 500 where the route’s throttle is applied (bundles), as AWS answers a throttled Lambda', async () => {
+    // Prepare
+    const fn = heldFunction();
+    const invoke = capped(spec(2), () => fn.invoke(0), 'refuse');
+    const throttle = { rateLimit: 1_000, burstLimit: 10 };
+    gateway = await startGateway([{ method: 'POST', path: '/held', invoke, throttle }], 0, () => undefined);
+    const post = () => fetch(`${gateway!.url}/held`, { method: 'POST' });
+
+    // Act
+    const inFlight = [post(), post()];
+    await until(async () => fn.held() >= 2, 10_000, 'both requests in the function', 5);
+    const throttledByLambda = await post();
+    await fn.releaseAll();
+    await Promise.all(inFlight);
+
+    // Assess
+    expect(throttledByLambda.status).toBe(500);
+    expect(await throttledByLambda.json()).toEqual({ message: 'Internal Server Error' });
+  });
+
+  it('answers past a route’s throttle 429 {"message":"Too Many Requests"} without invoking its function, as API Gateway’s stage does', async () => {
+    // Prepare: a burst of three, refilled once a thousand seconds
+    const fn = heldFunction();
+    const throttle = { rateLimit: 0.001, burstLimit: 3 };
+    gateway = await startGateway([{ method: 'POST', path: '/held', invoke: () => fn.invoke(0), throttle }], 0, () => undefined);
+    const post = () => fetch(`${gateway!.url}/held`, { method: 'POST' });
+
+    // Act
+    const burst = [post(), post(), post()];
+    await until(async () => fn.held() >= 3, 10_000, 'the burst in the function', 5);
+    const past = await Promise.all([post(), post()]);
+    await fn.releaseAll();
+    const served = await Promise.all(burst);
+
+    // Assess
+    expect(served.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(past.map((r) => r.status)).toEqual([429, 429]);
+    expect(await past[0]!.json()).toEqual({ message: 'Too Many Requests' });
+    expect(fn.most()).toBe(3);
+  });
+
+  it('refills a route’s bucket at its rate, up to its burst', () => {
+    // Prepare
+    let now = 0;
+    const bucket = routeThrottleBucket({ rateLimit: 2, burstLimit: 2 }, () => now);
+
+    // Act
+    const takes = (n: number) => Array.from({ length: n }, () => bucket.take());
+    const first = takes(3);
+    now = 500;
+    const halfASecondOn = takes(2);
+    now = 60_000;
+    const aMinuteOn = takes(3);
+
+    // Assess
+    expect(first).toEqual([true, true, false]);
+    expect(halfASecondOn).toEqual([true, false]);
+    expect(aMinuteOn).toEqual([true, true, false]);
   });
 
   it('makes an asynchronous invocation past the cap wait its turn, losing none', async () => {

@@ -829,7 +829,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -918,7 +918,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -981,7 +981,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1122,7 +1122,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     /** @description Whole seconds after which a retry may be answered */
@@ -1208,7 +1208,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1349,7 +1349,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     /** @description Whole seconds after which a retry may be answered */
@@ -1435,7 +1435,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1519,7 +1519,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1688,7 +1688,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1792,7 +1792,7 @@ export interface operations {
                     } | components["schemas"]["GatewayMessage"];
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1961,7 +1961,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     /** @description Whole seconds after which a retry may be answered */
@@ -2147,7 +2147,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2258,7 +2258,7 @@ export interface operations {
                     } | components["schemas"]["GatewayMessage"];
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2400,7 +2400,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     /** @description Whole seconds after which a retry may be answered */
@@ -2554,7 +2554,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2704,7 +2704,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     /** @description Whole seconds after which a retry may be answered */
@@ -2804,7 +2804,7 @@ export interface operations {
                     "application/json": components["schemas"]["GatewayMessage"];
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2923,7 +2923,7 @@ export interface operations {
                     } | components["schemas"]["GatewayMessage"];
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3029,7 +3029,7 @@ export interface operations {
                     } | components["schemas"]["GatewayMessage"];
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3202,7 +3202,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3333,7 +3333,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     /** @description Whole seconds after which a retry may be answered */
@@ -3430,7 +3430,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3577,7 +3577,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3743,7 +3743,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3909,7 +3909,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4005,7 +4005,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4150,7 +4150,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4313,7 +4313,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4394,7 +4394,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4475,7 +4475,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4586,7 +4586,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4713,7 +4713,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4839,7 +4839,7 @@ export interface operations {
                     } | components["schemas"]["GatewayMessage"];
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4956,7 +4956,7 @@ export interface operations {
                     } | components["schemas"]["GatewayMessage"];
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5073,7 +5073,7 @@ export interface operations {
                     } | components["schemas"]["GatewayMessage"];
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5184,7 +5184,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5295,7 +5295,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5415,7 +5415,7 @@ export interface operations {
                     } | components["schemas"]["GatewayMessage"];
                 };
             };
-            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     /** @description Whole seconds after which a retry may be answered */
@@ -5578,7 +5578,7 @@ export interface operations {
                     } | components["schemas"]["GatewayMessage"];
                 };
             };
-            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     /** @description Whole seconds after which a retry may be answered */
@@ -5689,7 +5689,7 @@ export interface operations {
                     } | components["schemas"]["GatewayMessage"];
                 };
             };
-            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     /** @description Whole seconds after which a retry may be answered */
@@ -5807,7 +5807,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5941,7 +5941,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (the twin's: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
             429: {
                 headers: {
                     [name: string]: unknown;

@@ -44,6 +44,9 @@ export function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
   });
 }
 
+/** API Gateway's answer past a throttle (the stage's or the route's). */
+const TOO_MANY_REQUESTS = '{"message":"Too Many Requests"}';
+
 /** What every request gets before the gateway serves its routes: the twin behind it is not ready, a retry soon will be answered. */
 const STARTING_BODY = JSON.stringify({ error: { code: 'UNAVAILABLE', message: 'The twin is starting' } });
 
@@ -97,6 +100,10 @@ export async function listenGateway(port: number, onFunctionError: (route: strin
       req.resume();
       return send(res, 431, '{"message":"Request Header Fields Too Large"}');
     }
+    if (!route.passesThrottle()) {
+      req.resume();
+      return send(res, 429, TOO_MANY_REQUESTS);
+    }
     const body = await readBody(req).catch(() => undefined);
     if (!body) return send(res, 413, '{"message":"Request Entity Too Large"}');
     try {
@@ -111,12 +118,11 @@ export async function listenGateway(port: number, onFunctionError: (route: strin
       }
       writeAnswer(res, answer);
     } catch (error) {
-      // A function at its concurrency cap. API Gateway would answer Lambda's throttle with a 500;
-      // on AWS the route's throttle (its burst within the cap) answers 429 before that happens.
-      // The twin applies no route throttles, and its instances share two cores, so it answers the
-      // cap itself with that 429.
-      if (error instanceof Throttled) return send(res, 429, '{"message":"Too Many Requests"}');
-      // A failed or timed-out function is a 500 to the client, as API Gateway answers it.
+      // A function at its ceiling (its cap, its environments' slots): API Gateway answers Lambda's
+      // throttle with a 500, which the route's throttle (its burst within the ceiling) is there to
+      // forestall. Where the twin applies no route throttle (source mode), the cap answers that 429.
+      if (error instanceof Throttled && !route.throttle) return send(res, 429, TOO_MANY_REQUESTS);
+      // A failed, timed-out or throttled function is a 500 to the client, as API Gateway answers it.
       onFunctionError(route.routeKey, error as Error);
       send(res, 500, '{"message":"Internal Server Error"}');
     }

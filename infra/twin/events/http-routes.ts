@@ -1,18 +1,26 @@
 /** The gateway's routes: API Gateway route paths ({param} segments) compiled to patterns, and a request's match among them. */
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import type { HttpMethod } from '../../../functions/table';
+import type { HttpMethod, RouteThrottle } from '../../../functions/table';
+import { routeThrottleBucket } from './route-throttle';
 
 export interface HttpRoute {
   method: HttpMethod;
   /** API Gateway route path, e.g. /items/{itemId} */
   path: string;
   invoke(event: APIGatewayProxyEventV2): Promise<unknown>;
+  /**
+   * The route's own throttle in the stage, applied as API Gateway applies it (a 429 past it). Where
+   * one is applied, an invocation Lambda throttles is API Gateway's 500, as on AWS.
+   */
+  throttle?: RouteThrottle;
 }
 
 export interface CompiledRoute extends HttpRoute {
   routeKey: string;
   pattern: RegExp;
   params: string[];
+  /** Whether a request arriving now passes the route's throttle. */
+  passesThrottle(): boolean;
 }
 
 function compileRoute(route: HttpRoute): CompiledRoute {
@@ -26,7 +34,14 @@ function compileRoute(route: HttpRoute): CompiledRoute {
       return '([^/]+)';
     })
     .join('/');
-  return { ...route, routeKey: `${route.method} ${route.path}`, pattern: new RegExp(`^${source}$`), params };
+  const bucket = route.throttle && routeThrottleBucket(route.throttle);
+  return {
+    ...route,
+    routeKey: `${route.method} ${route.path}`,
+    pattern: new RegExp(`^${source}$`),
+    params,
+    passesThrottle: bucket ? () => bucket.take() : () => true,
+  };
 }
 
 /** Routes checked and ready to serve: each route key at most once. */
