@@ -242,7 +242,7 @@ export const functions: readonly FunctionSpec[] = [
     description: "Sets an item's waiting room, or pauses, resumes or re-rates it; from then on its orders need a pass (admin)",
     trigger: { kind: 'http', method: 'PUT', path: '/items/{itemId}/waiting-room' },
     ...api,
-    env: ['redis', 'database', 'sessions'],
+    env: ['redis', 'database', 'sessions', 'orderRoute'],
   },
   {
     id: 'delete-waiting-room',
@@ -518,6 +518,13 @@ export function visibilityTimeoutSeconds(queue: QueueName): number {
   // Lambda's advice for an event source mapping: six times the function's timeout, plus its batching window.
   const window = Math.max(0, ...consumers.map((f) => (f.trigger.kind === 'queue' ? f.trigger.maxBatchingWindowSeconds : 0)));
   return 6 * Math.max(5, ...consumers.map((f) => f.timeoutSeconds)) + window;
+}
+
+/** The order route's rate a second, all items together: what a waiting room may admit at most (the need orderRoute). */
+export function orderRouteRateLimit(): number {
+  const trigger = functions.find((f) => f.id === 'create-order')!.trigger;
+  if (trigger.kind !== 'http' || !trigger.throttle) throw new Error('create-order: its route has no throttle');
+  return trigger.throttle.rateLimit;
 }
 
 /**

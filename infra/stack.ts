@@ -14,7 +14,7 @@ import { Mail } from './stack/mail';
 import { Network } from './stack/network';
 import { Queues } from './stack/queues';
 import { KEPT_BY, type Stage } from './stack/stage';
-import { functions, type EnvNeed } from '../functions/table';
+import { functions, orderRouteRateLimit, type EnvNeed } from '../functions/table';
 import { requestReads } from '../shared/api/api';
 import type { Deployment } from '../shared/platform/config';
 import { routesOfTable } from './table-routes';
@@ -122,6 +122,7 @@ export class SurgeStack extends Stack {
       inboundDomain: props.inboundDomain,
       rawMail: mail.need,
       firstAdminSecretId: adminCredentials.secretArn,
+      orderRouteRateLimit: orderRouteRateLimit(),
       ...(props.loadTestSources ? { loadTestSources: props.loadTestSources } : {}),
       ...(edge ? { originSecretId: edge.originSecret.secretArn } : {}),
     };

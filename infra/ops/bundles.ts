@@ -12,7 +12,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { envNeedsOf, functions, inboundMail } from '../../functions/table';
+import { envNeedsOf, functions, inboundMail, orderRouteRateLimit } from '../../functions/table';
 import { build } from 'esbuild';
 import { buildFunctionBundle, ESBUILD_OPTIONS } from '../bundling';
 import { environmentFor, type Deployment } from '../../shared/platform/config';
@@ -42,6 +42,7 @@ const deployment: Deployment = {
   cookieSecure: true,
   inboundDomain: 'inbound.surge.example',
   rawMail: { bucket: 'surge-raw-mail', prefix: 'inbound/', retentionDays: inboundMail.retentionDays },
+  orderRouteRateLimit: orderRouteRateLimit(),
 };
 const lambdaRuntime = {
   PATH: process.env.PATH,

@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
  * Where the twin's services are, in the terms the functions read them: the Deployment that
  * shared/platform/config.ts maps to each function's variables, and what Lambda's runtime adds.
  */
-import { buckets, envNeedsOf, functions, inboundMail, type QueueName } from '../../functions/table';
+import { buckets, envNeedsOf, functions, inboundMail, orderRouteRateLimit, type QueueName } from '../../functions/table';
 import { environmentFor, type Deployment } from '../../shared/platform/config';
 import { TWIN_LOAD_TEST_SOURCES } from './load-test-sources';
 import type { ProvisionedQueue } from './provision';
@@ -64,6 +64,7 @@ export function twinDeployment(
     reservationDlqUrl: provisioned.reservations.deadLetterUrl,
     cookieSecure: false,
     inboundDomain: TWIN_INBOUND_DOMAIN,
+    orderRouteRateLimit: orderRouteRateLimit(),
     // One instance of the twin's source mode stands for many mail-function instances, each of which
     // would parse on its own: a parser thread per core, no more — on two cores, four threads each
     // compiled the parser for themselves and waited for a core (8.2 ms of CPU per mail against 5.1).

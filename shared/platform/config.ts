@@ -171,6 +171,12 @@ export const limitsEnv = envSchema(() =>
 export const ORIGIN_VERIFY_HEADER = 'x-origin-verify';
 export const cloudFrontEnv = envSchema(() => z.object({ ORIGIN_SECRET_ID: secretId() }));
 
+/**
+ * The rate at which the order route's throttle passes orders (functions/table.ts), all items
+ * together: a waiting room that admits faster sends its pass holders into API Gateway's 429s.
+ */
+export const orderRouteEnv = envSchema(() => z.object({ ORDER_ROUTE_RATE_LIMIT: z.coerce.number().check(z.positive()) }));
+
 /** What the mail function reads: the domain it takes mail for and where SES stores it. */
 export const receiveMailEnv = envSchema(() => z.extend(inboundDomainEnv.schema, rawMailEnv.schema.shape));
 
@@ -190,6 +196,7 @@ export const envNeeds = {
   firstAdmin: firstAdminEnv,
   limits: limitsEnv,
   cloudFront: cloudFrontEnv,
+  orderRoute: orderRouteEnv,
 } as const satisfies Record<string, EnvSchema>;
 
 export type EnvNeed = keyof typeof envNeeds;
@@ -209,6 +216,8 @@ export interface Deployment {
   loadTestSources?: string;
   /** Set only where CloudFront fronts the API: the secret of its origin header. */
   originSecretId?: string;
+  /** The order route's throttle, its rate a second (functions/table.ts). */
+  orderRouteRateLimit: number;
 }
 
 const optional = (name: string, value: string | number | boolean | undefined): Record<string, string> => (value === undefined ? {} : { [name]: String(value) });
@@ -240,6 +249,7 @@ const variablesOf: Record<EnvNeed, (d: Deployment) => Record<string, string>> = 
   firstAdmin: (d) => optional('FIRST_ADMIN_SECRET_ID', d.firstAdminSecretId),
   limits: (d) => optional('LOAD_TEST_SOURCES', d.loadTestSources),
   cloudFront: (d) => optional('ORIGIN_SECRET_ID', d.originSecretId),
+  orderRoute: (d) => ({ ORDER_ROUTE_RATE_LIMIT: String(d.orderRouteRateLimit) }),
 };
 
 /** A function's environment for its needs: every variable its needs' schemas read that the deployment sets, and no other. */

@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { envNeedsOf, functions, inboundMail } from '../../functions/table';
+import { envNeedsOf, functions, inboundMail, orderRouteRateLimit } from '../../functions/table';
 import { environmentFor, serviceEnvironment, type Deployment } from '../../shared/platform/config';
 import { deployedNameOf, synthesized as synthesizedStack, type Resource } from './stack';
 
@@ -25,6 +25,7 @@ export const awsLikeDeployment: Deployment = {
   inboundDomain: 'inbound.test.example',
   rawMail: { bucket: 'surge-raw-mail', prefix: inboundMail.prefix, retentionDays: inboundMail.retentionDays },
   firstAdminSecretId: 'first-admin',
+  orderRouteRateLimit: orderRouteRateLimit(),
 };
 /** Set by the stack on every function, outside any need. */
 export const STACK_VARIABLES = Object.keys(serviceEnvironment);

@@ -4,6 +4,9 @@
  * joins, reads or claims does not carry the MySQL driver.
  */
 import { db } from '../../platform/clients/mysql';
+import { orderRouteEnv, readEnv } from '../../platform/config';
+import { AppError } from '../../platform/errors';
+import { once } from '../../platform/once';
 import { redis } from '../../platform/clients/redis';
 import { inTransaction } from '../../platform/db/transaction';
 import { luaScript } from '../../platform/redis/script';
@@ -13,6 +16,8 @@ import { roomKeys, type RoomInput } from './model';
 import { notOnSale } from '../orders/codes';
 import { refused, type Arg } from './rooms';
 import { forgetRoom, storedRoom, storeRoom } from './stored';
+
+const orderRoute = once(() => readEnv(orderRouteEnv));
 
 const putScript = luaScript<[string], Arg[]>(new URL('./lua/room-put-1.lua', import.meta.url));
 const restoreScript = luaScript<[room: string, queue: string, turns: string, claimed: string, waiters: string], Arg[]>(
@@ -47,6 +52,11 @@ const settingsOf = (input: RoomInput): Arg[] => [
  * (CONFLICT) is not kept.
  */
 export async function putRoom(itemId: string, input: RoomInput, now = Date.now()): Promise<void> {
+  const { ORDER_ROUTE_RATE_LIMIT } = orderRoute();
+  if (input.admitPerSecond > ORDER_ROUTE_RATE_LIMIT) {
+    const message = `must be at most ${ORDER_ROUTE_RATE_LIMIT}, the order route's throttle a second: pass holders admitted faster meet API Gateway's 429s`;
+    throw new AppError('VALIDATION_FAILED', "The request's body is not valid", [{ path: 'body.admitPerSecond', message }]);
+  }
   const buckets = await bucketCount(itemId, true);
   if ((await remainingStock(itemId)) === undefined) throw notOnSale();
   await inTransaction(db(), async (conn) => {

@@ -89,6 +89,25 @@ describe('PUT /items/{itemId}/waiting-room', () => {
     expect([notOnSale.statusCode, body(notOnSale).error.code]).toEqual([409, 'NOT_ON_SALE']);
     expect([invalid.statusCode, body(invalid).error.code]).toEqual([400, 'VALIDATION_FAILED']);
   });
+
+  it('refuses a room that admits faster than the order route’s throttle passes orders, naming the rate', async () => {
+    // Prepare: create-order's route passes 2,000 a second (functions/table.ts)
+    const itemId = uniqueItemId('room-route');
+    await openSale(itemId, 5, 1);
+    const put = (admitPerSecond: number) =>
+      putWaitingRoom(roomEvent('PUT', `/items/${itemId}/waiting-room`, itemId, admin.cookie, { body: room({ admitPerSecond }) }), lambdaContext());
+
+    // Act
+    const tooFast = await put(2_001);
+    const atTheRate = await put(2_000);
+
+    // Assess
+    expect([tooFast.statusCode, body(tooFast).error.code]).toEqual([400, 'VALIDATION_FAILED']);
+    expect(body(tooFast).error.details).toEqual([
+      { path: 'body.admitPerSecond', message: expect.stringMatching(/^must be at most 2000, the order route's throttle/) },
+    ]);
+    expect(atTheRate.statusCode).toBe(200);
+  });
 });
 
 describe('the queue', () => {
