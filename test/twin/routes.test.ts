@@ -26,7 +26,7 @@ describe("the twin's HTTP routes", () => {
 
     // Assess
     expect(asShipped).toEqual(table);
-    expect(asShipped['POST /items/{itemId}/orders']).toEqual({ rateLimit: 2_000, burstLimit: 64 });
+    expect(asShipped['POST /items/{itemId}/orders']).toEqual({ rateLimit: 4_000, burstLimit: 128 });
     expect(asShipped['GET /me']).toEqual({ rateLimit: 5_000, burstLimit: 10_000 });
     expect(fromSources).toEqual({});
   });

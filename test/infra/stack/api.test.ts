@@ -45,21 +45,21 @@ describe('the CDK app (dev)', () => {
   it('keeps the burst of each route whose function has a ceiling within it, so clients meet API Gateway’s 429 rather than a throttled Lambda’s 500', () => {
     const ceilinged = functions.filter((f) => f.trigger.kind === 'http' && inFlightCeiling(f) !== undefined);
 
-    expect(Object.fromEntries(ceilinged.map((f) => [f.id, inFlightCeiling(f)]))).toEqual({ 'create-session': 20, 'create-order': 192, 'create-coupon': 192 });
+    expect(Object.fromEntries(ceilinged.map((f) => [f.id, inFlightCeiling(f)]))).toEqual({ 'create-session': 20, 'create-order': 384, 'create-coupon': 384 });
     const [stage] = ofType('AWS::ApiGatewayV2::Stage');
     for (const spec of ceilinged) {
       const key = spec.trigger.kind === 'http' ? `${spec.trigger.method} ${spec.trigger.path}` : '';
       expect(stage!.Properties.RouteSettings[key]?.ThrottlingBurstLimit, spec.id).toBeLessThanOrEqual(inFlightCeiling(spec)!);
     }
-    // The reserving routes: one environment's 64 at once, and 2,000 a second, which the other 128 slots carry at a 64 ms p99.
-    expect(stage!.Properties.RouteSettings['POST /items/{itemId}/orders']).toEqual({ ThrottlingRateLimit: 2_000, ThrottlingBurstLimit: 64 });
+    // The reserving routes: one environment's 128 at once, and 4,000 a second, which the other 256 slots carry at a 64 ms p99.
+    expect(stage!.Properties.RouteSettings['POST /items/{itemId}/orders']).toEqual({ ThrottlingRateLimit: 4_000, ThrottlingBurstLimit: 128 });
   });
 
   it('refuses to route a function on Managed Instances without a throttle within its environments’ slots', () => {
     // Prepare
     const order = functions.find((f) => f.id === 'create-order')!;
     const unthrottled = { ...order, trigger: { kind: 'http', method: 'POST', path: '/items/{itemId}/orders' } } as const;
-    const tooBursty = { ...order, trigger: { ...unthrottled.trigger, throttle: { rateLimit: 2_000, burstLimit: 193 } } } as const;
+    const tooBursty = { ...order, trigger: { ...unthrottled.trigger, throttle: { rateLimit: 4_000, burstLimit: 385 } } } as const;
     const stack = new Stack(new App());
     const api = new Api(stack, { kept: KEPT_BY.dev, name: 'surge-test' });
     const target = new LambdaFunction(stack, 'Fn', {
@@ -72,8 +72,8 @@ describe('the CDK app (dev)', () => {
     const route = (spec: FunctionSpec) => () => api.route(spec, spec.trigger as Extract<Trigger, { kind: 'http' }>, target);
 
     // Assess
-    expect(route(unthrottled)).toThrow(/create-order: a route whose function takes at most 192 invocations at once needs a throttle/);
-    expect(route(tooBursty)).toThrow(/at most 192/);
+    expect(route(unthrottled)).toThrow(/create-order: a route whose function takes at most 384 invocations at once needs a throttle/);
+    expect(route(tooBursty)).toThrow(/at most 384/);
     expect(route(order)).not.toThrow();
   });
 });

@@ -91,20 +91,20 @@ describe('PUT /items/{itemId}/waiting-room', () => {
   });
 
   it('refuses a room that admits faster than the order route’s throttle passes orders, naming the rate', async () => {
-    // Prepare: create-order's route passes 2,000 a second (functions/table.ts)
+    // Prepare: create-order's route passes 4,000 a second (functions/table.ts)
     const itemId = uniqueItemId('room-route');
     await openSale(itemId, 5, 1);
     const put = (admitPerSecond: number) =>
       putWaitingRoom(roomEvent('PUT', `/items/${itemId}/waiting-room`, itemId, admin.cookie, { body: room({ admitPerSecond }) }), lambdaContext());
 
     // Act
-    const tooFast = await put(2_001);
-    const atTheRate = await put(2_000);
+    const tooFast = await put(4_001);
+    const atTheRate = await put(4_000);
 
     // Assess
     expect([tooFast.statusCode, body(tooFast).error.code]).toEqual([400, 'VALIDATION_FAILED']);
     expect(body(tooFast).error.details).toEqual([
-      { path: 'body.admitPerSecond', message: expect.stringMatching(/^must be at most 2000, the order route's throttle/) },
+      { path: 'body.admitPerSecond', message: expect.stringMatching(/^must be at most 4000, the order route's throttle/) },
     ]);
     expect(atTheRate.statusCode).toBe(200);
   });
