@@ -40,24 +40,18 @@ export const FIRE_PATH = '/__twin/functions/{functionId}/invoke';
 
 /**
  * The table's HTTP functions, each held to its concurrency cap (refused beyond it, as Lambda
- * throttles a synchronous invocation), then the twin's own endpoints. With routeThrottles (the
- * bundles `cdk deploy` ships), each route throttled as the stack's stage throttles it, by its own
- * throttle of the table or the stage's default; without (source mode), benches drive a route past
- * its throttle to measure what a request costs. consumerInvocations reads the consumers' process's counts, when they run in one
+ * throttles a synchronous invocation) and with its route's throttle in the stage (its own of the
+ * table, else the stage's default), which the gateway applies as deployed; then the twin's own
+ * endpoints. consumerInvocations reads the consumers' process's counts, when they run in one
  * (GET /__twin/invocations: invocations.ts).
  */
-export function twinHttpRoutes(
-  runners: Map<string, FunctionRunner>,
-  emf: EmfCollector,
-  options: { routeThrottles: boolean; consumerInvocations?: () => Promise<InvocationCounts> },
-): HttpRoute[] {
-  const { consumerInvocations } = options;
+export function twinHttpRoutes(runners: Map<string, FunctionRunner>, emf: EmfCollector, consumerInvocations?: () => Promise<InvocationCounts>): HttpRoute[] {
   const httpRoutes: HttpRoute[] = functions.flatMap((spec: FunctionSpec) => {
     if (spec.trigger.kind !== 'http') return [];
     const lambda = runners.get(spec.id)!;
     const { method, path, throttle } = spec.trigger;
     const invoke = capped(spec, (event: APIGatewayProxyEventV2) => lambda.invoke(event), 'refuse');
-    return [{ method, path, invoke, ...(options.routeThrottles ? { throttle: throttle ?? DEFAULT_ROUTE_THROTTLE } : {}) }];
+    return [{ method, path, invoke, throttle: throttle ?? DEFAULT_ROUTE_THROTTLE }];
   });
   const ceiling = new LocalLambda(ceilingSpec, async () => async () => ({ statusCode: 200, body: '{"ok":true}' }));
   httpRoutes.push({ method: 'GET', path: CEILING_PATH, invoke: (event) => ceiling.invoke(event) });

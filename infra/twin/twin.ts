@@ -55,7 +55,10 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
   const secure = await storeCredentials(options);
   // Under test, every answer of a route is held to the API's document (infra/openapi/contract-under-test.ts).
   // Behind the edge, the gateway is API Gateway's own endpoint, on a port of its own.
-  const gateway = await listenGateway(options.edge ? 0 : options.port, logFunctionError, contractUnderTest());
+  const gateway = await listenGateway(options.edge ? 0 : options.port, logFunctionError, {
+    check: contractUnderTest(),
+    routeThrottles: options.bundles ?? false,
+  });
   let edge: Edge | undefined;
   const front = async () => {
     await Promise.all([gateway.close(), edge?.close()]);
@@ -107,10 +110,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
       await smtp.close();
       throw error;
     });
-    const routes = compileRoutes([
-      ...twinHttpRoutes(lambdas, emf, { routeThrottles: options.bundles ?? false, ...(consumers ? { consumerInvocations: consumers.invocations } : {}) }),
-      ...extra.http,
-    ]);
+    const routes = compileRoutes([...twinHttpRoutes(lambdas, emf, consumers?.invocations), ...extra.http]);
     const schedules = options.schedules === false ? { stop: () => undefined } : startSchedules(lambdas);
 
     // Ready: the stores are seeded, and the SMTP listener and the consumers are up.

@@ -69,7 +69,7 @@ describe('the gateway under test', () => {
       ],
       0,
       (route, failure) => failures.push(`${route}: ${failure.message}`),
-      check,
+      { check },
     );
   });
   afterAll(() => gateway.close());

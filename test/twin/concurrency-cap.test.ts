@@ -45,7 +45,9 @@ describe("the twin's concurrency caps and route throttles", () => {
     // Prepare
     const fn = heldFunction();
     const invoke = capped(spec(2), () => fn.invoke(0), 'refuse');
-    gateway = await startGateway([{ method: 'POST', path: '/held', invoke }], 0, () => undefined);
+    // A throttle that would refuse the third request, which source mode does not apply.
+    const throttle = { rateLimit: 0.001, burstLimit: 2 };
+    gateway = await startGateway([{ method: 'POST', path: '/held', invoke, throttle }], 0, () => undefined);
     const post = () => fetch(`${gateway!.url}/held`, { method: 'POST' });
 
     // Act
@@ -70,7 +72,7 @@ describe("the twin's concurrency caps and route throttles", () => {
     const fn = heldFunction();
     const invoke = capped(spec(2), () => fn.invoke(0), 'refuse');
     const throttle = { rateLimit: 1_000, burstLimit: 10 };
-    gateway = await startGateway([{ method: 'POST', path: '/held', invoke, throttle }], 0, () => undefined);
+    gateway = await startGateway([{ method: 'POST', path: '/held', invoke, throttle }], 0, () => undefined, { routeThrottles: true });
     const post = () => fetch(`${gateway!.url}/held`, { method: 'POST' });
 
     // Act
@@ -89,7 +91,7 @@ describe("the twin's concurrency caps and route throttles", () => {
     // Prepare: a burst of three, refilled once a thousand seconds
     const fn = heldFunction();
     const throttle = { rateLimit: 0.001, burstLimit: 3 };
-    gateway = await startGateway([{ method: 'POST', path: '/held', invoke: () => fn.invoke(0), throttle }], 0, () => undefined);
+    gateway = await startGateway([{ method: 'POST', path: '/held', invoke: () => fn.invoke(0), throttle }], 0, () => undefined, { routeThrottles: true });
     const post = () => fetch(`${gateway!.url}/held`, { method: 'POST' });
 
     // Act

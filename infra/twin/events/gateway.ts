@@ -46,6 +46,8 @@ export function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
 
 /** API Gateway's answer past a throttle (the stage's or the route's). */
 const TOO_MANY_REQUESTS = '{"message":"Too Many Requests"}';
+/** API Gateway's answer to an invocation that failed, timed out or was throttled. */
+const INTERNAL_SERVER_ERROR = '{"message":"Internal Server Error"}';
 
 /** What every request gets before the gateway serves its routes: the twin behind it is not ready, a retry soon will be answered. */
 const STARTING_BODY = JSON.stringify({ error: { code: 'UNAVAILABLE', message: 'The twin is starting' } });
@@ -58,6 +60,18 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
+export interface GatewayOptions {
+  /** Under test: each answer of a route held to the contract first. */
+  check?: AnswerCheck | undefined;
+  /**
+   * As deployed (the bundles `cdk deploy` ships): each route's throttle applied, 429 past it, and
+   * an invocation Lambda throttles answered 500, as API Gateway answers it. Otherwise (source mode,
+   * whose benches drive routes past their throttles) none is applied, and a function at its
+   * ceiling is answered 429 in its route throttle's stead.
+   */
+  routeThrottles?: boolean;
+}
+
 /**
  * The local stand-in for an API Gateway HTTP API: each request becomes a payload 2.0 event for the
  * route's function, invoked in this process, and its result becomes the HTTP response.
@@ -66,10 +80,10 @@ export async function startGateway(
   routes: HttpRoute[],
   port: number,
   onFunctionError: (route: string, error: Error) => void,
-  check?: AnswerCheck,
+  options: GatewayOptions = {},
 ): Promise<Gateway> {
   const compiled = compileRoutes(routes);
-  const gateway = await listenGateway(port, onFunctionError, check);
+  const gateway = await listenGateway(port, onFunctionError, options);
   gateway.serve(compiled);
   return gateway;
 }
@@ -80,7 +94,11 @@ export async function startGateway(
  * (check given), each answer of a route is held to the contract first: one that breaks it is
  * answered 500 instead, and reported as a function error.
  */
-export async function listenGateway(port: number, onFunctionError: (route: string, error: Error) => void, check?: AnswerCheck): Promise<Gateway> {
+export async function listenGateway(
+  port: number,
+  onFunctionError: (route: string, error: Error) => void,
+  { check, routeThrottles = false }: GatewayOptions = {},
+): Promise<Gateway> {
   let compiled: CompiledRoute[] | undefined;
   const server = createServer(async (req, res) => {
     if (!compiled) {
@@ -100,7 +118,7 @@ export async function listenGateway(port: number, onFunctionError: (route: strin
       req.resume();
       return send(res, 431, '{"message":"Request Header Fields Too Large"}');
     }
-    if (!route.passesThrottle()) {
+    if (routeThrottles && !route.passesThrottle()) {
       req.resume();
       return send(res, 429, TOO_MANY_REQUESTS);
     }
@@ -119,12 +137,12 @@ export async function listenGateway(port: number, onFunctionError: (route: strin
       writeAnswer(res, answer);
     } catch (error) {
       // A function at its ceiling (its cap, its environments' slots): API Gateway answers Lambda's
-      // throttle with a 500, which the route's throttle (its burst within the ceiling) is there to
-      // forestall. Where the twin applies no route throttle (source mode), the cap answers that 429.
-      if (error instanceof Throttled && !route.throttle) return send(res, 429, TOO_MANY_REQUESTS);
-      // A failed, timed-out or throttled function is a 500 to the client, as API Gateway answers it.
+      // throttle with a 500, which the route's throttle is there to forestall; Lambda counts it as
+      // a throttle, not an error. Where the twin applies no route throttle, the cap answers that 429.
+      if (error instanceof Throttled) return routeThrottles ? send(res, 500, INTERNAL_SERVER_ERROR) : send(res, 429, TOO_MANY_REQUESTS);
+      // A failed or timed-out function is a 500 to the client, as API Gateway answers it.
       onFunctionError(route.routeKey, error as Error);
-      send(res, 500, '{"message":"Internal Server Error"}');
+      send(res, 500, INTERNAL_SERVER_ERROR);
     }
   });
   server.keepAliveTimeout = 65_000;
