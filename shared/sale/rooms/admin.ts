@@ -53,7 +53,8 @@ const settingsOf = (input: RoomInput): Arg[] => [
  */
 export async function putRoom(itemId: string, input: RoomInput, now = Date.now()): Promise<void> {
   const { ORDER_ROUTE_RATE_LIMIT } = orderRoute();
-  if (input.admitPerSecond > ORDER_ROUTE_RATE_LIMIT) {
+  // A pause is the brake, taken whatever rate a room kept from before; resuming is checked.
+  if (!input.paused && input.admitPerSecond > ORDER_ROUTE_RATE_LIMIT) {
     const message = `must be at most ${ORDER_ROUTE_RATE_LIMIT}, the order route's throttle a second: pass holders admitted faster meet API Gateway's 429s`;
     throw new AppError('VALIDATION_FAILED', "The request's body is not valid", [{ path: 'body.admitPerSecond', message }]);
   }

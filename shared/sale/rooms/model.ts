@@ -12,7 +12,9 @@ const Instant = z
 /** An admin's waiting room for one item: when it opens, how fast it admits, how long a pass and a turn's grace last. */
 export const RoomInput = z.strictObject({
   opensAt: Instant,
-  admitPerSecond: z.number().check(z.minimum(0.01), z.maximum(10_000)),
+  admitPerSecond: z.number().check(z.minimum(0.01), z.maximum(10_000)).register(z.globalRegistry, {
+    description: "Admissions a second; a room that is not paused admits at most the order route's throttle a second (the deployment's; 400 past it)",
+  }),
   passSeconds: z.int().check(z.minimum(10), z.maximum(3_600)),
   /** At least 5 s: a waiter polls near its turn every third of it, and no faster than once a second. */
   graceSeconds: z.int().check(z.minimum(5), z.maximum(3_600)),

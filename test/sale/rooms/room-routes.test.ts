@@ -90,16 +90,21 @@ describe('PUT /items/{itemId}/waiting-room', () => {
     expect([invalid.statusCode, body(invalid).error.code]).toEqual([400, 'VALIDATION_FAILED']);
   });
 
-  it('refuses a room that admits faster than the order route’s throttle passes orders, naming the rate', async () => {
+  it('refuses a room that admits faster than the order route’s throttle passes orders, naming the rate, but never a pause', async () => {
     // Prepare: create-order's route passes 4,000 a second (functions/table.ts)
     const itemId = uniqueItemId('room-route');
     await openSale(itemId, 5, 1);
-    const put = (admitPerSecond: number) =>
-      putWaitingRoom(roomEvent('PUT', `/items/${itemId}/waiting-room`, itemId, admin.cookie, { body: room({ admitPerSecond }) }), lambdaContext());
+    const opensAt = new Date(Date.now() - 1_000).toISOString();
+    const put = (admitPerSecond: number, paused = false) =>
+      putWaitingRoom(
+        roomEvent('PUT', `/items/${itemId}/waiting-room`, itemId, admin.cookie, { body: room({ opensAt, admitPerSecond, paused }) }),
+        lambdaContext(),
+      );
 
     // Act
     const tooFast = await put(4_001);
     const atTheRate = await put(4_000);
+    const pausedTooFast = await put(4_001, true);
 
     // Assess
     expect([tooFast.statusCode, body(tooFast).error.code]).toEqual([400, 'VALIDATION_FAILED']);
@@ -107,6 +112,8 @@ describe('PUT /items/{itemId}/waiting-room', () => {
       { path: 'body.admitPerSecond', message: expect.stringMatching(/^must be at most 4000, the order route's throttle/) },
     ]);
     expect(atTheRate.statusCode).toBe(200);
+    // A pause goes through whatever the rate, as a room kept from before a lower throttle must be pausable.
+    expect(pausedTooFast.statusCode).toBe(200);
   });
 });
 
