@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponseObject } from 'zod-openapi';
+import { inFlightCeiling } from '../../functions/table';
 import { routesOfTable, type TableRoute } from '../table-routes';
 import { stackErrors, type AnswerHeader, type RouteOptions } from '../../shared/api/api';
 import { errorStatus, type ErrorCode } from '../../shared/platform/errors';
@@ -99,13 +100,18 @@ function gatewayAnswers(route: Route): Map<number, StatusAnswer[]> {
       429,
       [
         {
-          description: "API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap)",
+          description: `API Gateway's throttle of the stage or route${route.spec.concurrencyCap === undefined ? '' : " (from the twin's sources: the function's concurrency cap)"}`,
           schema: GatewayMessage,
           retryAfter: false,
         },
       ],
     ],
   ]);
+  if (inFlightCeiling(route.spec) !== undefined) {
+    const description =
+      "API Gateway: Lambda throttled the function, all its invocations at once in flight (a crowd slower than the p99 its route's throttle is sized for); the function did not run: retry";
+    answers.set(500, [{ description, schema: GatewayMessage, retryAfter: false }]);
+  }
   const pathParameters = route.path.includes('{');
   if (pathParameters || route.spec.loadTest) {
     const why = [
@@ -211,7 +217,7 @@ export async function openApiDocument() {
       title: 'Surge',
       version,
       description:
-        'Surge\'s HTTP API. Every error of Surge\'s answers `{"error":{"code","message","details"?}}`, its code one of those listed under its status; API Gateway\'s own answers (404, 413, 429) carry `{"message"}` instead.',
+        'Surge\'s HTTP API. Every error of Surge\'s answers `{"error":{"code","message","details"?}}`, its code one of those listed under its status; API Gateway\'s own answers (404, 413, 429, and a throttled function\'s 500) carry `{"message"}` instead.',
       license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
     },
     servers: [{ url: '/' }],

@@ -3,14 +3,18 @@ import { HttpApi, HttpMethod, HttpStage, type CfnStage } from 'aws-cdk-lib/aws-a
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { DEFAULT_ROUTE_THROTTLE, inFlightCeiling, type FunctionSpec, type Trigger } from '../../functions/table';
+import { DEFAULT_ROUTE_THROTTLE, inFlightCeiling, type FunctionSpec, type RouteThrottle, type Trigger } from '../../functions/table';
 import type { Kept } from './stage';
 
 type HttpTrigger = Extract<Trigger, { kind: 'http' }>;
 
+/** Whether the invocations a throttle lets in, a burst and then its rate over the function's p99, fit a ceiling. */
+const withinCeiling = (throttle: RouteThrottle | undefined, ceiling: number): boolean =>
+  throttle?.p99BudgetMs !== undefined && throttle.burstLimit + (throttle.rateLimit * throttle.p99BudgetMs) / 1000 <= ceiling;
+
 /**
  * The HTTP API: one route per HTTP trigger of functions/table.ts, on a stage throttled as a whole
- * and per route (sign-in, sign-up), access-logged. Its resources are the stack's own children (see stack.ts).
+ * and per route (sign-in, sign-up, orders, coupons), access-logged. Its resources are the stack's own children (see stack.ts).
  */
 export class Api {
   readonly api: HttpApi;
@@ -47,10 +51,13 @@ export class Api {
   /** Routes a function's HTTP trigger to it, with the route's own throttle if the table gives one. */
   route(spec: FunctionSpec, trigger: HttpTrigger, fn: IFunction): void {
     // Past its ceiling (a cap, or Managed Instances' slots) Lambda throttles, and API Gateway turns
-    // that into a 500: the route's own throttle must answer 429 first, so its burst may not exceed it.
+    // that into a 500: the route's own throttle must answer 429 first, so a burst and a p99's worth
+    // of its rate may not exceed the ceiling.
     const ceiling = inFlightCeiling(spec);
-    if (ceiling !== undefined && !(trigger.throttle && trigger.throttle.burstLimit <= ceiling)) {
-      throw new Error(`${spec.id}: a route whose function takes at most ${ceiling} invocations at once needs a throttle whose burst is within them`);
+    if (ceiling !== undefined && !withinCeiling(trigger.throttle, ceiling)) {
+      throw new Error(
+        `${spec.id}: a route whose function takes at most ${ceiling} invocations at once needs a throttle whose burst and p99's worth of its rate are within them`,
+      );
     }
     const routes = this.api.addRoutes({
       path: trigger.path,

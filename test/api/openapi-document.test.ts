@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { functions, type FunctionSpec } from '../../functions/table';
+import { functions, inFlightCeiling, type FunctionSpec } from '../../functions/table';
 import { openApiDocument } from '../../infra/openapi/document';
 import { stackErrors, type RouteOptions } from '../../shared/api/api';
 import { errorStatus } from '../../shared/platform/errors';
@@ -128,6 +128,10 @@ describe('the OpenAPI document', () => {
       expect(alternatives(responses['429']?.content?.['application/json']?.schema), route.spec.id).toContainEqual({
         $ref: '#/components/schemas/GatewayMessage',
       });
+      // Past a function's ceiling Lambda throttles it, and API Gateway answers 500; no other route answers one.
+      const throttledAnswer = alternatives(responses['500']?.content?.['application/json']?.schema);
+      if (inFlightCeiling(route.spec) === undefined) expect(responses['500'], route.spec.id).toBeUndefined();
+      else expect(throttledAnswer, route.spec.id).toEqual([{ $ref: '#/components/schemas/GatewayMessage' }]);
     }
   });
 

@@ -829,7 +829,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -918,7 +918,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -981,7 +981,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1140,6 +1140,15 @@ export interface operations {
                     } | components["schemas"]["GatewayMessage"];
                 };
             };
+            /** @description API Gateway: Lambda throttled the function, all its invocations at once in flight (a crowd slower than the p99 its route's throttle is sized for); the function did not run: retry */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayMessage"];
+                };
+            };
             /** @description Surge's error: UNAVAILABLE */
             503: {
                 headers: {
@@ -1208,7 +1217,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1349,7 +1358,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     /** @description Whole seconds after which a retry may be answered */
@@ -1435,7 +1444,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1519,7 +1528,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1688,7 +1697,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1792,7 +1801,7 @@ export interface operations {
                     } | components["schemas"]["GatewayMessage"];
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1961,7 +1970,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     /** @description Whole seconds after which a retry may be answered */
@@ -1977,6 +1986,15 @@ export interface operations {
                             details?: unknown;
                         };
                     } | components["schemas"]["GatewayMessage"];
+                };
+            };
+            /** @description API Gateway: Lambda throttled the function, all its invocations at once in flight (a crowd slower than the p99 its route's throttle is sized for); the function did not run: retry */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayMessage"];
                 };
             };
             /** @description Surge's error: UNAVAILABLE */
@@ -2013,6 +2031,7 @@ export interface operations {
                 "application/json": {
                     /** Format: date-time */
                     opensAt: string;
+                    /** @description Admissions a second; a room that is not paused admits at most the order route's throttle a second (the deployment's; 400 past it) */
                     admitPerSecond: number;
                     passSeconds: number;
                     graceSeconds: number;
@@ -2147,7 +2166,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2258,7 +2277,7 @@ export interface operations {
                     } | components["schemas"]["GatewayMessage"];
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2400,7 +2419,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     /** @description Whole seconds after which a retry may be answered */
@@ -2554,7 +2573,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2704,7 +2723,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     /** @description Whole seconds after which a retry may be answered */
@@ -2804,7 +2823,7 @@ export interface operations {
                     "application/json": components["schemas"]["GatewayMessage"];
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2923,7 +2942,7 @@ export interface operations {
                     } | components["schemas"]["GatewayMessage"];
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3029,7 +3048,7 @@ export interface operations {
                     } | components["schemas"]["GatewayMessage"];
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3202,7 +3221,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3333,7 +3352,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     /** @description Whole seconds after which a retry may be answered */
@@ -3349,6 +3368,15 @@ export interface operations {
                             details?: unknown;
                         };
                     } | components["schemas"]["GatewayMessage"];
+                };
+            };
+            /** @description API Gateway: Lambda throttled the function, all its invocations at once in flight (a crowd slower than the p99 its route's throttle is sized for); the function did not run: retry */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayMessage"];
                 };
             };
             /** @description Surge's error: UNAVAILABLE */
@@ -3430,7 +3458,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3577,7 +3605,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3743,7 +3771,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3909,7 +3937,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4005,7 +4033,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4150,7 +4178,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4313,7 +4341,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4394,7 +4422,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4475,7 +4503,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4586,7 +4614,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4713,7 +4741,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4839,7 +4867,7 @@ export interface operations {
                     } | components["schemas"]["GatewayMessage"];
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4956,7 +4984,7 @@ export interface operations {
                     } | components["schemas"]["GatewayMessage"];
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5073,7 +5101,7 @@ export interface operations {
                     } | components["schemas"]["GatewayMessage"];
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5184,7 +5212,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5295,7 +5323,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5415,7 +5443,7 @@ export interface operations {
                     } | components["schemas"]["GatewayMessage"];
                 };
             };
-            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     /** @description Whole seconds after which a retry may be answered */
@@ -5578,7 +5606,7 @@ export interface operations {
                     } | components["schemas"]["GatewayMessage"];
                 };
             };
-            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     /** @description Whole seconds after which a retry may be answered */
@@ -5689,7 +5717,7 @@ export interface operations {
                     } | components["schemas"]["GatewayMessage"];
                 };
             };
-            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description Surge's error: RATE_LIMITED. Or: API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     /** @description Whole seconds after which a retry may be answered */
@@ -5807,7 +5835,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5941,7 +5969,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description API Gateway's throttle of the stage or route (from the twin's sources: the function's concurrency cap) */
+            /** @description API Gateway's throttle of the stage or route */
             429: {
                 headers: {
                     [name: string]: unknown;

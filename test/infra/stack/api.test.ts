@@ -3,7 +3,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { App, Stack } from 'aws-cdk-lib';
 import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
-import { functions, inFlightCeiling, type FunctionSpec, type Trigger } from '../../../functions/table';
+import { functions, inFlightCeiling, type FunctionSpec, type RouteThrottle, type Trigger } from '../../../functions/table';
 import { Api } from '../../../infra/stack/api';
 import { KEPT_BY } from '../../../infra/stack/stage';
 import { template, resources, ofType, logicalIdOf, waitsFor } from '../../support/dev-stack';
@@ -42,24 +42,31 @@ describe('the CDK app (dev)', () => {
     for (const id of routeIds) expect(waitsFor(logicalIdOf('AWS::ApiGatewayV2::Stage'))).toContain(id);
   });
 
-  it('keeps the burst of each route whose function has a ceiling within it, so clients meet API Gateway’s 429 rather than a throttled Lambda’s 500', () => {
+  it('keeps a burst and a p99’s worth of each route whose function has a ceiling within it, so clients meet API Gateway’s 429 rather than a throttled Lambda’s 500', () => {
     const ceilinged = functions.filter((f) => f.trigger.kind === 'http' && inFlightCeiling(f) !== undefined);
 
     expect(Object.fromEntries(ceilinged.map((f) => [f.id, inFlightCeiling(f)]))).toEqual({ 'create-session': 20, 'create-order': 384, 'create-coupon': 384 });
     const [stage] = ofType('AWS::ApiGatewayV2::Stage');
     for (const spec of ceilinged) {
-      const key = spec.trigger.kind === 'http' ? `${spec.trigger.method} ${spec.trigger.path}` : '';
-      expect(stage!.Properties.RouteSettings[key]?.ThrottlingBurstLimit, spec.id).toBeLessThanOrEqual(inFlightCeiling(spec)!);
+      const trigger = spec.trigger as Extract<Trigger, { kind: 'http' }>;
+      const settings = stage!.Properties.RouteSettings[`${trigger.method} ${trigger.path}`];
+      const inFlightAtP99 = settings.ThrottlingBurstLimit + (settings.ThrottlingRateLimit * trigger.throttle!.p99BudgetMs!) / 1000;
+      expect(inFlightAtP99, spec.id).toBeLessThanOrEqual(inFlightCeiling(spec)!);
     }
     // The reserving routes: one environment's 128 at once, and 4,000 a second, which the other 256 slots carry at a 64 ms p99.
     expect(stage!.Properties.RouteSettings['POST /items/{itemId}/orders']).toEqual({ ThrottlingRateLimit: 4_000, ThrottlingBurstLimit: 128 });
+    // Sign-in: 5 at once and 100 a second, 15 at a 150 ms p99, within its cap of 20.
+    expect(stage!.Properties.RouteSettings['POST /sessions']).toEqual({ ThrottlingRateLimit: 100, ThrottlingBurstLimit: 5 });
   });
 
   it('refuses to route a function on Managed Instances without a throttle within its environments’ slots', () => {
     // Prepare
     const order = functions.find((f) => f.id === 'create-order')!;
     const unthrottled = { ...order, trigger: { kind: 'http', method: 'POST', path: '/items/{itemId}/orders' } } as const;
-    const tooBursty = { ...order, trigger: { ...unthrottled.trigger, throttle: { rateLimit: 4_000, burstLimit: 385 } } } as const;
+    const withThrottle = (throttle: RouteThrottle) => ({ ...order, trigger: { ...unthrottled.trigger, throttle } });
+    const tooBursty = withThrottle({ rateLimit: 4_000, burstLimit: 385, p99BudgetMs: 64 });
+    const tooFastForItsP99 = withThrottle({ rateLimit: 4_001, burstLimit: 128, p99BudgetMs: 64 });
+    const noP99 = withThrottle({ rateLimit: 10, burstLimit: 10 });
     const stack = new Stack(new App());
     const api = new Api(stack, { kept: KEPT_BY.dev, name: 'surge-test' });
     const target = new LambdaFunction(stack, 'Fn', {
@@ -74,6 +81,8 @@ describe('the CDK app (dev)', () => {
     // Assess
     expect(route(unthrottled)).toThrow(/create-order: a route whose function takes at most 384 invocations at once needs a throttle/);
     expect(route(tooBursty)).toThrow(/at most 384/);
+    expect(route(tooFastForItsP99)).toThrow(/at most 384/);
+    expect(route(noP99)).toThrow(/at most 384/);
     expect(route(order)).not.toThrow();
   });
 });
