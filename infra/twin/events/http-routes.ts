@@ -8,10 +8,7 @@ export interface HttpRoute {
   /** API Gateway route path, e.g. /items/{itemId} */
   path: string;
   invoke(event: APIGatewayProxyEventV2): Promise<unknown>;
-  /**
-   * The route's own throttle in the stage, applied as API Gateway applies it (a 429 past it). Where
-   * one is applied, an invocation Lambda throttles is API Gateway's 500, as on AWS.
-   */
+  /** The route's throttle in the stage, which the gateway applies as deployed (GatewayOptions.routeThrottles), a 429 past it. */
   throttle?: RouteThrottle;
 }
 
