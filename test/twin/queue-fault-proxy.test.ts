@@ -116,7 +116,9 @@ describe('the queue fault proxy, between a client and the real emulator', () => 
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
       maxAttempts: 1,
     });
-    fresh.setShares({ reset: 0.001, 'reply-lost': 0.001, delayed: 0.001 });
+    // Shares of one in a billion: at 0.001 each, the fourth send met a second fault about once in
+    // 330 runs (CI saw it), and the draw by share is not what this test is about.
+    fresh.setShares({ reset: 1e-9, 'reply-lost': 1e-9, delayed: 1e-9 });
 
     // Act
     const met: string[] = [];
@@ -135,7 +137,7 @@ describe('the queue fault proxy, between a client and the real emulator', () => 
     freshClient.destroy();
     await fresh.close();
 
-    // Assess: one send each, in turn, then the draw by share (passed, almost surely).
+    // Assess: one send each, in turn, then the draw by share (passed).
     expect(met.slice(0, 3)).toEqual(['ECONNRESET', 'AbortError', 'AbortError']);
     expect({ reset: fresh.counts.reset, 'reply-lost': fresh.counts['reply-lost'], delayed: fresh.counts.delayed }).toEqual({
       reset: 1,
