@@ -45,7 +45,7 @@ export function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
 }
 
 /** API Gateway's answer past a throttle (the stage's or the route's). */
-const TOO_MANY_REQUESTS = '{"message":"Too Many Requests"}';
+export const TOO_MANY_REQUESTS = '{"message":"Too Many Requests"}';
 /** API Gateway's answer to an invocation that failed, timed out or was throttled. */
 const INTERNAL_SERVER_ERROR = '{"message":"Internal Server Error"}';
 

@@ -41,6 +41,8 @@ const stored = {
 };
 let timer;
 let ordering = false;
+// Busy answers in a row, each waited out longer than the last.
+let busyInARow = 0;
 let pass = stored.get('pass');
 
 /** What a refusal means to a buyer, by the API's error code. */
@@ -62,7 +64,10 @@ const STATUS = {
   rejected: 'could not be honoured: no unit was left for it. You have not been charged.',
   cancelled: 'was cancelled: no unit was taken.',
 };
-const words = (body, otherwise) => (body && body.error && WORDS[body.error.code]) || otherwise;
+/** API Gateway's own answers (a throttle's 429, an invocation that did not run, 500) carry no error code: the API was busy. */
+const BUSY = 'Many people are here at once; try again in a few seconds.';
+const busy = (status) => status === 0 || status === 429 || status >= 500;
+const words = (r, otherwise) => (r.body && r.body.error && WORDS[r.body.error.code]) || (busy(r.status) ? BUSY : otherwise);
 
 function say(text) {
   if ($('summary').textContent !== text) $('summary').textContent = text;
@@ -84,7 +89,19 @@ async function call(method, path, headers, body, base) {
     body: body ? JSON.stringify(body) : undefined,
   });
   const answer = await response.json().catch(() => ({}));
-  return { status: response.status, body: answer, retry: Number(response.headers.get('retry-after')) || 5 };
+  if (!busy(response.status)) busyInARow = 0;
+  return { status: response.status, body: answer, retryAfter: Number(response.headers.get('retry-after')) || 0 };
+}
+/**
+ * Seconds until a retry after a busy answer (or none): its Retry-After where it gives one, else 2,
+ * 4, then 8 s as busy answers follow each other (no longer: a pass may last only 10 s); then up
+ * to half as long again, at random. API Gateway's throttle names no time, and every page a burst
+ * turned away would otherwise come back in the same second, into the same throttle.
+ */
+function backOff(retryAfter) {
+  busyInARow += 1;
+  const seconds = retryAfter || Math.min(8, 2 ** busyInARow);
+  return seconds * (1 + Math.random() / 2);
 }
 function later(seconds, then) {
   clearTimeout(timer);
@@ -121,13 +138,14 @@ async function followOrder() {
       stored.drop('order');
       return poll();
     }
-    if (r.status !== 200) return later(r.retry, followOrder);
+    if (r.status !== 200) return later(backOff(r.retryAfter), followOrder);
     say('Your order ' + orderId + ' ' + STATUS[r.body.status]);
     if (r.body.status === 'pending') later(2, followOrder);
   } catch {
-    later(5, followOrder);
+    later(backOff(0), followOrder);
   }
 }
+/** Claims the pass of a turn come; the seconds until the next reading of the place. */
 async function claim() {
   const r = await call('POST', 'queue/pass');
   if (r.status === 200) {
@@ -136,6 +154,7 @@ async function claim() {
   } else if (r.status === 410) {
     say(WORDS.PASS_EXPIRED);
   }
+  return busy(r.status) ? backOff(r.retryAfter) : 1;
 }
 async function poll() {
   if (stored.get('order')) return followOrder();
@@ -149,18 +168,17 @@ async function poll() {
     }
     if (r.status !== 200) {
       say('The queue is busy; trying again shortly.');
-      return later(r.retry);
+      return later(backOff(r.retryAfter));
     }
     show('join', false);
     if (r.body.state === 'admitted' || (r.body.state === 'holding' && pass === null)) {
-      await claim();
-      return later(1);
+      return later(await claim());
     }
     render(r.body);
     later(r.body.refreshSeconds);
   } catch {
     say('No connection; trying again shortly.');
-    later(5);
+    later(backOff(0));
   }
 }
 /** Sends the order of this pass, under the one key the pass has: a double click, a reload or a retry after a 503 places one order. */
@@ -177,16 +195,17 @@ async function order() {
   try {
     r = await call('POST', 'orders', { 'idempotency-key': key, 'waiting-room-pass': pass }, { quantity: 1 });
   } catch {
-    r = { status: 0, body: {}, retry: 5 };
+    r = { status: 0, body: {}, retryAfter: 0 };
   }
   ordering = false;
   if (r.status === 202) {
     stored.set('order', r.body.orderId);
     return followOrder();
   }
-  if (r.status === 0 || r.status === 503 || r.status === 429 || r.status >= 500) {
-    say('The shop is busy; sending your order again in ' + r.retry + ' s. It will not be placed twice.');
-    return later(r.retry, order);
+  if (busy(r.status)) {
+    const seconds = backOff(r.retryAfter);
+    say('The shop is busy; sending your order again in ' + Math.ceil(seconds) + ' s. It will not be placed twice.');
+    return later(seconds, order);
   }
   $('order').disabled = false;
   if (r.status === 401) return poll();
@@ -195,14 +214,14 @@ async function order() {
     stored.drop('pass');
     show('order', false);
   }
-  say(words(r.body, 'The order could not be placed.'));
+  say(words(r, 'The order could not be placed.'));
   // The refusal stays in view until the next reading of the buyer's place.
   later(5);
 }
 $('join').addEventListener('click', async () => {
   const r = await call('POST', 'queue');
   if (r.status === 200 || r.status === 201) return poll();
-  say(words(r.body, 'Could not join; try again.'));
+  say(words(r, 'Could not join; try again.'));
 });
 $('order').addEventListener('click', order);
 async function signIn(path) {
@@ -212,7 +231,7 @@ async function signIn(path) {
     $('password').value = '';
     return poll();
   }
-  say(words(r.body, 'Could not sign in; try again.'));
+  say(words(r, 'Could not sign in; try again.'));
 }
 $('signin').addEventListener('submit', (event) => {
   event.preventDefault();

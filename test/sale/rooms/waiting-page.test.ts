@@ -1,7 +1,8 @@
 /**
  * The waiting page in headless Chromium (Debian's), served with the room's routes as the twin's
  * gateway serves them: it shows the place, the wait, the odds and sold out, as a screenshot
- * records, and asks nothing of any host but its own.
+ * records, and asks nothing of any host but its own; past API Gateway's throttle, whose 429 names
+ * no error and no time, it says the API is busy and orders once.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -13,8 +14,12 @@ import { openSale, reserve } from '../../../shared/sale/orders/sale';
 import { putRoom } from '../../../shared/sale/rooms/admin';
 import { claimPass, joinQueue } from '../../../shared/sale/rooms/rooms';
 import { LOCAL_SOURCE } from '../../../infra/twin/load-test-sources';
+import { TOO_MANY_REQUESTS } from '../../../infra/twin/events/gateway';
+import { redis } from '../../../shared/platform/clients/redis';
+import { itemKeys } from '../../../shared/sale/orders/model';
 import { httpEvent, lambdaContext } from '../../support/events';
 import { uniqueItemId } from '../../support/orders';
+import { ownReservationQueue, testSqs } from '../../support/queues';
 import { signedInUsers, type SignedInUser } from '../../support/sessions';
 import { route } from '../../support/routes';
 
@@ -22,19 +27,28 @@ const claimQueuePass = await route('claim-queue-pass');
 const getQueueStatus = await route('get-queue-status');
 const getWaitingPage = await route('get-waiting-page');
 const joinQueueRoute = await route('join-queue');
+const createOrder = await route('create-order');
+const getOrder = await route('get-order');
+
+await ownReservationQueue(testSqs());
 
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = new URL('../../.local/screenshots/', import.meta.url);
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
-/** The room's routes by method and path shape, with the item id each path names. */
-const ROUTES: [string, RegExp, Handler][] = [
-  ['GET', /^\/wait\/([^/]+)$/, getWaitingPage as Handler],
-  ['GET', /^\/items\/([^/]+)\/queue\/me$/, getQueueStatus as Handler],
-  ['POST', /^\/items\/([^/]+)\/queue$/, joinQueueRoute as Handler],
-  ['POST', /^\/items\/([^/]+)\/queue\/pass$/, claimQueuePass as Handler],
+/** The routes the page calls by method and path shape, with the path parameter each names; sign-in has none here (its throttle answers it). */
+const ROUTES: [string, RegExp, string, Handler][] = [
+  ['GET', /^\/wait\/([^/]+)$/, 'itemId', getWaitingPage as Handler],
+  ['GET', /^\/items\/([^/]+)\/queue\/me$/, 'itemId', getQueueStatus as Handler],
+  ['POST', /^\/items\/([^/]+)\/queue$/, 'itemId', joinQueueRoute as Handler],
+  ['POST', /^\/items\/([^/]+)\/queue\/pass$/, 'itemId', claimQueuePass as Handler],
+  ['POST', /^\/items\/([^/]+)\/orders$/, 'itemId', createOrder as Handler],
+  ['GET', /^\/orders\/([^/]+)$/, 'orderId', getOrder as Handler],
 ];
+
+/** The headers of a request the routes read besides the cookie. */
+const READ_HEADERS = ['content-type', 'idempotency-key', 'waiting-room-pass'];
 
 async function roomItem(stock: number, opensAt: number): Promise<string> {
   const itemId = uniqueItemId('page');
@@ -48,24 +62,42 @@ describe.skipIf(!existsSync(CHROMIUM))('the waiting page in headless Chromium', 
   let origin: string;
   let browser: Browser;
   let buyers: SignedInUser[];
+  /** Requests API Gateway's throttle turns away before they reach a function, by method and path: how many more, as it answers them (429, no error code, no Retry-After). */
+  const throttled = new Map<string, number>();
+  /** Every request the page sent, with its Idempotency-Key. */
+  const sent: { method: string; path: string; key?: string }[] = [];
 
   beforeAll(async () => {
-    buyers = await signedInUsers(4);
-    server = createServer((request, response) => {
+    buyers = await signedInUsers(5);
+    server = createServer(async (request, response) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of request) chunks.push(chunk as Buffer);
       const path = new URL(request.url!, 'http://x').pathname;
+      const key = request.headers['idempotency-key'] as string | undefined;
+      sent.push({ method: request.method!, path, ...(key ? { key } : {}) });
+      const turnedAway = [...throttled].find(([shape, left]) => left > 0 && new RegExp(`^${request.method} ${shape}$`).test(`${request.method} ${path}`));
+      if (turnedAway) {
+        throttled.set(turnedAway[0], turnedAway[1] - 1);
+        return void response.writeHead(429, { 'content-type': 'application/json' }).end(TOO_MANY_REQUESTS);
+      }
       const route = ROUTES.find(([method, pattern]) => method === request.method && pattern.test(path));
       if (!route) return void response.writeHead(404).end();
-      const itemId = decodeURIComponent(route[1].exec(path)![1]!);
+      const [, pattern, parameter, handler] = route;
       const cookies = (request.headers.cookie ?? '').split(/;\s*/).filter(Boolean);
+      const headers = Object.fromEntries(
+        READ_HEADERS.filter((name) => request.headers[name] !== undefined).map((name) => [name, request.headers[name] as string]),
+      );
       const event = httpEvent(request.method === 'GET' ? 'get-me' : 'post-sessions', {
         method: request.method,
         path,
-        pathParameters: { itemId },
+        pathParameters: { [parameter]: decodeURIComponent(pattern.exec(path)![1]!) },
         cookies,
+        headers,
         sourceIp: '127.0.0.1',
       });
-      event.body = undefined;
-      void route[2](event, lambdaContext()).then((answer) => response.writeHead(answer.statusCode!, answer.headers as Record<string, string>).end(answer.body));
+      event.body = chunks.length ? Buffer.concat(chunks).toString() : undefined;
+      const answer = await handler(event, lambdaContext());
+      response.writeHead(answer.statusCode!, answer.headers as Record<string, string>).end(answer.body);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -77,11 +109,13 @@ describe.skipIf(!existsSync(CHROMIUM))('the waiting page in headless Chromium', 
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  /** Opens the page as `buyer`; every request for another origin is refused and noted. */
-  async function open(itemId: string, buyer: SignedInUser) {
+  /** Opens the page as `buyer`, or signed out; every request for another origin is refused and noted. */
+  async function open(itemId: string, buyer?: SignedInUser) {
     const context = await browser.newContext();
-    const [name, value] = buyer.cookie.split('=') as [string, string];
-    await context.addCookies([{ name, value, url: origin }]);
+    if (buyer) {
+      const [name, value] = buyer.cookie.split('=') as [string, string];
+      await context.addCookies([{ name, value, url: origin }]);
+    }
     const page = await context.newPage();
     const elsewhere: string[] = [];
     await page.route('**/*', (route) => (route.request().url().startsWith(origin) ? route.continue() : (elsewhere.push(route.request().url()), route.abort())));
@@ -133,5 +167,50 @@ describe.skipIf(!existsSync(CHROMIUM))('the waiting page in headless Chromium', 
     expect([...waiter.elsewhere, ...stranger.elsewhere]).toEqual([]);
     await waiter.context.close();
     await stranger.context.close();
+  }, 60_000);
+
+  it("orders once through API Gateway's throttle: says the shop is busy and sends the order again under its one key", async () => {
+    // Prepare: the buyer is first in an open room, the page holds the pass, and the throttle turns away its first two orders.
+    const itemId = await roomItem(1, Date.now() - 1_000);
+    const buyer = buyers[4]!;
+    await joinQueue(itemId, buyer.id);
+    const { page, elsewhere, context } = await open(itemId, buyer);
+    await page.waitForSelector('#order:not([hidden])', { timeout: 20_000 });
+    throttled.set('/items/[^/]+/orders', 2);
+
+    // Act
+    await page.click('#order');
+    await page.locator('#summary', { hasText: /^The shop is busy/ }).waitFor({ timeout: 20_000 });
+    const busy = await page.textContent('#summary');
+    await page.locator('#summary', { hasText: /^Your order \S+ is placed/ }).waitFor({ timeout: 30_000 });
+
+    // Assess
+    expect(busy).toMatch(/^The shop is busy; sending your order again in \d+ s\. It will not be placed twice\.$/);
+    const orders = sent.filter((request) => request.method === 'POST' && request.path === `/items/${itemId}/orders`);
+    expect(orders).toHaveLength(3);
+    expect(new Set(orders.map((request) => request.key)).size).toBe(1);
+    expect(await redis().hget(itemKeys(itemId).buyers, String(buyer.id))).toBe('1');
+    expect(elsewhere).toEqual([]);
+    await context.close();
+  }, 90_000);
+
+  it("says the API is busy, not that sign-in failed, when API Gateway's throttle turns a sign-in away", async () => {
+    // Prepare: a signed-out page, and sign-in's throttle spent.
+    const itemId = await roomItem(1, Date.now() + 3_600_000);
+    const { page, elsewhere, context } = await open(itemId);
+    await page.waitForSelector('#signin:not([hidden])', { timeout: 20_000 });
+    throttled.set('/sessions', 1);
+
+    // Act
+    await page.fill('#email', 'someone@surge.test');
+    await page.fill('#password', 'a password long enough');
+    await page.click('#signin button[type=submit]');
+    await page.locator('#summary', { hasText: /^Many people/ }).waitFor({ timeout: 20_000 });
+
+    // Assess
+    expect(await page.textContent('#summary')).toBe('Many people are here at once; try again in a few seconds.');
+    expect(sent.filter((request) => request.path === '/sessions')).toHaveLength(1);
+    expect(elsewhere).toEqual([]);
+    await context.close();
   }, 60_000);
 });
