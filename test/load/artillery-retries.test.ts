@@ -11,6 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
+/** API Gateway's answer to an invocation that failed or did not run. */
+const GATEWAY_FAILURE = '{"message":"Internal Server Error"}';
+
 type Step = (context: { vars: Record<string, unknown> }, events: { emit(kind: string, name: string, value?: number): void }) => Promise<void>;
 const { placeOrder, askForCoupon } = createRequire(import.meta.url)('../../load/artillery/reference.cjs') as { placeOrder: Step; askForCoupon: Step };
 
@@ -111,6 +114,35 @@ describe('a reference run’s buyer', () => {
     expect(seen[1]!.idempotencyKey).toBe(seen[0]!.idempotencyKey);
     expect(recorded()).toEqual(['order-2']);
     expect(counters).toMatchObject({ 'order.answered_after_retry': 1, 'order.retries_after.503': 1, 'http.codes.503': 1 });
+  });
+
+  it('sends an order API Gateway answered 500 again under the same Idempotency-Key: the invocation did not run', async () => {
+    // Prepare: API Gateway's own 500, as to an invocation Lambda throttled past the function's ceiling.
+    const url = await target((n, res) =>
+      n === 1 ? void res.writeHead(500, { 'content-type': 'application/json' }).end(GATEWAY_FAILURE) : json(res, 202, { orderId: 'order-3' }),
+    );
+
+    // Act
+    const counters = await buyer(placeOrder, url);
+
+    // Assess
+    expect(seen).toHaveLength(2);
+    expect(seen[1]!.idempotencyKey).toBe(seen[0]!.idempotencyKey);
+    expect(recorded()).toEqual(['order-3']);
+    expect(counters).toMatchObject({ 'order.answered_after_retry': 1, 'order.retries_after.500': 1, 'http.codes.500': 1 });
+  });
+
+  it("ends the buyer at a function's own 500, which no one said may be sent again", async () => {
+    // Prepare
+    const url = await target((_, res) => json(res, 500, { error: { code: 'INTERNAL', message: 'Internal error' } }));
+
+    // Act
+    const failure = await buyer(placeOrder, url).catch((error: NodeJS.ErrnoException) => error);
+
+    // Assess
+    expect(failure).toMatchObject({ code: 'unexpected_500' });
+    expect(seen).toHaveLength(1);
+    expect(recorded()).toEqual([]);
   });
 
   it('records the coupon a lost answer issued, as the retry’s 409 ALREADY_ISSUED names it', async () => {
