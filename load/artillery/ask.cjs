@@ -1,8 +1,9 @@
 // The request plumbing of the Artillery processors (reference.cjs, waiting-room.cjs): a virtual
 // user's request, sent again as a real client does when it may be. A request unanswered within the
 // buyer's timeout, answered 503 or 429 (the API's retry-safe answers, which say when to come
-// back in Retry-After), or answered API Gateway's own 500 (an invocation that did not run: a
-// function at its ceiling, docs/api.md), is sent again, at most `attempts` times in all.
+// back in Retry-After), or, on a route whose function has a ceiling (an order, a coupon), answered
+// API Gateway's own 500 (an invocation throttled past it, or one that failed: docs/deploy.md), is
+// sent again, at most `attempts` times in all.
 //
 // The requests are made here, not by Artillery's HTTP engine, which ends a virtual user at its
 // first timeout. Each attempt is counted as that engine counts a request (http.requests,
@@ -74,12 +75,14 @@ function send(url, { method, headers, body, timeoutMs, connections }) {
 /** Answers a client may send again unchanged: no answer at all, or the API's retry-safe ones. */
 const RETRY_STATUSES = new Set([429, 503]);
 /**
- * API Gateway's answer to an invocation that failed or did not run (a throttled one among them):
- * retry-safe where the functions' own 500 (INTERNAL, a fault of theirs) is not, since every request
- * these scenarios send may be sent twice (an order or a coupon under its key, a join, a claim).
+ * API Gateway's answer to an invocation that failed, timed out or was throttled. Where the
+ * function has a ceiling (`ceilinged`), the API document names it as the throttle's answer, and an
+ * order or a coupon may be sent again (under its key; a second coupon request is answered with the
+ * first). Elsewhere only a fault gives it, and a function's own 500 (INTERNAL) is a fault always:
+ * those end the buyer, so that the run shows them.
  */
 const GATEWAY_FAILURE = '{"message":"Internal Server Error"}';
-const retrySafe = (answer) => RETRY_STATUSES.has(answer.status) || (answer.status === 500 && answer.body === GATEWAY_FAILURE);
+const retrySafe = (answer, ceilinged) => RETRY_STATUSES.has(answer.status) || (ceilinged === true && answer.status === 500 && answer.body === GATEWAY_FAILURE);
 /** Connection errors after which the request may or may not have arrived: the same as no answer. */
 const RETRY_ERRORS = new Set(['ETIMEDOUT', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ECONNABORTED']);
 /** Without Retry-After, the wait before the n-th retry: 0.5 s, 1 s, 2 s … with up to half again at random. */
@@ -109,7 +112,7 @@ async function askWithRetries(name, context, events, request) {
       events.emit('counter', 'http.responses', 1);
       events.emit('counter', `http.codes.${answer.status}`, 1);
       events.emit('histogram', 'http.response_time', performance.now() - started);
-      if (!retrySafe(answer)) {
+      if (!retrySafe(answer, request.ceilinged)) {
         if (attempt > 1) events.emit('counter', `${name}.answered_after_retry`, 1);
         return { ...answer, retried: attempt > 1 };
       }

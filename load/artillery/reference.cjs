@@ -14,6 +14,7 @@ async function placeOrder(context, events) {
     path: `/items/${encodeURIComponent(process.env.SURGE_ITEM)}/orders`,
     headers: { cookie: context.vars.cookie, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
     body: JSON.stringify({ quantity: 1 }),
+    ceilinged: true,
   });
   if (answer.status === 202) return recordAccepted(JSON.parse(answer.body).orderId);
   if (answer.status !== 409) throw unexpected(answer, '202 or 409');
@@ -25,6 +26,7 @@ async function askForCoupon(context, events) {
     method: 'POST',
     path: `/deals/${encodeURIComponent(process.env.SURGE_DEAL)}/coupons`,
     headers: { cookie: context.vars.cookie },
+    ceilinged: true,
   });
   if (answer.status === 201) return recordAccepted(JSON.parse(answer.body).couponId);
   if (answer.status !== 409) throw unexpected(answer, '201 or 409');

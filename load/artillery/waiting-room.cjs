@@ -28,6 +28,8 @@ async function waitInRoom(context, events) {
       path: `${item}${path}`,
       headers: { cookie: vars.cookie, ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
       body: body && JSON.stringify(body),
+      // The order route's function has a ceiling: past it API Gateway answers 500 (ask.cjs).
+      ceilinged: path === '/orders',
     });
 
   if (Math.random() < Number(vars.rogueShare)) {

@@ -10,12 +10,17 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-
-/** API Gateway's answer to an invocation that failed or did not run. */
-const GATEWAY_FAILURE = '{"message":"Internal Server Error"}';
+import { INTERNAL_SERVER_ERROR } from '../../infra/twin/events/gateway';
 
 type Step = (context: { vars: Record<string, unknown> }, events: { emit(kind: string, name: string, value?: number): void }) => Promise<void>;
 const { placeOrder, askForCoupon } = createRequire(import.meta.url)('../../load/artillery/reference.cjs') as { placeOrder: Step; askForCoupon: Step };
+type Ask = (
+  name: string,
+  context: { vars: Record<string, unknown> },
+  events: { emit(kind: string, name: string, value?: number): void },
+  request: { method: string; path: string; ceilinged?: boolean },
+) => Promise<{ status: number }>;
+const { askWithRetries } = createRequire(import.meta.url)('../../load/artillery/ask.cjs') as { askWithRetries: Ask };
 
 interface Seen {
   at: number;
@@ -116,10 +121,10 @@ describe('a reference run’s buyer', () => {
     expect(counters).toMatchObject({ 'order.answered_after_retry': 1, 'order.retries_after.503': 1, 'http.codes.503': 1 });
   });
 
-  it('sends an order API Gateway answered 500 again under the same Idempotency-Key: the invocation did not run', async () => {
+  it("sends an order API Gateway answered 500 again under the same Idempotency-Key: the order route's function has a ceiling", async () => {
     // Prepare: API Gateway's own 500, as to an invocation Lambda throttled past the function's ceiling.
     const url = await target((n, res) =>
-      n === 1 ? void res.writeHead(500, { 'content-type': 'application/json' }).end(GATEWAY_FAILURE) : json(res, 202, { orderId: 'order-3' }),
+      n === 1 ? void res.writeHead(500, { 'content-type': 'application/json' }).end(INTERNAL_SERVER_ERROR) : json(res, 202, { orderId: 'order-3' }),
     );
 
     // Act
@@ -130,6 +135,22 @@ describe('a reference run’s buyer', () => {
     expect(seen[1]!.idempotencyKey).toBe(seen[0]!.idempotencyKey);
     expect(recorded()).toEqual(['order-3']);
     expect(counters).toMatchObject({ 'order.answered_after_retry': 1, 'order.retries_after.500': 1, 'http.codes.500': 1 });
+  });
+
+  it("takes API Gateway's 500 as the answer on a route whose function has no ceiling: there only a fault gives it", async () => {
+    // Prepare
+    const url = await target((_, res) => void res.writeHead(500, { 'content-type': 'application/json' }).end(INTERNAL_SERVER_ERROR));
+    const events = { emit: () => undefined };
+
+    // Act
+    const answer = await askWithRetries('status', { vars: { target: url, timeoutSeconds: 1, attempts: 4, connections: 5 } }, events, {
+      method: 'GET',
+      path: '/items/ref-item/queue/me',
+    });
+
+    // Assess
+    expect(answer.status).toBe(500);
+    expect(seen).toHaveLength(1);
   });
 
   it("ends the buyer at a function's own 500, which no one said may be sent again", async () => {

@@ -47,7 +47,7 @@ export function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
 /** API Gateway's answer past a throttle (the stage's or the route's). */
 export const TOO_MANY_REQUESTS = '{"message":"Too Many Requests"}';
 /** API Gateway's answer to an invocation that failed, timed out or was throttled. */
-const INTERNAL_SERVER_ERROR = '{"message":"Internal Server Error"}';
+export const INTERNAL_SERVER_ERROR = '{"message":"Internal Server Error"}';
 
 /** What every request gets before the gateway serves its routes: the twin behind it is not ready, a retry soon will be answered. */
 const STARTING_BODY = JSON.stringify({ error: { code: 'UNAVAILABLE', message: 'The twin is starting' } });
