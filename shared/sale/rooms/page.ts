@@ -39,11 +39,19 @@ const stored = {
   set: (name, value) => localStorage.setItem('surge:' + name + ':' + item, value),
   drop: (name) => localStorage.removeItem('surge:' + name + ':' + item),
 };
+// The next reading of the place (or of the order placed), and the next sending of an order a busy
+// answer turned away: apart, so that a reading answered meanwhile does not cancel the order's.
 let timer;
+let orderTimer;
 let ordering = false;
-// Busy answers in a row, each waited out longer than the last.
-let busyInARow = 0;
 let pass = stored.get('pass');
+// What the last readings said: the interval they asked for, and by when (ms) the turn must be
+// claimed and the pass used; no busy wait runs past them.
+let refreshSeconds = null;
+let claimBy = null;
+let passExpiresAt = null;
+// Busy answers in a row to each kind of call, each waited out longer than the last.
+const busyInARow = {};
 
 /** What a refusal means to a buyer, by the API's error code. */
 const WORDS = {
@@ -64,8 +72,12 @@ const STATUS = {
   rejected: 'could not be honoured: no unit was left for it. You have not been charged.',
   cancelled: 'was cancelled: no unit was taken.',
 };
-/** API Gateway's own answers (a throttle's 429, an invocation that did not run, 500) carry no error code: the API was busy. */
-const BUSY = 'Many people are here at once; try again in a few seconds.';
+/**
+ * Answers that say "later": no answer at all, a 429 or a 5xx. API Gateway's own (its throttle's
+ * 429, the 500 of an invocation that failed or was throttled) carry no error code; the API's 503
+ * one this page has no words for.
+ */
+const BUSY = 'The shop is busy right now; try again in a few seconds.';
 const busy = (status) => status === 0 || status === 429 || status >= 500;
 const words = (r, otherwise) => (r.body && r.body.error && WORDS[r.body.error.code]) || (busy(r.status) ? BUSY : otherwise);
 
@@ -89,19 +101,25 @@ async function call(method, path, headers, body, base) {
     body: body ? JSON.stringify(body) : undefined,
   });
   const answer = await response.json().catch(() => ({}));
-  if (!busy(response.status)) busyInARow = 0;
   return { status: response.status, body: answer, retryAfter: Number(response.headers.get('retry-after')) || 0 };
 }
+/** A call whose failure to get any answer is an answer of status 0. */
+const answerOf = (request) => request.catch(() => ({ status: 0, body: {}, retryAfter: 0 }));
 /**
- * Seconds until a retry after a busy answer (or none): its Retry-After where it gives one, else 2,
- * 4, then 8 s as busy answers follow each other (no longer: a pass may last only 10 s); then up
- * to half as long again, at random. API Gateway's throttle names no time, and every page a burst
- * turned away would otherwise come back in the same second, into the same throttle.
+ * Seconds until a call of this kind is sent again after the busy answer r: its Retry-After where
+ * it gives one, else 1, 2, then 4 s as busy answers to the kind follow each other; either way up
+ * to half as long again at random, since API Gateway's throttle names no time and the pages one
+ * burst turned away would otherwise come back in the same second, into the same throttle. Never
+ * later than a second before \`deadline\` (ms): the pass's end, or the turn's grace.
  */
-function backOff(retryAfter) {
-  busyInARow += 1;
-  const seconds = retryAfter || Math.min(8, 2 ** busyInARow);
-  return seconds * (1 + Math.random() / 2);
+function backOff(kind, r, deadline) {
+  busyInARow[kind] = (busyInARow[kind] || 0) + 1;
+  const seconds = (r.retryAfter || Math.min(4, 2 ** (busyInARow[kind] - 1))) * (1 + Math.random() / 2);
+  return deadline ? Math.min(seconds, Math.max(1, (deadline - Date.now()) / 1000 - 1)) : seconds;
+}
+/** A call of this kind was answered: its next busy answer is waited out from the start again. */
+function answered(kind) {
+  busyInARow[kind] = 0;
 }
 function later(seconds, then) {
   clearTimeout(timer);
@@ -120,10 +138,14 @@ function render(s) {
   if (s.soldOut && !s.admitted) say('Sold out: every unit is sold or held by a pass.');
   else if (s.state === 'waiting') say(before ? 'You are in the queue. The sale opens at ' + opens.toLocaleTimeString() + '; places are drawn at random until then.' : 'You are in the queue.');
   else if (s.state === 'admitted') say('It is your turn: getting your pass…');
-  else if (s.state === 'holding') say('Your pass is ready until ' + new Date(s.passExpiresAt).toLocaleTimeString() + '.');
+  else if (s.state === 'holding') {
+    // While an order waits to be sent again, the summary says so, not that the pass is ready.
+    if (orderTimer === undefined) say('Your pass is ready until ' + new Date(s.passExpiresAt).toLocaleTimeString() + '.');
+  }
   else if (s.state === 'lost') say(WORDS.PLACE_LOST);
   else say('Your pass expired before an order used it.');
   show('order', s.state === 'holding' && pass !== null);
+  passExpiresAt = s.passExpiresAt ? Date.parse(s.passExpiresAt) : null;
 }
 /** The order this browser placed for the item: its status, asked again until it is final. */
 async function followOrder() {
@@ -134,15 +156,17 @@ async function followOrder() {
   show('hint', false);
   try {
     const r = await call('GET', '../../orders/' + encodeURIComponent(orderId));
+    if (busy(r.status)) return later(backOff('order status', r), followOrder);
+    answered('order status');
     if (r.status === 404 || r.status === 401) {
       stored.drop('order');
       return poll();
     }
-    if (r.status !== 200) return later(backOff(r.retryAfter), followOrder);
+    if (r.status !== 200) return later(5, followOrder);
     say('Your order ' + orderId + ' ' + STATUS[r.body.status]);
     if (r.body.status === 'pending') later(2, followOrder);
   } catch {
-    later(backOff(0), followOrder);
+    later(backOff('order status', { retryAfter: 0 }), followOrder);
   }
 }
 /** Claims the pass of a turn come; the seconds until the next reading of the place. */
@@ -150,16 +174,24 @@ async function claim() {
   const r = await call('POST', 'queue/pass');
   if (r.status === 200) {
     pass = r.body.token;
+    passExpiresAt = Date.parse(r.body.expiresAt);
     stored.set('pass', pass);
   } else if (r.status === 410) {
     say(WORDS.PASS_EXPIRED);
   }
-  return busy(r.status) ? backOff(r.retryAfter) : 1;
+  if (busy(r.status)) return backOff('claim', r, claimBy);
+  answered('claim');
+  return 1;
 }
 async function poll() {
   if (stored.get('order')) return followOrder();
   try {
     const r = await call('GET', 'queue/me');
+    if (busy(r.status)) {
+      say('The queue is busy; trying again shortly.');
+      return later(Math.min(backOff('place', r), refreshSeconds || Infinity));
+    }
+    answered('place');
     show('signin', r.status === 401);
     if (r.status === 401) return say('Sign in to take your place in the queue.');
     if (r.status === 404) {
@@ -167,10 +199,12 @@ async function poll() {
       return say('Join the queue to get a place.');
     }
     if (r.status !== 200) {
-      say('The queue is busy; trying again shortly.');
-      return later(backOff(r.retryAfter));
+      say('The queue could not be read; trying again shortly.');
+      return later(5);
     }
     show('join', false);
+    refreshSeconds = r.body.refreshSeconds;
+    claimBy = r.body.claimBy ? Date.parse(r.body.claimBy) : null;
     if (r.body.state === 'admitted' || (r.body.state === 'holding' && pass === null)) {
       return later(await claim());
     }
@@ -178,12 +212,14 @@ async function poll() {
     later(r.body.refreshSeconds);
   } catch {
     say('No connection; trying again shortly.');
-    later(backOff(0));
+    later(Math.min(backOff('place', { retryAfter: 0 }), refreshSeconds || Infinity));
   }
 }
 /** Sends the order of this pass, under the one key the pass has: a double click, a reload or a retry after a 503 places one order. */
 async function order() {
   if (ordering || !pass) return;
+  clearTimeout(orderTimer);
+  orderTimer = undefined;
   ordering = true;
   $('order').disabled = true;
   let key = stored.get('key:' + pass);
@@ -191,22 +227,19 @@ async function order() {
     key = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
     stored.set('key:' + pass, key);
   }
-  let r;
-  try {
-    r = await call('POST', 'orders', { 'idempotency-key': key, 'waiting-room-pass': pass }, { quantity: 1 });
-  } catch {
-    r = { status: 0, body: {}, retryAfter: 0 };
-  }
+  const r = await answerOf(call('POST', 'orders', { 'idempotency-key': key, 'waiting-room-pass': pass }, { quantity: 1 }));
   ordering = false;
   if (r.status === 202) {
     stored.set('order', r.body.orderId);
     return followOrder();
   }
   if (busy(r.status)) {
-    const seconds = backOff(r.retryAfter);
+    const seconds = backOff('order', r, passExpiresAt);
     say('The shop is busy; sending your order again in ' + Math.ceil(seconds) + ' s. It will not be placed twice.');
-    return later(seconds, order);
+    orderTimer = setTimeout(order, seconds * 1000);
+    return;
   }
+  answered('order');
   $('order').disabled = false;
   if (r.status === 401) return poll();
   if (r.status === 403) {
@@ -219,14 +252,14 @@ async function order() {
   later(5);
 }
 $('join').addEventListener('click', async () => {
-  const r = await call('POST', 'queue');
+  const r = await answerOf(call('POST', 'queue'));
   if (r.status === 200 || r.status === 201) return poll();
   say(words(r, 'Could not join; try again.'));
 });
 $('order').addEventListener('click', order);
 async function signIn(path) {
   const credentials = { email: $('email').value, password: $('password').value };
-  const r = await call('POST', path, {}, credentials, location.href);
+  const r = await answerOf(call('POST', path, {}, credentials, location.href));
   if (r.status === 201) {
     $('password').value = '';
     return poll();
@@ -235,7 +268,7 @@ async function signIn(path) {
 }
 $('signin').addEventListener('submit', (event) => {
   event.preventDefault();
-  signIn('../../sessions');
+  signIn('../sessions');
 });
 $('signup').addEventListener('click', () => signIn('../users'));
 poll();
