@@ -7,7 +7,7 @@
 // the profile is written within the 'exit' event.
 //
 // A worker thread that is terminated (the mail function's parser threads, stopped with
-// worker.terminate() or with their process) never sees 'exit', so a worker also writes what it has
+// worker.terminate() or with their process) may never see 'exit', so a worker also writes what it has
 // sampled every FLUSH_MS, as profile.<pid>.<thread>-<n>.cpuprofile, and starts sampling again:
 // such a thread loses at most its last FLUSH_MS.
 const inspector = require('node:inspector');

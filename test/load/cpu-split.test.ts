@@ -108,15 +108,16 @@ describe("the bench's CPU split by profile", () => {
     // Act: a worker that never flushes would spin until this deadline
     const child = spawnSync(process.execPath, ['-e', script], { env: { ...process.env, ...profilingEnv(dir) }, timeout: 60_000 });
 
-    // Assess: no exit profile from the worker, but its flushes, read as the process's thread with samples in them
+    // Assess: the worker's flushes, read as the process's thread with samples in them. Whether the
+    // terminated worker also wrote its exit profile is Node's to say (CI has seen both): each file
+    // holds a window of its own, so either way every file is read and nothing twice.
     expect(child.status).toBe(0);
     const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
     expect(files).toContain(`profile.${child.pid}.0.cpuprofile`);
-    expect(files).not.toContain(`profile.${child.pid}.1.cpuprofile`);
     const flushes = files.filter((f) => f.startsWith(`profile.${child.pid}.1-`));
     expect(flushes.length).toBeGreaterThan(0);
     const threads = readProfiles(dir);
-    expect(threads).toHaveLength(1 + flushes.length);
+    expect(threads).toHaveLength(files.length);
     expect(threads.every((thread) => thread.pid === child.pid)).toBe(true);
     expect(threads.reduce((sum, thread) => sum + thread.times.length, 0)).toBeGreaterThan(0);
   });
