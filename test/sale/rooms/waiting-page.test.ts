@@ -2,7 +2,7 @@
  * The waiting page in headless Chromium (Debian's), served with the room's routes as the twin's
  * gateway serves them: it shows the place, the wait, the odds and sold out, as a screenshot
  * records, and asks nothing of any host but its own; past API Gateway's throttle, whose 429 names
- * no error and no time, it says the API is busy and orders once.
+ * no error and no time, it says the shop is busy and orders once.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
