@@ -14,6 +14,7 @@ import { adminCookie, adminPut, handOffShape, inParallel, pointAtTwin, race, rel
 import { type LoadResult } from '../support/measure';
 import { round } from '../support/round';
 import { oneDecrFloor, redisCpuPerCall } from '../support/redis-floor';
+import { busyCores, contendedBounds, type Busy } from '../support/contended-bound';
 import { shardsOf } from '../support/redis-shards';
 import { startCpuMeter } from '../support/cpu';
 import { perRequest, snapshotInvocations, type LambdaPerRequest } from '../support/invocations';
@@ -197,7 +198,7 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
     CONTENDED_COUPONS,
     CONTENDED_CONCURRENCY,
   );
-  const lua = await timed(() =>
+  const lua = await busyCores(twin.pids, () =>
     redisCpuPerCall(twin.pids, CONTENDED_COUPONS, CONTENDED_CONCURRENCY, (i) => issueCoupon(luaDeal, i + 1, LOCAL_SOURCE), luaLabel),
   );
   const decrFloorAfter = await oneDecrFloor(
@@ -217,19 +218,24 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
     method: `Redis CPU per call, ${CONTENDED_CONCURRENCY} in flight from the bench's process: the issuing script (its contended run) against EVALSHA of one DECR with its ${ISSUING_SCRIPT_KEYS} keys in one slot, before and after`,
   };
   const luaRate = round(CONTENDED_COUPONS / lua.seconds);
-  const contended = {} as Record<BaselineName, { rate: number; failures: number }>;
+  const contended = {} as Record<BaselineName, { rate: number; failures: number; seconds: number; busy: Busy }>;
   for (const name of baselineNames) {
     const dealId = await openDeal(`mysql-${name.replace('_', '-')}-${tag}`, CONTENDED_COUPONS);
     const label = `contended: ${BASELINES[name].label}, ${CONTENDED_CONCURRENCY} connections`;
     log(label);
-    const run = await timed(() => inParallel(CONTENDED_COUPONS, CONTENDED_CONCURRENCY, (i) => BASELINES[name].issue(db, dealId, i + 1), label));
-    contended[name] = { rate: round(CONTENDED_COUPONS / run.seconds), failures: run.value };
+    const run = await busyCores(twin.pids, () => inParallel(CONTENDED_COUPONS, CONTENDED_CONCURRENCY, (i) => BASELINES[name].issue(db, dealId, i + 1), label));
+    contended[name] = { rate: round(CONTENDED_COUPONS / run.seconds), failures: run.value, seconds: run.seconds, busy: run.busy };
     const held = await dealFacts(dealId);
     invariants[`${name}_contended_rows`] = { expected: CONTENDED_COUPONS - run.value, actual: held.rows };
     if (BASELINES[name].counter) invariants[`${name}_contended_counter_matches_rows`] = { expected: held.rows, actual: held.issuedColumn };
   }
   const lockedRate = contended.for_update.rate;
   log(`contended: script ${luaRate}/s, ${baselineNames.map((name) => `${BASELINES[name].label} ${contended[name].rate}/s`).join(', ')}`);
+  // As the orders bench's (support/contended-bound.ts): what bounded each rate, and the script's limit at Redis's one core.
+  const bound = contendedBounds({ redisMsPerCall: redisFloor.issuing_script_redis_ms, runs: [lua] }, baselineNames, (name) => ({
+    ratePerSecond: contended[name].rate,
+    runs: [contended[name]],
+  }));
 
   await db.end();
   await releaseSharedClients();
@@ -260,6 +266,7 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
         ratio: round(luaRate / lockedRate, 1),
         baselines_per_s: Object.fromEntries(baselineNames.map((name) => [name, contended[name].rate])),
         ratios: Object.fromEntries(baselineNames.map((name) => [name, round(luaRate / contended[name].rate, 1)])),
+        bound_by: bound,
         script_failures: lua.value.failures,
         baseline_failures: Object.fromEntries(baselineNames.map((name) => [name, contended[name].failures])),
       },
