@@ -14,7 +14,7 @@ import { adminCookie, adminPut, handOffShape, inParallel, pointAtTwin, race, rel
 import { type LoadResult } from '../support/measure';
 import { round } from '../support/round';
 import { oneDecrFloor, redisCpuPerCall } from '../support/redis-floor';
-import { busyCores, contendedBounds, type Busy } from '../support/contended-bound';
+import { busyCores, contendedBusy, type Busy } from '../support/contended-bound';
 import { shardsOf } from '../support/redis-shards';
 import { startCpuMeter } from '../support/cpu';
 import { perRequest, snapshotInvocations, type LambdaPerRequest } from '../support/invocations';
@@ -198,7 +198,7 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
     CONTENDED_COUPONS,
     CONTENDED_CONCURRENCY,
   );
-  const lua = await busyCores(twin.pids, () =>
+  const lua = await busyCores(twin.pids, redisNodes.shards, () =>
     redisCpuPerCall(twin.pids, CONTENDED_COUPONS, CONTENDED_CONCURRENCY, (i) => issueCoupon(luaDeal, i + 1, LOCAL_SOURCE), luaLabel),
   );
   const decrFloorAfter = await oneDecrFloor(
@@ -209,7 +209,6 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
     CONTENDED_COUPONS,
     CONTENDED_CONCURRENCY,
   );
-  redisNodes.close();
   const oneDecrMs = round((decrFloorBefore.redis_ms_per_call + decrFloorAfter.redis_ms_per_call) / 2, 4);
   const redisFloor = {
     issuing_script_redis_ms: lua.value.redis_ms_per_call,
@@ -223,7 +222,9 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
     const dealId = await openDeal(`mysql-${name.replace('_', '-')}-${tag}`, CONTENDED_COUPONS);
     const label = `contended: ${BASELINES[name].label}, ${CONTENDED_CONCURRENCY} connections`;
     log(label);
-    const run = await busyCores(twin.pids, () => inParallel(CONTENDED_COUPONS, CONTENDED_CONCURRENCY, (i) => BASELINES[name].issue(db, dealId, i + 1), label));
+    const run = await busyCores(twin.pids, redisNodes.shards, () =>
+      inParallel(CONTENDED_COUPONS, CONTENDED_CONCURRENCY, (i) => BASELINES[name].issue(db, dealId, i + 1), label),
+    );
     contended[name] = { rate: round(CONTENDED_COUPONS / run.seconds), failures: run.value, seconds: run.seconds, busy: run.busy };
     const held = await dealFacts(dealId);
     invariants[`${name}_contended_rows`] = { expected: CONTENDED_COUPONS - run.value, actual: held.rows };
@@ -231,8 +232,9 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
   }
   const lockedRate = contended.for_update.rate;
   log(`contended: script ${luaRate}/s, ${baselineNames.map((name) => `${BASELINES[name].label} ${contended[name].rate}/s`).join(', ')}`);
-  // As the orders bench's (support/contended-bound.ts): what bounded each rate, and the script's limit at Redis's one core.
-  const bound = contendedBounds({ redisMsPerCall: redisFloor.issuing_script_redis_ms, runs: [lua] }, baselineNames, (name) => ({
+  redisNodes.close();
+  // As the orders bench's (support/contended-bound.ts): the cores each run kept busy, and the script's limit at one busy Redis core.
+  const busy = contendedBusy({ redisMsPerCall: redisFloor.issuing_script_redis_ms, runs: [lua] }, baselineNames, (name) => ({
     ratePerSecond: contended[name].rate,
     runs: [contended[name]],
   }));
@@ -266,7 +268,7 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
         ratio: round(luaRate / lockedRate, 1),
         baselines_per_s: Object.fromEntries(baselineNames.map((name) => [name, contended[name].rate])),
         ratios: Object.fromEntries(baselineNames.map((name) => [name, round(luaRate / contended[name].rate, 1)])),
-        bound_by: bound,
+        busy,
         script_failures: lua.value.failures,
         baseline_failures: Object.fromEntries(baselineNames.map((name) => [name, contended[name].failures])),
       },

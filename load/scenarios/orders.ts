@@ -31,7 +31,7 @@ import { meanLoad } from '../support/measure';
 import { round } from '../support/round';
 import { infoSum, shardsOf } from '../support/redis-shards';
 import { oneDecrFloor, redisCpuPerCall } from '../support/redis-floor';
-import { busyCores, contendedBounds } from '../support/contended-bound';
+import { busyCores, contendedBusy } from '../support/contended-bound';
 import { metricsCost } from '../support/metrics-cost';
 import { handOffCpuPerReservation } from '../support/hand-off-cost';
 import { perRequest, snapshotInvocations } from '../support/invocations';
@@ -209,7 +209,7 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
     const itemId = await openItem(`lua-${tag}-${label}`, units);
     log(`contended ${label}: reservation script, ${CONTENDED_CONCURRENCY} in flight`);
     const what = `contended ${label}: reservation script, ${CONTENDED_CONCURRENCY} in flight`;
-    const run = await busyCores(twin.pids, () =>
+    const run = await busyCores(twin.pids, redisNodes.shards, () =>
       redisCpuPerCall(
         twin.pids,
         units,
@@ -228,7 +228,9 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
     const itemId = await openItem(`mysql-${name.replace('_', '-')}-${tag}-${label}`, units);
     const what = `contended ${label}: ${BASELINES[name].label}, ${CONTENDED_CONCURRENCY} connections`;
     log(what);
-    const run = await busyCores(twin.pids, () => inParallel(units, CONTENDED_CONCURRENCY, (i) => BASELINES[name].place(db, itemId, i + 1, 1), what));
+    const run = await busyCores(twin.pids, redisNodes.shards, () =>
+      inParallel(units, CONTENDED_CONCURRENCY, (i) => BASELINES[name].place(db, itemId, i + 1, 1), what),
+    );
     return { rate: round(units / run.seconds), failures: run.value, units, seconds: run.seconds, busy: run.busy, facts: await itemFacts(itemId) };
   }
   // Every side's clients and code paths warmed up in this process before anything is timed.
@@ -256,14 +258,14 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   const mysqlRates = Object.fromEntries(baselineNames.map((name) => [name, meanRate(mysqlRuns[name])])) as Record<BaselineName, number>;
   const forUpdateRate = mysqlRates.for_update;
   log(`contended: script ${luaRate}/s, ${baselineNames.map((name) => `${BASELINES[name].label} ${mysqlRates[name]}/s`).join(', ')} (means of two)`);
-  // The script's runs share two cores with the bench's process that drives them: how busy each was says
-  // which bounded the rate, and Redis's own limit is what one busy core of it takes (support/contended-bound.ts).
-  const bound = contendedBounds({ redisMsPerCall: redisFloor.reservation_script_redis_ms, runs: scriptRuns }, baselineNames, (name) => ({
+  // The script's runs share the machine with the bench's process that drives them: the cores each run kept
+  // busy, and Redis's own limit, what one busy core of it takes (support/contended-bound.ts).
+  const busy = contendedBusy({ redisMsPerCall: redisFloor.reservation_script_redis_ms, runs: scriptRuns }, baselineNames, (name) => ({
     ratePerSecond: mysqlRates[name],
     runs: mysqlRuns[name],
   }));
   log(
-    `contended: Redis's limit for the script ${bound.script_limit_per_s}/s (busy cores while it ran: Redis ${bound.busy_cores.script.redis}, the bench ${bound.busy_cores.script.bench})`,
+    `contended: Redis's limit for the script ${busy.script_limit_per_s}/s (busy cores while it ran: Redis ${busy.busy_cores.script.redis}, the bench ${busy.busy_cores.script.bench})`,
   );
 
   // Orders accepted steadily, with metrics on and off: each turn on an item of its own, with the
@@ -355,7 +357,7 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
           script_per_s: scriptRuns.map((r) => r.rate),
           ...Object.fromEntries(baselineNames.map((name) => [`${name}_per_s`, mysqlRuns[name].map((r) => r.rate)])),
         },
-        bound_by: bound,
+        busy,
         script_failures: scriptRuns.map((r) => r.failures),
         baseline_failures: Object.fromEntries(baselineNames.map((name) => [name, mysqlRuns[name].map((r) => r.failures)])),
       },

@@ -1,57 +1,86 @@
 /**
- * What bounds a contended run (load/support/contended-bound.ts): the benches set the reservation
- * and issuing scripts' limit at Redis's one core beside the rate the bench's own process drove, so
- * the cores must be read from the right processes and the limit worked from Redis's CPU per call.
+ * The cores a contended run kept busy (load/support/contended-bound.ts): the orders and coupons
+ * benches set the reservation and issuing scripts' limit at one busy Redis core beside what the
+ * bench's own process and the stores were busy, so each must be read from the right place, in
+ * cores, and the limit worked from Redis's CPU per call.
  */
-import { describe, expect, it } from 'vitest';
-import { busyCores, contendedBounds } from '../../load/support/contended-bound';
-import { redis } from '../../shared/platform/clients/redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { busyCores, contendedBusy, type BusyRun } from '../../load/support/contended-bound';
+import { shardsOf, type Shards } from '../../load/support/redis-shards';
 
-const redisPid = async () => Number(/process_id:(\d+)/.exec(await redis().info('server'))![1]);
+let redis: Shards;
+beforeAll(async () => {
+  redis = await shardsOf(process.env.REDIS_URL!);
+});
+afterAll(() => redis.close());
 
-describe('what bounds a contended run', () => {
-  it("reads the cores Redis and the bench's process were busy, and none of a store it was not given", async () => {
-    // Prepare
-    const pid = await redisPid();
+/** Keeps this process busy until it has used `ms` of CPU, however long that takes on a loaded machine. */
+function spin(ms: number): void {
+  const start = process.cpuUsage();
+  while (true) {
+    const used = process.cpuUsage(start);
+    if ((used.user + used.system) / 1_000 >= ms) return;
+  }
+}
+
+describe('the cores a contended run kept busy', () => {
+  it("reads the bench's process from Node and a store's from /proc alike, in cores, and Redis's from INFO", async () => {
+    // Prepare: this process stands in for the database, so /proc and process.cpuUsage read the same CPU
     const key = `contended-bound:${process.pid}`;
-    await redis().set(key, 'x');
+    await redis.client.set(key, 'x');
 
-    // Act: enough calls for Redis's CPU to pass /proc's 10 ms ticks on any machine
-    const run = await busyCores({ redis: pid }, async () => {
-      for (let round = 0; round < 100; round++) {
-        const pipeline = redis().pipeline();
+    // Act: half a second of this process's CPU, and enough Redis calls to show on any machine
+    const run = await busyCores({ database: process.pid }, redis.shards, async () => {
+      spin(500);
+      for (let round = 0; round < 20; round++) {
+        const pipeline = redis.client.pipeline();
         for (let i = 0; i < 1_000; i++) pipeline.get(key);
         await pipeline.exec();
       }
       return 'done';
     });
 
-    // Assess: Redis is shared with other test files, so only that it was counted is held
+    // Assess: /proc counts in 10 ms ticks; Redis is shared with other test files, so only that it was counted is held
     expect(run.value).toBe('done');
+    expect(run.busy.bench * run.seconds).toBeGreaterThanOrEqual(0.5);
+    expect(Math.abs(run.busy.mariadb! - run.busy.bench)).toBeLessThan(0.05);
+    expect(run.busy.machine).toBeGreaterThan(run.busy.bench - 0.05);
     expect(run.busy.redis).toBeGreaterThan(0);
-    expect(run.busy.bench).toBeGreaterThan(0);
-    expect(run.busy.mariadb).toBe(0);
   });
 
-  it("sets the script's limit at one busy core of Redis, and each design's rate against it", () => {
+  it('reports no database when the twin names none', async () => {
+    const run = await busyCores({}, redis.shards, async () => 'done');
+
+    expect(run.busy.mariadb).toBeNull();
+  });
+
+  it("sets the script's limit at one busy core of Redis, and each design's measured rate against it", () => {
     // Prepare: two runs of the script, one three times as long as the other
     const script = {
       redisMsPerCall: 0.025,
       runs: [
-        { seconds: 1, busy: { redis: 0.5, mariadb: 0, bench: 1 } },
-        { seconds: 3, busy: { redis: 0.9, mariadb: 0, bench: 0.8 } },
+        { seconds: 1, busy: { redis: 0.5, mariadb: 0, bench: 1, machine: 1.5 } },
+        { seconds: 3, busy: { redis: 0.9, mariadb: 0, bench: 0.8, machine: 1.7 } },
       ],
     };
-    const baselines: Record<'autocommit', { ratePerSecond: number; runs: { seconds: number; busy: { redis: number; mariadb: number; bench: number } }[] }> = {
-      autocommit: { ratePerSecond: 4_000, runs: [{ seconds: 2, busy: { redis: 0, mariadb: 0.4, bench: 0.2 } }] },
+    const autocommit: { ratePerSecond: number; runs: BusyRun[] } = {
+      ratePerSecond: 4_000,
+      runs: [{ seconds: 2, busy: { redis: 0, mariadb: 0.4, bench: 0.2, machine: 0.6 } }],
     };
 
     // Act
-    const bound = contendedBounds(script, ['autocommit'], (name) => baselines[name]);
+    const busy = contendedBusy(script, ['autocommit'], () => autocommit);
 
     // Assess
-    expect(bound.script_limit_per_s).toBe(40_000);
-    expect(bound.ratios_at_script_limit).toEqual({ autocommit: 10 });
-    expect(bound.busy_cores).toEqual({ script: { redis: 0.8, mariadb: 0, bench: 0.85 }, autocommit: { redis: 0, mariadb: 0.4, bench: 0.2 } });
+    expect(busy.script_limit_per_s).toBe(40_000);
+    expect(busy.ratios_at_script_limit).toEqual({ autocommit: 10 });
+    expect(busy.busy_cores).toEqual({
+      script: { redis: 0.8, mariadb: 0, bench: 0.85, machine: 1.65 },
+      autocommit: { redis: 0, mariadb: 0.4, bench: 0.2, machine: 0.6 },
+    });
+  });
+
+  it('refuses a limit from no Redis CPU at all', () => {
+    expect(() => contendedBusy({ redisMsPerCall: 0, runs: [] }, [], () => ({ ratePerSecond: 1, runs: [] }))).toThrow(/Redis CPU per call/);
   });
 });
