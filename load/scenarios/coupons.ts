@@ -14,7 +14,7 @@ import { adminCookie, adminPut, handOffShape, inParallel, pointAtTwin, race, rel
 import { type LoadResult } from '../support/measure';
 import { round } from '../support/round';
 import { oneDecrFloor, redisCpuPerCall } from '../support/redis-floor';
-import { busyCores, contendedBusy, type Busy } from '../support/contended-bound';
+import { busyCores, contendedBusy, type Busy } from '../support/contended-busy';
 import { shardsOf } from '../support/redis-shards';
 import { startCpuMeter } from '../support/cpu';
 import { perRequest, snapshotInvocations, type LambdaPerRequest } from '../support/invocations';
@@ -233,7 +233,7 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
   const lockedRate = contended.for_update.rate;
   log(`contended: script ${luaRate}/s, ${baselineNames.map((name) => `${BASELINES[name].label} ${contended[name].rate}/s`).join(', ')}`);
   redisNodes.close();
-  // As the orders bench's (support/contended-bound.ts): the cores each run kept busy, and the script's limit at one busy Redis core.
+  // As the orders bench's (support/contended-busy.ts): the cores each run kept busy, and the script's limit at one busy Redis core.
   const busy = contendedBusy({ redisMsPerCall: redisFloor.issuing_script_redis_ms, runs: [lua] }, baselineNames, (name) => ({
     ratePerSecond: contended[name].rate,
     runs: [contended[name]],

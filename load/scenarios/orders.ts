@@ -31,7 +31,7 @@ import { meanLoad } from '../support/measure';
 import { round } from '../support/round';
 import { infoSum, shardsOf } from '../support/redis-shards';
 import { oneDecrFloor, redisCpuPerCall } from '../support/redis-floor';
-import { busyCores, contendedBusy } from '../support/contended-bound';
+import { busyCores, contendedBusy } from '../support/contended-busy';
 import { metricsCost } from '../support/metrics-cost';
 import { handOffCpuPerReservation } from '../support/hand-off-cost';
 import { perRequest, snapshotInvocations } from '../support/invocations';
@@ -259,7 +259,7 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   const forUpdateRate = mysqlRates.for_update;
   log(`contended: script ${luaRate}/s, ${baselineNames.map((name) => `${BASELINES[name].label} ${mysqlRates[name]}/s`).join(', ')} (means of two)`);
   // The script's runs share the machine with the bench's process that drives them: the cores each run kept
-  // busy, and Redis's own limit, what one busy core of it takes (support/contended-bound.ts).
+  // busy, and Redis's own limit, what one busy core of it takes (support/contended-busy.ts).
   const busy = contendedBusy({ redisMsPerCall: redisFloor.reservation_script_redis_ms, runs: scriptRuns }, baselineNames, (name) => ({
     ratePerSecond: mysqlRates[name],
     runs: mysqlRuns[name],

@@ -1,11 +1,11 @@
 /**
- * The cores a contended run kept busy (load/support/contended-bound.ts): the orders and coupons
+ * The cores a contended run kept busy (load/support/contended-busy.ts): the orders and coupons
  * benches set the reservation and issuing scripts' limit at one busy Redis core beside what the
  * bench's own process and the stores were busy, so each must be read from the right place, in
  * cores, and the limit worked from Redis's CPU per call.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { busyCores, contendedBusy, type BusyRun } from '../../load/support/contended-bound';
+import { busyCores, contendedBusy, type BusyRun } from '../../load/support/contended-busy';
 import { shardsOf, type Shards } from '../../load/support/redis-shards';
 
 let redis: Shards;
@@ -26,7 +26,7 @@ function spin(ms: number): void {
 describe('the cores a contended run kept busy', () => {
   it("reads the bench's process from Node and a store's from /proc alike, in cores, and Redis's from INFO", async () => {
     // Prepare: this process stands in for the database, so /proc and process.cpuUsage read the same CPU
-    const key = `contended-bound:${process.pid}`;
+    const key = `contended-busy:${process.pid}`;
     await redis.client.set(key, 'x');
 
     // Act: half a second of this process's CPU, and enough Redis calls to show on any machine
