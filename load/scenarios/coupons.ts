@@ -234,7 +234,7 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
   log(`contended: script ${luaRate}/s, ${baselineNames.map((name) => `${BASELINES[name].label} ${contended[name].rate}/s`).join(', ')}`);
   redisNodes.close();
   // As the orders bench's (support/contended-busy.ts): the cores each run kept busy, and the script's limit at one busy Redis core.
-  const busy = contendedBusy({ redisMsPerCall: redisFloor.issuing_script_redis_ms, runs: [lua] }, baselineNames, (name) => ({
+  const busy = contendedBusy([{ ...lua, rate: luaRate }], baselineNames, (name) => ({
     ratePerSecond: contended[name].rate,
     runs: [contended[name]],
   }));

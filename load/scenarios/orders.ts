@@ -260,7 +260,7 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   log(`contended: script ${luaRate}/s, ${baselineNames.map((name) => `${BASELINES[name].label} ${mysqlRates[name]}/s`).join(', ')} (means of two)`);
   // The script's runs share the machine with the bench's process that drives them: the cores each run kept
   // busy, and Redis's own limit, what one busy core of it takes (support/contended-busy.ts).
-  const busy = contendedBusy({ redisMsPerCall: redisFloor.reservation_script_redis_ms, runs: scriptRuns }, baselineNames, (name) => ({
+  const busy = contendedBusy(scriptRuns, baselineNames, (name) => ({
     ratePerSecond: mysqlRates[name],
     runs: mysqlRuns[name],
   }));

@@ -4,8 +4,8 @@
  * machines of its own; here it shares the machine's cores with the store. A part at a full core is
  * what bounded the run; below that, these figures show what did not.
  *
- * Redis runs commands on one thread, so its limit is one busy core: 1 / its CPU per call, the
- * calls a second it would take with that core full. Only the script's side is taken to its limit
+ * Redis runs commands on one thread, so its limit is one busy core: the calls a second it would
+ * take with that core full, its calls over the CPU seconds they took. Only the script's side is taken to its limit
  * so: MariaDB runs a statement per connection on threads of their own, and a hot row's lock lets
  * through one at a time, so its CPU says nothing simple about its limit.
  */
@@ -69,26 +69,28 @@ export function meanBusy(runs: readonly BusyRun[]): Busy {
 }
 
 /**
- * A contended comparison's busy cores, the script's limit at one busy Redis core (1 / its Redis CPU
- * per call), and each MySQL design's measured rate set against that limit.
+ * A contended comparison's busy cores, the script's limit at one busy Redis core (its calls over
+ * the Redis CPU seconds they took, every master's), and each MySQL design's measured rate set
+ * against that limit.
  */
 export function contendedBusy<Name extends string>(
-  script: { redisMsPerCall: number; runs: readonly BusyRun[] },
+  scriptRuns: readonly (BusyRun & { rate: number })[],
   names: readonly Name[],
   baseline: (name: Name) => { ratePerSecond: number; runs: readonly BusyRun[] },
 ) {
-  if (!(script.redisMsPerCall > 0)) throw new Error(`contendedBusy: the script's Redis CPU per call is ${script.redisMsPerCall} ms`);
-  const scriptLimit = Math.round(1000 / script.redisMsPerCall);
+  const redisSeconds = scriptRuns.reduce((sum, r) => sum + r.busy.redis * r.seconds, 0);
+  if (!(redisSeconds > 0)) throw new Error("contendedBusy: the script's runs took no Redis CPU");
+  const scriptLimit = Math.round(scriptRuns.reduce((sum, r) => sum + r.rate * r.seconds, 0) / redisSeconds);
   const baselines = names.map((name) => [name, baseline(name)] as const);
   return {
     cores: availableParallelism(),
-    busy_cores: { script: meanBusy(script.runs), ...Object.fromEntries(baselines.map(([name, b]) => [name, meanBusy(b.runs)])) } as Record<
+    busy_cores: { script: meanBusy(scriptRuns), ...Object.fromEntries(baselines.map(([name, b]) => [name, meanBusy(b.runs)])) } as Record<
       'script' | Name,
       Busy
     >,
     script_limit_per_s: scriptLimit,
     ratios_at_script_limit: Object.fromEntries(baselines.map(([name, b]) => [name, round(scriptLimit / b.ratePerSecond, 1)])) as Record<Name, number>,
     method:
-      "Cores each part was busy over the runs: Redis from INFO (every master), MariaDB and the bench's process from /proc, the machine from /proc/stat. The bench's process drives the calls, as the fleet would from machines of its own. Redis runs commands on one thread, so the script's limit is 1 / its Redis CPU per call (one busy core); only the script's side is taken to a limit, each MySQL design's rate is as measured",
+      "Cores each part was busy over the runs: Redis from INFO (every master), MariaDB and the bench's process from /proc, the machine from /proc/stat. The bench's process drives the calls, as the fleet would from machines of its own. Redis runs commands on one thread, so the script's limit is its calls over the Redis CPU seconds they took (one busy core); only the script's side is taken to a limit, each MySQL design's rate is as measured",
   };
 }
