@@ -190,25 +190,11 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
   const redisNodes = await shardsOf(twin.redisUrl);
   const luaLabel = `contended: issuing script, ${CONTENDED_CONCURRENCY} in flight`;
   log(luaLabel);
-  const decrFloorBefore = await oneDecrFloor(
-    redisNodes.client,
-    twin.pids,
-    `{deal:floor-${tag}-1}`,
-    ISSUING_SCRIPT_KEYS,
-    CONTENDED_COUPONS,
-    CONTENDED_CONCURRENCY,
-  );
+  const decrFloorBefore = await oneDecrFloor(redisNodes.shards, `{deal:floor-${tag}-1}`, ISSUING_SCRIPT_KEYS, CONTENDED_COUPONS, CONTENDED_CONCURRENCY);
   const lua = await busyCores(twin.pids, redisNodes.shards, () =>
-    redisCpuPerCall(twin.pids, CONTENDED_COUPONS, CONTENDED_CONCURRENCY, (i) => issueCoupon(luaDeal, i + 1, LOCAL_SOURCE), luaLabel),
+    redisCpuPerCall(redisNodes.shards, CONTENDED_COUPONS, CONTENDED_CONCURRENCY, (i) => issueCoupon(luaDeal, i + 1, LOCAL_SOURCE), luaLabel),
   );
-  const decrFloorAfter = await oneDecrFloor(
-    redisNodes.client,
-    twin.pids,
-    `{deal:floor-${tag}-2}`,
-    ISSUING_SCRIPT_KEYS,
-    CONTENDED_COUPONS,
-    CONTENDED_CONCURRENCY,
-  );
+  const decrFloorAfter = await oneDecrFloor(redisNodes.shards, `{deal:floor-${tag}-2}`, ISSUING_SCRIPT_KEYS, CONTENDED_COUPONS, CONTENDED_CONCURRENCY);
   const oneDecrMs = round((decrFloorBefore.redis_ms_per_call + decrFloorAfter.redis_ms_per_call) / 2, 4);
   const redisFloor = {
     issuing_script_redis_ms: lua.value.redis_ms_per_call,

@@ -211,7 +211,7 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
     const what = `contended ${label}: reservation script, ${CONTENDED_CONCURRENCY} in flight`;
     const run = await busyCores(twin.pids, redisNodes.shards, () =>
       redisCpuPerCall(
-        twin.pids,
+        redisNodes.shards,
         units,
         CONTENDED_CONCURRENCY,
         (i) => reserve({ itemId, userId: i + 1, quantity: 1, idempotencyKey: `c${i}`, source: LOCAL_SOURCE }),
@@ -222,7 +222,7 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   }
   /** The Redis floor per reservation (support/redis-floor.ts): the one-DECR script with the reservation script's number of keys. */
   const decrFloor = async (label: string) =>
-    (await oneDecrFloor(redis, twin.pids, itemKeys(`floor-${tag}-${label}`).tag, RESERVATION_SCRIPT_KEYS, CONTENDED_SCRIPT_UNITS, CONTENDED_CONCURRENCY))
+    (await oneDecrFloor(redisNodes.shards, itemKeys(`floor-${tag}-${label}`).tag, RESERVATION_SCRIPT_KEYS, CONTENDED_SCRIPT_UNITS, CONTENDED_CONCURRENCY))
       .redis_ms_per_call;
   async function mysqlRate(name: BaselineName, label: string, units = CONTENDED_LOCKED_UNITS) {
     const itemId = await openItem(`mysql-${name.replace('_', '-')}-${tag}-${label}`, units);

@@ -11,7 +11,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { machineCpuSeconds, processCpuSeconds } from './cpu';
-import { infoSum, type Shard } from './redis-shards';
+import { redisCpuSeconds, type Shard } from './redis-shards';
 import { round } from './round';
 
 export interface Busy {
@@ -30,9 +30,6 @@ export interface BusyRun {
   seconds: number;
   busy: Busy;
 }
-
-const redisCpuSeconds = (shards: Shard[]) =>
-  Promise.all([infoSum(shards, 'cpu', /used_cpu_user:([\d.]+)/), infoSum(shards, 'cpu', /used_cpu_sys:([\d.]+)/)]).then(([user, sys]) => user + sys);
 
 /** Runs `run`, and says how busy each part was over it, in cores. */
 export async function busyCores<T>(

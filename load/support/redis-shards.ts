@@ -47,3 +47,9 @@ export async function infoSum(shards: Shard[], section: string, pattern: RegExp)
   const infos = await Promise.all(shards.map((s) => s.client.info(section)));
   return infos.reduce((sum, info) => sum + Number(pattern.exec(info)?.[1] ?? 0), 0);
 }
+
+/** CPU seconds every master has used so far, from INFO (getrusage, to the microsecond). */
+export async function redisCpuSeconds(shards: Shard[]): Promise<number> {
+  const [user, system] = await Promise.all([infoSum(shards, 'cpu', /used_cpu_user:([\d.]+)/), infoSum(shards, 'cpu', /used_cpu_sys:([\d.]+)/)]);
+  return user + system;
+}
