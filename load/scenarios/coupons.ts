@@ -56,7 +56,9 @@ type BaselineName = keyof typeof BASELINES;
 const baselineNames = Object.keys(BASELINES) as BaselineName[];
 
 export const coupons: Scenario = async ({ twin, connections, log }) => {
-  pointAtTwin(twin, { DATABASE_POOL_SIZE: String(CONTENDED_CONCURRENCY) });
+  // On a cluster (SURGE_REDIS_CLUSTER=true) the functions' client, which the one-DECR floor uses too, must know it.
+  const redisNodes = await shardsOf(twin.redisUrl);
+  pointAtTwin(twin, { DATABASE_POOL_SIZE: String(CONTENDED_CONCURRENCY), ...(redisNodes.cluster ? { REDIS_CLUSTER: 'true' } : {}) });
   const tag = randomBytes(3).toString('hex');
   const db = createPool({ uri: twin.databaseUrl, connectionLimit: CONTENDED_CONCURRENCY });
   const admin = await adminCookie(twin);
@@ -187,7 +189,6 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
   }
 
   const luaDeal = await openDeal(`lua-${tag}`, CONTENDED_COUPONS);
-  const redisNodes = await shardsOf(twin.redisUrl);
   const luaLabel = `contended: issuing script, ${CONTENDED_CONCURRENCY} in flight`;
   log(luaLabel);
   const decrFloorBefore = await oneDecrFloor(redisNodes.shards, `{deal:floor-${tag}-1}`, ISSUING_SCRIPT_KEYS, CONTENDED_COUPONS, CONTENDED_CONCURRENCY);
@@ -195,6 +196,7 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
     redisCpuPerCall(redisNodes.shards, CONTENDED_COUPONS, CONTENDED_CONCURRENCY, (i) => issueCoupon(luaDeal, i + 1, LOCAL_SOURCE), luaLabel),
   );
   const decrFloorAfter = await oneDecrFloor(redisNodes.shards, `{deal:floor-${tag}-2}`, ISSUING_SCRIPT_KEYS, CONTENDED_COUPONS, CONTENDED_CONCURRENCY);
+  invariants.one_decr_floor_failures = { expected: [0, 0], actual: [decrFloorBefore.failures, decrFloorAfter.failures] };
   const oneDecrMs = round((decrFloorBefore.redis_ms_per_call + decrFloorAfter.redis_ms_per_call) / 2, 4);
   const redisFloor = {
     issuing_script_redis_ms: lua.value.redis_ms_per_call,
@@ -220,7 +222,7 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
   log(`contended: script ${luaRate}/s, ${baselineNames.map((name) => `${BASELINES[name].label} ${contended[name].rate}/s`).join(', ')}`);
   redisNodes.close();
   // As the orders bench's (support/contended-busy.ts): the cores each run kept busy, and the script's limit at one busy Redis core.
-  const busy = contendedBusy([{ ...lua, rate: luaRate }], baselineNames, (name) => ({
+  const busy = contendedBusy([{ ...lua, calls: CONTENDED_COUPONS }], baselineNames, (name) => ({
     ratePerSecond: contended[name].rate,
     runs: [contended[name]],
   }));

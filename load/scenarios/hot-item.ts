@@ -23,7 +23,7 @@ import type { Scenario } from '../support/scenario';
 import { adminCookie, adminPut, pointAtTwin, releaseSharedClients, timed } from '../support/crowd';
 import { meanLoad, type LoadResult } from '../support/measure';
 import { round } from '../support/round';
-import { shardsOf, type Shard } from '../support/redis-shards';
+import { redisCpuSeconds, shardsOf, type Shard } from '../support/redis-shards';
 import { orders } from '../../shared/sale/orders/kind';
 import { bucketTags } from '../../shared/reservations/buckets';
 import { reconcileOwner } from '../../shared/reservations/reconcile';
@@ -44,11 +44,6 @@ interface ClientReport {
   soldOutAnsweredAt: number[];
   latencies: number[];
 }
-
-const cpuSeconds = async (shard: Shard) => {
-  const info = await shard.client.info('cpu');
-  return Number(/used_cpu_sys:([\d.]+)/.exec(info)![1]) + Number(/used_cpu_user:([\d.]+)/.exec(info)![1]);
-};
 
 function startClient(itemId: string, first: number, count: number): { child: ChildProcess; ready: Promise<void>; report: Promise<ClientReport> } {
   const child = spawn(process.execPath, ['--import', 'tsx', 'load/support/hot-item-client.ts', itemId, String(first), String(count), String(IN_FLIGHT)], {
@@ -89,12 +84,12 @@ export const hotItem: Scenario = async ({ twin, log }) => {
     const clients = Array.from({ length: CLIENTS }, (_, c) => startClient(itemId, 1 + c * share, Math.min(share, BUYERS - c * share)));
     await Promise.all(clients.map((c) => c.ready));
     log(`${label}: N = ${buckets}, ${BUYERS} buyers for ${STOCK} units`);
-    const cpuBefore = await Promise.all(shards.map(cpuSeconds));
+    const cpuBefore = await Promise.all(shards.map((shard) => redisCpuSeconds([shard])));
     const race = await timed(async () => {
       for (const c of clients) c.child.stdin!.end('go\n');
       return Promise.all(clients.map((c) => c.report));
     });
-    const cpuAfter = await Promise.all(shards.map(cpuSeconds));
+    const cpuAfter = await Promise.all(shards.map((shard) => redisCpuSeconds([shard])));
     const reports = race.value;
     const outcomes: Record<string, number> = {};
     for (const r of reports) for (const [k, n] of Object.entries(r.outcomes)) outcomes[k] = (outcomes[k] ?? 0) + n;

@@ -218,12 +218,18 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
         what,
       ),
     );
-    return { rate: round(units / run.seconds), failures: run.value.failures, redisMs: run.value.redis_ms_per_call, seconds: run.seconds, busy: run.busy };
+    return {
+      rate: round(units / run.seconds),
+      calls: units,
+      failures: run.value.failures,
+      redisMs: run.value.redis_ms_per_call,
+      seconds: run.seconds,
+      busy: run.busy,
+    };
   }
   /** The Redis floor per reservation (support/redis-floor.ts): the one-DECR script with the reservation script's number of keys. */
-  const decrFloor = async (label: string) =>
-    (await oneDecrFloor(redisNodes.shards, itemKeys(`floor-${tag}-${label}`).tag, RESERVATION_SCRIPT_KEYS, CONTENDED_SCRIPT_UNITS, CONTENDED_CONCURRENCY))
-      .redis_ms_per_call;
+  const decrFloor = (label: string) =>
+    oneDecrFloor(redisNodes.shards, itemKeys(`floor-${tag}-${label}`).tag, RESERVATION_SCRIPT_KEYS, CONTENDED_SCRIPT_UNITS, CONTENDED_CONCURRENCY);
   async function mysqlRate(name: BaselineName, label: string, units = CONTENDED_LOCKED_UNITS) {
     const itemId = await openItem(`mysql-${name.replace('_', '-')}-${tag}-${label}`, units);
     const what = `contended ${label}: ${BASELINES[name].label}, ${CONTENDED_CONCURRENCY} connections`;
@@ -249,8 +255,8 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   const meanOf = (values: number[]) => round(values.reduce((sum, v) => sum + v, 0) / values.length, 4);
   const redisFloor = {
     reservation_script_redis_ms: meanOf(scriptRuns.map((r) => r.redisMs)),
-    one_decr_script_redis_ms: meanOf(decrFloorRuns),
-    ratio: round(meanOf(scriptRuns.map((r) => r.redisMs)) / meanOf(decrFloorRuns), 2),
+    one_decr_script_redis_ms: meanOf(decrFloorRuns.map((r) => r.redis_ms_per_call)),
+    ratio: round(meanOf(scriptRuns.map((r) => r.redisMs)) / meanOf(decrFloorRuns.map((r) => r.redis_ms_per_call)), 2),
     method: `Redis CPU per call, ${CONTENDED_CONCURRENCY} in flight from the bench's process: the reservation script (its contended runs) against EVALSHA of one DECR with its ${RESERVATION_SCRIPT_KEYS} keys in one slot`,
   };
   const meanRate = (runs: { rate: number }[]) => round(runs.reduce((sum, r) => sum + r.rate, 0) / runs.length);
@@ -364,6 +370,7 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
     },
     // Every Surge run must hold each of these on its own.
     invariants: {
+      one_decr_floor_failures: { expected: [0, 0], actual: decrFloorRuns.map((r) => r.failures) },
       final_stock: { expected: [0, 0], actual: surgeRuns.map((r) => r.finalStock) },
       accepted: { expected: [BUYERS, BUYERS], actual: surgeRuns.map((r) => r.accepted) },
       rows: { expected: [BUYERS, BUYERS], actual: surgeRuns.map((r) => r.facts.rows) },

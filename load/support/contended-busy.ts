@@ -71,13 +71,13 @@ export function meanBusy(runs: readonly BusyRun[]): Busy {
  * against that limit.
  */
 export function contendedBusy<Name extends string>(
-  scriptRuns: readonly (BusyRun & { rate: number })[],
+  scriptRuns: readonly (BusyRun & { calls: number })[],
   names: readonly Name[],
   baseline: (name: Name) => { ratePerSecond: number; runs: readonly BusyRun[] },
 ) {
   const redisSeconds = scriptRuns.reduce((sum, r) => sum + r.busy.redis * r.seconds, 0);
   if (!(redisSeconds > 0)) throw new Error("contendedBusy: the script's runs took no Redis CPU");
-  const scriptLimit = Math.round(scriptRuns.reduce((sum, r) => sum + r.rate * r.seconds, 0) / redisSeconds);
+  const scriptLimit = Math.round(scriptRuns.reduce((sum, r) => sum + r.calls, 0) / redisSeconds);
   const baselines = names.map((name) => [name, baseline(name)] as const);
   return {
     cores: availableParallelism(),
@@ -88,6 +88,6 @@ export function contendedBusy<Name extends string>(
     script_limit_per_s: scriptLimit,
     ratios_at_script_limit: Object.fromEntries(baselines.map(([name, b]) => [name, round(scriptLimit / b.ratePerSecond, 1)])) as Record<Name, number>,
     method:
-      "Cores each part was busy over the runs: Redis from INFO (every master), MariaDB and the bench's process from /proc, the machine from /proc/stat. The bench's process drives the calls, as the fleet would from machines of its own. Redis runs commands on one thread, so the script's limit is its calls over the Redis CPU seconds they took (one busy core); only the script's side is taken to a limit, each MySQL design's rate is as measured",
+      "Cores each part was busy over the runs: Redis from INFO (every master: on a cluster the idle ones too, which understates the script's limit), MariaDB and the bench's process from /proc, the machine from /proc/stat. The bench's process drives the calls, as the fleet would from machines of its own. Redis runs commands on one thread, so the script's limit is its calls over the Redis CPU seconds they took (one busy core); only the script's side is taken to a limit, each MySQL design's rate is as measured",
   };
 }

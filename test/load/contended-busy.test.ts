@@ -2,7 +2,7 @@
  * The cores a contended run kept busy (load/support/contended-busy.ts): the orders and coupons
  * benches set the reservation and issuing scripts' limit at one busy Redis core beside what the
  * bench's own process and the stores were busy, so each must be read from the right place, in
- * cores, and the limit worked from Redis's CPU per call.
+ * cores, and the limit worked as the calls over the Redis CPU seconds they took.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { busyCores, contendedBusy, type BusyRun } from '../../load/support/contended-busy';
@@ -57,8 +57,8 @@ describe('the cores a contended run kept busy', () => {
   it("sets the script's limit at one busy core of Redis, and each design's measured rate against it", () => {
     // Prepare: two runs of the script, one three times as long as the other: 110,000 calls in 3.2 Redis CPU seconds
     const script = [
-      { rate: 20_000, seconds: 1, busy: { redis: 0.5, mariadb: 0, bench: 1, machine: 1.5 } },
-      { rate: 30_000, seconds: 3, busy: { redis: 0.9, mariadb: 0, bench: 0.8, machine: 1.7 } },
+      { calls: 20_000, seconds: 1, busy: { redis: 0.5, mariadb: 0, bench: 1, machine: 1.5 } },
+      { calls: 90_000, seconds: 3, busy: { redis: 0.9, mariadb: 0, bench: 0.8, machine: 1.7 } },
     ];
     const autocommit: { ratePerSecond: number; runs: BusyRun[] } = {
       ratePerSecond: 4_000,
@@ -79,7 +79,7 @@ describe('the cores a contended run kept busy', () => {
 
   it('refuses a limit from no Redis CPU at all', () => {
     expect(() =>
-      contendedBusy([{ rate: 1, seconds: 1, busy: { redis: 0, mariadb: null, bench: 1, machine: 1 } }], [], () => ({ ratePerSecond: 1, runs: [] })),
+      contendedBusy([{ calls: 1, seconds: 1, busy: { redis: 0, mariadb: null, bench: 1, machine: 1 } }], [], () => ({ ratePerSecond: 1, runs: [] })),
     ).toThrow(/no Redis CPU/);
   });
 });
