@@ -5,9 +5,9 @@
  * what bounded the run; below that, these figures show what did not.
  *
  * Redis runs commands on one thread, so its limit is one busy core: the calls a second it would
- * take with that core full, its calls over the CPU seconds they took. Only the script's side is taken to its limit
- * so: MariaDB runs a statement per connection on threads of their own, and a hot row's lock lets
- * through one at a time, so its CPU says nothing simple about its limit.
+ * take with that core full, its calls over the CPU seconds they took. Only the script's side is
+ * taken to its limit so: MariaDB runs a statement per connection on threads of their own, and a
+ * hot row's lock lets through one at a time, so its CPU says nothing simple about its limit.
  */
 import { availableParallelism } from 'node:os';
 import { machineCpuSeconds, processCpuSeconds } from './cpu';

@@ -1,10 +1,10 @@
 /**
  * The Redis floor of a reservation: EVALSHA of a script that does one DECR, with as many keys as
  * the reservation script, all in one slot, from as many calls in flight, through the functions' own
- * client as the script's calls go (it gathers the calls of one turn into one write, and Redis's CPU
- * per call about halves with that, in a scratch run). What Redis must spend per reservation however the script were
- * written (a script call and one write); the reservation script's Redis CPU per call is set beside
- * it, measured the same way.
+ * client as the script's calls go (it gathers the calls of one turn into one write, and Redis's
+ * CPU per call about halves with that, in a scratch run). What Redis must spend per reservation
+ * however the script were written (a script call and one write); the reservation script's Redis
+ * CPU per call is set beside it, measured the same way.
  */
 import { createHash } from 'node:crypto';
 import { redis } from '../../shared/platform/clients/redis';
