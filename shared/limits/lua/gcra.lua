@@ -16,13 +16,16 @@ local function redis_now_ms()
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
 
--- The wait and the taking of one rate whose stored TAT (false: none) was read at now.
-local function gcra_wait(key, stored, interval, burst, now)
+-- One rate's TAT once a request is taken at now (stored: the TAT read at now, false: none), and
+-- the ms until it allows one (0: now).
+local function gcra_next(stored, interval, burst, now)
   local tat = math.max(tonumber(stored or '0'), now)
-  local wait = math.max(tat - now - tonumber(burst), 0)
-  return wait, function()
-    redis.call('SET', key, tat + interval, 'PX', tat + interval - now)
-  end
+  return tat + interval, math.max(tat - now - tonumber(burst), 0)
+end
+
+-- Takes the request: the key keeps the TAT for as long as it is ahead of now.
+local function gcra_set(key, next_tat, now)
+  redis.call('SET', key, next_tat, 'PX', next_tat - now)
 end
 
 local function rate_wait(key, interval, burst)
@@ -30,7 +33,11 @@ local function rate_wait(key, interval, burst)
   if interval == 0 then
     return 0, function() end
   end
-  return gcra_wait(key, redis.call('GET', key), interval, burst, redis_now_ms())
+  local now = redis_now_ms()
+  local next_tat, wait = gcra_next(redis.call('GET', key), interval, burst, now)
+  return wait, function()
+    gcra_set(key, next_tat, now)
+  end
 end
 
 --[[
@@ -56,17 +63,18 @@ local function rates_take(key1, interval1, burst1, key2, interval2, burst2)
   else
     stored2 = redis.call('GET', key2)
   end
-  local wait1, take1, wait2, take2 = 0, nil, 0, nil
+  -- No function is made per call here, as rate_wait makes one: Lua's collector pays for each.
+  local next1, wait1, next2, wait2 = 0, 0, 0, 0
   if interval1 > 0 then
-    wait1, take1 = gcra_wait(key1, stored1, interval1, burst1, now)
+    next1, wait1 = gcra_next(stored1, interval1, burst1, now)
   end
   if interval2 > 0 then
-    wait2, take2 = gcra_wait(key2, stored2, interval2, burst2, now)
+    next2, wait2 = gcra_next(stored2, interval2, burst2, now)
   end
   local wait = math.max(wait1, wait2)
   if wait == 0 then
-    if take1 then take1() end
-    if take2 then take2() end
+    if interval1 > 0 then gcra_set(key1, next1, now) end
+    if interval2 > 0 then gcra_set(key2, next2, now) end
   end
   return wait
 end

@@ -73,6 +73,22 @@ describe('order-reserve', () => {
     expect(await itemState(itemId)).toEqual(before);
   });
 
+  it('refuses a first order above the per-buyer limit or the stock, leaving the buyer uncounted', async () => {
+    const itemId = await saleOf(10, 3);
+
+    const overLimit = reserve({ itemId, userId: USER, quantity: 4, idempotencyKey: 'k1', source: LOCAL_SOURCE });
+    await expect(overLimit).rejects.toMatchObject({ code: 'LIMIT_EXCEEDED' });
+    const afterLimit = await itemState(itemId);
+    await reserve({ itemId, userId: 8, quantity: 3, idempotencyKey: 'k2', source: LOCAL_SOURCE });
+    await reserve({ itemId, userId: 9, quantity: 3, idempotencyKey: 'k3', source: LOCAL_SOURCE });
+    await reserve({ itemId, userId: 10, quantity: 3, idempotencyKey: 'k4', source: LOCAL_SOURCE });
+    const overStock = reserve({ itemId, userId: USER, quantity: 2, idempotencyKey: 'k5', source: LOCAL_SOURCE });
+    await expect(overStock).rejects.toMatchObject({ code: 'SOLD_OUT' });
+
+    expect(afterLimit).toEqual({ stock: 10, bought: {}, pending: 0, idempotency: 0 });
+    expect(await itemState(itemId)).toEqual({ stock: 1, bought: { 8: '3', 9: '3', 10: '3' }, pending: 3, idempotency: 0 });
+  });
+
   it('refuses more than the remaining stock, and writes no key at all once stock is 0', async () => {
     const itemId = await saleOf(2);
     await expect(reserve({ itemId, userId: USER, quantity: 3, idempotencyKey: 'k1', source: LOCAL_SOURCE })).rejects.toMatchObject({ code: 'SOLD_OUT' });

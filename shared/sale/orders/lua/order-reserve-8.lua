@@ -1,7 +1,6 @@
 --[[
-  Reserves stock for one order: checks everything before it writes anything of it. The buyer's and the
-  source's rates (rates_take, from gcra.lua, included below) are part of the
-  decision: every attempt past the answers that cost nothing (a replay, no sale, sold out) takes
+  Reserves stock for one order: one it refuses leaves nothing of the order behind. The buyer's
+  and the source's rates (rates_take, from gcra.lua, included below) are part of the decision: every attempt past the answers that cost nothing (a replay, no sale, sold out) takes
   from both, and one that either refuses writes nothing. An item split into buckets reserves in
   the buyer's bucket; one with too few units left answers -16 without taking from the rates, and
   the caller takes units from the other buckets (shared/reservations/buckets.ts) or proves there
@@ -50,7 +49,7 @@
 ]]
 --- @include "../../../limits/lua/gcra.lua"
 --- @include "../../../reservations/lua/take-in.lua"
-if tonumber(ARGV[12]) > 0 and take_in(KEYS[1], KEYS[7], ARGV[12]) ~= 1 then
+if ARGV[12] ~= '0' and take_in(KEYS[1], KEYS[7], ARGV[12]) ~= 1 then
   return -10
 end
 
@@ -102,16 +101,21 @@ local wait = rates_take(KEYS[5], ARGV[7], ARGV[8], KEYS[6], ARGV[9], ARGV[10])
 if wait > 0 then
   return { -15, wait }
 end
-local bought = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
-if bought + quantity > tonumber(sale[2]) then
-  return -12
-end
-if stock < quantity then
-  return -11
+-- The buyer is counted first and put back on a refusal, which no one sees (a script runs alone):
+-- HINCRBY answers the count, where reading it first took a call of its own. A buyer's field is
+-- above 0 or absent (order-release-5.lua keeps it so), so a count of just this order had none.
+local bought = redis.call('HINCRBY', KEYS[2], ARGV[1], ARGV[2])
+if bought > tonumber(sale[2]) or stock < quantity then
+  if bought == quantity then
+    redis.call('HDEL', KEYS[2], ARGV[1])
+  else
+    redis.call('HINCRBY', KEYS[2], ARGV[1], '-' .. ARGV[2])
+  end
+  return bought > tonumber(sale[2]) and -12 or -11
 end
 
-local remaining = redis.call('HINCRBY', KEYS[1], 'stock', -quantity)
-redis.call('HINCRBY', KEYS[2], ARGV[1], quantity)
+-- ARGV[2] as sent, not the number: Lua would format a number back into a string for Redis.
+local remaining = redis.call('HINCRBY', KEYS[1], 'stock', '-' .. ARGV[2])
 redis.call('SET', KEYS[3], ARGV[4] .. '|' .. ARGV[3] .. '|' .. remaining, 'PX', ARGV[5])
 redis.call('HSET', KEYS[4], ARGV[3], ARGV[6])
 if pass then
