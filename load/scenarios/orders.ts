@@ -30,7 +30,7 @@ import { startCpuMeter } from '../support/cpu';
 import { meanLoad } from '../support/measure';
 import { round } from '../support/round';
 import { infoSum, shardsOf } from '../support/redis-shards';
-import { oneDecrFloor, redisCpuPerCall } from '../support/redis-floor';
+import { fleetOf, oneDecrFloor, redisCpuPerCall, redisCpuPerCallOnFleet, type Fleet } from '../support/redis-floor';
 import { busyCores, contendedBusy } from '../support/contended-busy';
 import { metricsCost } from '../support/metrics-cost';
 import { handOffCpuPerReservation } from '../support/hand-off-cost';
@@ -205,18 +205,16 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   >;
 
   // The contended resource alone, A B B A as well.
-  async function scriptRate(label: string, units = CONTENDED_SCRIPT_UNITS) {
+  /** The reservation script's contended rate: through the functions' client, or, given a fleet, one call on each of its connections. */
+  async function scriptRate(label: string, units = CONTENDED_SCRIPT_UNITS, fleet?: Fleet) {
     const itemId = await openItem(`lua-${tag}-${label}`, units);
-    log(`contended ${label}: reservation script, ${CONTENDED_CONCURRENCY} in flight`);
-    const what = `contended ${label}: reservation script, ${CONTENDED_CONCURRENCY} in flight`;
+    const what = `contended ${label}: reservation script`;
+    log(fleet ? `${what}, ${fleet.connections.length} connections, one call on each` : `${what}, ${CONTENDED_CONCURRENCY} in flight`);
+    const request = (i: number) => ({ itemId, userId: i + 1, quantity: 1, idempotencyKey: `c${i}`, source: LOCAL_SOURCE });
     const run = await busyCores(twin.pids, redisNodes.shards, () =>
-      redisCpuPerCall(
-        redisNodes.shards,
-        units,
-        CONTENDED_CONCURRENCY,
-        (i) => reserve({ itemId, userId: i + 1, quantity: 1, idempotencyKey: `c${i}`, source: LOCAL_SOURCE }),
-        what,
-      ),
+      fleet
+        ? redisCpuPerCallOnFleet(redisNodes.shards, fleet, units, (connection, i) => reserve(request(i), Date.now(), connection), what)
+        : redisCpuPerCall(redisNodes.shards, units, CONTENDED_CONCURRENCY, (i) => reserve(request(i)), `${what}, ${CONTENDED_CONCURRENCY} in flight`),
     );
     return {
       rate: round(units / run.seconds),
@@ -228,8 +226,8 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
     };
   }
   /** The Redis floor per reservation (support/redis-floor.ts): the one-DECR script with the reservation script's number of keys. */
-  const decrFloor = (label: string) =>
-    oneDecrFloor(redisNodes.shards, itemKeys(`floor-${tag}-${label}`).tag, RESERVATION_SCRIPT_KEYS, CONTENDED_SCRIPT_UNITS, CONTENDED_CONCURRENCY);
+  const decrFloor = (label: string, fleet?: Fleet) =>
+    oneDecrFloor(redisNodes.shards, itemKeys(`floor-${tag}-${label}`).tag, RESERVATION_SCRIPT_KEYS, CONTENDED_SCRIPT_UNITS, CONTENDED_CONCURRENCY, fleet);
   async function mysqlRate(name: BaselineName, label: string, units = CONTENDED_LOCKED_UNITS) {
     const itemId = await openItem(`mysql-${name.replace('_', '-')}-${tag}-${label}`, units);
     const what = `contended ${label}: ${BASELINES[name].label}, ${CONTENDED_CONCURRENCY} connections`;
@@ -252,12 +250,28 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   for (const name of [...baselineNames].reverse()) mysqlRuns[name].push(await mysqlRate(name, '2'));
   scriptRuns.push(await scriptRate('2'));
   decrFloorRuns.push(await decrFloor('2'));
+  // As deployed: a Lambda instance serves one request at a time over a connection of its own, so Redis
+  // reads and answers each call alone, where one shared connection gathers a turn's calls into one write.
+  const fleet = await fleetOf(CONTENDED_CONCURRENCY);
+  await scriptRate('fleet-warm-up', CONTENDED_WARM_UP, fleet);
+  const fleetFloorRuns = [await decrFloor('fleet-1', fleet)];
+  const fleetScriptRuns = [await scriptRate('fleet-1', CONTENDED_SCRIPT_UNITS, fleet)];
+  fleetScriptRuns.push(await scriptRate('fleet-2', CONTENDED_SCRIPT_UNITS, fleet));
+  fleetFloorRuns.push(await decrFloor('fleet-2', fleet));
+  await fleet.close();
   const meanOf = (values: number[]) => round(values.reduce((sum, v) => sum + v, 0) / values.length, 4);
+  const floorOf = (script: { redisMs: number }[], floor: { redis_ms_per_call: number }[]) => ({
+    reservation_script_redis_ms: meanOf(script.map((r) => r.redisMs)),
+    one_decr_script_redis_ms: meanOf(floor.map((r) => r.redis_ms_per_call)),
+    ratio: round(meanOf(script.map((r) => r.redisMs)) / meanOf(floor.map((r) => r.redis_ms_per_call)), 2),
+  });
   const redisFloor = {
-    reservation_script_redis_ms: meanOf(scriptRuns.map((r) => r.redisMs)),
-    one_decr_script_redis_ms: meanOf(decrFloorRuns.map((r) => r.redis_ms_per_call)),
-    ratio: round(meanOf(scriptRuns.map((r) => r.redisMs)) / meanOf(decrFloorRuns.map((r) => r.redis_ms_per_call)), 2),
-    method: `Redis CPU per call, ${CONTENDED_CONCURRENCY} in flight from the bench's process: the reservation script (its contended runs) against EVALSHA of one DECR with its ${RESERVATION_SCRIPT_KEYS} keys in one slot`,
+    ...floorOf(scriptRuns, decrFloorRuns),
+    method: `Redis CPU per call, ${CONTENDED_CONCURRENCY} in flight on the functions' client in the bench's process: the reservation script (its contended runs) against EVALSHA of one DECR with its ${RESERVATION_SCRIPT_KEYS} keys in one slot`,
+    as_deployed: {
+      ...floorOf(fleetScriptRuns, fleetFloorRuns),
+      method: `The same, from ${CONTENDED_CONCURRENCY} connections with one call on each at a time, as a fleet of instances each serving one request calls`,
+    },
   };
   const meanRate = (runs: { rate: number }[]) => round(runs.reduce((sum, r) => sum + r.rate, 0) / runs.length);
   const luaRate = meanRate(scriptRuns);
@@ -273,6 +287,9 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   log(
     `contended: Redis's limit for the script ${busy.script_limit_per_s}/s (busy cores while it ran: Redis ${busy.busy_cores.script.redis}, the bench ${busy.busy_cores.script.bench})`,
   );
+  const fleetRate = meanRate(fleetScriptRuns);
+  const fleetBusy = contendedBusy(fleetScriptRuns, baselineNames, (name) => ({ ratePerSecond: mysqlRates[name], runs: mysqlRuns[name] }));
+  log(`contended as deployed: script ${fleetRate}/s, Redis's limit for it ${fleetBusy.script_limit_per_s}/s`);
 
   // Orders accepted steadily, with metrics on and off: each turn on an item of its own, with the
   // highest per-buyer limit, so that a buyer meets neither it nor the per-item rate (10 a minute)
@@ -364,6 +381,15 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
           ...Object.fromEntries(baselineNames.map((name) => [`${name}_per_s`, mysqlRuns[name].map((r) => r.rate)])),
         },
         busy,
+        as_deployed: {
+          script_per_s: fleetRate,
+          ratios: Object.fromEntries(baselineNames.map((name) => [name, round(fleetRate / mysqlRates[name], 1)])),
+          runs_per_s: fleetScriptRuns.map((r) => r.rate),
+          script_limit_per_s: fleetBusy.script_limit_per_s,
+          ratios_at_script_limit: fleetBusy.ratios_at_script_limit,
+          busy_cores: fleetBusy.busy_cores.script,
+          method: `The reservation script from ${CONTENDED_CONCURRENCY} connections with one call on each at a time, as ${CONTENDED_CONCURRENCY} instances would call; each MySQL design as above, from as many connections`,
+        },
         script_failures: scriptRuns.map((r) => r.failures),
         baseline_failures: Object.fromEntries(baselineNames.map((name) => [name, mysqlRuns[name].map((r) => r.failures)])),
       },
@@ -371,6 +397,7 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
     // Every Surge run must hold each of these on its own.
     invariants: {
       one_decr_floor_failures: { expected: [0, 0], actual: decrFloorRuns.map((r) => r.failures) },
+      as_deployed_failures: { expected: [0, 0, 0, 0], actual: [...fleetFloorRuns, ...fleetScriptRuns].map((r) => r.failures) },
       final_stock: { expected: [0, 0], actual: surgeRuns.map((r) => r.finalStock) },
       accepted: { expected: [BUYERS, BUYERS], actual: surgeRuns.map((r) => r.accepted) },
       rows: { expected: [BUYERS, BUYERS], actual: surgeRuns.map((r) => r.facts.rows) },

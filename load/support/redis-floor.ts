@@ -5,9 +5,14 @@
  * CPU per call about halves with that, in a scratch run). What Redis must spend per reservation
  * however the script were written (a script call and one write); the reservation script's Redis
  * CPU per call is set beside it, measured the same way.
+ *
+ * Both are measured in a second shape too, as deployed: a fleet of instances, each with a
+ * connection of its own and one call on it at a time, as a Lambda instance serves one request at a
+ * time. There nothing is gathered: Redis reads and answers each call alone.
  */
 import { createHash } from 'node:crypto';
-import { redis } from '../../shared/platform/clients/redis';
+import type { RedisClient } from '../../shared/platform/redis/script';
+import { connectRedis, redis } from '../../shared/platform/clients/redis';
 import { inParallel } from './crowd';
 import { redisCpuSeconds, type Shard } from './redis-shards';
 import { round } from './round';
@@ -21,19 +26,56 @@ export async function redisCpuPerCall(shards: Shard[], calls: number, concurrenc
   return { redis_ms_per_call: round((((await redisCpuSeconds(shards)) - before) * 1000) / calls, 4), failures };
 }
 
-/** The one-DECR script's Redis CPU per call, with `keyCount` keys under the hash tag given. */
-export async function oneDecrFloor(shards: Shard[], tag: string, keyCount: number, calls: number, concurrency: number) {
+/** Stand-ins for a fleet's instances: a connection each, made as a function makes its own. */
+export interface Fleet {
+  readonly connections: RedisClient[];
+  close(): Promise<void>;
+}
+
+export async function fleetOf(instances: number): Promise<Fleet> {
+  const connections = Array.from({ length: instances }, () => connectRedis());
+  await Promise.all(connections.map((connection) => connection.ping()));
+  return { connections, close: async () => void (await Promise.all(connections.map((connection) => connection.quit()))) };
+}
+
+/** As redisCpuPerCall, with one call in flight on each of the fleet's connections. */
+export async function redisCpuPerCallOnFleet(
+  shards: Shard[],
+  fleet: Fleet,
+  calls: number,
+  call: (connection: RedisClient, i: number) => Promise<unknown>,
+  label: string,
+) {
+  const free = [...fleet.connections];
+  return redisCpuPerCall(
+    shards,
+    calls,
+    fleet.connections.length,
+    async (i) => {
+      const connection = free.pop()!;
+      try {
+        return await call(connection, i);
+      } finally {
+        free.push(connection);
+      }
+    },
+    `${label}, ${fleet.connections.length} connections, one call on each`,
+  );
+}
+
+/**
+ * The one-DECR script's Redis CPU per call, with `keyCount` keys under the hash tag given: through
+ * the functions' client, `concurrency` in flight, or, given a fleet, one call on each of its connections.
+ */
+export async function oneDecrFloor(shards: Shard[], tag: string, keyCount: number, calls: number, concurrency: number, fleet?: Fleet) {
   const keys = Array.from({ length: keyCount }, (_, k) => `${tag}:floor:${k}`);
   const client = redis();
   await client.set(keys[0]!, calls * 2);
   // Loaded by an EVAL on the keys' own node (a cluster's SCRIPT LOAD goes to any one).
   await client.eval(ONE_DECR, keys.length, ...keys);
   const sha = createHash('sha1').update(ONE_DECR).digest('hex');
-  return redisCpuPerCall(
-    shards,
-    calls,
-    concurrency,
-    () => client.evalsha(sha, keys.length, ...keys),
-    `Redis floor: EVALSHA of one DECR, ${keyCount} keys, ${concurrency} in flight`,
-  );
+  const label = `Redis floor: EVALSHA of one DECR, ${keyCount} keys`;
+  return fleet
+    ? redisCpuPerCallOnFleet(shards, fleet, calls, (connection) => connection.evalsha(sha, keys.length, ...keys), label)
+    : redisCpuPerCall(shards, calls, concurrency, () => client.evalsha(sha, keys.length, ...keys), `${label}, ${concurrency} in flight`);
 }

@@ -34,8 +34,8 @@ function connectionOf(client: Redis | Cluster, key: string): Redis | undefined {
  * the script and the WAIT, or ioredis resending either) would answer for writes it never saw. None
  * where no replica is asked for.
  */
-export function connectionToken(key: string): unknown {
-  return replicaAcks() === 0 ? undefined : connectionTokenOf(redis() as Redis | Cluster, key);
+export function connectionToken(key: string, client: Redis | Cluster = redis()): unknown {
+  return replicaAcks() === 0 ? undefined : connectionTokenOf(client, key);
 }
 
 /** connectionToken for a client of one's own. */

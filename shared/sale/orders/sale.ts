@@ -6,7 +6,7 @@ import { reservationRates, throwIfRateLimited } from '../../limits/rate';
 import { isRefusal, scriptError } from '../../platform/redis/script-codes';
 import { BucketCode } from '../../reservations/codes';
 import { OrderCode } from './codes';
-import { luaScript, runOverPairs } from '../../platform/redis/script';
+import { luaScript, runOverPairs, type RedisClient } from '../../platform/redis/script';
 import { bucketOf, clearMove, parseMoves, refill, REFILL_DEADLINE_MS, splitUnits, type Move } from '../../reservations/buckets';
 import type { Reserved } from '../../reservations/place';
 import { connectionToken } from '../../platform/clients/replicas';
@@ -62,8 +62,11 @@ export async function bucketCount(itemId: string, fresh = false): Promise<number
  * bucket; when that one ran dry, units are moved from the others (refill) before the buyer can be
  * told SOLD_OUT, which then holds for the whole item. The move a refill made for the buyer is
  * taken in by the same script that then reserves, so other buyers cannot drain it first.
+ * `client` is the connection the script goes over: the instance's own, unless a bench stands in
+ * for many instances, each with a connection of its own (heldByReplicas answers only for the
+ * instance's own, so a reservation made over another is never taken as held).
  */
-export async function reserve(request: ReservationRequest, now = Date.now()): Promise<Reservation> {
+export async function reserve(request: ReservationRequest, now = Date.now(), client: RedisClient = redis()): Promise<Reservation> {
   let buckets = await bucketCount(request.itemId);
   let relearnt = false;
   const refillsEnd = performance.now() + REFILL_DEADLINE_MS;
@@ -81,9 +84,9 @@ export async function reserve(request: ReservationRequest, now = Date.now()): Pr
       ...(buckets > 1 ? { bucket: [bucket, buckets] as [number, number] } : {}),
     };
     const rates = reservationRates(ORDER_RATES, keys.tag, request.userId, request.source);
-    const connection = connectionToken(keys.state);
+    const connection = connectionToken(keys.state, client);
     const reply = await reserveScript.run(
-      redis(),
+      client,
       [
         keys.state,
         keys.buyers,
