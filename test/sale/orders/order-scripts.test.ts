@@ -89,6 +89,30 @@ describe('order-reserve', () => {
     expect(await itemState(itemId)).toEqual({ stock: 1, bought: { 8: '3', 9: '3', 10: '3' }, pending: 3, idempotency: 0 });
   });
 
+  it('refuses more than the stock to a buyer who has bought, keeping their count, and the limit first when both are past', async () => {
+    const itemId = await saleOf(3, 3);
+    await reserve({ itemId, userId: USER, quantity: 1, idempotencyKey: 'k1', source: LOCAL_SOURCE });
+    await reserve({ itemId, userId: 8, quantity: 1, idempotencyKey: 'k2', source: LOCAL_SOURCE });
+    const before = await itemState(itemId);
+
+    const overStock = reserve({ itemId, userId: USER, quantity: 2, idempotencyKey: 'k3', source: LOCAL_SOURCE });
+    await expect(overStock).rejects.toMatchObject({ code: 'SOLD_OUT' });
+    const overBoth = reserve({ itemId, userId: USER, quantity: 3, idempotencyKey: 'k4', source: LOCAL_SOURCE });
+    await expect(overBoth).rejects.toMatchObject({ code: 'LIMIT_EXCEEDED' });
+
+    expect(before).toMatchObject({ stock: 1, bought: { [USER]: '1', 8: '1' } });
+    expect(await itemState(itemId)).toEqual(before);
+  });
+
+  it('fails before counting the buyer when the sale has lost its per-buyer limit', async () => {
+    const itemId = uniqueItemId('script');
+    await redis().hset(itemKeys(itemId).state, 'stock', 5);
+
+    await expect(reserve({ itemId, userId: USER, quantity: 1, idempotencyKey: 'k1', source: LOCAL_SOURCE })).rejects.toThrow(/no per-buyer limit/);
+
+    expect(await itemState(itemId)).toEqual({ stock: 5, bought: {}, pending: 0, idempotency: 0 });
+  });
+
   it('refuses more than the remaining stock, and writes no key at all once stock is 0', async () => {
     const itemId = await saleOf(2);
     await expect(reserve({ itemId, userId: USER, quantity: 3, idempotencyKey: 'k1', source: LOCAL_SOURCE })).rejects.toMatchObject({ code: 'SOLD_OUT' });

@@ -87,8 +87,14 @@ if sale[4] then
 end
 local stock = tonumber(sale[1])
 local quantity = tonumber(ARGV[2])
+local limit = tonumber(sale[2])
+-- Refused before any write: Redis keeps what a script wrote before an error, and the buyer is
+-- counted below before the count is held to the limit.
+if not limit or not quantity or quantity < 1 then
+  return redis.error_reply('ERR order-reserve-8: the sale has no per-buyer limit, or the quantity is not a count')
+end
 if sale[3] and stock < quantity then
-  if tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0') + quantity > tonumber(sale[2]) then
+  if tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0') + quantity > limit then
     return -12
   end
   return -16
@@ -105,13 +111,13 @@ end
 -- HINCRBY answers the count, where reading it first took a call of its own. A buyer's field is
 -- above 0 or absent (order-release-5.lua keeps it so), so a count of just this order had none.
 local bought = redis.call('HINCRBY', KEYS[2], ARGV[1], ARGV[2])
-if bought > tonumber(sale[2]) or stock < quantity then
+if bought > limit or stock < quantity then
   if bought == quantity then
     redis.call('HDEL', KEYS[2], ARGV[1])
   else
     redis.call('HINCRBY', KEYS[2], ARGV[1], '-' .. ARGV[2])
   end
-  return bought > tonumber(sale[2]) and -12 or -11
+  return bought > limit and -12 or -11
 end
 
 -- ARGV[2] as sent, not the number: Lua would format a number back into a string for Redis.
