@@ -253,12 +253,17 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   // As deployed: a Lambda instance serves one request at a time over a connection of its own, so Redis
   // reads and answers each call alone, where one shared connection gathers a turn's calls into one write.
   const fleet = await fleetOf(CONTENDED_CONCURRENCY);
-  await scriptRate('fleet-warm-up', CONTENDED_WARM_UP, fleet);
-  const fleetFloorRuns = [await decrFloor('fleet-1', fleet)];
-  const fleetScriptRuns = [await scriptRate('fleet-1', CONTENDED_SCRIPT_UNITS, fleet)];
-  fleetScriptRuns.push(await scriptRate('fleet-2', CONTENDED_SCRIPT_UNITS, fleet));
-  fleetFloorRuns.push(await decrFloor('fleet-2', fleet));
-  await fleet.close();
+  const fleetFloorRuns: Awaited<ReturnType<typeof decrFloor>>[] = [];
+  const fleetScriptRuns: Awaited<ReturnType<typeof scriptRate>>[] = [];
+  try {
+    await scriptRate('fleet-warm-up', CONTENDED_WARM_UP, fleet);
+    fleetFloorRuns.push(await decrFloor('fleet-1', fleet));
+    fleetScriptRuns.push(await scriptRate('fleet-1', CONTENDED_SCRIPT_UNITS, fleet));
+    fleetScriptRuns.push(await scriptRate('fleet-2', CONTENDED_SCRIPT_UNITS, fleet));
+    fleetFloorRuns.push(await decrFloor('fleet-2', fleet));
+  } finally {
+    await fleet.close();
+  }
   const meanOf = (values: number[]) => round(values.reduce((sum, v) => sum + v, 0) / values.length, 4);
   const floorOf = (script: { redisMs: number }[], floor: { redis_ms_per_call: number }[]) => ({
     reservation_script_redis_ms: meanOf(script.map((r) => r.redisMs)),

@@ -4,7 +4,7 @@
  * carrying one call at a time as a Lambda instance does, so each call must go alone on a
  * connection, every connection must carry its share, and every call must run.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { fleetOf, oneDecrFloor, redisCpuPerCallOnFleet } from '../../load/support/redis-floor';
 import { shardsOf, type Shards } from '../../load/support/redis-shards';
 import { redis } from '../../shared/platform/clients/redis';
@@ -52,12 +52,15 @@ describe('the Redis floor as deployed', () => {
     // Prepare
     const fleet = await fleetOf(4);
     const tag = `{redis-floor:${process.pid}:decr}`;
+    const sent = fleet.connections.map((connection) => vi.spyOn(connection, 'evalsha'));
 
     // Act
     const floor = await oneDecrFloor(nodes.shards, tag, 8, 400, 50, fleet);
     await fleet.close();
 
-    // Assess: the DECRs ran, on the key the floor set to twice the calls (the EVAL that loaded the script took one)
+    // Assess: the DECRs ran, on the key the floor set to twice the calls (the EVAL that loaded the script took one), each over the fleet
+    expect(sent.map((spy) => spy.mock.calls.length > 0)).toEqual([true, true, true, true]);
+    expect(sent.reduce((sum, spy) => sum + spy.mock.calls.length, 0)).toBe(400);
     expect(floor.failures).toBe(0);
     expect(floor.redis_ms_per_call).toBeGreaterThan(0);
     expect(Number(await redis().get(`${tag}:floor:0`))).toBe(399);
