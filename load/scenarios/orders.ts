@@ -250,7 +250,7 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   for (const name of [...baselineNames].reverse()) mysqlRuns[name].push(await mysqlRate(name, '2'));
   scriptRuns.push(await scriptRate('2'));
   decrFloorRuns.push(await decrFloor('2'));
-  // As deployed: a Lambda instance serves one request at a time over a connection of its own, so Redis
+  // One connection per instance, as on Lambda: an instance serves one request at a time over a connection of its own, so Redis
   // reads and answers each call alone, where one shared connection gathers a turn's calls into one write.
   const fleet = await fleetOf(CONTENDED_CONCURRENCY);
   const fleetFloorRuns: Awaited<ReturnType<typeof decrFloor>>[] = [];
@@ -273,7 +273,7 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   const redisFloor = {
     ...floorOf(scriptRuns, decrFloorRuns),
     method: `Redis CPU per call, ${CONTENDED_CONCURRENCY} in flight on the functions' client in the bench's process: the reservation script (its contended runs) against EVALSHA of one DECR with its ${RESERVATION_SCRIPT_KEYS} keys in one slot`,
-    as_deployed: {
+    one_connection_per_instance: {
       ...floorOf(fleetScriptRuns, fleetFloorRuns),
       method: `The same, from ${CONTENDED_CONCURRENCY} connections with one call on each at a time, as a fleet of instances each serving one request calls`,
     },
@@ -294,7 +294,7 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   );
   const fleetRate = meanRate(fleetScriptRuns);
   const fleetBusy = contendedBusy(fleetScriptRuns, baselineNames, (name) => ({ ratePerSecond: mysqlRates[name], runs: mysqlRuns[name] }));
-  log(`contended as deployed: script ${fleetRate}/s, Redis's limit for it ${fleetBusy.script_limit_per_s}/s`);
+  log(`contended, one connection per instance: script ${fleetRate}/s, Redis's limit for it ${fleetBusy.script_limit_per_s}/s`);
 
   // Orders accepted steadily, with metrics on and off: each turn on an item of its own, with the
   // highest per-buyer limit, so that a buyer meets neither it nor the per-item rate (10 a minute)
@@ -386,7 +386,7 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
           ...Object.fromEntries(baselineNames.map((name) => [`${name}_per_s`, mysqlRuns[name].map((r) => r.rate)])),
         },
         busy,
-        as_deployed: {
+        one_connection_per_instance: {
           script_per_s: fleetRate,
           ratios: Object.fromEntries(baselineNames.map((name) => [name, round(fleetRate / mysqlRates[name], 1)])),
           runs_per_s: fleetScriptRuns.map((r) => r.rate),
@@ -402,7 +402,7 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
     // Every Surge run must hold each of these on its own.
     invariants: {
       one_decr_floor_failures: { expected: [0, 0], actual: decrFloorRuns.map((r) => r.failures) },
-      as_deployed_failures: { expected: [0, 0, 0, 0], actual: [...fleetFloorRuns, ...fleetScriptRuns].map((r) => r.failures) },
+      one_connection_per_instance_failures: { expected: [0, 0, 0, 0], actual: [...fleetFloorRuns, ...fleetScriptRuns].map((r) => r.failures) },
       final_stock: { expected: [0, 0], actual: surgeRuns.map((r) => r.finalStock) },
       accepted: { expected: [BUYERS, BUYERS], actual: surgeRuns.map((r) => r.accepted) },
       rows: { expected: [BUYERS, BUYERS], actual: surgeRuns.map((r) => r.facts.rows) },
