@@ -250,8 +250,9 @@ export const orders: Scenario = async ({ twin, runtime, connections, duration, l
   for (const name of [...baselineNames].reverse()) mysqlRuns[name].push(await mysqlRate(name, '2'));
   scriptRuns.push(await scriptRate('2'));
   decrFloorRuns.push(await decrFloor('2'));
-  // One connection per instance, as on Lambda: an instance serves one request at a time over a connection of its own, so Redis
-  // reads and answers each call alone, where one shared connection gathers a turn's calls into one write.
+  // One connection per instance, as on Lambda: an instance serves one request at a time over a
+  // connection of its own, so Redis reads and answers each call alone, where one shared connection
+  // gathers a turn's calls into one write.
   const fleet = await fleetOf(CONTENDED_CONCURRENCY);
   const fleetFloorRuns: Awaited<ReturnType<typeof decrFloor>>[] = [];
   const fleetScriptRuns: Awaited<ReturnType<typeof scriptRate>>[] = [];

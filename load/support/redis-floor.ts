@@ -6,9 +6,9 @@
  * however the script were written (a script call and one write); the reservation script's Redis
  * CPU per call is set beside it, measured the same way.
  *
- * Both are measured in a second shape too, one connection per instance: a fleet of instances, each with a
- * connection of its own and one call on it at a time, as a Lambda instance serves one request at a
- * time. There nothing is gathered: Redis reads and answers each call alone.
+ * Both are measured in a second shape too, one connection per instance: a fleet of instances,
+ * each with a connection of its own and one call on it at a time, as a Lambda instance serves one
+ * request at a time. There nothing is gathered: Redis reads and answers each call alone.
  */
 import { createHash } from 'node:crypto';
 import type { RedisClient } from '../../shared/platform/redis/script';
