@@ -13,7 +13,7 @@ import type { Scenario } from '../support/scenario';
 import { adminCookie, adminPut, handOffShape, inParallel, pointAtTwin, race, releaseSharedClients, signedInCrowd, timed } from '../support/crowd';
 import { type LoadResult } from '../support/measure';
 import { round } from '../support/round';
-import { oneDecrFloor, redisCpuPerCall } from '../support/redis-floor';
+import { fleetOf, oneDecrFloor, redisCpuPerCall, redisCpuPerCallOnFleet } from '../support/redis-floor';
 import { busyCores, contendedBusy, type Busy } from '../support/contended-busy';
 import { shardsOf } from '../support/redis-shards';
 import { startCpuMeter } from '../support/cpu';
@@ -32,6 +32,8 @@ const RUNS = [
 const WARM_UP = RUNS[0]!;
 const CONTENDED_COUPONS = 10_000;
 const CONTENDED_CONCURRENCY = 50;
+/** Calls over the fleet's connections before its measured run: each connection made and the script met once. */
+const CONTENDED_WARM_UP = 1_000;
 /** The keys coupon-issue-5.lua takes. */
 const ISSUING_SCRIPT_KEYS = 5;
 const HOUR = 3_600_000;
@@ -197,14 +199,43 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
   );
   const decrFloorAfter = await oneDecrFloor(redisNodes.shards, `{deal:floor-${tag}-2}`, ISSUING_SCRIPT_KEYS, CONTENDED_COUPONS, CONTENDED_CONCURRENCY);
   invariants.one_decr_floor_failures = { expected: [0, 0], actual: [decrFloorBefore.failures, decrFloorAfter.failures] };
-  const oneDecrMs = round((decrFloorBefore.redis_ms_per_call + decrFloorAfter.redis_ms_per_call) / 2, 4);
+  // One connection per instance, as the orders bench measures it (support/redis-floor.ts): each of
+  // the fleet's connections carries one call at a time, as a Lambda instance serving one request.
+  const fleet = await fleetOf(CONTENDED_CONCURRENCY);
+  const fleetLabel = 'contended: issuing script';
+  const [fleetFloorBefore, fleetLua, fleetFloorAfter] = await (async () => {
+    try {
+      const warmDeal = await openDeal(`lua-fleet-warm-${tag}`, CONTENDED_WARM_UP);
+      await redisCpuPerCallOnFleet(redisNodes.shards, fleet, CONTENDED_WARM_UP, (c, i) => issueCoupon(warmDeal, i + 1, LOCAL_SOURCE, Date.now(), c), `${fleetLabel}, warm-up`);
+      const fleetDeal = await openDeal(`lua-fleet-${tag}`, CONTENDED_COUPONS);
+      const floorBefore = await oneDecrFloor(redisNodes.shards, `{deal:floor-fleet-${tag}-1}`, ISSUING_SCRIPT_KEYS, CONTENDED_COUPONS, CONTENDED_CONCURRENCY, fleet);
+      const script = await busyCores(twin.pids, redisNodes.shards, () =>
+        redisCpuPerCallOnFleet(redisNodes.shards, fleet, CONTENDED_COUPONS, (c, i) => issueCoupon(fleetDeal, i + 1, LOCAL_SOURCE, Date.now(), c), fleetLabel),
+      );
+      const floorAfter = await oneDecrFloor(redisNodes.shards, `{deal:floor-fleet-${tag}-2}`, ISSUING_SCRIPT_KEYS, CONTENDED_COUPONS, CONTENDED_CONCURRENCY, fleet);
+      return [floorBefore, script, floorAfter] as const;
+    } finally {
+      await fleet.close();
+    }
+  })();
+  invariants.one_connection_per_instance_failures = {
+    expected: [0, 0, 0],
+    actual: [fleetFloorBefore.failures, fleetLua.value.failures, fleetFloorAfter.failures],
+  };
+  const floorOf = (scriptMs: number, floors: { redis_ms_per_call: number }[]) => {
+    const oneDecrMs = round(floors.reduce((sum, f) => sum + f.redis_ms_per_call, 0) / floors.length, 4);
+    return { issuing_script_redis_ms: scriptMs, one_decr_script_redis_ms: oneDecrMs, ratio: round(scriptMs / oneDecrMs, 2) };
+  };
   const redisFloor = {
-    issuing_script_redis_ms: lua.value.redis_ms_per_call,
-    one_decr_script_redis_ms: oneDecrMs,
-    ratio: round(lua.value.redis_ms_per_call / oneDecrMs, 2),
-    method: `Redis CPU per call, ${CONTENDED_CONCURRENCY} in flight from the bench's process: the issuing script (its contended run) against EVALSHA of one DECR with its ${ISSUING_SCRIPT_KEYS} keys in one slot, before and after`,
+    ...floorOf(lua.value.redis_ms_per_call, [decrFloorBefore, decrFloorAfter]),
+    method: `Redis CPU per call, ${CONTENDED_CONCURRENCY} in flight on the functions' client in the bench's process: the issuing script (its contended run) against EVALSHA of one DECR with its ${ISSUING_SCRIPT_KEYS} keys in one slot, before and after`,
+    one_connection_per_instance: {
+      ...floorOf(fleetLua.value.redis_ms_per_call, [fleetFloorBefore, fleetFloorAfter]),
+      method: `The same, from ${CONTENDED_CONCURRENCY} connections with one call on each at a time, as a fleet of instances each serving one request calls`,
+    },
   };
   const luaRate = round(CONTENDED_COUPONS / lua.seconds);
+  const fleetRate = round(CONTENDED_COUPONS / fleetLua.seconds);
   const contended = {} as Record<BaselineName, { rate: number; failures: number; seconds: number; busy: Busy }>;
   for (const name of baselineNames) {
     const dealId = await openDeal(`mysql-${name.replace('_', '-')}-${tag}`, CONTENDED_COUPONS);
@@ -223,6 +254,10 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
   redisNodes.close();
   // As the orders bench's (support/contended-busy.ts): the cores each run kept busy, and the script's limit at one busy Redis core.
   const busy = contendedBusy([{ ...lua, calls: CONTENDED_COUPONS }], baselineNames, (name) => ({
+    ratePerSecond: contended[name].rate,
+    runs: [contended[name]],
+  }));
+  const fleetBusy = contendedBusy([{ ...fleetLua, calls: CONTENDED_COUPONS }], baselineNames, (name) => ({
     ratePerSecond: contended[name].rate,
     runs: [contended[name]],
   }));
@@ -257,6 +292,14 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
         baselines_per_s: Object.fromEntries(baselineNames.map((name) => [name, contended[name].rate])),
         ratios: Object.fromEntries(baselineNames.map((name) => [name, round(luaRate / contended[name].rate, 1)])),
         busy,
+        one_connection_per_instance: {
+          script_per_s: fleetRate,
+          ratios: Object.fromEntries(baselineNames.map((name) => [name, round(fleetRate / contended[name].rate, 1)])),
+          script_limit_per_s: fleetBusy.script_limit_per_s,
+          ratios_at_script_limit: fleetBusy.ratios_at_script_limit,
+          busy_cores: fleetBusy.busy_cores.script,
+          method: `The issuing script from ${CONTENDED_CONCURRENCY} connections with one call on each at a time, as ${CONTENDED_CONCURRENCY} instances would call; each MySQL design as above, from as many connections`,
+        },
         script_failures: lua.value.failures,
         baseline_failures: Object.fromEntries(baselineNames.map((name) => [name, contended[name].failures])),
       },

@@ -4,7 +4,7 @@ import { reservationRates, throwIfRateLimited } from '../limits/rate';
 import { AppError } from '../platform/errors';
 import { isRefusal, scriptError } from '../platform/redis/script-codes';
 import { CouponCode } from './codes';
-import { luaScript, runOverPairs } from '../platform/redis/script';
+import { luaScript, runOverPairs, type RedisClient } from '../platform/redis/script';
 import type { Reserved } from '../reservations/place';
 import { connectionToken } from '../platform/clients/replicas';
 import { dealKeys, newCouponId, type CouponRecord } from './model';
@@ -31,15 +31,22 @@ const COUPON_RATES = { perBuyer: LIMITS.couponsPerUser, perSource: LIMITS.coupon
 /**
  * One Redis round trip decides: window, the user's and the source's (`source`, the client's
  * address) rates, one per user, limit; then records the coupon and its outbox entry. A user who
- * already holds one gets it back, replayed.
+ * already holds one gets it back, replayed. `client` is the connection the script goes over, as
+ * for reserve (shared/sale/orders/sale.ts).
  */
-export async function issueCoupon(dealId: string, userId: number, source: string, now = Date.now()): Promise<Reserved<CouponRecord>> {
+export async function issueCoupon(
+  dealId: string,
+  userId: number,
+  source: string,
+  now = Date.now(),
+  client: RedisClient = redis(),
+): Promise<Reserved<CouponRecord>> {
   const keys = dealKeys(dealId);
   const coupon: CouponRecord = { couponId: newCouponId(dealId, now), dealId, userId, issuedAt: now };
   const rates = reservationRates(COUPON_RATES, keys.tag, userId, source);
-  const connection = connectionToken(keys.state);
+  const connection = connectionToken(keys.state, client);
   const reply = await issueScript.run(
-    redis(),
+    client,
     [keys.state, keys.buyers, keys.outbox, ...rates.keys],
     [userId, coupon.couponId, now, JSON.stringify(coupon), ...rates.args],
   );
