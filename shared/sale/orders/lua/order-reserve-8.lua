@@ -1,7 +1,8 @@
 --[[
   Reserves stock for one order: one it refuses leaves nothing of the order behind. The buyer's
-  and the source's rates (rates_take, from gcra.lua, included below) are part of the decision: every attempt past the answers that cost nothing (a replay, no sale, sold out) takes
-  from both, and one that either refuses writes nothing. An item split into buckets reserves in
+  and the source's rates (rates_take, from gcra.lua, included below) are part of the decision:
+  every attempt past the answers that cost nothing (a replay, no sale, sold out) takes from both,
+  and one that either refuses writes nothing. An item split into buckets reserves in
   the buyer's bucket; one with too few units left answers -16 without taking from the rates, and
   the caller takes units from the other buckets (shared/reservations/buckets.ts) or proves there
   are none before the buyer is told SOLD_OUT. The units the buyer's own refill moved come with
