@@ -206,13 +206,33 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
   const [fleetFloorBefore, fleetLua, fleetFloorAfter] = await (async () => {
     try {
       const warmDeal = await openDeal(`lua-fleet-warm-${tag}`, CONTENDED_WARM_UP);
-      await redisCpuPerCallOnFleet(redisNodes.shards, fleet, CONTENDED_WARM_UP, (c, i) => issueCoupon(warmDeal, i + 1, LOCAL_SOURCE, Date.now(), c), `${fleetLabel}, warm-up`);
+      await redisCpuPerCallOnFleet(
+        redisNodes.shards,
+        fleet,
+        CONTENDED_WARM_UP,
+        (c, i) => issueCoupon(warmDeal, i + 1, LOCAL_SOURCE, Date.now(), c),
+        `${fleetLabel}, warm-up`,
+      );
       const fleetDeal = await openDeal(`lua-fleet-${tag}`, CONTENDED_COUPONS);
-      const floorBefore = await oneDecrFloor(redisNodes.shards, `{deal:floor-fleet-${tag}-1}`, ISSUING_SCRIPT_KEYS, CONTENDED_COUPONS, CONTENDED_CONCURRENCY, fleet);
+      const floorBefore = await oneDecrFloor(
+        redisNodes.shards,
+        `{deal:floor-fleet-${tag}-1}`,
+        ISSUING_SCRIPT_KEYS,
+        CONTENDED_COUPONS,
+        CONTENDED_CONCURRENCY,
+        fleet,
+      );
       const script = await busyCores(twin.pids, redisNodes.shards, () =>
         redisCpuPerCallOnFleet(redisNodes.shards, fleet, CONTENDED_COUPONS, (c, i) => issueCoupon(fleetDeal, i + 1, LOCAL_SOURCE, Date.now(), c), fleetLabel),
       );
-      const floorAfter = await oneDecrFloor(redisNodes.shards, `{deal:floor-fleet-${tag}-2}`, ISSUING_SCRIPT_KEYS, CONTENDED_COUPONS, CONTENDED_CONCURRENCY, fleet);
+      const floorAfter = await oneDecrFloor(
+        redisNodes.shards,
+        `{deal:floor-fleet-${tag}-2}`,
+        ISSUING_SCRIPT_KEYS,
+        CONTENDED_COUPONS,
+        CONTENDED_CONCURRENCY,
+        fleet,
+      );
       return [floorBefore, script, floorAfter] as const;
     } finally {
       await fleet.close();
