@@ -1,5 +1,5 @@
 --[[
-  Reserves stock for one order: one it refuses leaves nothing of the order behind. The buyer's
+  Reserves stock for one order: checks everything before it writes anything of it. The buyer's
   and the source's rates (rates_take, from gcra.lua, included below) are part of the decision:
   every attempt past the answers that cost nothing (a replay, no sale, sold out) takes from both,
   and one that either refuses writes nothing. An item split into buckets reserves in
@@ -89,8 +89,7 @@ end
 local stock = tonumber(sale[1])
 local quantity = tonumber(ARGV[2])
 local limit = tonumber(sale[2])
--- Refused before any write: Redis keeps what a script wrote before an error, and the buyer is
--- counted below before the count is held to the limit.
+-- Refused before any write: Redis keeps what a script wrote before an error, such as the rates'.
 if not limit or not quantity or quantity < 1 then
   return redis.error_reply('ERR order-reserve-8: the sale has no per-buyer limit, or the quantity is not a count')
 end
@@ -108,21 +107,19 @@ local wait = rates_take(KEYS[5], ARGV[7], ARGV[8], KEYS[6], ARGV[9], ARGV[10])
 if wait > 0 then
   return { -15, wait }
 end
--- The buyer is counted first and put back on a refusal, which no one sees (a script runs alone):
--- HINCRBY answers the count, where reading it first took a call of its own. A buyer's field is
--- above 0 or absent (order-release-5.lua keeps it so), so a count of just this order had none.
-local bought = redis.call('HINCRBY', KEYS[2], ARGV[1], ARGV[2])
-if bought > limit or stock < quantity then
-  if bought == quantity then
-    redis.call('HDEL', KEYS[2], ARGV[1])
-  else
-    redis.call('HINCRBY', KEYS[2], ARGV[1], '-' .. ARGV[2])
-  end
-  return bought > limit and -12 or -11
+-- Read, not counted and put back on a refusal: that would save this call, but a refusal would
+-- then write (and replicas, the AOF and keyspace events would see it), where it writes nothing.
+local bought = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
+if bought + quantity > limit then
+  return -12
+end
+if stock < quantity then
+  return -11
 end
 
 -- ARGV[2] as sent, not the number: Lua would format a number back into a string for Redis.
 local remaining = redis.call('HINCRBY', KEYS[1], 'stock', '-' .. ARGV[2])
+redis.call('HINCRBY', KEYS[2], ARGV[1], ARGV[2])
 redis.call('SET', KEYS[3], ARGV[4] .. '|' .. ARGV[3] .. '|' .. remaining, 'PX', ARGV[5])
 redis.call('HSET', KEYS[4], ARGV[3], ARGV[6])
 if pass then
