@@ -21,7 +21,14 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const PROFILE_INTERVAL_US = 1_000;
+/**
+ * A sample every 10 ms, not every 1 ms: the sampler taxed a path with deep asynchronous stacks more
+ * than its floor. In the sessions bench (2026-12-06, functions from sources) the gateway's process
+ * cost `GET /me` 15–37 µs a request more than its floor's at 1 ms (five runs), and 4–20 µs more at
+ * 10 ms or unprofiled (seven runs): the ratio to the floor was 0.59–0.77 and 0.68–0.88. A process
+ * busy for one 5 s turn still gives 500 samples to split.
+ */
+export const PROFILE_INTERVAL_US = 10_000;
 const PRELOAD = fileURLToPath(new URL('./profile-preload.cjs', import.meta.url));
 
 /**
