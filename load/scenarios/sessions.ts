@@ -35,11 +35,11 @@ export const sessions: Scenario = async ({ twin, runtime, connections, duration,
 
   const redis = new Redis(twin.redisUrl);
   try {
-    let next = 0;
-    const me: Pick<Options, 'url' | 'requests'> = {
-      url: twin.url,
-      requests: [{ method: 'GET', path: '/me', setupRequest: (req) => ({ ...req, headers: { ...req.headers, cookie: cookies[next++ % cookies.length]! } }) }],
-    };
+    // One fixed request a user, each built once, as the floor's and the catalog's are: a request
+    // built per call by setupRequest cost the load generator, which shares the two cores, ~1.8 µs
+    // of CPU more a request than the floor's prebuilt one.
+    const meRequests = cookies.map((cookie) => ({ method: 'GET' as const, path: '/me', headers: { cookie } }));
+    const me: Pick<Options, 'url' | 'requests'> = { url: twin.url, requests: meRequests };
     // The floor's shape: what GET /me reads from Redis and answers, measured over a sample of its own.
     const { bytesPerRequest } = await redisBytesPerRequest(twin.redisUrl, () =>
       drive({ ...me, connections, amount: SAMPLE_REQUESTS }, 'GET /me, counting Redis bytes', log),
@@ -71,7 +71,6 @@ export const sessions: Scenario = async ({ twin, runtime, connections, duration,
     const tripsPerRequest = round(trips / SAMPLE_REQUESTS, 3);
 
     // GET /me records no metric: what is left to pay is the flush's check at the end of each invocation.
-    let nextCookie = 0;
     const metrics = await metricsCost(
       twin,
       runtime,
@@ -79,9 +78,7 @@ export const sessions: Scenario = async ({ twin, runtime, connections, duration,
       async (url) => ({
         url,
         connections,
-        requests: [
-          { method: 'GET', path: '/me', setupRequest: (req) => ({ ...req, headers: { ...req.headers, cookie: cookies[nextCookie++ % cookies.length]! } }) },
-        ],
+        requests: meRequests,
       }),
       log,
     );
