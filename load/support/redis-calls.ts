@@ -9,6 +9,13 @@ async function statSoFar(redis: Redis, name: string): Promise<number> {
 export const commandsProcessed = (redis: Redis) => statSoFar(redis, 'total_commands_processed');
 
 /**
+ * Reads Redis has made from its clients' sockets so far: one for each write a client made that
+ * arrived alone, however many commands it carried. With one request in flight at a time, a
+ * request's reads are its round trips.
+ */
+export const readsProcessed = (redis: Redis) => statSoFar(redis, 'total_reads_processed');
+
+/**
  * A MONITOR feed of `server`'s, on a connection of its own (the caller disconnects it). ioredis's
  * own monitor() enters its monitoring mode a microtask after MONITOR's OK, so a command another
  * client runs in between, read in the same chunk, arrives as a reply to nothing asked: it reports
@@ -35,29 +42,4 @@ export function monitorFeed(server: Redis): Promise<Redis> {
       resolve(feed);
     });
   });
-}
-
-/**
- * Round trips to Redis made while `act` runs, counted by the server through MONITOR: every command
- * a client sent, excluding those a Lua script ran inside its single call. MONITOR slows Redis, so
- * this runs on a small sample apart from the timed load.
- */
-export async function countRoundTrips(redisUrl: string, act: () => Promise<void>): Promise<number> {
-  const monitorClient = new Redis(redisUrl);
-  const monitor = await monitorFeed(monitorClient);
-  const ownAddress = /addr=(\S+)/.exec(String(await monitorClient.client('INFO').catch(() => '')))?.[1];
-  let trips = 0;
-  monitor.on('monitor', (_time: string, _args: string[], source: string) => {
-    if (source === 'lua' || source.endsWith(' lua') || (ownAddress && source.endsWith(ownAddress))) return;
-    trips += 1;
-  });
-  await new Promise((r) => setTimeout(r, 50));
-  try {
-    await act();
-    await new Promise((r) => setTimeout(r, 200));
-    return trips;
-  } finally {
-    monitor.disconnect();
-    monitorClient.disconnect();
-  }
 }

@@ -1,10 +1,4 @@
-import { registerErrorCodes, UnauthenticatedError } from '../platform/errors';
-import { registerScriptCodes } from '../platform/redis/script-codes';
-
-/** The session scripts' reply codes (platform/redis/script-codes.ts). */
-export enum SessionCode {
-  SessionNotFound = -1,
-}
+import { registerErrorCodes } from '../platform/errors';
 
 const ERRORS = { INVALID_CREDENTIALS: 401, EMAIL_TAKEN: 409 } as const;
 
@@ -13,4 +7,3 @@ declare module '../platform/errors' {
 }
 
 registerErrorCodes('sessions', ERRORS);
-registerScriptCodes('sessions', { refusals: { [SessionCode.SessionNotFound]: () => new UnauthenticatedError('Session expired or unknown') } });

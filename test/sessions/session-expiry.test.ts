@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { redis } from '../../shared/platform/clients/redis';
 import * as store from '../../shared/sessions/store';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -41,5 +42,7 @@ describe('session lifetimes', () => {
     await sleep(700);
 
     await expect(store.resolveSession(handle)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+    // The refusing request slid the key too; it deleted it, rather than leave it for a stale cookie to keep.
+    expect(await redis().exists(`{user:9000003}:session:${handle.sessionId}`)).toBe(0);
   });
 });
