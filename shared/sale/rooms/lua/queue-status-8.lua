@@ -13,7 +13,7 @@
   Returns (the rate as a string: Redis would cut a fractional number to an integer)
   {ordinal, frontier, served, cap, passes outstanding, units left, queue length, issued,
   lost, expired, rate, paused (1/0), opens, grace, pass lifetime, turn (the checkpoint time of the
-  waiter's turn, -1 when not stamped yet), swept, the buyer's record (<joined at>[|<token>|<expires at>]),
+  waiter's turn, negative when not stamped yet), swept, the buyer's record (<joined at>[|<token>|<expires at>]),
   their pass live (1/0), ticked, budget, per-buyer limit, joined, admission held (1/0)}, or
     -30 the item has no waiting room
     -29 the buyer is not in it
