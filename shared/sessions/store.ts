@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { redis } from '../platform/clients/redis';
 import { readEnv, sessionEnv } from '../platform/config';
-import { UnauthenticatedError } from '../platform/errors';
+import { UnauthenticatedError, UnavailableError } from '../platform/errors';
 import { logger } from '../platform/logger';
 import { once } from '../platform/once';
 import './codes';
@@ -101,14 +101,21 @@ const PRINCIPAL_FIELDS = ['uid', 'role', 'email', 'exp'] as const;
  * `GET /me` cost Redis above its floor. The lifetime is checked here instead, and the one request
  * that finds a session past it deletes the key in a second round trip: the slide would otherwise
  * keep it for as long as a stale cookie kept coming.
+ *
+ * PEXPIRE's answer decides whether the session exists. Only a primary runs it: after a failover the
+ * old primary refuses it with READONLY and the client sends it again to the new one, while HMGET, a
+ * read, may already have been answered by the old primary, which can be behind. A session the
+ * primary holds but the read missed is a retry-safe 503, not a sign-out.
  */
 export async function resolveSession(handle: SessionHandle, now = Date.now()): Promise<Principal> {
   const key = sessionKey(handle);
   const client = redis();
-  const [[userId, role, email, expiresAt]] = await Promise.all([client.hmget(key, ...PRINCIPAL_FIELDS), client.pexpire(key, settings().idleMs)]);
-  if (!userId || !expiresAt) throw new UnauthenticatedError('Session expired or unknown');
-  if (Number(expiresAt) <= now) {
-    await client.del(key);
+  const [[userId, role, email, expiresAt], held] = await Promise.all([client.hmget(key, ...PRINCIPAL_FIELDS), client.pexpire(key, settings().idleMs)]);
+  if (held === 0) throw new UnauthenticatedError('Session expired or unknown');
+  if (!userId) throw new UnavailableError('Sessions are unavailable, try again shortly');
+  // Fails closed: an expiry that is not a number ends the session too.
+  if (!(Number(expiresAt) > now)) {
+    await client.del(key).catch((error: Error) => logger.warn('A session past its lifetime was not deleted', { error: error.message }));
     throw new UnauthenticatedError('Session expired or unknown');
   }
   return { userId: Number(userId), role: role as Role, email: email! };

@@ -15,6 +15,11 @@ const getMe = await route('get-me');
 type Result = APIGatewayProxyStructuredResultV2;
 
 const sidCookie = (result: Result) => result.cookies?.find((c) => c.startsWith('sid='))?.split(';')[0];
+/** The session key a `sid=<user>.<session>` cookie names. */
+const sessionKeyOf = (cookie: string) => {
+  const [userId, sessionId] = cookie.slice('sid='.length).split('.');
+  return `{user:${userId}}:session:${sessionId}`;
+};
 const signIn = (user: TestUser) => createSession(httpEvent('post-sessions', { body: { email: user.email, password: user.password } }), lambdaContext());
 
 async function replication(port: number): Promise<string> {
@@ -90,5 +95,25 @@ describe('a Multi-AZ failover', () => {
     if (first.statusCode === 503) expect(JSON.parse(first.body!).error.code).toBe('UNAVAILABLE');
     expect(retried.statusCode).toBe(201);
     expect((await getMe(httpEvent('get-me', { cookies: [presented] }), lambdaContext())).statusCode).toBe(401);
+  });
+
+  it('refuses a session the new primary no longer holds, though the old primary, behind it, still answers the read', async () => {
+    // Prepare: a session on the current primary, copied to its replica; the replica promoted and
+    // signed out of it there, while the old primary turns replica of a primary it cannot reach
+    // (behind, read-only, still answering reads from what it had). The client's connection still
+    // leads to the old primary.
+    const cookie = sidCookie(await signIn(user))!;
+    await until(async () => Number(await redisCommand(replica.port, 'EXISTS', sessionKeyOf(cookie))) === 1, 60_000, 'the session on the replica');
+    await redisCommand(replica.port, 'REPLICAOF', 'NO', 'ONE');
+    await redisCommand(primary.port, 'REPLICAOF', '127.0.0.1', await freePort());
+    endpoint.retarget(replica.port);
+    await redisCommand(replica.port, 'DEL', sessionKeyOf(cookie));
+
+    // Act
+    const read = await getMe(httpEvent('get-me', { cookies: [cookie] }), lambdaContext());
+
+    // Assess: the old primary answered the read with the session; the new one, which decides, has none.
+    expect(Number(await redisCommand(primary.port, 'EXISTS', sessionKeyOf(cookie)))).toBe(1);
+    expect(read.statusCode).toBe(401);
   });
 });
