@@ -24,9 +24,12 @@ import { fileURLToPath } from 'node:url';
 /**
  * A sample every 10 ms, not every 1 ms: the sampler taxed a path with deep asynchronous stacks more
  * than its floor. In the sessions bench (2026-12-06, functions from sources) the gateway's process
- * cost `GET /me` 15–37 µs a request more than its floor's at 1 ms (five runs), and 4–20 µs more at
- * 10 ms or unprofiled (seven runs): the ratio to the floor was 0.59–0.77 and 0.68–0.88. A process
- * busy for one 5 s turn still gives 500 samples to split.
+ * cost `GET /me` 15–37 µs a request more than its floor's at 1 ms (five runs), and 4–21 µs more at
+ * 10 ms or unprofiled (eight runs): the ratio to the floor was 0.59–0.77 and 0.65–0.88. A process
+ * busy for one 5 s turn still gives 500 samples to split. Each sample's weight is capped at the
+ * interval (readThread), so a thread that waited up to 10 ms for a core has the wait counted to
+ * what it was doing; the splits' shares of socket writes moved no more between the two intervals
+ * than between runs.
  */
 export const PROFILE_INTERVAL_US = 10_000;
 const PRELOAD = fileURLToPath(new URL('./profile-preload.cjs', import.meta.url));

@@ -71,7 +71,8 @@ function sourceWithIncludes(file: URL, included = new Set<string>()): string {
  * The command is built here rather than through ioredis's defineCommand, whose every call spreads
  * its arguments twice, chains a promise for the NOSCRIPT retry and gives the command a closure of
  * its own for the socket's script bookkeeping: ~3,000 instructions of `GET /me`'s one script call
- * (99,347 → 96,263 a request, and 99,154 → 95,796 in a second run of `npm run instructions`).
+ * when it read its session by a script (99,347 → 96,263 a request, and 99,154 → 95,796 in a second
+ * run of `npm run instructions`).
  * defineCommand sent EVAL, the whole source, on each connection's first call; here a node that lost
  * its scripts answers one NOSCRIPT, and the round trip it costs, per script after it restarts or a
  * replica takes over.
