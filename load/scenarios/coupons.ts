@@ -13,7 +13,7 @@ import type { Scenario } from '../support/scenario';
 import { adminCookie, adminPut, handOffShape, inParallel, pointAtTwin, race, releaseSharedClients, signedInCrowd, timed } from '../support/crowd';
 import { type LoadResult } from '../support/measure';
 import { round } from '../support/round';
-import { fleetOf, oneDecrFloor, redisCpuPerCall, redisCpuPerCallOnFleet } from '../support/redis-floor';
+import { fleetOf, oneDecrFloor, redisCpuPerCall, redisCpuPerCallOnFleet, type Fleet } from '../support/redis-floor';
 import { busyCores, contendedBusy, type Busy } from '../support/contended-busy';
 import { shardsOf } from '../support/redis-shards';
 import { startCpuMeter } from '../support/cpu';
@@ -193,11 +193,14 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
   const luaDeal = await openDeal(`lua-${tag}`, CONTENDED_COUPONS);
   const luaLabel = `contended: issuing script, ${CONTENDED_CONCURRENCY} in flight`;
   log(luaLabel);
-  const decrFloorBefore = await oneDecrFloor(redisNodes.shards, `{deal:floor-${tag}-1}`, ISSUING_SCRIPT_KEYS, CONTENDED_COUPONS, CONTENDED_CONCURRENCY);
+  /** The Redis floor per issue (support/redis-floor.ts): the one-DECR script with the issuing script's number of keys. */
+  const decrFloor = (label: string, fleet?: Fleet) =>
+    oneDecrFloor(redisNodes.shards, `{deal:floor-${tag}-${label}}`, ISSUING_SCRIPT_KEYS, CONTENDED_COUPONS, CONTENDED_CONCURRENCY, fleet);
+  const decrFloorBefore = await decrFloor('1');
   const lua = await busyCores(twin.pids, redisNodes.shards, () =>
     redisCpuPerCall(redisNodes.shards, CONTENDED_COUPONS, CONTENDED_CONCURRENCY, (i) => issueCoupon(luaDeal, i + 1, LOCAL_SOURCE), luaLabel),
   );
-  const decrFloorAfter = await oneDecrFloor(redisNodes.shards, `{deal:floor-${tag}-2}`, ISSUING_SCRIPT_KEYS, CONTENDED_COUPONS, CONTENDED_CONCURRENCY);
+  const decrFloorAfter = await decrFloor('2');
   invariants.one_decr_floor_failures = { expected: [0, 0], actual: [decrFloorBefore.failures, decrFloorAfter.failures] };
   // One connection per instance, as the orders bench measures it (support/redis-floor.ts): each of
   // the fleet's connections carries one call at a time, as a Lambda instance serving one request.
@@ -214,25 +217,11 @@ export const coupons: Scenario = async ({ twin, connections, log }) => {
         `${fleetLabel}, warm-up`,
       );
       const fleetDeal = await openDeal(`lua-fleet-${tag}`, CONTENDED_COUPONS);
-      const floorBefore = await oneDecrFloor(
-        redisNodes.shards,
-        `{deal:floor-fleet-${tag}-1}`,
-        ISSUING_SCRIPT_KEYS,
-        CONTENDED_COUPONS,
-        CONTENDED_CONCURRENCY,
-        fleet,
-      );
+      const floorBefore = await decrFloor('fleet-1', fleet);
       const script = await busyCores(twin.pids, redisNodes.shards, () =>
         redisCpuPerCallOnFleet(redisNodes.shards, fleet, CONTENDED_COUPONS, (c, i) => issueCoupon(fleetDeal, i + 1, LOCAL_SOURCE, Date.now(), c), fleetLabel),
       );
-      const floorAfter = await oneDecrFloor(
-        redisNodes.shards,
-        `{deal:floor-fleet-${tag}-2}`,
-        ISSUING_SCRIPT_KEYS,
-        CONTENDED_COUPONS,
-        CONTENDED_CONCURRENCY,
-        fleet,
-      );
+      const floorAfter = await decrFloor('fleet-2', fleet);
       return [floorBefore, script, floorAfter] as const;
     } finally {
       await fleet.close();
