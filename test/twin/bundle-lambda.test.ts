@@ -21,7 +21,7 @@ const spec: FunctionSpec = {
   env: [],
 };
 const bundle = (name: string) => pathToFileURL(`${import.meta.dirname}/../fixtures/bundles/${name}.mjs`).href;
-type Echo = { thread: number; concurrent: number; atRelease: number; env: string | null; missing: string | null; when: unknown };
+type Echo = { thread: number; concurrent: number; env: string | null; missing: string | null; when: unknown };
 
 /** The echo function on Managed Instances: `environments` of `slots` invocations each, with time to spare for a busy machine. */
 const managedSpec = (slots: number, environments: number): FunctionSpec => ({
@@ -119,7 +119,9 @@ describe("the twin's bundle runner", () => {
     expect(new Set(results.map((r) => r.thread)).size).toBe(2);
     // Spread over the environments, not one filled first
     expect(results[0]!.thread).not.toBe(results[1]!.thread);
-    expect(results.map((r) => r.atRelease)).toEqual([3, 3, 3, 3, 3, 3]);
+    // Three on each thread at once, counted as each entered: none leaves before all six are in. (Read
+    // at release, a holder whose release came a turn after its neighbour's had finished saw 2: CI.)
+    expect(results.map((r) => r.concurrent).sort()).toEqual([1, 1, 2, 2, 3, 3]);
     expect(await seventh).toBeInstanceOf(Throttled);
     expect(await lambda.invoke({})).toMatchObject({ env: 'set' });
   });
