@@ -80,6 +80,7 @@ export const mail: Scenario = async ({ twin, log }) => {
     const cpu = startCpuMeter(twin.pids, design);
     const filed = new Map<string, number>();
     let started = 0;
+    let cpuPerMail: Record<string, number> = {};
     // The newsletter statements of this run, counted by the database while the run lasts.
     const statements = await statementsDuring(
       twin.databaseUrl,
@@ -117,11 +118,11 @@ export const mail: Scenario = async ({ twin, log }) => {
           25,
           { atDeadline: 'give up' },
         );
+        cpuPerMail = cpu.perRequest(readers.length);
       },
       'newsletters',
       key,
     );
-    const cpuPerMail = cpu.perRequest(readers.length);
     const queries = {
       lookups: statements.filter((sql) => /^\s*SELECT/i.test(sql)).length,
       inserts: statements.filter((sql) => /^\s*INSERT/i.test(sql)).length,
