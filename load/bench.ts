@@ -19,7 +19,7 @@ import { stopTwinProcesses } from '../infra/twin/twin-process';
 import { floorRequest } from './support/floor';
 import { againstCeiling, drive } from './support/measure';
 import { designWindows, startCpuMeter } from './support/cpu';
-import { PROFILE_INTERVAL_US, readProfiles } from './support/cpu-profile';
+import { PROFILE_INTERVAL_US, readProfiles, workerProfilesFlushed } from './support/cpu-profile';
 import { designCpu, topFunctions } from './support/cpu-split';
 import { round } from './support/round';
 import { writeReport, type BenchReport } from './support/report';
@@ -152,6 +152,7 @@ try {
     invariants,
   };
   timelineData = timeline.stop();
+  if (twin.profileDir) await workerProfilesFlushed(twin.profileDir, Date.now());
   process.exitCode = Object.values(invariants).every((v) => v.ok) ? 0 : 1;
 } finally {
   await twin.stop();

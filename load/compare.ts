@@ -36,7 +36,7 @@ import { startRedisPair, type RedisPair } from '../infra/twin/faults/redis-pair'
 import { redisCommand } from '../infra/twin/faults/redis-server';
 import { startTwinProcess } from '../infra/twin/twin-process';
 import { designWindows } from './support/cpu';
-import { profilingEnv, readProfiles } from './support/cpu-profile';
+import { profilingEnv, readProfiles, workerProfilesFlushed } from './support/cpu-profile';
 import { designCpu, topFunctions, type DesignCpu } from './support/cpu-split';
 import { driveHotPath, HOT_PATHS, type HotPath } from './support/hot-paths';
 import { printResult } from './support/result-line';
@@ -157,6 +157,7 @@ async function runTurn(dir: string, acks?: number): Promise<Turn> {
     };
     const measuredTwin = { ...twin, pids: { ...twin.pids, ...replicated?.pids } };
     for (const path of paths) measured[path] = await driveHotPath(measuredTwin, options, path);
+    await workerProfilesFlushed(profileDir, Date.now());
   } finally {
     await twin.stop();
     await replicated?.stop();

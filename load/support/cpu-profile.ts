@@ -17,9 +17,10 @@
  * Windows are matched by time: profiles count in microseconds of the monotonic clock, which is
  * what process.hrtime gives here too.
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { until } from '../../shared/platform/wait';
 
 /**
  * A sample every 10 ms, not every 1 ms: the sampler taxed a path with deep asynchronous stacks more
@@ -32,6 +33,14 @@ import { fileURLToPath } from 'node:url';
  * than between runs.
  */
 export const PROFILE_INTERVAL_US = 10_000;
+/**
+ * How often a worker thread writes what it has sampled and starts again (profile-preload.cjs).
+ * Each stop and start (the inspector's `dispatch`) took 20–120 ms of a parser thread's CPU, 55 on
+ * average (2026-12-06, the mail bench's twin from sources, sampled every 10 ms). Every 2 s, the
+ * eight parser threads spent about a fifth of a core on it while mail arrived, ~1.2 ms a mail of
+ * the machine's ~10.5: billed to no side the product owns, but slowing every mail measured.
+ */
+const WORKER_FLUSH_MS = 10_000;
 const PRELOAD = fileURLToPath(new URL('./profile-preload.cjs', import.meta.url));
 
 /**
@@ -39,10 +48,29 @@ const PRELOAD = fileURLToPath(new URL('./profile-preload.cjs', import.meta.url))
  * into dir as they exit: NODE_OPTIONS preloads a file written into dir that starts the profiler
  * with dir named in it, since a bundle's worker thread has only its function's environment.
  */
-export function profilingEnv(dir: string, existingOptions = ''): Record<string, string> {
+export function profilingEnv(dir: string, existingOptions = '', workerFlushMs = WORKER_FLUSH_MS): Record<string, string> {
   const starter = join(dir, 'start-profiling.cjs');
-  writeFileSync(starter, `require(${JSON.stringify(PRELOAD)})(${JSON.stringify(dir)}, ${PROFILE_INTERVAL_US});\n`);
+  writeFileSync(starter, `require(${JSON.stringify(PRELOAD)})(${JSON.stringify(dir)}, ${PROFILE_INTERVAL_US}, ${workerFlushMs});\n`);
   return { NODE_OPTIONS: `${existingOptions} --require ${starter}`.trim() };
+}
+
+/**
+ * Waits until every worker thread that has written a profile into dir has written one since
+ * `sinceMs` (wall clock), so that a twin stopped after it loses none of the samples before then:
+ * a stopped process's worker threads never write what they sampled after their last flush. A
+ * thread that stopped earlier (a parser thread past a limit) never writes again; after three
+ * flush intervals its earlier files are taken as they are.
+ */
+export async function workerProfilesFlushed(dir: string, sinceMs: number, workerFlushMs = WORKER_FLUSH_MS): Promise<void> {
+  const flushedSince = () => {
+    const latest = new Map<string, number>();
+    for (const f of readdirSync(dir)) {
+      const thread = /^profile\.(\d+\.\d+)-\d+\.cpuprofile$/.exec(f)?.[1];
+      if (thread) latest.set(thread, Math.max(latest.get(thread) ?? 0, statSync(join(dir, f)).mtimeMs));
+    }
+    return [...latest.values()].every((at) => at >= sinceMs);
+  };
+  await until(async () => flushedSince(), 3 * workerFlushMs, 'worker threads flushed their profiles', 250, { atDeadline: 'give up' });
 }
 
 /** Microseconds of the monotonic clock, as the profiles count. */

@@ -8,16 +8,15 @@
 //
 // A worker thread that is terminated (the mail function's parser threads, stopped with
 // worker.terminate() or with their process) may never see 'exit', so a worker also writes what it has
-// sampled every FLUSH_MS, as profile.<pid>.<thread>-<n>.cpuprofile, and starts sampling again:
-// such a thread loses at most its last FLUSH_MS.
+// sampled every flushMs, as profile.<pid>.<thread>-<n>.cpuprofile, and starts sampling again:
+// such a thread loses at most its last flushMs, and a bench waits for each thread's flush after
+// its last window before it stops the twin (cpu-profile.ts, workerProfilesFlushed).
 const inspector = require('node:inspector');
 const { writeFileSync } = require('node:fs');
 const { join } = require('node:path');
 const { isMainThread, threadId } = require('node:worker_threads');
 
-const FLUSH_MS = 2_000;
-
-module.exports = function startProfiling(dir, intervalUs) {
+module.exports = function startProfiling(dir, intervalUs, flushMs) {
   const session = new inspector.Session();
   session.connect();
   session.post('Profiler.enable');
@@ -32,7 +31,7 @@ module.exports = function startProfiling(dir, intervalUs) {
     setInterval(() => {
       write(`${threadId}-${++flushes}`);
       session.post('Profiler.start');
-    }, FLUSH_MS).unref();
+    }, flushMs).unref();
   }
   process.on('exit', () => write(threadId));
 };

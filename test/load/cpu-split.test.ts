@@ -1,11 +1,12 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { DesignWindow } from '../../load/support/cpu';
-import { profilingEnv, readProfiles, splitWindow } from '../../load/support/cpu-profile';
+import { profilingEnv, readProfiles, splitWindow, workerProfilesFlushed } from '../../load/support/cpu-profile';
+import { until } from '../../shared/platform/wait';
 import { designCpu } from '../../load/support/cpu-split';
 
 /**
@@ -90,32 +91,42 @@ describe("the bench's CPU split by profile", () => {
     expect(readProfiles(dir).map((thread) => thread.pid)).toEqual([child.pid, child.pid]);
   });
 
-  it("keeps a terminated worker thread's samples up to its last flush, as the mail function's parser threads are stopped", () => {
-    // Prepare: a worker that works in turns of its event loop until it has flushed once, then is terminated
+  it("keeps a terminated worker thread's samples up to its last flush, and waits for a flush after a given moment", async () => {
+    // Prepare: a worker that works in turns of its event loop until it has flushed twice, then is
+    // terminated, as the mail function's parser threads are stopped; it flushes every 500 ms
     const dir = mkdtempSync(join(tmpdir(), 'surge-profiles-'));
+    const flushMs = 500;
+    const flushed = (n: number) => readdirSync(dir).some((f) => new RegExp(`\\.1-${n}\\.cpuprofile$`).test(f));
     const worker = `const { readdirSync } = require('node:fs');
       const spin = () => {
         let x = 0;
         for (let i = 0; i < 1e5; i++) x += i;
-        if (readdirSync(${JSON.stringify(dir)}).some((f) => /\\.1-\\d+\\.cpuprofile$/.test(f))) require('node:worker_threads').parentPort.postMessage('flushed');
+        if (readdirSync(${JSON.stringify(dir)}).some((f) => /\\.1-2\\.cpuprofile$/.test(f))) require('node:worker_threads').parentPort.postMessage('flushed');
         else setImmediate(spin);
       };
       spin();`;
     const script = `const { Worker } = require('node:worker_threads');
       const w = new Worker(${JSON.stringify(worker)}, { eval: true });
       w.once('message', () => w.terminate().then(() => process.exit(0)));`;
+    const child = spawn(process.execPath, ['-e', script], { env: { ...process.env, ...profilingEnv(dir, '', flushMs) } });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    await until(async () => flushed(1), 60_000, 'the first flush', 20);
 
-    // Act: a worker that never flushes would spin until this deadline
-    const child = spawnSync(process.execPath, ['-e', script], { env: { ...process.env, ...profilingEnv(dir) }, timeout: 60_000 });
+    // Act: wait for every worker thread's flush since now; a worker that never flushed again would
+    // keep spinning until the test's deadline
+    const since = Date.now();
+    await workerProfilesFlushed(dir, since, flushMs);
 
-    // Assess: the worker's flushes, read as the process's thread with samples in them. Whether the
-    // terminated worker also wrote its exit profile is Node's to say (CI has seen both): each file
-    // holds a window of its own, so either way every file is read and nothing twice.
-    expect(child.status).toBe(0);
+    // Assess: the second flush is there, written after the moment waited from; the flushes are
+    // read as the process's threads with samples in them. Whether the terminated worker also wrote
+    // its exit profile is Node's to say (CI has seen both): each file holds a window of its own, so
+    // either way every file is read and nothing twice.
+    const second = readdirSync(dir).find((f) => /\.1-2\.cpuprofile$/.test(f));
+    expect(second).toBeDefined();
+    expect(statSync(join(dir, second!)).mtimeMs).toBeGreaterThanOrEqual(since);
+    expect(await exited).toBe(0);
     const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
     expect(files).toContain(`profile.${child.pid}.0.cpuprofile`);
-    const flushes = files.filter((f) => f.startsWith(`profile.${child.pid}.1-`));
-    expect(flushes.length).toBeGreaterThan(0);
     const threads = readProfiles(dir);
     expect(threads).toHaveLength(files.length);
     expect(threads.every((thread) => thread.pid === child.pid)).toBe(true);
