@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -92,16 +92,17 @@ describe("the bench's CPU split by profile", () => {
   });
 
   it("keeps a terminated worker thread's samples up to its last flush, and waits for a flush after a given moment", async () => {
-    // Prepare: a worker that works in turns of its event loop until it has flushed twice, then is
-    // terminated, as the mail function's parser threads are stopped; it flushes every 500 ms
+    // Prepare: a worker that works in turns of its event loop, flushing every 500 ms, until the
+    // test leaves a stop file; then it is terminated, as the mail function's parser threads are
     const dir = mkdtempSync(join(tmpdir(), 'surge-profiles-'));
+    const stop = join(dir, 'stop');
     const flushMs = 500;
-    const flushed = (n: number) => readdirSync(dir).some((f) => new RegExp(`\\.1-${n}\\.cpuprofile$`).test(f));
-    const worker = `const { readdirSync } = require('node:fs');
+    const flushesOfThread1 = () => readdirSync(dir).filter((f) => /^profile\.\d+\.1-\d+\.cpuprofile$/.test(f));
+    const worker = `const { existsSync } = require('node:fs');
       const spin = () => {
         let x = 0;
         for (let i = 0; i < 1e5; i++) x += i;
-        if (readdirSync(${JSON.stringify(dir)}).some((f) => /\\.1-2\\.cpuprofile$/.test(f))) require('node:worker_threads').parentPort.postMessage('flushed');
+        if (existsSync(${JSON.stringify(stop)})) require('node:worker_threads').parentPort.postMessage('stopped');
         else setImmediate(spin);
       };
       spin();`;
@@ -110,26 +111,29 @@ describe("the bench's CPU split by profile", () => {
       w.once('message', () => w.terminate().then(() => process.exit(0)));`;
     const child = spawn(process.execPath, ['-e', script], { env: { ...process.env, ...profilingEnv(dir, '', flushMs) } });
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    await until(async () => flushed(1), 60_000, 'the first flush', 20);
+    try {
+      await until(async () => flushesOfThread1().length > 0, 60_000, 'the first flush', 20);
 
-    // Act: wait for every worker thread's flush since now; a worker that never flushed again would
-    // keep spinning until the test's deadline
-    const since = Date.now();
-    await workerProfilesFlushed(dir, since, flushMs);
+      // Act: wait for every worker thread's flush since now
+      const since = Date.now();
+      await workerProfilesFlushed(dir, since, flushMs);
+      const flushedSince = flushesOfThread1().filter((f) => statSync(join(dir, f)).mtimeMs >= since);
+      writeFileSync(stop, '');
 
-    // Assess: the second flush is there, written after the moment waited from; the flushes are
-    // read as the process's threads with samples in them. Whether the terminated worker also wrote
-    // its exit profile is Node's to say (CI has seen both): each file holds a window of its own, so
-    // either way every file is read and nothing twice.
-    const second = readdirSync(dir).find((f) => /\.1-2\.cpuprofile$/.test(f));
-    expect(second).toBeDefined();
-    expect(statSync(join(dir, second!)).mtimeMs).toBeGreaterThanOrEqual(since);
-    expect(await exited).toBe(0);
-    const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
-    expect(files).toContain(`profile.${child.pid}.0.cpuprofile`);
-    const threads = readProfiles(dir);
-    expect(threads).toHaveLength(files.length);
-    expect(threads.every((thread) => thread.pid === child.pid)).toBe(true);
-    expect(threads.reduce((sum, thread) => sum + thread.times.length, 0)).toBeGreaterThan(0);
+      // Assess: a flush written after the moment waited from was there when the wait ended; every
+      // file is read as the process's threads with samples in them. Whether the terminated worker
+      // also wrote its exit profile is Node's to say (CI has seen both): each file holds a window of
+      // its own, so either way every file is read and nothing twice.
+      expect(flushedSince.length).toBeGreaterThan(0);
+      expect(await exited).toBe(0);
+      const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
+      expect(files).toContain(`profile.${child.pid}.0.cpuprofile`);
+      const threads = readProfiles(dir);
+      expect(threads).toHaveLength(files.length);
+      expect(threads.every((thread) => thread.pid === child.pid)).toBe(true);
+      expect(threads.reduce((sum, thread) => sum + thread.times.length, 0)).toBeGreaterThan(0);
+    } finally {
+      child.kill();
+    }
   });
 });
