@@ -47,7 +47,8 @@ export function parseSessionCookie(value: string | undefined): SessionHandle | u
 
 const userTag = (userId: number) => `{user:${userId}}`;
 const sessionKeyPrefix = (userId: number) => `${userTag(userId)}:session:`;
-const sessionKey = ({ userId, sessionId }: SessionHandle) => sessionKeyPrefix(userId) + sessionId;
+/** The Redis key of a session: under its user's hash tag, beside the user's index of sessions. */
+export const sessionKey = ({ userId, sessionId }: SessionHandle) => sessionKeyPrefix(userId) + sessionId;
 const indexKey = (userId: number) => `${userTag(userId)}:sessions`;
 
 const sessionRef = (sessionId: string) => createHash('sha256').update(sessionId).digest('hex').slice(0, 12);

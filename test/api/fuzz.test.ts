@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { functions } from '../../functions/table';
 import { demoAccounts, demoDeal, demoItem } from '../../infra/twin/seed';
 import { startTwin, type Twin } from '../../infra/twin/twin';
+import { parseSessionCookie, sessionKey } from '../../shared/sessions/store';
 import { requestsTo, type FuzzRequest, type Operation, type Principal } from '../support/fuzz/requests';
 import { watchStoreWrites, type StoreWrites } from '../support/fuzz/store-writes';
 
@@ -126,11 +127,7 @@ describe('every route, fuzzed from the document', () => {
     }
   };
   /** The Redis keys of the principals' own sessions, which a use slides. */
-  const ownSessionKeys = () =>
-    Object.values(cookies).map((cookie) => {
-      const [, userId, sessionId] = /=(\d+)\.(.+)$/.exec(cookie!)!;
-      return `{user:${userId}}:session:${sessionId}`;
-    });
+  const ownSessionKeys = () => Object.values(cookies).map((cookie) => sessionKey(parseSessionCookie(cookie!.slice(cookie!.indexOf('=') + 1))!));
 
   beforeAll(async () => {
     twin = await startTwin({

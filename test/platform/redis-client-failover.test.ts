@@ -7,6 +7,7 @@ import { createUser, createUsers, type TestUser } from '../support/factories';
 import { redisCommand, startRedisServer, type TestRedisServer } from '../../infra/twin/faults/redis-server';
 import { startTcpProxy } from '../../infra/twin/faults/tcp-proxy';
 import { until } from '../../shared/platform/wait';
+import { parseSessionCookie, sessionKey } from '../../shared/sessions/store';
 import { route } from '../support/routes';
 
 const createSession = await route('create-session');
@@ -16,10 +17,7 @@ type Result = APIGatewayProxyStructuredResultV2;
 
 const sidCookie = (result: Result) => result.cookies?.find((c) => c.startsWith('sid='))?.split(';')[0];
 /** The session key a `sid=<user>.<session>` cookie names. */
-const sessionKeyOf = (cookie: string) => {
-  const [userId, sessionId] = cookie.slice('sid='.length).split('.');
-  return `{user:${userId}}:session:${sessionId}`;
-};
+const sessionKeyOf = (cookie: string) => sessionKey(parseSessionCookie(cookie.slice('sid='.length))!);
 const signIn = (user: TestUser) => createSession(httpEvent('post-sessions', { body: { email: user.email, password: user.password } }), lambdaContext());
 
 async function replication(port: number): Promise<string> {

@@ -43,6 +43,6 @@ describe('session lifetimes', () => {
 
     await expect(store.resolveSession(handle)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
     // The refusing request slid the key too; it deleted it, rather than leave it for a stale cookie to keep.
-    expect(await redis().exists(`{user:9000003}:session:${handle.sessionId}`)).toBe(0);
+    expect(await redis().exists(store.sessionKey(handle))).toBe(0);
   });
 });
