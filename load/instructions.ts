@@ -1,5 +1,5 @@
 /**
- * `npm run instructions -- [--against 7ace490] [--paths sessions,catalog,mail] [--calls N]`
+ * `npm run instructions -- [--against 7ace490] [--paths sessions,catalog,mail] [--calls N] [--measure cpu [--rounds 2]]`
  *
  * A hot path's own cost, apart from the twin: the instructions one request of its handler runs —
  * the function's code and the libraries it calls, no gateway, no poller, no SMTP listener — in this
@@ -16,6 +16,13 @@
  * `calls` and for three times as many requests: the difference over the difference in requests is
  * the instructions a request costs once warm, start-up and warm-up cancelled out. Prints a table
  * to stderr and one JSON object as its last line; writes an HTML report.
+ *
+ * `--measure cpu` runs the same drivers without valgrind and takes the CPU a warm request costs the
+ * handler's process (every thread, the kernel's side of its system calls included, which callgrind
+ * does not count) and the CPU it costs Redis and MariaDB: the product's whole bill, with no
+ * profile to share out and no twin beside it. Each side runs alone on the machine, A B B A for
+ * each of `--rounds`, so the two share no core and a drift in the machine falls on both alike; the
+ * figure is the mean of a side's runs, each listed.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -24,6 +31,7 @@ import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { build } from 'esbuild';
+import { Redis } from 'ioredis';
 import type { RowDataPacket } from 'mysql2';
 import { inboundMail } from '../functions/table';
 import { runtimeEnvironment, TWIN_INBOUND_DOMAIN, TWIN_RAW_MAIL_BUCKET, TWIN_REGION } from '../infra/twin/deployment';
@@ -32,6 +40,9 @@ import { insertInboxTokens, insertUsers } from '../infra/twin/seed';
 import { mysqlDriver } from '../shared/platform/clients/mysql';
 import { migrate } from '../shared/platform/db/migrate';
 import { startDatabase, startEmulator, startRedis } from '../infra/twin/services/services';
+import { processCpuSeconds } from './support/cpu';
+import { round } from './support/round';
+import { until } from '../shared/platform/wait';
 import { cell, escapeHtml } from './support/html';
 import { NEWSLETTER_ADDRESS, rawNewsletterIssue } from './support/newsletter-mail';
 import { printResult } from './support/result-line';
@@ -86,18 +97,29 @@ const { values } = parseArgs({
     against: { type: 'string', default: '7ace490' },
     paths: { type: 'string', default: 'sessions,catalog' },
     calls: { type: 'string' },
+    measure: { type: 'string', default: 'instructions' },
+    rounds: { type: 'string', default: '2' },
   },
 });
+if (values.measure !== 'instructions' && values.measure !== 'cpu') throw new Error(`--measure instructions or cpu, not ${values.measure}`);
+const measuringCpu = values.measure === 'cpu';
 const paths = values.paths.split(',') as PathName[];
 for (const path of paths) if (!(path in PATHS)) throw new Error(`no such path: ${path} (${Object.keys(PATHS).join(', ')})`);
 const callsOf = (path: PathName) => Number(values.calls ?? PATHS[path].calls);
 const MAIL_WARM_UP = PATHS.mail.warmUp;
 
-try {
-  execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
-} catch {
-  throw new Error('valgrind is not installed: apt-get install -y valgrind');
+if (!measuringCpu) {
+  try {
+    execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
+  } catch {
+    throw new Error('valgrind is not installed: apt-get install -y valgrind');
+  }
 }
+/**
+ * How many rounds of A B B A measure CPU: unlike a count, a side's CPU a request moves from one
+ * run to the next (2026-12-06, 1,000 mails a run: by up to a fifth).
+ */
+const CPU_ROUNDS = Number(values.rounds);
 
 /**
  * The driver: the side's handler sent `calls` requests, the path's inFlight at a time, after what
@@ -130,7 +152,12 @@ function driverSource(root: string, path: PathName): string {
       await Promise.all(Array.from({ length: ${PATHS[path].inFlight} }, async () => { while (sent < count) { sent++; await request(); } }));
     };
     ${send}
+    // For --measure cpu: more requests first (argv[4]), then the whole process's CPU — every thread's, the
+    // parser thread's too — where the measured requests start and where they end (a pipe's write is synchronous here).
+    await sendAll(Number(process.argv[4] ?? 0));
+    process.stdout.write(JSON.stringify({ warm: process.cpuUsage() }) + '\\n');
     await sendAll(Number(process.argv[2]));
+    process.stdout.write(JSON.stringify({ done: process.cpuUsage() }) + '\\n');
     process.exit(0);`;
 }
 
@@ -187,13 +214,104 @@ async function perRequest(driver: string, calls: number, env: Record<string, str
   return Math.round((many - few) / (2 * calls));
 }
 
+/** Milliseconds of CPU: the handler's process, and each store's over the same run. */
+interface CpuSpent {
+  handler: number;
+  redis: number;
+  database: number;
+}
+
 /**
- * What a side's mail driver sends: 2w + 4n readers, each mailed its own issue of one newsletter
- * (the side's own), stored raw where SES's S3 action puts it, and the receipt events SES sends,
- * as the twin's listener builds them, in dir/events.json. Returns the messages' ids.
+ * Waits until the stores are idle: a run that starts while MariaDB still flushes what came before
+ * (the events' readers inserted, the last run's issues) is charged for it. Seen so: the first of
+ * four runs at 6.55 ms a mail against 4.75–5.00 for the rest. Idle is a second in which Redis and
+ * MariaDB used at most two ticks of /proc's 10 ms; given up after a minute, the run then measured.
+ */
+async function storesSettled(stores: { redis?: number; database?: number }): Promise<void> {
+  const used = () => processCpuSeconds(stores.redis) + processCpuSeconds(stores.database);
+  let last = used();
+  await until(
+    async () => {
+      const now = used();
+      const idle = now - last <= 0.02;
+      last = now;
+      return idle;
+    },
+    60_000,
+    'the stores idle',
+    1000,
+    { atDeadline: 'give up' },
+  );
+}
+
+/**
+ * Requests an HTTP path's driver sends before its measured ones, for --measure cpu: its code
+ * compiled and its caches filled before the count starts (the mail driver warms on its own).
+ */
+const CPU_WARM_UP = 5_000;
+
+/**
+ * A warm request's CPU, from one run of the driver: its process's, from the mark it writes after
+ * warming up to the end, and each store's over the same span (their /proc counts, in ticks of 10
+ * ms), over the requests sent in it. Not the difference of two runs, as instructions are counted:
+ * a process's start and warm-up differ from run to run by more than a count does.
+ */
+async function cpuPerRequest(
+  path: PathName,
+  driver: string,
+  calls: number,
+  env: Record<string, string>,
+  stores: { redis?: number; database?: number },
+  run: number,
+): Promise<CpuSpent> {
+  // From an empty Redis database of the side's: every mail is from one sender, whose domain's mail
+  // rate would refuse (quarantine, for less work) what passed its count in the hour.
+  const client = new Redis(env.REDIS_URL!, { lazyConnect: true });
+  await client.connect();
+  await client.flushdb();
+  client.disconnect();
+  await storesSettled(stores);
+  const storesCpu = () => ({ redis: processCpuSeconds(stores.redis), database: processCpuSeconds(stores.database) });
+  const warmUp = path === 'mail' ? 0 : CPU_WARM_UP;
+  const offset = run * (MAIL_WARM_UP + calls);
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [driver, String(calls), String(offset), String(warmUp)], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    let atWarm: ReturnType<typeof storesCpu> | undefined;
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (!atWarm && out.includes('"warm"')) atWarm = storesCpu();
+    });
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    child.on('exit', (code) => {
+      const atEnd = storesCpu();
+      const usage = (mark: string) => {
+        const m = new RegExp(`\\{"${mark}":\\{"user":(\\d+),"system":(\\d+)\\}\\}`).exec(out);
+        return m ? (Number(m[1]) + Number(m[2])) / 1000 : undefined;
+      };
+      const [warm, end] = [usage('warm'), usage('done')];
+      if (code !== 0 || warm === undefined || end === undefined || !atWarm) return fail(new Error(`${driver} ${calls} exited ${code}: ${err.slice(-2000)}`));
+      done({
+        handler: (end - warm) / calls,
+        redis: ((atEnd.redis - atWarm.redis) * 1000) / calls,
+        database: ((atEnd.database - atWarm.database) * 1000) / calls,
+      });
+    });
+  });
+}
+
+/**
+ * What a side's mail driver sends: 2w + 4n readers for its two counts (w + n for each of its runs
+ * under --measure cpu), each mailed its own issue of one newsletter (the side's own), stored raw
+ * where SES's S3 action puts it, and the receipt events SES sends, as the twin's listener builds
+ * them, in dir/events.json. Returns the messages' ids.
  */
 async function prepareMail(dir: string, side: string, calls: number, emulatorUrl: string, databaseUrl: string): Promise<string[]> {
-  const count = 2 * MAIL_WARM_UP + 4 * calls;
+  const count = measuringCpu ? 2 * CPU_ROUNDS * (MAIL_WARM_UP + calls) : 2 * MAIL_WARM_UP + 4 * calls;
   const tag = `${side}-${randomBytes(3).toString('hex')}`;
   const users = await insertUsers(
     databaseUrl,
@@ -258,6 +376,13 @@ try {
 
   const sides = { this: resolve('.'), against: worktreeOf(values.against, resolve('.local/compare'), log) };
   const results: Record<string, { label: string; calls: number; this: number; against: number; ratio: number }> = {};
+  const cpuResults: Record<
+    string,
+    { label: string; calls: number; this: CpuSpent; against: CpuSpent; runs: Record<'this' | 'against', number[]>; ratio: number }
+  > = {};
+  const stores = { redis: redis.pid, database: database.pid };
+  const productMs = (c: CpuSpent) => c.handler + c.redis + c.database;
+  const roundCpu = (c: CpuSpent): CpuSpent => ({ handler: round(c.handler, 4), redis: round(c.redis, 4), database: round(c.database, 4) });
   for (const path of paths) {
     // Each side its own Redis database: neither reads the other's sessions or cached pages.
     const mailEnv = emulator && {
@@ -282,6 +407,40 @@ try {
             prepareMail(dirname(theirs), 'against', calls, emulator.url, database.url),
           ])
         : [];
+    if (measuringCpu) {
+      log(`${path}: CPU of ${calls} warm requests, this checkout and ${values.against} alone in turn, A B B A ×${CPU_ROUNDS}`);
+      const runs: Record<'this' | 'against', CpuSpent[]> = { this: [], against: [] };
+      for (let r = 0; r < CPU_ROUNDS; r++) {
+        for (const [side, run] of [
+          ['this', 2 * r],
+          ['against', 2 * r],
+          ['against', 2 * r + 1],
+          ['this', 2 * r + 1],
+        ] as const) {
+          runs[side].push(await cpuPerRequest(path, side === 'this' ? ours : theirs, calls, envOf(side === 'this' ? 1 : 2), stores, run));
+        }
+      }
+      const mean = (list: CpuSpent[]): CpuSpent => {
+        const avg = (pick: (c: CpuSpent) => number) => list.reduce((sum, c) => sum + pick(c), 0) / list.length;
+        return { handler: avg((c) => c.handler), redis: avg((c) => c.redis), database: avg((c) => c.database) };
+      };
+      const [a, b] = [mean(runs.this), mean(runs.against)];
+      for (const messageIds of sent) await assertFiled(database.url, messageIds);
+      const productOfRuns = (list: CpuSpent[]) => list.map((c) => round(productMs(c), 4));
+      cpuResults[path] = {
+        label: PATHS[path].label,
+        calls,
+        this: roundCpu(a),
+        against: roundCpu(b),
+        runs: { this: productOfRuns(runs.this), against: productOfRuns(runs.against) },
+        ratio: round(productMs(a) / productMs(b), 3),
+      };
+      log(
+        `${path}: ${productMs(a).toFixed(4)} ms of CPU a request here (handler ${a.handler.toFixed(4)}, Redis ${a.redis.toFixed(4)}, MariaDB ${a.database.toFixed(4)}; runs ${cpuResults[path].runs.this.join(', ')}), ` +
+          `${productMs(b).toFixed(4)} at ${values.against} (handler ${b.handler.toFixed(4)}, Redis ${b.redis.toFixed(4)}, MariaDB ${b.database.toFixed(4)}; runs ${cpuResults[path].runs.against.join(', ')}) (×${cpuResults[path].ratio})`,
+      );
+      continue;
+    }
     log(`${path}: counting ${calls} and ${3 * calls} requests on each side (a few minutes)`);
     const [a, b] = await Promise.all([perRequest(ours, calls, envOf(1)), perRequest(theirs, calls, envOf(2))]);
     for (const messageIds of sent) await assertFiled(database.url, messageIds);
@@ -290,21 +449,42 @@ try {
   }
 
   mkdirSync(REPORTS_DIR, { recursive: true });
-  const report = join(REPORTS_DIR, `instructions-${new Date().toISOString().replace(/[:.]/g, '-')}.html`);
-  const rows = Object.values(results).map((r) => `<tr>${cell(r.label)}${cell(r.calls)}${cell(r.this)}${cell(r.against)}${cell(`×${r.ratio}`)}</tr>`);
+  const report = join(REPORTS_DIR, `${measuringCpu ? 'handler-cpu' : 'instructions'}-${new Date().toISOString().replace(/[:.]/g, '-')}.html`);
+  const against = escapeHtml(values.against);
+  const cpuCells = (c: CpuSpent) => `${cell(round(productMs(c), 4))}${cell(c.handler)}${cell(c.redis)}${cell(c.database)}`;
   writeFileSync(
     report,
-    `<!doctype html><meta charset="utf-8"><title>Instructions per request</title><h1>Instructions per request, the handler alone</h1>
-<p>This checkout against ${escapeHtml(values.against)}; valgrind (callgrind), n and 3n requests on each side.</p>
-<table><tr><th>path</th><th>n</th><th>this checkout</th><th>${escapeHtml(values.against)}</th><th>ratio</th></tr>${rows.join('')}</table>`,
+    measuringCpu
+      ? `<!doctype html><meta charset="utf-8"><title>CPU per request, the handler alone</title><h1>CPU per request, the handler alone, with its stores</h1>
+<p>This checkout against ${against}; ms of CPU a warm request, over n requests after a warm-up, each side alone in turn, A B B A ×${CPU_ROUNDS}, a side's runs averaged (each listed).</p>
+<table><tr><th>path</th><th>n</th><th>side</th><th>product</th><th>handler's process</th><th>Redis</th><th>MariaDB</th><th>runs</th><th>ratio</th></tr>${Object.values(
+          cpuResults,
+        )
+          .map(
+            (r) =>
+              `<tr>${cell(r.label)}${cell(r.calls)}${cell('this checkout')}${cpuCells(r.this)}${cell(r.runs.this.join(', '))}${cell(`×${r.ratio}`)}</tr>` +
+              `<tr>${cell('')}${cell('')}${cell(values.against)}${cpuCells(r.against)}${cell(r.runs.against.join(', '))}${cell('')}</tr>`,
+          )
+          .join('')}</table>`
+      : `<!doctype html><meta charset="utf-8"><title>Instructions per request</title><h1>Instructions per request, the handler alone</h1>
+<p>This checkout against ${against}; valgrind (callgrind), n and 3n requests on each side.</p>
+<table><tr><th>path</th><th>n</th><th>this checkout</th><th>${against}</th><th>ratio</th></tr>${Object.values(results)
+          .map((r) => `<tr>${cell(r.label)}${cell(r.calls)}${cell(r.this)}${cell(r.against)}${cell(`×${r.ratio}`)}</tr>`)
+          .join('')}</table>`,
   );
   log(`report: ${report}`);
-  await printResult({
-    tool: 'instructions',
-    against: values.against,
-    method: 'valgrind --tool=callgrind of node --predictable, (Ir(3n) − Ir(n)) / 2n',
-    paths: results,
-  });
+  await printResult(
+    measuringCpu
+      ? {
+          tool: 'instructions',
+          measure: 'cpu',
+          against: values.against,
+          method:
+            "ms of CPU a request: the driver's process.cpuUsage() (every thread, user and system) and /proc of Redis and MariaDB, from the end of its warm-up to its last request, over n; A B B A",
+          paths: cpuResults,
+        }
+      : { tool: 'instructions', against: values.against, method: 'valgrind --tool=callgrind of node --predictable, (Ir(3n) − Ir(n)) / 2n', paths: results },
+  );
 } finally {
   await Promise.all([redis.stop(), database.stop(), emulator?.stop()]);
 }
