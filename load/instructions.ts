@@ -120,6 +120,7 @@ if (!measuringCpu) {
  * run to the next (2026-12-06, 1,000 mails a run: by up to a fifth).
  */
 const CPU_ROUNDS = Number(values.rounds);
+if (!Number.isInteger(CPU_ROUNDS) || CPU_ROUNDS < 1) throw new Error(`--rounds is a whole number from 1, not ${values.rounds}`);
 
 /**
  * The driver: the side's handler sent `calls` requests, the path's inFlight at a time, after what
