@@ -13,7 +13,7 @@ export function newsletterCacheKey(identity: NewsletterIdentity): CacheKey {
   return { versionKey: `${tag}:version`, prefix: `${tag}:id:`, suffix: 'v' };
 }
 
-/** A mail function reads each newsletter's id a few times at most: no near copies, no version key. */
+/** Ids are kept by the instance as resolved (below), not as the cache's near copies, which ask Redis for a version each read. */
 const FILL: FillOptions = {
   ttlSeconds: 7 * 24 * 3600,
   jitter: 0.1,
@@ -42,9 +42,24 @@ export async function lookUpOrInsertNewsletter(identity: NewsletterIdentity): Pr
 export type NewsletterResolver = (identity: NewsletterIdentity) => Promise<number>;
 
 /**
+ * Newsletter ids this instance has resolved, by identity key. An identity's id never changes, and
+ * an instance files many issues of one newsletter (a sender mails each reader apart, and SES
+ * invokes the function once a message), so each after the first asks Redis nothing. Bounded by
+ * count (a key and an id, ~100 bytes each); past the bound the oldest go first.
+ */
+const RESOLVED_IDS = 10_000;
+const resolvedIds = new Map<string, number>();
+
+/**
  * Finds or creates the newsletter through the lock-guarded cache: however many mails of a new
  * newsletter arrive at once, across however many instances, one caller runs the lookup and the
  * insert while the others wait to be woken with its id.
  */
-export const findOrCreateNewsletter: NewsletterResolver = async (identity) =>
-  Number(await cache().getOrFill(newsletterCacheKey(identity), FILL, async () => String(await lookUpOrInsertNewsletter(identity))));
+export const findOrCreateNewsletter: NewsletterResolver = async (identity) => {
+  const resolved = resolvedIds.get(identity.key);
+  if (resolved !== undefined) return resolved;
+  const id = Number(await cache().getOrFill(newsletterCacheKey(identity), FILL, async () => String(await lookUpOrInsertNewsletter(identity))));
+  if (resolvedIds.size >= RESOLVED_IDS) resolvedIds.delete(resolvedIds.keys().next().value!);
+  resolvedIds.set(identity.key, id);
+  return id;
+};

@@ -9,6 +9,7 @@ import { poolConnectionIds, verbOf } from '../support/database';
 import { lambdaContext } from '../support/events';
 import { newsletterMail, readers, sesEvent, sesMessageId, storeRawMail, type Reader } from '../support/mail';
 import { statementsDuring, statementsOverDuring } from '../../infra/twin/faults/query-log';
+import { watchCommands, type SeenCommand } from '../support/redis-nodes';
 
 const MAILS = 1_000;
 const receiveMail = functions.find((f) => f.id === 'receive-mail')!;
@@ -80,5 +81,34 @@ describe('one mail', () => {
     // the outcome, and the reader's feed token (whose feeds' version the filing bumps: shared/mail/feed-access.ts).
     expect(verbs(first)).toEqual(['INSERT', 'INSERT', 'INSERT', 'SELECT', 'SELECT', 'SELECT']);
     expect(verbs(next)).toEqual(['INSERT', 'INSERT', 'SELECT', 'SELECT', 'SELECT']);
+  });
+
+  it('of a newsletter this instance has filed before asks Redis nothing of the newsletter, and is filed under its id', async () => {
+    // Prepare: the newsletter resolved by this instance, from another reader's mail.
+    const [other, reader] = await readers(2);
+    const listId = `known-${sesMessageId().slice(0, 12)}.bits.example`;
+    const { key } = identify({ listId, listName: undefined, from: { name: '', address: 'news@bits.example' } }, { authenticated: true });
+    await deliver(other!, `<${listId}>`);
+    const tag = `{newsletter:${key}}`;
+    const commands = await watchCommands(tag);
+
+    // Act
+    let seen: SeenCommand[];
+    try {
+      await deliver(reader!, `<${listId}>`);
+      seen = await commands.settled();
+    } finally {
+      commands.stop();
+    }
+
+    // Assess: no command named the newsletter's keys, and both issues went to one newsletter.
+    expect(seen.filter((c) => c.args.some((arg) => arg.includes(tag)))).toEqual([]);
+    const db = await createConnection({ uri: process.env.DATABASE_URL! });
+    const [rows] = await db.query<RowDataPacket[]>(
+      'SELECT COUNT(*) AS issues, COUNT(DISTINCT i.newsletter_id) AS newsletters FROM issues i JOIN newsletters n ON n.id = i.newsletter_id WHERE n.identity_key = ?',
+      [key],
+    );
+    await db.end();
+    expect(rows[0]).toMatchObject({ issues: 2, newsletters: 1 });
   });
 });
