@@ -95,9 +95,9 @@ export async function acquireTwin(
   log(`starting a twin for this run${profiled ? ', its processes profiled' : ''}`);
   rmSync(PROFILE_DIR, { recursive: true, force: true });
   // Fresh stores, as a compare's turn has: MariaDB's data outlived the twin that wrote it, so each
-  // bench was measured against every earlier one's rows and general log. After seven mail benches
+  // bench was measured against every earlier one's rows and general log. After six mail benches
   // (2026-12-06) the issues table held 319 MB and the log 287 MB, and MariaDB's CPU a mail had
-  // risen run by run from 2.1 to 3.7 ms.
+  // risen run by run from 1.6 to 3.7 ms.
   for (const store of STORE_DIRS) rmSync(resolve(BENCH_STATE_DIR, store), { recursive: true, force: true });
   if (profiled) mkdirSync(PROFILE_DIR, { recursive: true });
   const twin = await startTwinProcess({
