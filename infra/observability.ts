@@ -365,6 +365,9 @@ export class Observability extends Construct {
           props.database.metricDatabaseConnections({ period: MINUTE, statistic: 'Maximum', label: 'Aurora' }),
           rds('DatabaseConnections', { ProxyName: props.proxy.dbProxyName }, 'proxy → Aurora'),
           rds('ClientConnections', { ProxyName: props.proxy.dbProxyName }, 'functions → proxy'),
+          // Held by one client each until it disconnects: the writer's and receive-mail's statements
+          // over 16 KB pin theirs (docs/twin.md, RDS Proxy), which this shows while they are not fixed.
+          rds('DatabaseConnectionsCurrentlySessionPinned', { ProxyName: props.proxy.dbProxyName }, 'pinned to one client'),
         ]),
         graph(
           'Mail, by outcome',

@@ -110,7 +110,7 @@ describe('the CDK app (dev)', () => {
       );
     }
     expect(graph('Cache evictions and replication lag (s)')).toMatch(/"Evictions".*"ReplicationLag"/);
-    expect(graph('Aurora and RDS Proxy connections')).toMatch(/"DatabaseConnections".*"ClientConnections"/);
+    expect(graph('Aurora and RDS Proxy connections')).toMatch(/"DatabaseConnections".*"ClientConnections".*"DatabaseConnectionsCurrentlySessionPinned"/);
     expect(graph('API 4xx and 5xx')).toMatch(/"4xx".*"5xx"/);
     expect(graph('API latency (ms)')).toContain('"Latency"');
     for (const event of ['joined', 'admitted', 'claimed', 'converted'])
