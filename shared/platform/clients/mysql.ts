@@ -1,4 +1,4 @@
-import type { Pool, PoolConnection } from 'mysql2/promise';
+import type { format as SqlFormat, Pool, PoolConnection, SqlValue, Timezone } from 'mysql2/promise';
 import { databaseEnv, readEnv } from '../config';
 import { logger } from '../logger';
 import { once } from '../once';
@@ -37,9 +37,38 @@ export const mysqlDriver = once(
     import(new URL(import.meta.url.endsWith('.ts') ? './mysql-driver.ts' : './mysql-driver.mjs', import.meta.url).href),
 );
 
+/**
+ * RDS Proxy pins a client connection to one of its connections to Aurora, until the client
+ * disconnects, once the client sends a statement of more than 16 KB of text (docs/twin.md): the
+ * writer's batches and an issue's body can. Counted in bytes, and kept under 16,000, since AWS does
+ * not say which kilobyte it means.
+ */
+const PROXY_PINS_OVER_BYTES = 16_000;
+
+/** The driver's core connection, as the pool's statement formatter is called on it. */
+interface CoreConnection {
+  release(): void;
+  destroy(): void;
+}
+
+/**
+ * Formats a statement as the driver does, and makes a connection that sends one the proxy pins on
+ * close when it is given back rather than return to the pool: the pin then ends with the statement
+ * or with its transaction, and the next use opens a connection of its own. A pinned connection kept
+ * would hold one of Aurora's connections from every other function, for up to the proxy's idle
+ * client timeout (30 minutes), frozen instance or not.
+ */
+function closingWhenPinned(format: typeof SqlFormat) {
+  return function formatStatement(this: CoreConnection, sql: string, values: SqlValue[], timezone: Timezone): string {
+    const statement = format(sql, values, false, timezone);
+    if (statement.length > PROXY_PINS_OVER_BYTES / 3 && Buffer.byteLength(statement) > PROXY_PINS_OVER_BYTES) this.release = () => this.destroy();
+    return statement;
+  };
+}
+
 async function newPool(): Promise<Pool> {
   const { DATABASE_URL, DATABASE_SECRET_ID, DATABASE_POOL_SIZE, DATABASE_TLS } = readEnv(databaseEnv);
-  const { createPool } = await mysqlDriver();
+  const { createPool, format } = await mysqlDriver();
   return createPool({
     uri: DATABASE_URL,
     ...(DATABASE_SECRET_ID ? databaseCredentials(loadedSecret(DATABASE_SECRET_ID)) : {}),
@@ -52,6 +81,8 @@ async function newPool(): Promise<Pool> {
     // No stack captured at every call for an error that may never come: in the writer's profile it
     // was 1 % of its CPU. A failed query's error still says what failed; the caller logs where.
     trace: false,
+    // The driver's typings have the formatter return nothing; it returns the statement, and is called on the connection with the pool's time zone.
+    queryFormat: closingWhenPinned(format) as unknown as (query: string, values: unknown) => void,
     // RDS Proxy's certificate is publicly trusted; the twin's CA reaches the process through NODE_EXTRA_CA_CERTS.
     ...(DATABASE_TLS ? { ssl: { rejectUnauthorized: true, verifyIdentity: true } } : {}),
   });
