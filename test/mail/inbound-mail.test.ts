@@ -5,6 +5,8 @@ import { handler as receiveMail } from '../../functions/receive-mail';
 import { LIMITS, type Rate } from '../../shared/limits/limits';
 import { mailRateKeys, newNewslettersKey, takeRate } from '../../shared/limits/rate';
 import { redis } from '../../shared/platform/clients/redis';
+import { until } from '../../shared/platform/wait';
+import { poolConnectionIds } from '../support/database';
 import { httpEvent, lambdaContext } from '../support/events';
 import { newsletterMail, readers, sesEvent, sesMessageId, storeRawMail, type MailSpec, type Reader } from '../support/mail';
 import { route } from '../support/routes';
@@ -294,6 +296,31 @@ describe('inbound newsletter mail', () => {
     );
 
     expect((await outcomesOf(messageId)).map((o) => o.outcome)).toEqual(Array(30).fill('filed'));
+  });
+
+  it('files a newsletter too large for a statement RDS Proxy leaves unpinned, whole, for every reader of one mail, and keeps no connection that sent it', async () => {
+    // Prepare: an issue whose INSERT passes 16 KB, as most real newsletters' do.
+    const audience = await readers(3);
+    const html = `<p>${'All the week&rsquo;s news, and more. '.repeat(1_000)}<b>The end.</b></p>`;
+    const before = await poolConnectionIds();
+
+    // Act
+    const messageId = await deliver(
+      audience.map((r) => r.address),
+      { listId: uniqueList(), html },
+    );
+
+    // Assess: each reader's copy went over a connection of its own, closed once it had.
+    expect((await outcomesOf(messageId)).map((o) => o.outcome)).toEqual(Array(3).fill('filed'));
+    const [summary] = body(await inbox(audience[0]!)).issues;
+    const opened = body(await call(getIssue, audience[0]!, 'GET', `/me/inbox/${summary.id}`, { pathParameters: { issueId: String(summary.id) } }));
+    expect(opened.html.length).toBeGreaterThan(30_000);
+    expect(opened.html).toContain('<b>The end.</b>');
+    const after = await poolConnectionIds();
+    const closed = before.filter((id) => !after.includes(id));
+    expect(closed).toHaveLength(3);
+    const stillOpen = async () => (await db.query<RowDataPacket[]>('SELECT ID FROM information_schema.PROCESSLIST WHERE ID IN (?)', [closed]))[0].length;
+    await until(async () => (await stillOpen()) === 0, 10_000, 'the connections that sent it closed');
   });
 
   it('files nothing twice when SES delivers the same event again', async () => {

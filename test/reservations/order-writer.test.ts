@@ -133,6 +133,23 @@ describe('the order writer', () => {
     expect(await soldCount(itemId)).toBe(4);
   });
 
+  it('stores a batch whose statements pass 16 KB, then closes the connection that sent them, which RDS Proxy would keep pinned', async () => {
+    // Prepare: 200 orders in two messages of 100, whose batch goes in one multi-row INSERT of ~24 KB.
+    const { itemId, orders } = await saleWithReservations(200);
+    const messages = [orders.slice(0, 100), orders.slice(100)].map((part) => encodeHandOffs(part.map((order) => ({ kind: 'orders', record: order }))));
+    const before = await poolConnectionIds();
+
+    // Act
+    const result = await writeReservations(sqsEventFor(messages), lambdaContext());
+
+    // Assess
+    expect(result.batchItemFailures).toEqual([]);
+    expect(await orderRows(itemId)).toHaveLength(200);
+    expect(await soldCount(itemId)).toBe(200);
+    const after = await poolConnectionIds();
+    expect(before.filter((id) => !after.includes(id))).toHaveLength(1);
+  });
+
   it('counts each order once when its message comes twice in one batch', async () => {
     const { itemId, orders } = await saleWithReservations(2);
     const bodies = orders.map((o) => encodeHandOffs([{ kind: 'orders', record: o }]));
