@@ -66,6 +66,15 @@ function closingWhenPinned(format: typeof SqlFormat) {
   };
 }
 
+/**
+ * How long a connection stays in the pool unused before the pool's timer closes it (the driver's
+ * `idleTimeout`, set below as it defaults). Lambda freezes an instance between invocations, and a
+ * frozen instance runs no timer, while RDS Proxy closes a client connection idle for its idle client
+ * timeout (30 minutes): a thawed instance would lend a connection the proxy has closed, its close
+ * not yet read, and the statement sent over it would fail ("Connection lost", mysql2's issue 2247).
+ */
+const IDLE_CONNECTION_MS = 60_000;
+
 async function newPool(): Promise<Pool> {
   const { DATABASE_URL, DATABASE_SECRET_ID, DATABASE_POOL_SIZE, DATABASE_TLS } = readEnv(databaseEnv);
   const { createPool, format } = await mysqlDriver();
@@ -81,6 +90,7 @@ async function newPool(): Promise<Pool> {
     // No stack captured at every call for an error that may never come: in the writer's profile it
     // was 1 % of its CPU. A failed query's error still says what failed; the caller logs where.
     trace: false,
+    idleTimeout: IDLE_CONNECTION_MS,
     // The driver's typings have the formatter return nothing; it returns the statement, and is called on the connection with the pool's time zone.
     queryFormat: closingWhenPinned(format) as unknown as (query: string, values: unknown) => void,
     // RDS Proxy's certificate is publicly trusted; the twin's CA reaches the process through NODE_EXTRA_CA_CERTS.
@@ -93,11 +103,22 @@ async function newPool(): Promise<Pool> {
  * RDS Proxy connections, which would defeat the proxy under a flash crowd. When the proxy refuses
  * the credentials (the secret rotated), the secret is looked up again and one new pool replaces
  * the old for every caller; the refused call runs once more, which is safe, since it never ran.
+ * A call after longer unused than IDLE_CONNECTION_MS (the instance was frozen, or idle) replaces
+ * the pool too, as its timer would have closed every connection: none from before is lent again.
  */
 function database(): Database {
   let pool = newPool();
   let poolSecret = currentSecret();
-  const retryAfterRotation = async <T>(call: (pool: Pool) => Promise<T>): Promise<T> => {
+  let lastUsed = Date.now();
+  const replacePool = () => {
+    const replaced = pool;
+    pool = newPool();
+    // Connections the old pool lent out finish their transactions first: it ends once no invocation can still hold one.
+    setTimeout(() => void replaced.then((old) => old.end()).catch(() => undefined), RETIRE_AFTER_MS).unref();
+  };
+  const withPool = async <T>(call: (pool: Pool) => Promise<T>): Promise<T> => {
+    if (Date.now() - lastUsed > IDLE_CONNECTION_MS) replacePool();
+    lastUsed = Date.now();
     const used = pool;
     try {
       return await call(await used);
@@ -107,17 +128,17 @@ function database(): Database {
       const secret = await refreshSecret(secretId);
       if (pool === used && secret !== poolSecret) {
         logger.warn('Database credentials refused; reconnecting with the secret looked up again');
-        pool = newPool();
+        replacePool();
         poolSecret = secret;
-        // Connections the old pool lent out finish their transactions first: it ends once no invocation can still hold one.
-        setTimeout(() => void used.then((old) => old.end()).catch(() => undefined), RETIRE_AFTER_MS).unref();
       }
       return call(await pool);
+    } finally {
+      lastUsed = Date.now();
     }
   };
   return {
-    query: ((...args: Parameters<Pool['query']>) => retryAfterRotation((p) => p.query(...args))) as Pool['query'],
-    getConnection: () => retryAfterRotation((p) => p.getConnection()),
+    query: ((...args: Parameters<Pool['query']>) => withPool((p) => p.query(...args))) as Pool['query'],
+    getConnection: () => withPool((p) => p.getConnection()),
     end: async () => (await pool).end(),
   };
 }
