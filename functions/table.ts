@@ -29,6 +29,16 @@ export const queueNamesOf = (name: QueueName, prefix = 'surge') => ({
   deadLetter: `${prefix}-${queues[name].deadLetterName}`,
 });
 
+/**
+ * The queue that keeps an asynchronously invoked function's events once Lambda's retries are spent
+ * (its on-failure destination), under the same prefixes: each message is Lambda's invocation record
+ * around the event.
+ */
+export const asyncFailuresQueueOf = (functionId: string, prefix = 'surge') => `${prefix}-${functionId}-failures`;
+
+/** Lambda's retries of a failed asynchronous invocation (SES invokes with type Event), and how long an event may wait for one. */
+export const asyncInvocation = { retries: 2, maxEventAgeHours: 6 } as const;
+
 export const buckets = {
   rawMail: { name: 'surge-raw-mail' },
 } as const;

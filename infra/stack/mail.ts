@@ -6,7 +6,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aw
 import { ReceiptRuleSet, TlsPolicy, type ReceiptRule } from 'aws-cdk-lib/aws-ses';
 import * as sesActions from 'aws-cdk-lib/aws-ses-actions';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
-import { buckets, inboundMail, type FunctionSpec } from '../../functions/table';
+import { asyncFailuresQueueOf, asyncInvocation, buckets, inboundMail, type FunctionSpec } from '../../functions/table';
 import type { Deployment } from '../../shared/platform/config';
 import type { Kept } from './stage';
 
@@ -145,12 +145,16 @@ export class Mail {
   receive(spec: FunctionSpec, fn: LambdaFn): void {
     // SES invokes asynchronously: an event still failing after Lambda's two retries is kept here.
     const failed = new Queue(this.stack, `${spec.id}Failures`, {
-      queueName: `${this.namePrefix}-${spec.id}-failures`,
+      queueName: asyncFailuresQueueOf(spec.id, this.namePrefix),
       retentionPeriod: Duration.days(14),
       enforceSSL: true,
       encryption: QueueEncryption.SQS_MANAGED,
     });
-    fn.configureAsyncInvoke({ retryAttempts: 2, maxEventAge: Duration.hours(6), onFailure: new SqsDestination(failed) });
+    fn.configureAsyncInvoke({
+      retryAttempts: asyncInvocation.retries,
+      maxEventAge: Duration.hours(asyncInvocation.maxEventAgeHours),
+      onFailure: new SqsDestination(failed),
+    });
     this.failures.push(failed);
     new CfnOutput(this.stack, `${spec.id}FailuresUrl`.replace(/-/g, ''), { value: failed.queueUrl });
     this.rule.addAction(new sesActions.Lambda({ function: fn, invocationType: sesActions.LambdaInvocationType.EVENT }));

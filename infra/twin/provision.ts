@@ -1,6 +1,6 @@
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { buckets, queueNamesOf, queues, visibilityTimeoutSeconds, type QueueName } from '../../functions/table';
+import { asyncFailuresQueueOf, buckets, functions, queueNamesOf, queues, visibilityTimeoutSeconds, type QueueName } from '../../functions/table';
 
 export interface ProvisionedQueue {
   url: string;
@@ -30,6 +30,17 @@ export async function provision(sqs: SQSClient, s3: S3Client, queuePrefix = ''):
   );
   await Promise.all(Object.values(buckets).map((b) => s3.send(new CreateBucketCommand({ Bucket: b.name }))));
   return Object.fromEntries(entries) as Record<QueueName, ProvisionedQueue>;
+}
+
+/** Each asynchronously invoked function's failures queue (its on-failure destination), as the stack makes it; their URLs by function id. */
+export async function provisionAsyncFailures(sqs: SQSClient, queuePrefix = ''): Promise<Map<string, string>> {
+  const asynchronous = functions.filter((spec) => spec.trigger.kind === 'ses');
+  const created = await Promise.all(
+    asynchronous.map((spec) =>
+      sqs.send(new CreateQueueCommand({ QueueName: `${queuePrefix}${asyncFailuresQueueOf(spec.id)}`, Attributes: { MessageRetentionPeriod: '1209600' } })),
+    ),
+  );
+  return new Map(asynchronous.map((spec, i) => [spec.id, created[i]!.QueueUrl!]));
 }
 
 export async function queueArn(sqs: SQSClient, queueUrl: string): Promise<string> {

@@ -2,6 +2,7 @@
  * What the twin's gateway and SMTP listener route to: the table's HTTP and SES functions, and the
  * twin's own endpoints (the benches' ceiling, the metrics, firing a schedule or the deploy trigger).
  */
+import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { DEFAULT_ROUTE_THROTTLE, functions, type FunctionSpec } from '../../functions/table';
 import { capped } from './lambda/concurrency';
@@ -88,11 +89,24 @@ export function twinHttpRoutes(runners: Map<string, FunctionRunner>, emf: EmfCol
   return httpRoutes;
 }
 
-/** The table's SES functions, for mail to the twin's inbound domain; beyond its cap SES's asynchronous invocation waits rather than being refused. */
-export function twinMailRoutes(runners: Map<string, FunctionRunner>): MailRoute[] {
+/**
+ * The table's SES functions, for mail to the twin's inbound domain; beyond its cap SES's
+ * asynchronous invocation waits rather than being refused. An event whose retries are spent is
+ * kept in the function's failures queue (`failureQueueUrls`, by function id), as Lambda's record.
+ */
+export function twinMailRoutes(runners: Map<string, FunctionRunner>, sqs: SQSClient, failureQueueUrls: Map<string, string>): MailRoute[] {
   return functions.flatMap((spec) => {
     if (spec.trigger.kind !== 'ses') return [];
     const lambda = runners.get(spec.id)!;
-    return [{ domain: TWIN_INBOUND_DOMAIN, functionArn: functionArnOf(`surge-${spec.id}`), invoke: capped(spec, (event) => lambda.invoke(event), 'wait') }];
+    return [
+      {
+        domain: TWIN_INBOUND_DOMAIN,
+        functionArn: functionArnOf(`surge-${spec.id}`),
+        invoke: capped(spec, (event) => lambda.invoke(event), 'wait'),
+        keepFailure: async (record) => {
+          await sqs.send(new SendMessageCommand({ QueueUrl: failureQueueUrls.get(spec.id)!, MessageBody: JSON.stringify(record) }));
+        },
+      },
+    ];
   });
 }

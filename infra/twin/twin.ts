@@ -18,7 +18,7 @@ import { listenGateway } from './events/gateway';
 import { compileRoutes } from './events/http-routes';
 import { startInboundMail } from './inbound-mail';
 import type { TwinOptions } from './options';
-import { provision, type ProvisionedQueue } from './provision';
+import { provision, provisionAsyncFailures, type ProvisionedQueue } from './provision';
 import { startQueueConsumers } from './queue-consumers';
 import { twinHttpRoutes, twinMailRoutes } from './routes';
 import type { FunctionRunner, FunctionRuntime } from './lambda/runners';
@@ -100,7 +100,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     const { demoFeedPath } = await seed();
 
     const extra = extraFunctionRoutes(options.extraFunctions ?? []);
-    const mailRoutes = [...twinMailRoutes(lambdas), ...extra.mail];
+    const mailRoutes = [...twinMailRoutes(lambdas, sqs, await provisionAsyncFailures(sqs, options.queuePrefix)), ...extra.mail];
     // Every function warm before traffic; in bundle mode their inits take turns for this machine's
     // cores (see InitSlots), each held to Lambda's init limit from when its own begins.
     await Promise.all([...lambdas.values()].map((lambda) => lambda.warm()));

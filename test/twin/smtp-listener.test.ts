@@ -2,6 +2,7 @@ import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { SESEvent } from 'aws-lambda';
 import { createTransport } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AsyncFailureRecord } from '../../infra/twin/events/async-failure';
 import { parseVerdicts } from '../../infra/twin/events/ses-event';
 import { startSmtpListener, type SmtpListener } from '../../infra/twin/events/smtp';
 import { fixture } from '../support/events';
@@ -26,6 +27,7 @@ function shape(value: unknown, path = ''): string[] {
 describe("the twin's SMTP listener", () => {
   let listener: SmtpListener;
   const events: SESEvent[] = [];
+  const kept: AsyncFailureRecord[] = [];
   let failuresToCome = 0;
 
   beforeAll(async () => {
@@ -43,6 +45,9 @@ describe("the twin's SMTP listener", () => {
               throw new Error('the function failed');
             }
             events.push(event);
+          },
+          keepFailure: async (record) => {
+            kept.push(record);
           },
         },
       ],
@@ -121,5 +126,34 @@ describe("the twin's SMTP listener", () => {
 
     await until(async () => events.some((e) => e.Records[0]!.ses.mail.messageId === messageId), 60_000, 'the retried receipt event');
     expect(failuresToCome).toBe(0);
+    expect(kept).toEqual([]);
+  });
+
+  it('keeps an event whose retries are spent in the on-failure destination, as Lambda’s invocation record around it', async () => {
+    // Prepare: the first try and both retries fail.
+    failuresToCome = 3;
+
+    // Act
+    const sent = await smtp().sendMail({ from: 'news@bits.example', to: `reader@${DOMAIN}`, subject: 'Kept', text: 'x' });
+    const messageId = /queued as ([a-z0-9]+)/.exec(sent.response)![1]!;
+
+    // Assess
+    const record = (await until(
+      async () => kept.find((r) => (r.requestPayload as SESEvent).Records[0]!.ses.mail.messageId === messageId),
+      60_000,
+      'the kept record',
+    ))!;
+    expect(failuresToCome).toBe(0);
+    expect(record).toMatchObject({
+      version: '1.0',
+      requestContext: {
+        functionArn: 'arn:aws:lambda:us-east-1:000000000000:function:surge-receive-mail:$LATEST',
+        condition: 'RetriesExhausted',
+        approximateInvokeCount: 3,
+      },
+      responseContext: { statusCode: 200, functionError: 'Unhandled' },
+      responsePayload: { errorType: 'Error', errorMessage: 'the function failed' },
+    });
+    expect(events.some((e) => e.Records[0]!.ses.mail.messageId === messageId)).toBe(false);
   });
 });

@@ -1,6 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import type { SESEvent } from 'aws-lambda';
+import { asyncInvocation } from '../../../functions/table';
+import { asyncFailureRecord, type AsyncFailureRecord } from './async-failure';
 import { sesEvent, sesMessageId, type Verdicts } from './ses-event';
 
 /** A receipt rule: mail for this domain is stored, then handed to this function. */
@@ -8,6 +10,8 @@ export interface MailRoute {
   domain: string;
   functionArn: string;
   invoke(event: SESEvent): Promise<unknown>;
+  /** Keeps an event whose retries are spent, as the function's on-failure destination does; none for a function no stack deploys (a bench's baseline). */
+  keepFailure?(record: AsyncFailureRecord): Promise<void>;
 }
 
 export interface SmtpListenerOptions {
@@ -30,8 +34,7 @@ export interface SmtpListener {
 /** SES accepts messages up to 40 MB when it stores them in S3; the function refuses larger than its own limit. */
 export const SES_MAX_MESSAGE_BYTES = 40 * 1024 * 1024;
 
-/** Lambda's own retries of a failed asynchronous invocation (SES invokes with type Event). */
-const ASYNC_RETRIES = 2;
+/** Lambda waits 1 and then 2 minutes before its retries; the twin as many seconds. */
 const RETRY_DELAY_MS = 1_000;
 
 function smtpError(code: number, message: string): Error {
@@ -59,7 +62,7 @@ function readMessage(stream: SMTPServerDataStream, maxBytes: number): Promise<Bu
  * routes' domains (others are refused at RCPT), refuses oversized messages with 552, stores each
  * accepted message in the raw-mail bucket as SES's S3 action does, answers 250 with the SES
  * message id, then invokes the route's function with the receipt event as SES does: asynchronously,
- * retried twice on failure.
+ * retried twice on failure, then kept as Lambda's invocation record in its on-failure destination.
  */
 export async function startSmtpListener(options: SmtpListenerOptions): Promise<SmtpListener> {
   const routeOf = new Map(options.routes.map((r) => [r.domain.toLowerCase(), r]));
@@ -73,7 +76,12 @@ export async function startSmtpListener(options: SmtpListenerOptions): Promise<S
         await route.invoke(event);
         return;
       } catch (error) {
-        if (attempt === ASYNC_RETRIES || closing) {
+        if (attempt === asyncInvocation.retries) {
+          options.onError(error as Error);
+          await route.keepFailure?.(asyncFailureRecord(route.functionArn, event, attempt + 1, error as Error)).catch((kept: Error) => options.onError(kept));
+          return;
+        }
+        if (closing) {
           options.onError(error as Error);
           return;
         }
