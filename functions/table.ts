@@ -23,6 +23,9 @@ export const queues = {
 
 export type QueueName = keyof typeof queues;
 
+/** How long a queue of what failed (a dead-letter or failures queue) keeps a message: SQS's longest. */
+export const FAILED_MESSAGES_KEPT_DAYS = 14;
+
 /** A queue's and its DLQ's physical names under a prefix: the twin's by default, a stack's on AWS. */
 export const queueNamesOf = (name: QueueName, prefix = 'surge') => ({
   queue: `${prefix}-${queues[name].name}`,

@@ -6,7 +6,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aw
 import { ReceiptRuleSet, TlsPolicy, type ReceiptRule } from 'aws-cdk-lib/aws-ses';
 import * as sesActions from 'aws-cdk-lib/aws-ses-actions';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
-import { asyncFailuresQueueOf, asyncInvocation, buckets, inboundMail, type FunctionSpec } from '../../functions/table';
+import { asyncFailuresQueueOf, asyncInvocation, buckets, FAILED_MESSAGES_KEPT_DAYS, inboundMail, type FunctionSpec } from '../../functions/table';
 import type { Deployment } from '../../shared/platform/config';
 import type { Kept } from './stage';
 
@@ -146,7 +146,7 @@ export class Mail {
     // SES invokes asynchronously: an event still failing after Lambda's two retries is kept here.
     const failed = new Queue(this.stack, `${spec.id}Failures`, {
       queueName: asyncFailuresQueueOf(spec.id, this.namePrefix),
-      retentionPeriod: Duration.days(14),
+      retentionPeriod: Duration.days(FAILED_MESSAGES_KEPT_DAYS),
       enforceSSL: true,
       encryption: QueueEncryption.SQS_MANAGED,
     });

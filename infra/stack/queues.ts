@@ -2,7 +2,15 @@ import { CfnOutput, Duration, type Stack } from 'aws-cdk-lib';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
-import { queueNamesOf, queues, visibilityTimeoutSeconds, type FunctionSpec, type QueueName, type Trigger } from '../../functions/table';
+import {
+  FAILED_MESSAGES_KEPT_DAYS,
+  queueNamesOf,
+  queues,
+  visibilityTimeoutSeconds,
+  type FunctionSpec,
+  type QueueName,
+  type Trigger,
+} from '../../functions/table';
 
 type QueueTrigger = Extract<Trigger, { kind: 'queue' }>;
 
@@ -21,7 +29,7 @@ export class Queues {
       const names = queueNamesOf(name, namePrefix);
       const deadLetters = new Queue(stack, `${name}Dlq`, {
         queueName: names.deadLetter,
-        retentionPeriod: Duration.days(14),
+        retentionPeriod: Duration.days(FAILED_MESSAGES_KEPT_DAYS),
         enforceSSL: true,
         encryption: QueueEncryption.SQS_MANAGED,
       });

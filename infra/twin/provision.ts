@@ -1,6 +1,17 @@
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { asyncFailuresQueueOf, buckets, functions, queueNamesOf, queues, visibilityTimeoutSeconds, type QueueName } from '../../functions/table';
+import {
+  asyncFailuresQueueOf,
+  buckets,
+  FAILED_MESSAGES_KEPT_DAYS,
+  functions,
+  queueNamesOf,
+  queues,
+  visibilityTimeoutSeconds,
+  type QueueName,
+} from '../../functions/table';
+
+const KEPT_AS_FAILED = { MessageRetentionPeriod: String(FAILED_MESSAGES_KEPT_DAYS * 24 * 3600) };
 
 export interface ProvisionedQueue {
   url: string;
@@ -14,7 +25,7 @@ export async function provision(sqs: SQSClient, s3: S3Client, queuePrefix = ''):
     (Object.keys(queues) as QueueName[]).map(async (name) => {
       const spec = queues[name];
       const names = queueNamesOf(name);
-      const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `${queuePrefix}${names.deadLetter}`, Attributes: { MessageRetentionPeriod: '1209600' } }));
+      const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `${queuePrefix}${names.deadLetter}`, Attributes: KEPT_AS_FAILED }));
       const dlqArn = await queueArn(sqs, dlq.QueueUrl!);
       const queue = await sqs.send(
         new CreateQueueCommand({
@@ -36,9 +47,7 @@ export async function provision(sqs: SQSClient, s3: S3Client, queuePrefix = ''):
 export async function provisionAsyncFailures(sqs: SQSClient, queuePrefix = ''): Promise<Map<string, string>> {
   const asynchronous = functions.filter((spec) => spec.trigger.kind === 'ses');
   const created = await Promise.all(
-    asynchronous.map((spec) =>
-      sqs.send(new CreateQueueCommand({ QueueName: `${queuePrefix}${asyncFailuresQueueOf(spec.id)}`, Attributes: { MessageRetentionPeriod: '1209600' } })),
-    ),
+    asynchronous.map((spec) => sqs.send(new CreateQueueCommand({ QueueName: `${queuePrefix}${asyncFailuresQueueOf(spec.id)}`, Attributes: KEPT_AS_FAILED }))),
   );
   return new Map(asynchronous.map((spec, i) => [spec.id, created[i]!.QueueUrl!]));
 }

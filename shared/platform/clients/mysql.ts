@@ -61,6 +61,7 @@ interface CoreConnection {
 function closingWhenPinned(format: typeof SqlFormat) {
   return function formatStatement(this: CoreConnection, sql: string, values: SqlValue[], timezone: Timezone): string {
     const statement = format(sql, values, false, timezone);
+    // A UTF-16 unit is at most three bytes of UTF-8: a shorter statement needs no count of its bytes.
     if (statement.length > PROXY_PINS_OVER_BYTES / 3 && Buffer.byteLength(statement) > PROXY_PINS_OVER_BYTES) this.release = () => this.destroy();
     return statement;
   };
