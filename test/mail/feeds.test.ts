@@ -348,6 +348,24 @@ describe('feed tokens', () => {
     expect(await redis().get(keys.reader)).toBe('-');
   });
 
+  it("takes each poll from the token's rate, 304s included, once Redis knows the token", async () => {
+    const [reader] = (await readers(1)) as [Reader];
+    const feeds = await myFeeds(reader);
+    const first = await fetchUrl(feeds.all.atom);
+    const rate = feedKeys(feedTokenHash(new URL(feeds.all.atom).pathname.split('/')[2]!)).rate;
+    const interval = LIMITS.feedPollsPerToken.periodMs / LIMITS.feedPollsPerToken.count;
+
+    const polls = [
+      await fetchUrl(feeds.all.atom),
+      ...(await Promise.all([1, 2].map(() => fetchUrl(feeds.all.atom, { 'if-none-match': first.headers!.etag as string })))),
+    ];
+
+    expect(polls.map((p) => p.statusCode)).toEqual([200, 304, 304]);
+    // Three polls taken from an empty rate put its TAT three intervals past the first: more than two ahead of now.
+    expect(await redis().pttl(rate)).toBeGreaterThan(2 * interval);
+    expect(await redis().pttl(rate)).toBeLessThanOrEqual(3 * interval);
+  });
+
   it("answers 429 with Retry-After past the token's rate", async () => {
     const [reader] = (await readers(1)) as [Reader];
     const feeds = await myFeeds(reader);

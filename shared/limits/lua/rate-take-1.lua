@@ -1,5 +1,5 @@
 --[[
-  One request against a rate limit (rate_wait, from gcra.lua, included below).
+  One request against a rate limit (rate_take, from gcra.lua, included below).
 
   KEYS[1] the limit's key, e.g. {ip:<address>}:signup   holds the TAT, ms
 
@@ -9,8 +9,4 @@
   Returns 0 when allowed (and takes it), or the ms until a request would be.
 ]]
 --- @include "./gcra.lua"
-local wait, take = rate_wait(KEYS[1], ARGV[1], ARGV[2])
-if wait == 0 then
-  take()
-end
-return wait
+return rate_take(KEYS[1], redis.call('GET', KEYS[1]), ARGV[1], ARGV[2])

@@ -14,20 +14,20 @@
   rotated away, { -15 RateLimited, ms until a poll is allowed }, or { 2, user id, version }.
 ]]
 --- @include "../../limits/lua/gcra.lua"
-local reader = redis.call('GET', KEYS[1])
+-- One read of the three: each call from Lua costs Redis more than the command it runs.
+local stored = redis.call('MGET', KEYS[1], KEYS[2], KEYS[3])
+local reader, version = stored[1], stored[2]
 if not reader then
   return { 0 }
 end
 if reader == '-' then
   return { 1 }
 end
-local version = redis.call('GET', KEYS[2])
 if not version then
   return { 0 }
 end
-local wait, take = rate_wait(KEYS[3], ARGV[1], ARGV[2])
+local wait = rate_take(KEYS[3], stored[3], ARGV[1], ARGV[2])
 if wait > 0 then
   return { -15, wait }
 end
-take()
 return { 2, reader, version }
