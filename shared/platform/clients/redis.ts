@@ -9,6 +9,8 @@ import { loadedSecret, refreshSecret } from './credentials';
  * The longest a caller waits for Redis, whatever the connection is doing: well under the
  * functions' 10 s timeout, so Redis away costs a retry-safe 503 (or the catalog's read from MySQL)
  * rather than the invocation. Every script here runs in well under a millisecond; none may need more.
+ * A reply that arrived while the event loop was held is read before the timeout is decided
+ * (ioredis's Command#setTimeout, patched in infra/patches): Redis's delay is timed, not the loop's.
  */
 const COMMAND_TIMEOUT_MS = 1_000;
 
