@@ -88,6 +88,7 @@ function writeStateFile(serving: Twin): void {
         databaseUrl: serving.databaseUrl,
         emulatorUrl: serving.emulatorUrl,
         smtpUrl: serving.smtpUrl,
+        lambdaUrl: serving.lambdaUrl,
         inboundDomain: serving.inboundDomain,
         pids: serving.pids,
         queues: serving.queues,
@@ -226,6 +227,7 @@ const lines = [
   ['sqs+s3', twin.emulatorUrl],
   ['queue', `${twin.queues.reservations.url}  (dlq ${twin.queues.reservations.deadLetterUrl})`],
   ['smtp', `${twin.smtpUrl}  (mail for <token>@${twin.inboundDomain}; GET /me/inbox-address tells a reader's)`],
+  ['lambda', `${twin.lambdaUrl}  (Lambda's Invoke API, for operators' tools: npm run redrive -- --failed-mail)`],
   ...demoAccounts.map((a) => [`login ${a.role}`, `${a.email} / ${a.password}`]),
   ...(twin.demoFeedPath ? [['feed user', `${twin.url}${twin.demoFeedPath}  (Atom; /json/ for JSON Feed; what the demo user's inbox address receives)`]] : []),
 ];

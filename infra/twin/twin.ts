@@ -17,6 +17,7 @@ import { edgeFromTemplate } from './edge/from-template';
 import { listenGateway } from './events/gateway';
 import { compileRoutes } from './events/http-routes';
 import { startInboundMail } from './inbound-mail';
+import { startLambdaApi } from './events/lambda-api';
 import type { TwinOptions } from './options';
 import { provision, provisionAsyncFailures, type ProvisionedQueue } from './provision';
 import { startQueueConsumers } from './queue-consumers';
@@ -36,6 +37,8 @@ export interface Twin {
   databaseUrl: string;
   emulatorUrl: string;
   smtpUrl: string;
+  /** Lambda's Invoke API for the functions not behind a queue, for operators' tools (events/lambda-api.ts). */
+  lambdaUrl: string;
   inboundDomain: string;
   queues: Record<QueueName, ProvisionedQueue>;
   /** Processes the twin started, by service, for CPU accounting in benchmarks; current after a restart. */
@@ -112,6 +115,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
     });
     const routes = compileRoutes([...twinHttpRoutes(lambdas, emf, consumers?.invocations), ...extra.http]);
     const schedules = options.schedules === false ? { stop: () => undefined } : startSchedules(lambdas);
+    const lambdaApi = await startLambdaApi(0, lambdas);
 
     // Ready: the stores are seeded, and the SMTP listener and the consumers are up.
     gateway.serve(routes);
@@ -130,6 +134,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
       databaseUrl: database.adminUrl,
       emulatorUrl: emulator.url,
       smtpUrl: smtp.url,
+      lambdaUrl: lambdaApi.url,
       inboundDomain: TWIN_INBOUND_DOMAIN,
       demoFeedPath,
       queues: provisioned,
@@ -149,7 +154,7 @@ export async function startTwin(options: TwinOptions): Promise<Twin> {
       admin: { redisUrl: redis.adminUrl, databaseUrl: database.adminUrl, ...(database.adminTls ? { ca: database.adminTls.ca } : {}) },
       async stop() {
         schedules.stop();
-        await Promise.all([front(), smtp.close()]);
+        await Promise.all([front(), smtp.close(), lambdaApi.close()]);
         await consumers?.stop();
         await Promise.all(runners.map((r) => r.stop()));
         await stores.stop();
