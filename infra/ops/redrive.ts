@@ -64,10 +64,14 @@ if (values['failed-mail']) {
   // client would take AWS_ENDPOINT_URL, the emulator's, which answers calls it does not know.
   if (twin && !twin.lambdaUrl) throw new Error('The running twin serves no Lambda Invoke API (it predates it): restart it (npm start)');
   const lambda = new LambdaClient(twin ? { region: process.env.AWS_REGION!, endpoint: twin.lambdaUrl } : {});
-  for (const spec of functions.filter((f) => f.trigger.kind === 'ses')) {
-    const queue = asyncFailuresQueueOf(spec.id, namePrefix);
-    const functionName = functionNameOf(namePrefix ?? 'surge', spec);
-    const result = await reinvokeFailures(sqs(), lambda, { queueUrl: (await located(queue)).url, functionName, timeoutSeconds: spec.timeoutSeconds });
+  for (const mailFunction of functions.filter((f) => f.trigger.kind === 'ses')) {
+    const queue = asyncFailuresQueueOf(mailFunction.id, namePrefix);
+    const functionName = functionNameOf(namePrefix ?? 'surge', mailFunction);
+    const result = await reinvokeFailures(sqs(), lambda, {
+      queueUrl: (await located(queue)).url,
+      functionName,
+      timeoutSeconds: mailFunction.timeoutSeconds,
+    });
     process.stdout.write(`${JSON.stringify({ queue, function: functionName, ...result })}\n`);
   }
 } else {
