@@ -30,16 +30,19 @@ function send(res: ServerResponse, status: number, body: string, headers: Record
   res.end(body);
 }
 
-/** A request's body, or undefined past API Gateway's 10 MB (the edge reads bodies the same way). */
-export function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+/**
+ * A request's body, or undefined past `maxBytes` (the rest is read, not kept): API Gateway's 10 MB
+ * unless said (the edge reads bodies the same way; Lambda's Invoke API holds them to 6 MB).
+ */
+export function readBody(req: IncomingMessage, maxBytes = MAX_PAYLOAD_BYTES): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size <= MAX_PAYLOAD_BYTES) chunks.push(chunk);
+      if (size <= maxBytes) chunks.push(chunk);
     });
-    req.on('end', () => resolve(size > MAX_PAYLOAD_BYTES ? undefined : Buffer.concat(chunks)));
+    req.on('end', () => resolve(size > maxBytes ? undefined : Buffer.concat(chunks)));
     req.on('error', reject);
   });
 }

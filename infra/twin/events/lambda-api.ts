@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { capped, Throttled } from '../lambda/concurrency';
 import { FunctionError } from '../lambda/lambda';
+import { readBody } from './gateway';
 import type { FunctionRunner } from '../lambda/runners';
 
 /** Lambda's limit on a synchronous invocation's payload. */
@@ -27,17 +28,6 @@ export interface LambdaApi {
 function refuse(response: ServerResponse, status: number, type: string, message: string): void {
   response.writeHead(status, { 'content-type': 'application/json', 'x-amzn-errortype': type });
   response.end(JSON.stringify({ Type: 'User', message }));
-}
-
-/** The request's body, or undefined once it passed `maxBytes` (the rest is not kept). */
-async function readPayload(request: IncomingMessage, maxBytes: number): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size <= maxBytes) chunks.push(chunk as Buffer);
-  }
-  return size > maxBytes ? undefined : Buffer.concat(chunks, size);
 }
 
 /** What the Node.js runtime answers for a function that threw: its error's type and message. */
@@ -65,7 +55,7 @@ export async function startLambdaApi(port: number, runners: Map<string, Function
     if (type !== 'RequestResponse' && type !== 'DryRun') {
       return refuse(response, 400, 'InvalidParameterValueException', `The twin invokes synchronously only (RequestResponse, DryRun), not ${type}`);
     }
-    const payload = await readPayload(request, SYNC_PAYLOAD_MAX_BYTES);
+    const payload = await readBody(request, SYNC_PAYLOAD_MAX_BYTES);
     if (!payload)
       return refuse(response, 413, 'RequestTooLargeException', `Request must be smaller than ${SYNC_PAYLOAD_MAX_BYTES} bytes for the InvokeFunction operation`);
     let event: unknown;
