@@ -91,8 +91,28 @@ export async function signIn(user: { id: number; role: Role; email: string }, pr
   return sessionCookie(session);
 }
 
-/** The fields of a session hash that resolve it, in the order HMGET answers them. */
-const PRINCIPAL_FIELDS = ['uid', 'role', 'email', 'exp'] as const;
+/**
+ * A session's value, one string: `<user id>\t<role>\t<absolute expiry, ms>\t<email>`, the email
+ * last so that nothing in it can shift the rest: what the next release writes, so that one command
+ * reads a session and slides its idle timeout (GETEX), where a hash's take two.
+ */
+export function sessionValue(user: { id: number; role: Role; email: string }, expiresAt: number): string {
+  return `${user.id}\t${user.role}\t${expiresAt}\t${user.email}`;
+}
+
+/** A session value's principal and absolute expiry, or undefined for a value no release writes. */
+function parseSessionValue(value: string): (Principal & { expiresAt: number }) | undefined {
+  const afterId = value.indexOf('\t');
+  const afterRole = value.indexOf('\t', afterId + 1);
+  const afterExpiry = afterRole < 0 ? -1 : value.indexOf('\t', afterRole + 1);
+  if (afterId < 0 || afterExpiry < 0) return undefined;
+  return {
+    userId: Number(value.slice(0, afterId)),
+    role: value.slice(afterId + 1, afterRole) as Role,
+    expiresAt: Number(value.slice(afterRole + 1, afterExpiry)),
+    email: value.slice(afterExpiry + 1),
+  };
+}
 
 /**
  * One Redis round trip: the session's fields read and its idle timeout slid by two commands written
@@ -107,19 +127,49 @@ const PRINCIPAL_FIELDS = ['uid', 'role', 'email', 'exp'] as const;
  * old primary refuses it with READONLY and the client sends it again to the new one, while HMGET, a
  * read, may already have been answered by the old primary, which can be behind. A session the
  * primary holds but the read missed is a retry-safe 503, not a sign-out.
+ *
+ * A session the next release wrote, one string (HMGET refuses it, WRONGTYPE), is read as that
+ * release reads it, so that the two may serve side by side while a deploy shifts.
  */
 export async function resolveSession(handle: SessionHandle, now = Date.now()): Promise<Principal> {
   const key = sessionKey(handle);
   const client = redis();
-  const [[userId, role, email, expiresAt], held] = await Promise.all([client.hmget(key, ...PRINCIPAL_FIELDS), client.pexpire(key, settings().idleMs)]);
+  let read: [(string | null)[], number];
+  try {
+    read = await Promise.all([client.hmget(key, ...PRINCIPAL_FIELDS), client.pexpire(key, settings().idleMs)]);
+  } catch (error) {
+    if (error instanceof Error && error.message.startsWith('WRONGTYPE')) return resolveStringSession(key, now);
+    throw error;
+  }
+  const [[userId, role, email, expiresAt], held] = read;
   if (held === 0) throw new UnauthenticatedError('Session expired or unknown');
   if (!userId) throw new UnavailableError('Sessions are unavailable, try again shortly');
   // Fails closed: an expiry that is not a number ends the session too.
-  if (!(Number(expiresAt) > now)) {
-    await client.del(key).catch((error: Error) => logger.warn('A session past its lifetime was not deleted', { error: error.message }));
-    throw new UnauthenticatedError('Session expired or unknown');
-  }
+  if (!(Number(expiresAt) > now)) return endSession(key);
   return { userId: Number(userId), role: role as Role, email: email! };
+}
+
+/** The fields of a session hash that resolve it, in the order HMGET answers them. */
+const PRINCIPAL_FIELDS = ['uid', 'role', 'email', 'exp'] as const;
+
+/**
+ * A session written as one string, read and slid by one command (GETEX), as the next release reads
+ * it. GETEX is a write, so only a primary answers it, for the reason PEXPIRE decides above.
+ */
+async function resolveStringSession(key: string, now: number): Promise<Principal> {
+  const value = await redis().getex(key, 'PX', settings().idleMs);
+  if (value === null) throw new UnauthenticatedError('Session expired or unknown');
+  const session = parseSessionValue(value);
+  // Fails closed: an expiry that is not a number, or a value no release writes, ends the session too.
+  if (!(session && session.expiresAt > now)) return endSession(key);
+  return { userId: session.userId, role: session.role, email: session.email };
+}
+
+async function endSession(key: string): Promise<never> {
+  await redis()
+    .del(key)
+    .catch((error: Error) => logger.warn('A session past its lifetime was not deleted', { error: error.message }));
+  throw new UnauthenticatedError('Session expired or unknown');
 }
 
 export async function destroySession(handle: SessionHandle): Promise<void> {
