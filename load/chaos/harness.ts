@@ -81,6 +81,11 @@ export interface Scenario {
    * its twin with; its `url` is where the buyers go and its `stop` stops all of it.
    */
   startTwin?(start: { stateDir: string; env: Record<string, string>; args: string[]; timeoutMs: number }): Promise<TwinProcess>;
+  /**
+   * Signs the crowd in, where not as this checkout signs users in (deploy-mid-sale: as the release
+   * the sale starts on does, so that its sessions are in that release's format).
+   */
+  signInCrowd?(twin: TwinInfo, count: number): Promise<{ ids: number[]; cookies: string[] }>;
   /** After the crowd is signed in and the sale opened, before the first request. */
   beforeSale?(run: ChaosRun): Promise<void>;
   /** Reservations acknowledged before the fault, as a share of the units (default a third). */
@@ -191,7 +196,7 @@ export async function runScenario(scenario: Scenario, options: ChaosOptions): Pr
 
     log(`${scenario.name}: signing in ${scale.buyers} buyers, opening ${kind.name} of ${owner} with ${scale.units} units`);
     pointAtTwin(twin);
-    const crowd = await signedInCrowd(twin, scale.buyers);
+    const crowd = await (scenario.signInCrowd ?? signedInCrowd)(twin, scale.buyers);
     await releaseSharedClients();
     await kind.open(twin, await adminCookie(twin), owner, scale.units);
     await scenario.beforeSale?.(run);

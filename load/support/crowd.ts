@@ -6,6 +6,7 @@ import { currentTimeline } from './timeline';
 import { twinEnvironment } from '../../infra/twin/running';
 import type { BenchTwin, TwinInfo } from './twin';
 import { cookieValue, createSession } from '../../shared/sessions/store';
+import { MAX_BUYERS_PER_REQUEST } from '../../shared/sessions/load-test-buyers';
 import { redis } from '../../shared/platform/clients/redis';
 import { db } from '../../shared/platform/clients/mysql';
 import { signedIn } from '../../infra/client/client';
@@ -71,6 +72,26 @@ export async function signedInCrowd(twin: TwinInfo, count: number): Promise<{ id
 }
 
 const SESSIONS_IN_FLIGHT = 100;
+
+/**
+ * Distinct users, each with a live session, created by the twin itself (`POST
+ * /admin/load-tests/buyers`, where load tests are allowed): the sessions are written by the
+ * release that twin runs, in its format, where signedInCrowd writes this checkout's.
+ */
+export async function signedInCrowdByTwin(twin: TwinInfo, count: number): Promise<{ ids: number[]; cookies: string[] }> {
+  const admin = await adminCookie(twin);
+  const buyers: { userId: number; cookie: string }[] = [];
+  while (buyers.length < count) {
+    const response = await fetchAnswered(`${twin.url}/admin/load-tests/buyers`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie: admin },
+      body: JSON.stringify({ count: Math.min(count - buyers.length, MAX_BUYERS_PER_REQUEST) }),
+    });
+    if (response.status !== 201) throw new Error(`POST /admin/load-tests/buyers: ${response.status} ${await response.text()}`);
+    buyers.push(...((await response.json()) as { buyers: { userId: number; cookie: string }[] }).buyers);
+  }
+  return { ids: buyers.map((b) => b.userId), cookies: buyers.map((b) => b.cookie) };
+}
 
 /**
  * An autocannon request ordering one unit of an item for the next member of a crowd: the crowd's

@@ -13,7 +13,7 @@ const settings = once(() => {
   return { ...env, idleMs: env.SESSION_IDLE_SECONDS * 1000, absoluteMs: env.SESSION_ABSOLUTE_SECONDS * 1000 };
 });
 
-const createScript = luaScript<[session: string, index: string], [string, number, Role, string, number, number, number]>(
+const createScript = luaScript<[session: string, index: string], [sessionId: string, value: string, now: number, idleMs: number, absoluteMs: number]>(
   new URL('./lua/session-create-2.lua', import.meta.url),
 );
 const destroyScript = luaScript<[session: string, index: string], [sessionId: string]>(new URL('./lua/session-destroy-2.lua', import.meta.url));
@@ -75,7 +75,7 @@ export async function createSession(user: { id: number; role: Role; email: strin
   await createScript.run(
     redis(),
     [sessionKey(handle), indexKey(user.id)],
-    [handle.sessionId, user.id, user.role, user.email, now, settings().idleMs, settings().absoluteMs],
+    [handle.sessionId, sessionValue(user, now + settings().absoluteMs), now, settings().idleMs, settings().absoluteMs],
   );
   return handle;
 }
@@ -93,8 +93,10 @@ export async function signIn(user: { id: number; role: Role; email: string }, pr
 
 /**
  * A session's value, one string: `<user id>\t<role>\t<absolute expiry, ms>\t<email>`, the email
- * last so that nothing in it can shift the rest: what the next release writes, so that one command
- * reads a session and slides its idle timeout (GETEX), where a hash's take two.
+ * last so that nothing in it can shift the rest. One string, rather than a hash's fields, so that
+ * one command reads it and slides its idle timeout (GETEX): the hash took two, HMGET and PEXPIRE,
+ * which cost the function ~4 µs and Redis ~1 µs more a request than GETEX (a scratch run, 50 in
+ * flight on the functions' client); a script doing both cost Redis ~8 µs against their ~3.
  */
 export function sessionValue(user: { id: number; role: Role; email: string }, expiresAt: number): string {
   return `${user.id}\t${user.role}\t${expiresAt}\t${user.email}`;
@@ -115,54 +117,50 @@ function parseSessionValue(value: string): (Principal & { expiresAt: number }) |
 }
 
 /**
- * One Redis round trip: the session's fields read and its idle timeout slid by two commands written
- * together (the client sends what one turn writes in one write), with no script. A script did both
- * and capped the slide at the absolute lifetime, but running it cost Redis ~8 µs a request against
- * the two commands' ~3 (a scratch run, 50 in flight on the functions' client): half of what
- * `GET /me` cost Redis above its floor. The lifetime is checked here instead, and the one request
- * that finds a session past it deletes the key in a second round trip: the slide would otherwise
- * keep it for as long as a stale cookie kept coming.
+ * One Redis round trip and one command: GETEX reads the session and slides its idle timeout. The
+ * absolute lifetime is checked here; the one request that finds a session past it deletes the key
+ * in a second round trip, since the slide would otherwise keep it for as long as a stale cookie
+ * kept coming.
  *
- * PEXPIRE's answer decides whether the session exists. Only a primary runs it: after a failover the
- * old primary refuses it with READONLY and the client sends it again to the new one, while HMGET, a
- * read, may already have been answered by the old primary, which can be behind. A session the
- * primary holds but the read missed is a retry-safe 503, not a sign-out.
+ * GETEX is a write, so only a primary answers it: after a failover the old primary refuses it with
+ * READONLY and the client sends it again to the new one, whose answer decides whether the session
+ * exists, never a read that an old primary, behind, answered.
  *
- * A session the next release wrote, one string (HMGET refuses it, WRONGTYPE), is read as that
- * release reads it, so that the two may serve side by side while a deploy shifts.
+ * A session a release before wrote is a hash (GETEX refuses it, WRONGTYPE), read as those releases
+ * read it until it ends: within the absolute lifetime of its sign-in.
  */
 export async function resolveSession(handle: SessionHandle, now = Date.now()): Promise<Principal> {
   const key = sessionKey(handle);
-  const client = redis();
-  let read: [(string | null)[], number];
+  let value: string | null;
   try {
-    read = await Promise.all([client.hmget(key, ...PRINCIPAL_FIELDS), client.pexpire(key, settings().idleMs)]);
+    value = await redis().getex(key, 'PX', settings().idleMs);
   } catch (error) {
-    if (error instanceof Error && error.message.startsWith('WRONGTYPE')) return resolveStringSession(key, now);
+    if (error instanceof Error && error.message.startsWith('WRONGTYPE')) return resolveHashSession(key, now);
     throw error;
   }
-  const [[userId, role, email, expiresAt], held] = read;
-  if (held === 0) throw new UnauthenticatedError('Session expired or unknown');
-  if (!userId) throw new UnavailableError('Sessions are unavailable, try again shortly');
-  // Fails closed: an expiry that is not a number ends the session too.
-  if (!(Number(expiresAt) > now)) return endSession(key);
-  return { userId: Number(userId), role: role as Role, email: email! };
-}
-
-/** The fields of a session hash that resolve it, in the order HMGET answers them. */
-const PRINCIPAL_FIELDS = ['uid', 'role', 'email', 'exp'] as const;
-
-/**
- * A session written as one string, read and slid by one command (GETEX), as the next release reads
- * it. GETEX is a write, so only a primary answers it, for the reason PEXPIRE decides above.
- */
-async function resolveStringSession(key: string, now: number): Promise<Principal> {
-  const value = await redis().getex(key, 'PX', settings().idleMs);
   if (value === null) throw new UnauthenticatedError('Session expired or unknown');
   const session = parseSessionValue(value);
   // Fails closed: an expiry that is not a number, or a value no release writes, ends the session too.
   if (!(session && session.expiresAt > now)) return endSession(key);
   return { userId: session.userId, role: session.role, email: session.email };
+}
+
+/** The fields of a session hash, as releases before the string wrote it, in the order HMGET answers them. */
+const PRINCIPAL_FIELDS = ['uid', 'role', 'email', 'exp'] as const;
+
+/**
+ * A session a release before the string wrote, read as they read it: its fields and the slide
+ * written together, one round trip after GETEX's refusal. PEXPIRE's answer decides whether the
+ * session exists, for the reason GETEX's does: HMGET, a read, may have been answered by an old
+ * primary. A session the primary holds but the read missed is a retry-safe 503, not a sign-out.
+ */
+async function resolveHashSession(key: string, now: number): Promise<Principal> {
+  const client = redis();
+  const [[userId, role, email, expiresAt], held] = await Promise.all([client.hmget(key, ...PRINCIPAL_FIELDS), client.pexpire(key, settings().idleMs)]);
+  if (held === 0) throw new UnauthenticatedError('Session expired or unknown');
+  if (!userId) throw new UnavailableError('Sessions are unavailable, try again shortly');
+  if (!(Number(expiresAt) > now)) return endSession(key);
+  return { userId: Number(userId), role: role as Role, email: email! };
 }
 
 async function endSession(key: string): Promise<never> {

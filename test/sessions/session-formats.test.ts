@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { redis } from '../../shared/platform/clients/redis';
-import { cookieValue, sessionKey, sessionValue, type SessionHandle } from '../../shared/sessions/store';
+import { cookieValue, createSession, sessionKey, sessionValue, type SessionHandle } from '../../shared/sessions/store';
 import { httpEvent, lambdaContext } from '../support/events';
 import { route } from '../support/routes';
 
@@ -16,11 +16,24 @@ const newHandle = (userId: number): SessionHandle => ({ userId, sessionId: rando
 const HOUR_MS = 3_600_000;
 
 /*
- * Sessions are written in one format by one release and read by the next too, so that the two may
- * serve side by side while a deploy shifts (docs/deploy.md): a hash, as releases before the string
- * wrote them, and one string, read and slid by GETEX. Each is written here as its release writes it.
+ * A release reads the sessions the release before it wrote, so that the two may serve side by side
+ * while a deploy shifts (docs/deploy.md): one string, read and slid by GETEX, as sign-in writes them
+ * now, and a hash, as releases before def05fb wrote them. Each is written here as its release did.
  */
 describe('session formats', () => {
+  it('signs in with one string, its absolute expiry in it', async () => {
+    // Act
+    const before = Date.now();
+    const handle = await createSession({ id: 9_100_000, role: 'user', email: 'one@surge.test' });
+
+    // Assess: the value as sessionValue writes it, its expiry 12 h (the default lifetime) after sign-in.
+    const value = await redis().get(sessionKey(handle));
+    const [id, role, expiresAt, email] = value!.split('\t');
+    expect([id, role, email]).toEqual(['9100000', 'user', 'one@surge.test']);
+    expect(Number(expiresAt) - before).toBeGreaterThanOrEqual(12 * HOUR_MS);
+    expect(Number(expiresAt) - Date.now()).toBeLessThanOrEqual(12 * HOUR_MS);
+  });
+
   it('reads a session written as one string, and slides its idle timeout', async () => {
     // Prepare: a string session with a minute left of its idle timeout.
     const handle = newHandle(9_100_001);

@@ -15,6 +15,7 @@ import { resolve } from 'node:path';
 import { startTwinProcess, type TwinProcess } from '../../../infra/twin/twin-process';
 import { startDatabase, startEmulator, type Service } from '../../../infra/twin/services/services';
 import { migrate } from '../../../shared/platform/db/migrate';
+import { signedInCrowdByTwin } from '../../support/crowd';
 import { round } from '../../support/round';
 import { worktreeOf } from '../../support/worktree';
 import { startAliasFront, type AliasFront } from '../alias-front';
@@ -53,6 +54,9 @@ export async function run(options: ChaosOptions): Promise<ChaosReport> {
       name: 'deploy-mid-sale',
       scale: { full: { arrivalMs: 30_000 }, small: { arrivalMs: 10_000 } },
       heldBack: HELD_BACK,
+      // The crowd signed in before the deploy, on the release before: its sessions in that
+      // release's format, which this checkout reads (a hash before def05fb, docs/deploy.md).
+      signInCrowd: signedInCrowdByTwin,
       async startTwin({ stateDir, env, timeoutMs }) {
         // The stores are the sale's, outliving either release's twin: neither owns them.
         const given = { DATABASE_URL: process.env.DATABASE_URL, AWS_ENDPOINT_URL: process.env.AWS_ENDPOINT_URL };

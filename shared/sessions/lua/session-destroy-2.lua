@@ -3,7 +3,7 @@
   a Redis out of memory refuses to queue any command of a transaction, deletes included, while a
   script's DEL and ZREM, which only free memory, still run.
 
-  KEYS[1] session hash         {user:<id>}:session:<sid>
+  KEYS[1] session              {user:<id>}:session:<sid>   (a string, or a hash as releases before it wrote)
   KEYS[2] user's session index {user:<id>}:sessions
 
   ARGV[1] session id
