@@ -159,7 +159,7 @@ try {
 }
 // The twin's processes write their profiles as they exit, so the split comes once it has stopped.
 if (report && timelineData) {
-  const compared = comparison(designs, twin.profileDir);
+  const compared = comparison(designs, twin.profileDir, scenarios[name]!.twin?.profiled === false);
   const { surge, floor } = compared.comparison as Record<string, { product_ms_per_request?: number } | undefined>;
   const aboveFloor =
     surge?.product_ms_per_request !== undefined && floor?.product_ms_per_request !== undefined
@@ -189,9 +189,10 @@ async function ceilingBefore(load: Parameters<typeof drive>[0]) {
 /**
  * Surge against every design it was compared with, each with its CPU per request by component
  * (cpu-split.ts), and the functions that spent the most of Surge's. Without profiles (a running
- * twin the bench did not start) the functions' share cannot be told from the stand-ins' beside it.
+ * twin the bench did not start, or a scenario's twin unprofiled by design) the functions' share
+ * cannot be told from the stand-ins' beside it.
  */
-function comparison(designs: Record<string, Design>, profileDir: string | undefined) {
+function comparison(designs: Record<string, Design>, profileDir: string | undefined, unprofiledByDesign: boolean) {
   const threads = profileDir ? readProfiles(profileDir) : [];
   const windows = designWindows();
   const surge = designs.surge;
@@ -219,6 +220,10 @@ function comparison(designs: Record<string, Design>, profileDir: string | undefi
           method: `V8 --cpu-prof samples every ${PROFILE_INTERVAL_US / 1000} ms in the twin's node processes; functions' share of a shared process = its samples whose stack reaches the product's code first (cpu-profile.ts)`,
           top_functions: topFunctions(surgeWindows, threads),
         }
-      : { method: 'none: the bench used a twin it did not start, so no profiles; functions are counted with the process that hosts them' },
+      : {
+          method: unprofiledByDesign
+            ? "none: this scenario's twin runs unprofiled (a sampler in every instance thread slows a cold fleet); functions are counted with the process that hosts them"
+            : 'none: the bench used a twin it did not start, so no profiles; functions are counted with the process that hosts them',
+        },
   };
 }
