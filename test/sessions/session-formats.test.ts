@@ -18,7 +18,7 @@ const HOUR_MS = 3_600_000;
 /*
  * A release reads the sessions the release before it wrote, so that the two may serve side by side
  * while a deploy shifts (docs/deploy.md): one string, read and slid by GETEX, as sign-in writes them
- * now, and a hash, as releases before def05fb wrote them. Each is written here as its release did.
+ * now, and a hash, as releases before ba0e6ca wrote them. Each is written here as its release did.
  */
 describe('session formats', () => {
   it('signs in with one string, its absolute expiry in it', async () => {

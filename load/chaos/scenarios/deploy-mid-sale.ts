@@ -55,7 +55,7 @@ export async function run(options: ChaosOptions): Promise<ChaosReport> {
       scale: { full: { arrivalMs: 30_000 }, small: { arrivalMs: 10_000 } },
       heldBack: HELD_BACK,
       // The crowd signed in before the deploy, on the release before: its sessions in that
-      // release's format, which this checkout reads (a hash before def05fb, docs/deploy.md).
+      // release's format, which this checkout reads (a hash before ba0e6ca, docs/deploy.md).
       signInCrowd: signedInCrowdByTwin,
       async startTwin({ stateDir, env, timeoutMs }) {
         // The stores are the sale's, outliving either release's twin: neither owns them.
