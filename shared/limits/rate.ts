@@ -10,6 +10,10 @@ import { gcra, LIMITS, type Rate } from './limits';
 const takeScript = luaScript<[string], [number, number]>(new URL('./lua/rate-take-1.lua', import.meta.url));
 const gateScript = luaScript<[string], [number, number, number, number]>(new URL('./lua/sign-in-gate-1.lua', import.meta.url));
 const admitScript = luaScript<[string], number[]>(new URL('./lua/newsletter-admit-1.lua', import.meta.url));
+const readerTakeScript = luaScript<[string, string], [number, number, number, number]>(new URL('./lua/mail-reader-take-2.lua', import.meta.url));
+/** mail-reader-take-2.lua's replies but 0 (both taken). */
+const READER_SENDER_REFUSED = 1;
+const READER_REFUSED = 2;
 
 /**
  * Sources exempt from per-source limits: a load test's generator, from the addresses it names
@@ -139,22 +143,23 @@ export const mailRateKeys = (userId: number, sender: MailSender) => ({
 
 /**
  * Takes one delivery of a mail from `sender` for each reader, and says for each whether a rate
- * refused it. What the sender may send that reader is taken first, in one round trip for all
- * readers; only deliveries it admits take from the reader's rate and the sender domain's, in a
- * second, so a flood from one sender never uses up its target's rate for everyone else's mail.
+ * refused it. What the sender may send that reader is taken first, and the reader's own rate only
+ * for a delivery it admits, in one script in the reader's slot (mail-reader-take-2.lua), one round
+ * trip for all readers; the sender domain's rate, in a slot of its own, is taken in a second for
+ * each delivery the first round's sender rate admitted. So a flood from one sender never uses up
+ * its target's rate, nor its domain's, for everyone else's mail.
  */
 export async function takeMailRates(sender: MailSender, readers: number[]): Promise<(MailRateRefusal | undefined)[]> {
   const domainRate = sender.authenticated ? LIMITS.mailPerSenderDomain : LIMITS.mailPerUnauthenticatedSenderDomain;
   const keys = readers.map((userId) => mailRateKeys(userId, sender));
-  const refused = async (key: string, rate: Rate) => Number(await takeScript.run(redis(), [key], gcra(rate))) > 0;
+  const readerRates: [number, number, number, number] = [...gcra(LIMITS.mailPerReaderFromSender), ...gcra(LIMITS.mailPerReader)];
   // Each round's calls go out in one write (the shared connection coalesces them).
-  const bySender = await Promise.all(keys.map((k) => refused(k.readerSender, LIMITS.mailPerReaderFromSender)));
-  if (bySender.every(Boolean)) return bySender.map(() => 'rate-reader-sender');
+  const byReader = await Promise.all(keys.map(async (k) => Number(await readerTakeScript.run(redis(), [k.readerSender, k.reader], readerRates))));
   return Promise.all(
     keys.map(async (k, i) => {
-      if (bySender[i]) return 'rate-reader-sender';
-      const [byReader, byDomain] = await Promise.all([refused(k.reader, LIMITS.mailPerReader), refused(k.senderDomain, domainRate)]);
-      return byReader ? 'rate-reader' : byDomain ? 'rate-sender-domain' : undefined;
+      if (byReader[i] === READER_SENDER_REFUSED) return 'rate-reader-sender';
+      const byDomain = Number(await takeScript.run(redis(), [k.senderDomain], gcra(domainRate))) > 0;
+      return byReader[i] === READER_REFUSED ? 'rate-reader' : byDomain ? 'rate-sender-domain' : undefined;
     }),
   );
 }

@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { redis } from '../../shared/platform/clients/redis';
-import { LIMITS } from '../../shared/limits/limits';
+import { gcra, LIMITS } from '../../shared/limits/limits';
+import { mailRateKeys, takeMailRates } from '../../shared/limits/rate';
+import { exhaust } from '../support/rates';
 import { upsertItemStock } from '../../shared/sale/orders/items';
 import { openSale, remainingStock } from '../../shared/sale/orders/sale';
 import { luaScript } from '../../shared/platform/redis/script';
@@ -189,5 +191,84 @@ describe('rate limits', () => {
 
     expect(asks).toEqual([false, ...Array(LIMITS.couponsPerUser.count - 1).fill(true)]);
     expect(past).toBe('RATE_LIMITED');
+  });
+
+  describe('inbound mail', () => {
+    /** A sender domain and readers (ids no one holds: the rates need none) of their own per test, so no two tests share a rate. */
+    const newSender = () => ({ domain: `sender-${randomBytes(4).toString('hex')}.example`, authenticated: true });
+    const newReaders = (count: number) => Array.from({ length: count }, () => randomBytes(4).readUInt32BE(0) + 1);
+    /** The TAT a rate key holds: what a take wrote, null if none did. */
+    const tatOf = async (key: string) => (await redis().get(key)) as string | null;
+
+    it('takes every rate of a delivery all admit, one interval each', async () => {
+      // Prepare
+      const sender = newSender();
+      const [reader] = newReaders(1);
+      const keys = mailRateKeys(reader!, sender);
+      const redisNow = async () => {
+        const [seconds, micros] = await redis().time();
+        return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+      };
+      const before = await redisNow();
+
+      // Act
+      const refusals = await takeMailRates(sender, [reader!]);
+      const after = await redisNow();
+
+      // Assess
+      expect(refusals).toEqual([undefined]);
+      for (const [key, rate] of [
+        [keys.readerSender, LIMITS.mailPerReaderFromSender],
+        [keys.reader, LIMITS.mailPerReader],
+        [keys.senderDomain, LIMITS.mailPerSenderDomain],
+      ] as const) {
+        const [interval] = gcra(rate);
+        const tat = Number(await tatOf(key));
+        expect(tat).toBeGreaterThanOrEqual(before + interval);
+        expect(tat).toBeLessThanOrEqual(after + interval);
+      }
+    });
+
+    it("takes nothing from the reader's rate nor the domain's for a delivery its sender may not send that reader", async () => {
+      // Prepare
+      const [sender, alone] = [newSender(), newSender()];
+      const [flooded, other] = newReaders(2);
+      const keys = mailRateKeys(flooded!, sender);
+      const aloneKeys = mailRateKeys(flooded!, alone);
+      await exhaust(keys.readerSender, LIMITS.mailPerReaderFromSender);
+      await exhaust(aloneKeys.readerSender, LIMITS.mailPerReaderFromSender);
+      const readerSenderBefore = await tatOf(keys.readerSender);
+
+      // Act
+      const refusals = await takeMailRates(sender, [flooded!, other!]);
+      const aloneRefusals = await takeMailRates(alone, [flooded!]);
+
+      // Assess
+      expect(refusals).toEqual(['rate-reader-sender', undefined]);
+      expect(await tatOf(keys.readerSender)).toBe(readerSenderBefore);
+      expect(await tatOf(keys.reader)).toBeNull();
+      // The other reader's delivery took from the domain; a mail refused for its every reader takes nothing from it.
+      expect(Number(await tatOf(keys.senderDomain))).toBeGreaterThan(0);
+      expect(aloneRefusals).toEqual(['rate-reader-sender']);
+      expect(await tatOf(aloneKeys.senderDomain)).toBeNull();
+    });
+
+    it("past the reader's own rate, still counts the delivery against its sender to that reader and its domain", async () => {
+      // Prepare
+      const sender = newSender();
+      const [reader] = newReaders(1);
+      const keys = mailRateKeys(reader!, sender);
+      await exhaust(keys.reader, LIMITS.mailPerReader);
+      const readerBefore = await tatOf(keys.reader);
+
+      // Act
+      const refusals = await takeMailRates(sender, [reader!]);
+
+      // Assess
+      expect(refusals).toEqual(['rate-reader']);
+      expect(await tatOf(keys.reader)).toBe(readerBefore);
+      expect(Number(await tatOf(keys.readerSender))).toBeGreaterThan(0);
+      expect(Number(await tatOf(keys.senderDomain))).toBeGreaterThan(0);
+    });
   });
 });

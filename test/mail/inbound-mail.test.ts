@@ -2,13 +2,14 @@ import type { APIGatewayProxyStructuredResultV2, SESReceipt } from 'aws-lambda';
 import { createConnection, type RowDataPacket } from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as receiveMail } from '../../functions/receive-mail';
-import { LIMITS, type Rate } from '../../shared/limits/limits';
-import { mailRateKeys, newNewslettersKey, takeRate } from '../../shared/limits/rate';
+import { LIMITS } from '../../shared/limits/limits';
+import { mailRateKeys, newNewslettersKey } from '../../shared/limits/rate';
 import { redis } from '../../shared/platform/clients/redis';
 import { until } from '../../shared/platform/wait';
 import { poolConnectionIds } from '../support/database';
 import { httpEvent, lambdaContext } from '../support/events';
 import { newsletterMail, readers, sesEvent, sesMessageId, storeRawMail, type MailSpec, type Reader } from '../support/mail';
+import { exhaust } from '../support/rates';
 import { route } from '../support/routes';
 
 const getInboxAddress = await route('get-inbox-address');
@@ -54,16 +55,6 @@ async function deliver(recipients: string[], spec: MailSpec = {}, receipt: Parti
   return messageId;
 }
 
-/**
- * Uses up a rate through the limits module itself, as that many deliveries would, each costing
- * ten, so that none comes back while the test runs (one of the domain's comes back every 360 ms).
- */
-async function exhaust(key: string, rate: Rate): Promise<void> {
-  const dearer = { count: rate.count, periodMs: rate.periodMs * 10 };
-  // In rounds of 500, so that no command waits past the client's 1 s timeout.
-  for (let taken = 0; taken < rate.count; taken += 500)
-    await Promise.all(Array.from({ length: Math.min(500, rate.count - taken) }, () => takeRate(key, dearer)));
-}
 /** A sender domain of its own per use, so no two tests share its rates. */
 const senderDomain = () => `sender-${sesMessageId().slice(0, 8)}.example`;
 
