@@ -1,5 +1,5 @@
 /**
- * `npm run instructions -- [--against 7ace490] [--paths sessions,catalog,mail] [--calls N] [--measure cpu [--rounds 2]]`
+ * `npm run instructions -- [--against 7ace490] [--paths sessions,catalog,feeds,mail] [--calls N] [--measure cpu [--rounds 2]]`
  *
  * A hot path's own cost, apart from the twin: the instructions one request of its handler runs —
  * the function's code and the libraries it calls, no gateway, no poller, no SMTP listener — in this
@@ -53,6 +53,12 @@ const REPORTS_DIR = resolve('load/reports');
 const log = (message: string) => process.stderr.write(`instructions: ${message}\n`);
 
 /**
+ * Feed tokens the feeds path's polls go round: each poll takes from its token's rate (1,000 at
+ * once), and a count of 3n polls and its --measure cpu warm-up must leave every token short of it.
+ */
+const FEED_TOKENS = 100;
+
+/**
  * Each path's request, as its driver sends it: the entry, how many requests a count takes unless
  * --calls says, how many are in flight at once, and what the driver does first to the recorded API
  * Gateway event it sends (a session to send, the event's path); the mail path, which has no such
@@ -76,6 +82,32 @@ const PATHS = {
     prepare: () => `Object.assign(event, { routeKey: 'GET /programs', rawPath: '/programs', rawQueryString: 'careerTag=backend&page=1&size=20',
         queryStringParameters: { careerTag: 'backend', page: '1', size: '20' } });
       event.requestContext.http.path = '/programs';`,
+  },
+  feeds: {
+    label: 'GET /feeds/{token}/atom/all (a 304)',
+    entry: 'functions/get-atom-feed.ts',
+    calls: 10_000,
+    inFlight: 20,
+    status: 304,
+    // Round robin over tokens Redis knows at one version, each poll naming it (If-None-Match): no token
+    // meets its rate (1,000 polls, all at once) within a count, and no poll asks MySQL.
+    prepare: (root: string) => `const { redis } = await import(${JSON.stringify(join(root, 'shared/platform/clients/redis.ts'))});
+      const { feedKeys } = await import(${JSON.stringify(join(root, 'shared/mail/feed-access.ts'))});
+      const { feedTokenHash } = await import(${JSON.stringify(join(root, 'shared/mail/feed-tokens.ts'))});
+      const version = '1796053960080000';
+      texts = [];
+      for (let i = 0; i < ${FEED_TOKENS}; i++) {
+        const token = ('instructions-' + i).padEnd(43, 'x');
+        const keys = feedKeys(feedTokenHash(token));
+        await Promise.all([redis().set(keys.reader, '7'), redis().set(keys.version, version), redis().del(keys.rate)]);
+        const poll = structuredClone(event);
+        delete poll.cookies;
+        Object.assign(poll, { routeKey: 'GET /feeds/{token}/atom/{feed}', rawPath: '/feeds/' + token + '/atom/all', pathParameters: { token, feed: 'all' } });
+        Object.assign(poll.requestContext, { routeKey: poll.routeKey });
+        poll.requestContext.http.path = poll.rawPath;
+        poll.headers['if-none-match'] = '"' + version + '"';
+        texts.push(JSON.stringify(poll));
+      }`,
   },
   mail: {
     label: 'a newsletter issue received (SES event → issue filed)',
@@ -126,21 +158,24 @@ if (!Number.isInteger(CPU_ROUNDS) || CPU_ROUNDS < 1) throw new Error(`--rounds i
  * The driver: the side's handler sent `calls` requests, the path's inFlight at a time, after what
  * fills what they reuse: one request (a cached page), or the mail path's warm-up issues (the
  * newsletter, the compiled code, the parser thread). An HTTP path's driver sends one event over
- * and over; the mail driver sends the SES events of events.json beside it from `offset` on, each a
- * message of its own, so that no delivery is a redelivery.
+ * and over (the feeds path a round of them); the mail driver sends the SES events of events.json
+ * beside it from `offset` on, each a message of its own, so that no delivery is a redelivery.
  */
 function driverSource(root: string, path: PathName): string {
   const { prepare } = PATHS[path];
   const send = prepare
     ? `const event = ${readFileSync(resolve('test/events/apigw-http/get-me.json'), 'utf8')};
-    ${prepare(root)}
     // Each request a fresh event parsed from its text, as Lambda's runtime hands a handler one. A copy
     // made by spreading the recorded event is an object V8 then adds each property to in ~1.7 µs (the
     // middlewares add three), a cost no deployed event has, which weighed on whichever side added more.
-    const text = JSON.stringify(event);
-    const request = () => handler(JSON.parse(text), context);
+    // A path may send several events in turn (texts); the others send the one.
+    let texts;
+    ${prepare(root)}
+    texts ??= [JSON.stringify(event)];
+    let next = 0;
+    const request = () => handler(JSON.parse(texts[next++ % texts.length]), context);
     const first = await request();
-    if (first.statusCode !== 200) throw new Error('the first request answered ' + JSON.stringify(first));`
+    if (first.statusCode !== ${'status' in PATHS[path] ? PATHS[path].status : 200}) throw new Error('the first request answered ' + JSON.stringify(first));`
     : `const { readFileSync } = await import('node:fs');
     const events = JSON.parse(readFileSync(new URL('./events.json', import.meta.url), 'utf8'));
     let next = Number(process.argv[3]);
@@ -167,6 +202,8 @@ function driverSource(root: string, path: PathName): string {
  * where that side loads the MySQL driver from beside its bundle, the driver (infra/bundling.ts).
  */
 async function bundleDriver(side: string, root: string, path: PathName): Promise<string> {
+  // Round one (7ace490, the default) had no feeds: such a path is compared with a later commit.
+  if (!existsSync(join(root, PATHS[path].entry))) throw new Error(`${root} has no ${PATHS[path].entry}: pass --against a commit that has the ${path} path`);
   const dir = join(STATE_DIR, side, path);
   mkdirSync(join(dir, 'lua'), { recursive: true });
   execFileSync('sh', ['-c', `find "${root}/shared" -path '*/lua/*.lua' -exec cp -t "${dir}/lua/" {} +`]);
