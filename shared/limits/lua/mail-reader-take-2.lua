@@ -2,8 +2,8 @@
   One delivery of a mail against its reader's two rates, in the reader's slot, in order: what this
   sender may send the reader, then what the reader may receive from anyone. The reader's own rate
   is taken only for a delivery the sender's rate to them admits, so a flood from one sender never
-  uses up its target's rate for everyone else's mail. One script where two takes cost two (the
-  takes are gcra.lua's, included below, read with one MGET at one clock reading).
+  uses up its target's rate for everyone else's mail. One call where two takes of rate-take-1.lua
+  cost two; both rates are gcra.lua's (included below), read with one MGET at one clock reading.
 
   KEYS[1] what the sender may send the reader   {user:<id>}:rate:mail:<sender>   holds the TAT, ms
   KEYS[2] what the reader may receive           {user:<id>}:rate:mail           holds the TAT, ms
