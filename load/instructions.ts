@@ -54,9 +54,9 @@ const log = (message: string) => process.stderr.write(`instructions: ${message}\
 
 /**
  * Feed tokens the feeds path's polls go round: each poll takes from its token's rate (1,000 at
- * once), and a count of 3n polls and its --measure cpu warm-up must leave every token short of it.
+ * once), so a run of 3n polls, or a --measure cpu warm-up and n, leaves each at most 500 of it.
  */
-const FEED_TOKENS = 100;
+const feedTokens = () => Math.max(100, Math.ceil((3 * callsOf('feeds') + CPU_WARM_UP) / 500));
 
 /**
  * Each path's request, as its driver sends it: the entry, how many requests a count takes unless
@@ -90,13 +90,13 @@ const PATHS = {
     inFlight: 20,
     status: 304,
     // Round robin over tokens Redis knows at one version, each poll naming it (If-None-Match): no token
-    // meets its rate (1,000 polls, all at once) within a count, and no poll asks MySQL.
+    // meets its rate within a count (feedTokens), and no poll asks MySQL.
     prepare: (root: string) => `const { redis } = await import(${JSON.stringify(join(root, 'shared/platform/clients/redis.ts'))});
       const { feedKeys } = await import(${JSON.stringify(join(root, 'shared/mail/feed-access.ts'))});
       const { feedTokenHash } = await import(${JSON.stringify(join(root, 'shared/mail/feed-tokens.ts'))});
       const version = '1796053960080000';
       texts = [];
-      for (let i = 0; i < ${FEED_TOKENS}; i++) {
+      for (let i = 0; i < ${feedTokens()}; i++) {
         const token = ('instructions-' + i).padEnd(43, 'x');
         const keys = feedKeys(feedTokenHash(token));
         await Promise.all([redis().set(keys.reader, '7'), redis().set(keys.version, version), redis().del(keys.rate)]);
