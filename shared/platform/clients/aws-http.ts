@@ -133,22 +133,34 @@ export function createSignedRequester(options: SignedRequesterOptions) {
           resolve(response);
         },
       )
-        .on('timeout', function (this: { destroy(error: Error): void }) {
-          this.destroy(new Error(`${options.service} did not answer within ${timeoutMs} ms`));
+        .on('timeout', () => {
+          // The socket's idle timer fires in the timers phase, before the poll phase reads what came
+          // while the loop was held: only a socket that read nothing by the check phase after it is idle.
+          const socket = req.socket;
+          const bytesRead = socket?.bytesRead;
+          setImmediate(() => {
+            if (!closed && socket?.bytesRead === bytesRead) req.destroy(new Error(`${options.service} did not answer within ${timeoutMs} ms`));
+          });
         })
         .on('error', reject);
+      // 'close' comes once the answer has been read whole (or the request failed): nothing is left to time out.
+      let closed = false;
+      req.once('close', () => (closed = true));
       if (left !== undefined) {
         // An answer whose body is still being read fails with this error too, not the socket's own,
-        // so the caller tells its deadline from a lost connection and does not try again.
+        // so the caller tells its deadline from a lost connection and does not try again. Decided in
+        // the check phase after the timer's turn, as the idle timeout is: an answer that arrived in
+        // time is read even when the loop comes to it late.
         const deadline = setTimeout(
-          () => {
-            const error = new DeadlinePassed(`${options.service} gave no answer within the caller's deadline`);
-            answer?.destroy(error);
-            req.destroy(error);
-          },
+          () =>
+            setImmediate(() => {
+              if (closed) return;
+              const error = new DeadlinePassed(`${options.service} gave no answer within the caller's deadline`);
+              answer?.destroy(error);
+              req.destroy(error);
+            }),
           Math.min(left, MAX_TIMER_MS),
         );
-        // 'close' comes once the answer has been read whole (or the request failed): nothing is left to time out.
         req.once('close', () => clearTimeout(deadline));
       }
       req.end(request.body);
