@@ -1,15 +1,12 @@
 import type { RowDataPacket } from 'mysql2/promise';
 import { describe, expect, it } from 'vitest';
 import { db } from '../../shared/platform/clients/mysql';
+import { databaseEnv, readEnv } from '../../shared/platform/config';
+import { holdTheLoop } from '../support/held-loop';
 
 /** The timeout a query is given here: shorter than the loop is held. */
 const QUERY_TIMEOUT_MS = 300;
-
-/** Holds the event loop, as a burst of synchronous work does (many invocations answering at once, a collection). */
-function holdTheLoop(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until);
-}
+const databasePort = Number(new URL(readEnv(databaseEnv).DATABASE_URL).port || 3306);
 
 /**
  * mysql2's query timeout (a catalog page's fill sets one, shared/catalog/programs.ts), decided after
@@ -21,9 +18,9 @@ describe("a query's timeout, with the event loop held", () => {
     const connection = await db().getConnection();
 
     try {
-      // Act: the query goes out, MariaDB answers at once, and the loop is held past the timeout before it reads the result.
+      // Act: the query goes out, MariaDB answers at once, and the loop is held past the timeout until the result waits unread.
       const result = connection.query<RowDataPacket[]>({ sql: 'SELECT 1 AS answered', timeout: QUERY_TIMEOUT_MS });
-      holdTheLoop(QUERY_TIMEOUT_MS * 2);
+      holdTheLoop(QUERY_TIMEOUT_MS * 2, databasePort);
 
       // Assess
       const [rows] = await result;

@@ -3,17 +3,13 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createSignedRequester, readBody, serviceLocation } from '../../shared/platform/clients/aws-http';
 import { createSqsCaller } from '../../shared/platform/clients/sqs-calls';
+import { holdTheLoop } from '../support/held-loop';
 import { depth, queueWithDeadLetters, testSqs } from '../support/queues';
 
 const sqs = testSqs();
 const endpoint = process.env.AWS_ENDPOINT_URL!;
+const emulatorPort = Number(new URL(endpoint).port);
 const credentials = async () => ({ accessKeyId: 'local', secretAccessKey: 'local' });
-
-/** Holds the event loop, as a burst of synchronous work does (many invocations answering at once, a collection). */
-function holdTheLoop(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until);
-}
 
 /** One turn of the loop: a request sent now has been written to its socket by its end. */
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
@@ -25,10 +21,10 @@ describe("a signed request's timeouts, with the event loop held", () => {
     const call = createSqsCaller({ region: 'us-east-1', endpoint, credentials, maxAttempts: 2 });
     await call('GetQueueAttributes', { QueueUrl: queue.url, AttributeNames: ['QueueArn'] });
 
-    // Act: the message goes out with 300 ms to go, the emulator answers at once, and the loop is held past the deadline before it reads the answer.
+    // Act: the message goes out with 300 ms to go, the emulator answers at once, and the loop is held past the deadline until the answer waits unread.
     const sent = call<{ MessageId?: string }>('SendMessage', { QueueUrl: queue.url, MessageBody: 'answered in time' }, Date.now() + 300);
     await nextTurn();
-    holdTheLoop(600);
+    holdTheLoop(600, emulatorPort);
 
     // Assess: the send succeeded, once.
     await expect(sent).resolves.toMatchObject({ MessageId: expect.any(String) });
@@ -48,10 +44,10 @@ describe("a signed request's timeouts, with the event loop held", () => {
       });
     await readBody(await request('GetQueueAttributes', { QueueUrl: queue.url, AttributeNames: ['QueueArn'] }), 65_536, () => new Error('too large'));
 
-    // Act: the emulator answers at once, and the loop is held past the idle timeout before it reads the answer.
+    // Act: the emulator answers at once, and the loop is held past the idle timeout until the answer waits unread.
     const answered = request('SendMessage', { QueueUrl: queue.url, MessageBody: 'answered in time' });
     await nextTurn();
-    holdTheLoop(600);
+    holdTheLoop(600, emulatorPort);
     const response = await answered;
 
     // Assess
