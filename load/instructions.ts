@@ -1,5 +1,5 @@
 /**
- * `npm run instructions -- [--against 7ace490] [--paths sessions,catalog,feeds,mail] [--calls N] [--measure cpu [--rounds 2]]`
+ * `npm run instructions -- [--against 7ace490] [--paths sessions,catalog,feeds,mail,floor] [--calls N] [--measure cpu [--rounds 2]]`
  *
  * A hot path's own cost, apart from the twin: the instructions one request of its handler runs —
  * the function's code and the libraries it calls, no gateway, no poller, no SMTP listener — in this
@@ -108,6 +108,21 @@ const PATHS = {
         poll.headers['if-none-match'] = '"' + version + '"';
         texts.push(JSON.stringify(poll));
       }`,
+  },
+  // The read paths' floor (load/baselines/floor.ts), shaped as GET /me: a GET of a value as large as
+  // its session's (35 bytes), a body as large as its answer (47), and no middleware. What its
+  // instructions are above is what GET /me's stack and session check cost, with no twin's noise.
+  floor: {
+    label: 'the floor: one Redis GET, no middleware',
+    entry: 'load/baselines/floor.ts',
+    calls: 10_000,
+    inFlight: 20,
+    prepare: (root: string) => `const { redis } = await import(${JSON.stringify(join(root, 'shared/platform/clients/redis.ts'))});
+      await redis().set('instructions:floor', 'v'.repeat(35));
+      delete event.cookies;
+      Object.assign(event, { routeKey: 'GET /__baseline/floor', rawPath: '/__baseline/floor', rawQueryString: 'key=instructions:floor&body=47',
+        queryStringParameters: { key: 'instructions:floor', body: '47' } });
+      event.requestContext.http.path = '/__baseline/floor';`,
   },
   mail: {
     label: 'a newsletter issue received (SES event → issue filed)',
