@@ -120,6 +120,8 @@ export function createSignedRequester(options: SignedRequesterOptions) {
     if (left !== undefined && !(left > 0)) throw new DeadlinePassed(`${options.service} was not asked: the caller's deadline had passed`);
     return new Promise((resolve, reject) => {
       let answer: IncomingMessage | undefined;
+      // Set on 'close', which comes once the answer has been read whole (or the request failed): nothing is left to time out.
+      let closed = false;
       const req = send(
         {
           ...location,
@@ -143,8 +145,6 @@ export function createSignedRequester(options: SignedRequesterOptions) {
           });
         })
         .on('error', reject);
-      // 'close' comes once the answer has been read whole (or the request failed): nothing is left to time out.
-      let closed = false;
       req.once('close', () => (closed = true));
       if (left !== undefined) {
         // An answer whose body is still being read fails with this error too, not the socket's own,
