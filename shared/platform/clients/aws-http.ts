@@ -145,13 +145,17 @@ export function createSignedRequester(options: SignedRequesterOptions) {
           });
         })
         .on('error', reject);
-      req.once('close', () => (closed = true));
+      let deadline: ReturnType<typeof setTimeout> | undefined;
+      req.once('close', () => {
+        closed = true;
+        clearTimeout(deadline);
+      });
       if (left !== undefined) {
         // An answer whose body is still being read fails with this error too, not the socket's own,
         // so the caller tells its deadline from a lost connection and does not try again. Decided in
         // the check phase after the timer's turn, as the idle timeout is: an answer that arrived in
         // time is read even when the loop comes to it late.
-        const deadline = setTimeout(
+        deadline = setTimeout(
           () =>
             setImmediate(() => {
               if (closed) return;
@@ -161,7 +165,6 @@ export function createSignedRequester(options: SignedRequesterOptions) {
             }),
           Math.min(left, MAX_TIMER_MS),
         );
-        req.once('close', () => clearTimeout(deadline));
       }
       req.end(request.body);
     });
