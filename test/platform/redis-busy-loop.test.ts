@@ -1,17 +1,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { redis } from '../../shared/platform/clients/redis';
+import { holdTheLoop } from '../support/held-loop';
 import { serverOf } from '../support/redis-nodes';
 
 /** The functions' command timeout (shared/platform/clients/redis.ts). */
 const COMMAND_TIMEOUT_MS = 1_000;
 /** Keys of one hash tag: on a cluster, one shard, the one paused below. */
 const KEY = '{redis-busy-loop}:value';
-
-/** Holds the event loop, as a burst of synchronous work does (many invocations answering at once, a collection). */
-function holdTheLoop(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until);
-}
 
 /** One turn of the loop: a command written now has gone out to the socket by its end (the shared connection uncorks there). */
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
@@ -22,13 +17,16 @@ afterAll(async () => {
 
 describe("the functions' Redis command timeout", () => {
   it('reads a reply that arrived while the event loop was held before it decides that the command timed out', async () => {
-    // Prepare
+    // Prepare: the value, and the port of the server that holds its key, whose answer the loop waits for.
     await redis().set(KEY, 'answered');
+    const server = await serverOf(KEY);
+    const port = server.options.port!;
+    server.disconnect();
 
-    // Act: the command goes out, Redis answers at once, and the loop is held past the timeout before it reads the answer.
+    // Act: the command goes out, Redis answers at once, and the loop is held past the timeout until the answer waits unread.
     const reply = redis().get(KEY);
     await nextTurn();
-    holdTheLoop(COMMAND_TIMEOUT_MS * 1.5);
+    holdTheLoop(COMMAND_TIMEOUT_MS * 1.5, port);
 
     // Assess
     await expect(reply).resolves.toBe('answered');
