@@ -53,8 +53,9 @@ const REPORTS_DIR = resolve('load/reports');
 const log = (message: string) => process.stderr.write(`instructions: ${message}\n`);
 
 /**
- * Feed tokens the feeds path's polls go round: each poll takes from its token's rate (1,000 at
- * once), so a run of 3n polls, or a --measure cpu warm-up and n, leaves each at most 500 of it.
+ * Feed tokens the feeds path's polls go round: before 2026-12-07 each poll, a 304 too, took from
+ * its token's rate (1,000 at once), so that a run of 3n polls, or a --measure cpu warm-up and n,
+ * leaves each at most 500 of it at an earlier commit (--against).
  */
 const feedTokens = () => Math.max(100, Math.ceil((3 * callsOf('feeds') + CPU_WARM_UP) / 500));
 

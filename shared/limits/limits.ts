@@ -50,10 +50,11 @@ export const LIMITS = {
    */
   newNewslettersPerReader: { count: 20, periodMs: DAY },
   /**
-   * Polls of one reader's feeds and issue pages, all under one token: generous for feed readers
-   * (a reader with 50 newsletter feeds in two apps polling every 15 minutes asks 400 an hour), far
-   * below a loop's. A storm of a thousand at once still passes (the burst), so the bench's storm
-   * reaches the cache.
+   * Polls of one reader's feeds and issue pages answered with a body, all under one token (a 304
+   * takes nothing: it costs one read, less than refusing it would): generous for feed readers (a
+   * reader with 50 newsletter feeds in two apps, each asking unconditionally every 15 minutes, asks
+   * 400 an hour), far below a loop's. A storm of a thousand at once still passes (the burst), so the
+   * bench's storm reaches the cache.
    */
   feedPollsPerToken: { count: 1_000, periodMs: HOUR },
 } as const satisfies Record<string, Rate | object>;

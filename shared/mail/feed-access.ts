@@ -38,6 +38,22 @@ export interface FeedReader {
 const noSuchFeed = () => new NotFoundError('No such feed');
 
 /**
+ * The reader a token opens and their feeds' version, by one read that takes nothing from the
+ * token's rate: what a poll naming its copy (If-None-Match, If-Modified-Since) is answered 304 by
+ * when that copy is current. The rate bounds what building feeds costs, and a 304 builds nothing;
+ * refusing one would cost Redis more (the poll script's write) than answering it. Undefined when
+ * Redis does not know the token as a reader's (unknown, forgotten, rotated away): admitFeedPoll
+ * finds out which.
+ */
+export async function knownFeedReader(token: string): Promise<FeedReader | undefined> {
+  const hash = feedTokenHash(token);
+  const keys = feedKeys(hash);
+  const [reader, version] = await redis().mget(keys.reader, keys.version);
+  if (!reader || reader === '-' || !version) return undefined;
+  return { userId: Number(reader), version, hash };
+}
+
+/**
  * The reader a feed token opens, having taken one poll from its rate: one script, one round trip
  * while Redis knows the token (a 304 needs nothing more). A token Redis does not know is looked up
  * in MySQL by its hash and taught to Redis. A wrong token is 404, a rotated one too.

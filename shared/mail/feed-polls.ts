@@ -1,7 +1,7 @@
 import fresh from 'fresh';
 import * as z from '../platform/zod';
 import { notModified, textBody, type Answer, type ApiResult } from '../platform/http/response';
-import { admitFeedPoll, type FeedReader } from './feed-access';
+import { admitFeedPoll, knownFeedReader, type FeedReader } from './feed-access';
 import { feedBody } from './feed-cache';
 import { FEED_TOKEN } from './feed-tokens';
 import { FEED_MEDIA, feedIssue, feedPath, issuePage, ISSUE_PAGE_POLICY, listSubscriptions, type FeedFormat, type FeedScope, type JsonFeed } from './feeds';
@@ -55,18 +55,25 @@ export interface FeedPoll {
 }
 
 /**
- * A poll of one feed: 304 after one Redis call when the client's copy is current (no MySQL, no
- * body), else the body at the current version, built once per change whatever the polls at once.
+ * A poll of one feed. One naming a current copy is answered 304 after one Redis read (no script,
+ * nothing taken from the token's rate, no MySQL, no body); any other poll takes from the rate
+ * and is answered the body at the current version, built once per change whatever the polls at once.
  */
 /** A poll's answer: the feed (Atom's XML text, or a JSON Feed typed as one), or 304. */
 export function answerFeedPoll(poll: FeedPoll & { format: 'json' }): Promise<Answer<200, z.output<typeof JsonFeed>> | Answer<304, undefined>>;
 export function answerFeedPoll(poll: FeedPoll & { format: 'atom' }): Promise<Answer<200, string> | Answer<304, undefined>>;
 export async function answerFeedPoll({ token, scope, format, headers, base }: FeedPoll): Promise<ApiResult> {
-  const reader = await admitFeedPoll(token);
-  const own = validators(reader, Date.now());
   // Only the conditions: a request's Cache-Control: no-cache speaks to caches on the way (fetch() adds it to every conditional
   // request its caller makes), and this is the origin, whose 304 to a matching ETag is the poll's cheap answer.
-  if (fresh({ 'if-none-match': headers['if-none-match'], 'if-modified-since': headers['if-modified-since'] }, own)) return notModified(own);
+  const conditions = { 'if-none-match': headers['if-none-match'], 'if-modified-since': headers['if-modified-since'] };
+  if (conditions['if-none-match'] !== undefined || conditions['if-modified-since'] !== undefined) {
+    const known = await knownFeedReader(token);
+    const current = known && validators(known, Date.now());
+    if (current && fresh(conditions, current)) return notModified(current);
+  }
+  const reader = await admitFeedPoll(token);
+  const own = validators(reader, Date.now());
+  if (fresh(conditions, own)) return notModified(own);
   return textBody(200, await feedBody(reader, scope, format, { base, token }), FEED_MEDIA[format], { headers: own });
 }
 

@@ -1,7 +1,8 @@
 --[[
-  A poll of a reader's feed, in one round trip: whose token this is, the reader's feed version
-  (the ETag), and one request taken from the token's rate. Only a token Redis knows takes from a
-  rate, so polls with made-up tokens create no keys. The rate is gcra.lua's (included below).
+  A poll of a reader's feed that is not answered 304 by one read (feed-access.ts, knownFeedReader),
+  and an issue page, in one round trip: whose token this is, the reader's feed version (the ETag),
+  and one request taken from the token's rate. Only a token Redis knows takes from a rate, so polls
+  with made-up tokens create no keys. The rate is gcra.lua's (included below).
 
   KEYS[1] the token's reader    {feed:<token hash>}:reader    user id, or "-" once the token was rotated away
   KEYS[2] the feed version      {feed:<token hash>}:version
