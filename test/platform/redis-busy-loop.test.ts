@@ -41,8 +41,8 @@ describe("the functions' Redis command timeout", () => {
       // Act
       const reply = redis().get(KEY);
 
-      // Assess
-      await expect(reply).rejects.toThrow('Command timed out');
+      // Assess: the error names the command, for the 503's log to say which call waited.
+      await expect(reply).rejects.toThrow('Command timed out (get)');
     } finally {
       await server.client('UNPAUSE');
       server.disconnect();
