@@ -20,7 +20,7 @@ import { floorRequest } from './support/floor';
 import { againstCeiling, drive } from './support/measure';
 import { designWindows, startCpuMeter } from './support/cpu';
 import { PROFILE_INTERVAL_US, readProfiles, workerProfilesFlushed } from './support/cpu-profile';
-import { designCpu, topFunctions } from './support/cpu-split';
+import { designCpu, productPerWindow, topFunctions } from './support/cpu-split';
 import { round } from './support/round';
 import { writeReport, type BenchReport } from './support/report';
 import { startTimeline } from './support/timeline';
@@ -196,9 +196,20 @@ function comparison(designs: Record<string, Design>, profileDir: string | undefi
   const threads = profileDir ? readProfiles(profileDir) : [];
   const windows = designWindows();
   const surge = designs.surge;
+  // Each run's product alone as well: on two shared cores one design's own figure moves 15 % between
+  // runs, so a ratio near a goal reads differently run by run than over the runs together.
+  const productPerRun = (key: string) =>
+    productPerWindow(
+      windows.filter((w) => w.design === key),
+      threads,
+    );
+  const surgePerRun = productPerRun('surge');
   const out = Object.fromEntries(
     Object.entries(designs).map(([key, design]) => {
       const measured = windows.filter((w) => w.design === key);
+      const perRun = productPerRun(key);
+      // Not against the ceiling, whose function does nothing: its product is noise around zero.
+      const pairedWithSurge = key !== 'surge' && key !== 'ceiling' && perRun.length > 1 && perRun.length === surgePerRun.length && perRun.every((ms) => ms > 0);
       return [
         key,
         {
@@ -208,6 +219,8 @@ function comparison(designs: Record<string, Design>, profileDir: string | undefi
           ...(surge ? { ratio: round(surge.load.rps / design.load.rps, 2) } : {}),
           ...(design.lambda_per_request ? { lambda_per_request: design.lambda_per_request } : {}),
           ...(measured.length ? designCpu(measured, threads) : {}),
+          ...(perRun.length > 1 ? { product_ms_per_run: perRun } : {}),
+          ...(pairedWithSurge ? { surge_product_ratio_per_run: perRun.map((ms, i) => round(surgePerRun[i]! / ms, 3)) } : {}),
         },
       ];
     }),

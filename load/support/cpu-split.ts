@@ -84,6 +84,14 @@ export function designCpu(windows: readonly DesignWindow[], threads: Threads): D
   };
 }
 
+/**
+ * Each of a design's windows' product alone, in the order they ran: a figure added up over several
+ * runs hides how far apart they were.
+ */
+export function productPerWindow(windows: readonly DesignWindow[], threads: Threads): number[] {
+  return windows.map((window) => designCpu([window], threads).product_ms_per_request);
+}
+
 /** The functions with the most self time over a design's windows, in the processes that host functions. */
 export function topFunctions(windows: readonly DesignWindow[], threads: Threads, count = 15): TopFunction[] {
   const requests = windows.reduce((sum, w) => sum + w.requests, 0) || 1;

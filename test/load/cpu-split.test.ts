@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { DesignWindow } from '../../load/support/cpu';
 import { profilingEnv, readProfiles, splitWindow, workerProfilesFlushed } from '../../load/support/cpu-profile';
 import { until } from '../../shared/platform/wait';
-import { designCpu } from '../../load/support/cpu-split';
+import { designCpu, productPerWindow } from '../../load/support/cpu-split';
 
 /**
  * A gateway process's profile of ten samples, 100 µs apart from 1,000,000 µs (fixture): idle; the
@@ -70,6 +70,33 @@ describe("the bench's CPU split by profile", () => {
     expect(split.product_ms_per_request).toBe(0.7);
     expect(split.stand_in_ms_per_request).toBe(0.2);
     expect(split.unattributed_share).toBe(0.111);
+  });
+
+  it("gives each of a design's windows its own product, in the order they ran", () => {
+    // Prepare: a first window over the whole profile (80 ms of the gateway's CPU, 10 of Redis's) and a
+    // second over four of its samples (40 ms of the gateway's, 30 of Redis's), 100 requests each
+    const threads = readProfiles(PROFILES);
+    const first: DesignWindow = {
+      design: 'surge',
+      fromUs: 0,
+      toUs: Number.MAX_SAFE_INTEGER,
+      requests: 100,
+      processes: { gateway: { pid: PID, cpuMs: 80 }, redis: { pid: 1, cpuMs: 10 } },
+      machineCpuMs: 200,
+    };
+    const second: DesignWindow = {
+      ...first,
+      fromUs: 1_000_400,
+      toUs: 1_000_800,
+      processes: { gateway: { pid: PID, cpuMs: 40 }, redis: { pid: 1, cpuMs: 30 } },
+    };
+
+    // Act
+    const perWindow = productPerWindow([first, second], threads);
+
+    // Assess: 6 of 8 placed samples the product's in the first (0.6 + 0.1), 3 of 4 in the second (0.3 + 0.3)
+    expect(perWindow).toEqual([0.7, 0.6]);
+    expect(designCpu([first, second], threads).product_ms_per_request).toBe(0.65);
   });
 
   it('gets a profile from each node process and worker thread of a twin started with its environment, written as it exits', () => {
