@@ -1,7 +1,8 @@
 /**
  * The benches' load driver against a target that cannot serve: it gives up with the reason once
- * the answers have been mostly failures for 30 s, instead of waiting out the load; and a fixed
- * amount's rate, taken to its last answer.
+ * the answers have been mostly failures for 30 s, instead of waiting out the load; a fixed
+ * amount's rate, taken to its last answer; and a list of fixed requests dealt out among the
+ * connections, not built whole for each.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -31,6 +32,18 @@ async function target(answer: (n: number) => number, delayMs = 0, seen = { first
   });
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** A target answering 200 to everything, noting the paths each connection sent, in the order first sent. */
+async function pathsPerConnection(): Promise<{ url: string; pathsBySocket: Map<unknown, Set<string>> }> {
+  const pathsBySocket = new Map<unknown, Set<string>>();
+  server = createServer((req, res) => {
+    req.resume();
+    pathsBySocket.set(req.socket, (pathsBySocket.get(req.socket) ?? new Set<string>()).add(req.url!));
+    res.writeHead(200).end();
+  });
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, pathsBySocket };
 }
 
 describe("the benches' load driver", () => {
@@ -74,5 +87,37 @@ describe("the benches' load driver", () => {
     expect(result.requests).toBe(20);
     expect(result.rps).toBeGreaterThan(20 / (answering + 0.3));
     expect(result.rps).toBeLessThanOrEqual(20 / answering + 1);
+  });
+
+  it('deals a list of fixed requests out among the connections, each sent by one of them', async () => {
+    // Prepare: twelve requests for four connections
+    const { url, pathsBySocket } = await pathsPerConnection();
+    const requests = Array.from({ length: 12 }, (_, i) => ({ method: 'GET' as const, path: `/poll/${i}` }));
+
+    // Act: each connection sends twelve, as many as the list holds
+    const result = await drive({ url, connections: 4, amount: 48, requests }, 'dealt load', () => undefined);
+
+    // Assess: four connections, each sending three paths of its own, all twelve sent
+    const shares = [...pathsBySocket.values()].map((paths) => [...paths].sort());
+    expect(result.requests).toBe(48);
+    expect(shares).toHaveLength(4);
+    expect(shares.map((share) => share.length)).toEqual([3, 3, 3, 3]);
+    expect(new Set(shares.flat()).size).toBe(12);
+  });
+
+  it('leaves a list whole where a request is built per call', async () => {
+    const { url, pathsBySocket } = await pathsPerConnection();
+    const requests = [
+      { method: 'GET' as const, path: '/first' },
+      { method: 'GET' as const, path: '/then', setupRequest: (req: object) => req },
+    ];
+
+    await drive({ url, connections: 2, amount: 4, requests }, 'sequence', () => undefined);
+
+    // Each connection sends the sequence in order, both of its requests.
+    expect([...pathsBySocket.values()].map((paths) => [...paths])).toEqual([
+      ['/first', '/then'],
+      ['/first', '/then'],
+    ]);
   });
 });
