@@ -196,18 +196,14 @@ function comparison(designs: Record<string, Design>, profileDir: string | undefi
   const threads = profileDir ? readProfiles(profileDir) : [];
   const windows = designWindows();
   const surge = designs.surge;
+  const surgeWindows = windows.filter((w) => w.design === 'surge');
   // Each run's product alone as well: on two shared cores one design's own figure moves 15 % between
   // runs, so a ratio near a goal reads differently run by run than over the runs together.
-  const productPerRun = (key: string) =>
-    productPerWindow(
-      windows.filter((w) => w.design === key),
-      threads,
-    );
-  const surgePerRun = productPerRun('surge');
+  const surgePerRun = productPerWindow(surgeWindows, threads);
   const out = Object.fromEntries(
     Object.entries(designs).map(([key, design]) => {
-      const measured = windows.filter((w) => w.design === key);
-      const perRun = productPerRun(key);
+      const measured = key === 'surge' ? surgeWindows : windows.filter((w) => w.design === key);
+      const perRun = key === 'surge' ? surgePerRun : productPerWindow(measured, threads);
       // Not against the ceiling, whose function does nothing: its product is noise around zero.
       const pairedWithSurge = key !== 'surge' && key !== 'ceiling' && perRun.length > 1 && perRun.length === surgePerRun.length && perRun.every((ms) => ms > 0);
       return [
@@ -225,7 +221,6 @@ function comparison(designs: Record<string, Design>, profileDir: string | undefi
       ];
     }),
   );
-  const surgeWindows = windows.filter((w) => w.design === 'surge');
   return {
     comparison: out,
     cpu_profile: threads.length

@@ -21,6 +21,16 @@ const ms = (samples: number) => samples / 10;
 /** Sums of tenths, compared to the microsecond. */
 const rounded = (sides: Record<string, number>) => Object.fromEntries(Object.entries(sides).map(([side, v]) => [side, Math.round(v * 1000) / 1000]));
 
+/** Surge's window over 100 requests and 200 ms of the machine's CPU: the gateway (the profiled process) and Redis, each with its measured CPU in ms. */
+const surgeWindow = (cpuMs: { gateway: number; redis: number }, fromUs = 0, toUs = Number.MAX_SAFE_INTEGER): DesignWindow => ({
+  design: 'surge',
+  fromUs,
+  toUs,
+  requests: 100,
+  processes: { gateway: { pid: PID, cpuMs: cpuMs.gateway }, redis: { pid: 1, cpuMs: cpuMs.redis } },
+  machineCpuMs: 200,
+});
+
 describe("the bench's CPU split by profile", () => {
   it('puts each sample on the side of its leaf-most project frame, else its package, and leaves Node alone unattributed', () => {
     // Prepare
@@ -53,14 +63,7 @@ describe("the bench's CPU split by profile", () => {
   it("divides a shared process's measured CPU in its samples' proportion, and counts the stores whole", () => {
     // Prepare: 80 ms of the gateway's CPU and 10 of Redis's over 100 requests, in the whole profile
     const threads = readProfiles(PROFILES);
-    const window: DesignWindow = {
-      design: 'surge',
-      fromUs: 0,
-      toUs: Number.MAX_SAFE_INTEGER,
-      requests: 100,
-      processes: { gateway: { pid: PID, cpuMs: 80 }, redis: { pid: 1, cpuMs: 10 } },
-      machineCpuMs: 200,
-    };
+    const window = surgeWindow({ gateway: 80, redis: 10 });
 
     // Act
     const split = designCpu([window], threads);
@@ -76,20 +79,8 @@ describe("the bench's CPU split by profile", () => {
     // Prepare: a first window over the whole profile (80 ms of the gateway's CPU, 10 of Redis's) and a
     // second over four of its samples (40 ms of the gateway's, 30 of Redis's), 100 requests each
     const threads = readProfiles(PROFILES);
-    const first: DesignWindow = {
-      design: 'surge',
-      fromUs: 0,
-      toUs: Number.MAX_SAFE_INTEGER,
-      requests: 100,
-      processes: { gateway: { pid: PID, cpuMs: 80 }, redis: { pid: 1, cpuMs: 10 } },
-      machineCpuMs: 200,
-    };
-    const second: DesignWindow = {
-      ...first,
-      fromUs: 1_000_400,
-      toUs: 1_000_800,
-      processes: { gateway: { pid: PID, cpuMs: 40 }, redis: { pid: 1, cpuMs: 30 } },
-    };
+    const first = surgeWindow({ gateway: 80, redis: 10 });
+    const second = surgeWindow({ gateway: 40, redis: 30 }, 1_000_400, 1_000_800);
 
     // Act
     const perWindow = productPerWindow([first, second], threads);
