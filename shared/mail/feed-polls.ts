@@ -20,7 +20,7 @@ export const FEED_ANSWER_HEADERS = {
   ETag: "The reader's feed version: unchanged until an issue is filed or a newsletter renamed, muted or unmuted",
   'Last-Modified': {
     description:
-      'When that version began, rounded up to the second; left out while that second lasts, so it is never later than the answer and a change after it always has a later one',
+      'When that version began, rounded up to the second; left out while that second lasts, so it is never later than the answer and a change after it always has a later one. A 304 carries it only to a poll that sent If-Modified-Since without If-None-Match',
     required: false,
   },
   'Cache-Control': "private: the feed is one reader's mail, for no shared cache",
@@ -44,6 +44,20 @@ function validators(reader: FeedReader, now: number): Record<string, string> {
   return { etag: `"${reader.version}"`, ...lastModified(reader.version, now), 'cache-control': FEED_CACHE_CONTROL };
 }
 
+type Conditions = { 'if-none-match': string | undefined; 'if-modified-since': string | undefined };
+
+/**
+ * 304 when the poll's copy is current. An If-None-Match alone decides (RFC 9110 §13.2.2; fresh
+ * reads no date when there is one), and its 304 carries the ETag and Cache-Control only, as §15.4.5
+ * asks of a 304 beside an ETag: the client keeps the Last-Modified of its copy, and the feed
+ * readers' usual poll formats no date (the 304 path's costliest step of its own in the twin's profile).
+ */
+function notModifiedAnswer(reader: FeedReader, conditions: Conditions): Answer<304, undefined> | undefined {
+  const current =
+    conditions['if-none-match'] === undefined ? validators(reader, Date.now()) : { etag: `"${reader.version}"`, 'cache-control': FEED_CACHE_CONTROL };
+  return fresh(conditions, current) ? notModified(current) : undefined;
+}
+
 export interface FeedPoll {
   token: string;
   scope: FeedScope;
@@ -65,16 +79,17 @@ export function answerFeedPoll(poll: FeedPoll & { format: 'atom' }): Promise<Ans
 export async function answerFeedPoll({ token, scope, format, headers, base }: FeedPoll): Promise<ApiResult> {
   // Only the conditions: a request's Cache-Control: no-cache speaks to caches on the way (fetch() adds it to every conditional
   // request its caller makes), and this is the origin, whose 304 to a matching ETag is the poll's cheap answer.
-  const conditions = { 'if-none-match': headers['if-none-match'], 'if-modified-since': headers['if-modified-since'] };
-  if (conditions['if-none-match'] !== undefined || conditions['if-modified-since'] !== undefined) {
+  const conditions: Conditions = { 'if-none-match': headers['if-none-match'], 'if-modified-since': headers['if-modified-since'] };
+  const conditional = conditions['if-none-match'] !== undefined || conditions['if-modified-since'] !== undefined;
+  if (conditional) {
     const known = await knownFeedReader(token);
-    const current = known && validators(known, Date.now());
-    if (current && fresh(conditions, current)) return notModified(current);
+    const answer = known && notModifiedAnswer(known, conditions);
+    if (answer) return answer;
   }
   const reader = await admitFeedPoll(token);
-  const own = validators(reader, Date.now());
-  if (fresh(conditions, own)) return notModified(own);
-  return textBody(200, await feedBody(reader, scope, format, { base, token }), FEED_MEDIA[format], { headers: own });
+  const answer = conditional && notModifiedAnswer(reader, conditions);
+  if (answer) return answer;
+  return textBody(200, await feedBody(reader, scope, format, { base, token }), FEED_MEDIA[format], { headers: validators(reader, Date.now()) });
 }
 
 /** An issue's page, for the link of its feed entry: the feed's token opens it, as a session would the JSON route. */

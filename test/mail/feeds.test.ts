@@ -216,7 +216,11 @@ describe('feeds', () => {
     expect(byEtag.statusCode).toBe(304);
     expect(byEtag.body).toBeUndefined();
     expect(byEtag.headers!.etag).toBe(etag);
+    // RFC 9110 §15.4.5: beside an ETag a 304 carries no other metadata; to a date alone, the date it was asked by.
+    expect(byEtag.headers!['last-modified']).toBeUndefined();
+    expect(byEtag.headers!['cache-control']).toBe('private, max-age=300');
     expect(byDate.statusCode).toBe(304);
+    expect(byDate.headers!['last-modified']).toBe(lastModified);
     expect(noCache.statusCode).toBe(304);
     expect(after.statusCode).toBe(200);
     expect(after.headers!.etag).not.toBe(etag);
