@@ -153,7 +153,7 @@ function watchFailures(instance: autocannon.Instance, giveUp: (seen: string) => 
  * (setupRequest) or read back (onResponse) may depend on its order, so such a list is left whole;
  * so is one sent pipelined, whose requests autocannon will not replace.
  */
-export function dealtOut(options: Options): Options {
+function dealtOut(options: Options): Options {
   const { requests, connections = 10, pipelining = 1 } = options;
   if (!requests || requests.length <= 1 || pipelining > 1 || requests.some((r) => r.setupRequest || r.onResponse)) return options;
   let next = 0;
