@@ -20,12 +20,15 @@ export interface CompiledRoute extends HttpRoute {
   passesThrottle(): boolean;
 }
 
+/** A path variable's segment, {name}. */
+const PATH_VARIABLE = /^\{([A-Za-z0-9_]+)\}$/;
+
 function compileRoute(route: HttpRoute): CompiledRoute {
   const params: string[] = [];
   const source = route.path
     .split('/')
     .map((segment) => {
-      const param = /^\{([A-Za-z0-9_]+)\}$/.exec(segment);
+      const param = PATH_VARIABLE.exec(segment);
       if (!param) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
       params.push(param[1]!);
       return '([^/]+)';
@@ -42,7 +45,7 @@ function compileRoute(route: HttpRoute): CompiledRoute {
 }
 
 /** A route's segments, each a literal or (null) a path variable. */
-const segmentsOf = (route: HttpRoute) => route.path.split('/').map((segment) => (/^\{[A-Za-z0-9_]+\}$/.test(segment) ? null : segment));
+const segmentsOf = (route: HttpRoute) => route.path.split('/').map((segment) => (PATH_VARIABLE.test(segment) ? null : segment));
 
 /** Whether some path matches both: as many segments, and no place where both are literal and differ. */
 function overlap(a: (string | null)[], b: (string | null)[]): boolean {
