@@ -15,7 +15,7 @@ export const FeedScopeParam = z.union([z.literal('all'), z.coerce.number().check
 /** What a feed reader sends to ask only for a change. */
 export const ConditionalHeaders = z.object({ 'if-none-match': z.optional(z.string()), 'if-modified-since': z.optional(z.string()) });
 
-/** The headers feed answers carry, 200 and 304 alike (each route's answerHeaders). */
+/** The headers feed answers carry, 200 and 304 alike but Last-Modified, which a 304 carries only to If-Modified-Since alone (each route's answerHeaders). */
 export const FEED_ANSWER_HEADERS = {
   ETag: "The reader's feed version: unchanged until an issue is filed or a newsletter renamed, muted or unmuted",
   'Last-Modified': {
