@@ -5372,7 +5372,7 @@ export interface operations {
                 headers: {
                     /** @description The reader's feed version: unchanged until an issue is filed or a newsletter renamed, muted or unmuted */
                     ETag: string;
-                    /** @description When that version began, rounded up to the second; left out while that second lasts, so it is never later than the answer and a change after it always has a later one */
+                    /** @description When that version began, rounded up to the second; left out while that second lasts, so it is never later than the answer and a change after it always has a later one. A 304 carries it only to a poll that sent If-Modified-Since without If-None-Match */
                     "Last-Modified"?: string;
                     /** @description private: the feed is one reader's mail, for no shared cache */
                     "Cache-Control": string;
@@ -5387,7 +5387,7 @@ export interface operations {
                 headers: {
                     /** @description The reader's feed version: unchanged until an issue is filed or a newsletter renamed, muted or unmuted */
                     ETag: string;
-                    /** @description When that version began, rounded up to the second; left out while that second lasts, so it is never later than the answer and a change after it always has a later one */
+                    /** @description When that version began, rounded up to the second; left out while that second lasts, so it is never later than the answer and a change after it always has a later one. A 304 carries it only to a poll that sent If-Modified-Since without If-None-Match */
                     "Last-Modified"?: string;
                     /** @description private: the feed is one reader's mail, for no shared cache */
                     "Cache-Control": string;
@@ -5501,7 +5501,7 @@ export interface operations {
                 headers: {
                     /** @description The reader's feed version: unchanged until an issue is filed or a newsletter renamed, muted or unmuted */
                     ETag: string;
-                    /** @description When that version began, rounded up to the second; left out while that second lasts, so it is never later than the answer and a change after it always has a later one */
+                    /** @description When that version began, rounded up to the second; left out while that second lasts, so it is never later than the answer and a change after it always has a later one. A 304 carries it only to a poll that sent If-Modified-Since without If-None-Match */
                     "Last-Modified"?: string;
                     /** @description private: the feed is one reader's mail, for no shared cache */
                     "Cache-Control": string;
@@ -5550,7 +5550,7 @@ export interface operations {
                 headers: {
                     /** @description The reader's feed version: unchanged until an issue is filed or a newsletter renamed, muted or unmuted */
                     ETag: string;
-                    /** @description When that version began, rounded up to the second; left out while that second lasts, so it is never later than the answer and a change after it always has a later one */
+                    /** @description When that version began, rounded up to the second; left out while that second lasts, so it is never later than the answer and a change after it always has a later one. A 304 carries it only to a poll that sent If-Modified-Since without If-None-Match */
                     "Last-Modified"?: string;
                     /** @description private: the feed is one reader's mail, for no shared cache */
                     "Cache-Control": string;
