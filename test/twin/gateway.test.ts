@@ -36,6 +36,12 @@ function sizedResult(bytes: number) {
   return { ...shell, body: 'x'.repeat(bytes - JSON.stringify(shell).length) };
 }
 
+/** The same, made up by a header: beside a short body, or with none (a 304's shape). */
+function sizedByHeader(bytes: number, withBody: boolean) {
+  const shell = { statusCode: withBody ? 200 : 304, headers: { 'x-pad': '' }, ...(withBody ? { body: 'ok' } : {}) };
+  return { ...shell, headers: { 'x-pad': 'p'.repeat(bytes - JSON.stringify(shell).length) } };
+}
+
 describe('the HTTP gateway', () => {
   let gateway: Gateway;
   const seen: APIGatewayProxyEventV2[] = [];
@@ -71,6 +77,11 @@ describe('the HTTP gateway', () => {
         },
         // A result whose JSON is exactly ?bytes= long.
         { method: 'GET', path: '/sized', invoke: async (event) => sizedResult(Number(event.queryStringParameters!.bytes)) },
+        {
+          method: 'GET',
+          path: '/sized-by-header',
+          invoke: async (event) => sizedByHeader(Number(event.queryStringParameters!.bytes), event.queryStringParameters!.body === 'yes'),
+        },
         {
           method: 'POST',
           path: '/received',
@@ -179,6 +190,10 @@ describe('the HTTP gateway', () => {
       await call(`${gateway.url}/sized?bytes=${MAX_LAMBDA_RESPONSE_BYTES}`),
       await call(`${gateway.url}/sized?bytes=${MAX_LAMBDA_RESPONSE_BYTES + 1}`),
     ];
+    // Only past it: no client reads a header of 6 MB.
+    const pastByHeader = await Promise.all(
+      ['yes', 'no'].map((body) => call(`${gateway.url}/sized-by-header?body=${body}&bytes=${MAX_LAMBDA_RESPONSE_BYTES + 1}`)),
+    );
 
     // Assess
     expect([atPayload.res.statusCode, atPayload.body]).toEqual([200, String(MAX_PAYLOAD_BYTES)]);
@@ -190,7 +205,9 @@ describe('the HTTP gateway', () => {
       MAX_LAMBDA_RESPONSE_BYTES - JSON.stringify({ statusCode: 200, body: '' }).length,
     ]);
     expect([pastResponse.res.statusCode, pastResponse.body]).toEqual([500, '{"message":"Internal Server Error"}']);
-    expect(failures.slice(failuresBefore)).toEqual([expect.stringContaining("past Lambda's")]);
+    // Headers count as the body does, beside a body or without one.
+    expect(pastByHeader.map(({ res }) => res.statusCode)).toEqual([500, 500]);
+    expect(failures.slice(failuresBefore)).toEqual(Array(3).fill(expect.stringContaining("past Lambda's")));
   });
 
   it('refuses to describe a route twice', async () => {

@@ -18,11 +18,27 @@ function requestLineAndHeaderBytes(req: IncomingMessage): number {
   return bytes;
 }
 
-/** Whether a function's result is past Lambda's response payload: measured as JSON only when its body could be (a character is at most 3 bytes of UTF-8). */
+/**
+ * An upper bound on the bytes of a value's JSON, from the lengths of its strings (a UTF-16 unit is
+ * at most 6 bytes of JSON, as \uXXXX): reads each string's length where JSON.stringify would copy
+ * the whole result, and counts the headers and cookies beside the body, as Lambda does.
+ */
+function jsonBytesBound(value: unknown): number {
+  if (typeof value === 'string') return value.length * 6 + 2;
+  if (value === null || typeof value !== 'object') return 24;
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return Buffer.byteLength(JSON.stringify(value) ?? '');
+  let bytes = 2;
+  if (Array.isArray(value)) {
+    for (const item of value) bytes += jsonBytesBound(item) + 1;
+    return bytes;
+  }
+  for (const key in value) bytes += key.length * 6 + 4 + jsonBytesBound((value as Record<string, unknown>)[key]);
+  return bytes;
+}
+
+/** Whether a function's result is past Lambda's response payload: measured as JSON only when its bound could be. */
 function pastLambdaResponse(result: unknown): boolean {
-  const body = (result as { body?: unknown } | null)?.body;
-  if (typeof body === 'string' && body.length * 3 < MAX_LAMBDA_RESPONSE_BYTES / 2) return false;
-  return Buffer.byteLength(JSON.stringify(result) ?? '') > MAX_LAMBDA_RESPONSE_BYTES;
+  return jsonBytesBound(result) > MAX_LAMBDA_RESPONSE_BYTES && Buffer.byteLength(JSON.stringify(result) ?? '') > MAX_LAMBDA_RESPONSE_BYTES;
 }
 
 function send(res: ServerResponse, status: number, body: string, headers: Record<string, string | string[]> = {}) {
