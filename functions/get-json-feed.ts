@@ -15,5 +15,5 @@ export const handler = api({
   // A token no one holds (or rotated away), a newsletter the reader does not read; past the token's rate.
   errors: ['NOT_FOUND', 'RATE_LIMITED'],
 }).handler(async (event) =>
-  answerFeedPoll({ token: event.input.params.token, scope: event.input.params.feed, format: 'json', headers: event.headers, base: publicBaseUrl(event) }),
+  answerFeedPoll({ token: event.input.params.token, scope: event.input.params.feed, format: 'json', headers: event.headers, base: () => publicBaseUrl(event) }),
 );

@@ -64,8 +64,8 @@ export interface FeedPoll {
   format: FeedFormat;
   /** The request's headers, If-None-Match and If-Modified-Since among them. */
   headers: Record<string, string | undefined>;
-  /** The API as the client reached it, for the feed's links. */
-  base: string;
+  /** The API as the client reached it, for the feed's links: asked only when a body is built, never for a 304. */
+  base: () => string;
 }
 
 /**
@@ -89,7 +89,7 @@ export async function answerFeedPoll({ token, scope, format, headers, base }: Fe
   const reader = await admitFeedPoll(token);
   const answer = conditional && notModifiedAnswer(reader, conditions);
   if (answer) return answer;
-  return textBody(200, await feedBody(reader, scope, format, { base, token }), FEED_MEDIA[format], { headers: validators(reader, Date.now()) });
+  return textBody(200, await feedBody(reader, scope, format, { base: base(), token }), FEED_MEDIA[format], { headers: validators(reader, Date.now()) });
 }
 
 /** An issue's page, for the link of its feed entry: the feed's token opens it, as a session would the JSON route. */
